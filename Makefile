@@ -1,0 +1,36 @@
+# Two entry points for a new machine: `make run` and `make test`.
+# Both install what is missing (Debian packages, a virtualenv) and are idempotent.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.fslab-installed
+
+.PHONY: run test lint deps system-deps venv clean
+
+run: deps
+	$(BIN)/fslab run
+
+test: deps
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: deps
+	$(BIN)/ruff check src tests benchmarks
+
+deps: system-deps venv
+
+system-deps:
+	@scripts/install-system-deps
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
+		echo "fslab: '$(PYTHON) -m venv' failed; install python3-venv" >&2; exit 1; }
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Statistics over the metrics table: pure functions and group-by summaries."""

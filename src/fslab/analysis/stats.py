@@ -1,0 +1,54 @@
+"""Pure statistics: arrays in, numbers out, no I/O."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.95
+# A CI half-width above this share of the mean means the cell is not pinned down:
+# too few iterations for this machine's noise (loop devices swing 2-4x, PLATFORM.md).
+NOISY_HALF_WIDTH = 0.10
+
+
+@dataclass(frozen=True)
+class MeanCI:
+    """Mean with its two-sided Student-t confidence interval."""
+
+    n: int
+    mean: float
+    sd: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def half_width(self) -> float:
+        return (self.ci_high - self.ci_low) / 2.0
+
+    @property
+    def relative_half_width(self) -> float:
+        """Half-width as a share of |mean| (inf when the mean is 0, nan when n < 2)."""
+        if math.isnan(self.half_width):
+            return math.nan
+        return self.half_width / abs(self.mean) if self.mean else math.inf
+
+
+def mean_ci(values: np.ndarray | list[float], confidence: float = CONFIDENCE) -> MeanCI:
+    """Student-t CI of the mean: mean ± t(1-α/2, n-1) · s/√n (e.g. Montgomery, DOE §2.4).
+
+    With n < 2 the interval is undefined and returned as NaN, never as a zero-width band.
+    """
+    data = np.asarray(values, dtype=float)
+    data = data[np.isfinite(data)]
+    n = int(data.size)
+    if n == 0:
+        return MeanCI(0, math.nan, math.nan, math.nan, math.nan)
+    mean = float(data.mean())
+    if n < 2:
+        return MeanCI(n, mean, math.nan, math.nan, math.nan)
+    sd = float(data.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, n - 1)) * sd / math.sqrt(n)
+    return MeanCI(n, mean, sd, mean - half, mean + half)

@@ -1,0 +1,62 @@
+"""Per-cell summaries (target × workload × op × metric) and the best target per row."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from fslab.analysis.stats import NOISY_HALF_WIDTH, mean_ci
+from fslab.metrics import HIGHER
+
+CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
+SUMMARY_COLUMNS = [
+    "target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
+    "n", "mean", "median", "sd", "cv", "ci_low", "ci_high", "ci_half_width_pct", "noisy",
+    "best",
+]
+
+
+def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell: n, mean, median, sd, CV, 95 % t-CI; noisy and best flags.
+
+    The observation is one run: the aggregate row per run (host rows of distributed runs
+    are diagnostics and excluded when an aggregate is present).
+    """
+    if metrics.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    rows = []
+    for key, group in metrics.groupby(CELL, sort=True, dropna=False):
+        values = group["value"].to_numpy(dtype=float)
+        ci = mean_ci(values)
+        finite = values[np.isfinite(values)]
+        rel = ci.relative_half_width
+        rows.append({
+            **dict(zip(CELL, key, strict=True)),
+            "n": ci.n,
+            "mean": ci.mean,
+            "median": float(np.median(finite)) if finite.size else math.nan,
+            "sd": ci.sd,
+            "cv": ci.sd / abs(ci.mean) if ci.mean and not math.isnan(ci.sd) else math.nan,
+            "ci_low": ci.ci_low,
+            "ci_high": ci.ci_high,
+            "ci_half_width_pct": 100.0 * rel if not math.isnan(rel) else math.nan,
+            "noisy": bool(math.isnan(rel) or rel > NOISY_HALF_WIDTH),
+        })
+    summary = pd.DataFrame(rows)
+    summary["best"] = _best_flags(summary)
+    return summary[SUMMARY_COLUMNS]
+
+
+def _best_flags(summary: pd.DataFrame) -> pd.Series:
+    """Mark the target with the best mean in each workload × op × metric row, by direction."""
+    best = pd.Series(False, index=summary.index)
+    for _, group in summary.groupby(["workload", "op", "metric"], sort=False):
+        means = group["mean"].dropna()
+        if len(means) < 2:
+            continue
+        higher = group["better"].iloc[0] == HIGHER
+        winner = means.idxmax() if higher else means.idxmin()
+        best.loc[winner] = True
+    return best

@@ -1,0 +1,133 @@
+"""Every command as a plain Python function (the CLI is a thin layer over these)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from fslab.campaign import MAX_FILL, Campaign, Overrides, load_campaign
+from fslab.errors import UserError
+from fslab.lab import CleanupReport, Lab
+from fslab.plan import Plan, make_plan
+from fslab.runner import NoProgress, Progress, Runner, RunnerResult, build_targets
+from fslab.store import ResultsDir
+from fslab.targets import Target
+from fslab.units import format_bytes
+
+
+@dataclass
+class RunResult:
+    """What `run` produced: where the results are, and how the runs went."""
+
+    results: ResultsDir
+    runner: RunnerResult
+    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def prepare(
+    campaign: Campaign,
+    *,
+    confirmed_devices: frozenset[str] = frozenset(),
+    force_device: bool = False,
+) -> tuple[Plan, dict[str, Target]]:
+    """Plan a campaign and check every target and workload, touching nothing."""
+    plan = make_plan(campaign)
+    targets = build_targets(plan, confirmed_devices, force_device)
+    seen: set[str] = set()
+    for run in plan.runs:
+        if run.workload.name not in seen:
+            run.workload.check()
+            seen.add(run.workload.name)
+    _check_space(plan)
+    return plan, targets
+
+
+def run(
+    campaign: Campaign,
+    *,
+    out: Path | None = None,
+    lab: Lab | None = None,
+    resume: bool = False,
+    confirmed_devices: frozenset[str] = frozenset(),
+    force_device: bool = False,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Run a campaign into a results directory (new, or continued with resume=True)."""
+    out = Path(out or campaign.out or default_out(campaign))
+    plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
+                            force_device=force_device)
+    lab = lab or Lab()
+    if resume:
+        results = ResultsDir.open(out)
+    else:
+        results = ResultsDir.create(out)
+        results.write_campaign(campaign.to_dict())
+    from fslab.environment import capture
+
+    environment = capture(lab.root)
+    environment["targets"] = {name: t.describe() for name, t in targets.items()}
+    results.write_environment(environment)
+    runner = Runner(plan, results, lab, targets, progress or NoProgress())
+    outcome = runner.execute()
+    return RunResult(results, outcome, analyze(out))
+
+
+def resume_campaign(out: Path) -> Campaign:
+    """The campaign saved in a results directory, for `--resume`."""
+    results = ResultsDir.open(out)
+    if not results.campaign_path().exists():
+        raise UserError(f"{out} has no campaign.toml to resume")
+    return load_campaign(results.campaign_path(), Overrides(out=str(out)))
+
+
+def analyze(results_dir: Path) -> pd.DataFrame:
+    """Summarise a results directory and write DIR/stats/summary.csv; return the summary."""
+    from fslab.analysis.summary import summarize
+
+    results = ResultsDir.open(Path(results_dir))
+    summary = summarize(results.load_metrics())
+    results.stats_dir.mkdir(exist_ok=True)
+    from fslab.store import write_atomic
+
+    write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
+    return summary
+
+
+def load(results_dir: Path) -> pd.DataFrame:
+    """The metrics table of a results directory as a pandas DataFrame."""
+    return ResultsDir.open(Path(results_dir)).load_metrics()
+
+
+def runs(results_dir: Path) -> pd.DataFrame:
+    """One row per finished run, with its status and reason."""
+    return ResultsDir.open(Path(results_dir)).load_runs()
+
+
+def cleanup(lab: Lab | None = None) -> CleanupReport:
+    """Release what killed fslab sessions left behind (mounts, loop devices, images)."""
+    return (lab or Lab()).cleanup()
+
+
+def default_out(campaign: Campaign) -> Path:
+    return Path("results") / f"{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def _check_space(plan: Plan) -> None:
+    """Refuse, before formatting anything, a workload whose files cannot fit an image."""
+    checked: set[tuple[str, str]] = set()
+    for run in plan.runs:
+        key = (run.target.name, run.workload.name)
+        if key in checked or run.target.fs in ("dir", "null") or run.target.device:
+            continue
+        checked.add(key)
+        need = run.workload.required_bytes()
+        room = int(run.target.size * MAX_FILL)
+        if need > room:
+            raise UserError(
+                f"workload {run.workload.name} needs {format_bytes(need)} but target "
+                f"{run.target.name} ({format_bytes(run.target.size)} image) leaves about "
+                f"{format_bytes(room)} for files: raise --size or lower --file-size"
+            )

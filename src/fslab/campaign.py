@@ -1,0 +1,334 @@
+"""The campaign: what to compare (targets × workloads × iterations), from TOML or flags.
+
+A campaign file is validated strictly (a misspelt key is an error, not a silent default)
+and then resolved: every default filled in, sizes in bytes, the seed chosen. The resolved
+form is what the results directory keeps, so `--resume` and a re-run rebuild exactly the
+same plan.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from fslab.errors import UserError
+from fslab.targets import FS_KINDS, TargetSpec
+from fslab.units import parse_duration, parse_size
+from fslab.workloads import get_preset
+
+DEFAULT_FS = ("ext4", "xfs", "btrfs")
+DEFAULT_PRESET = "basic5"
+DEFAULT_ITERATIONS = 3
+DEFAULT_RUNTIME_S = 3
+DEFAULT_IMAGE_SIZE = "1G"
+# Auto file size per fio job: at most this, and at most FILL_FRACTION of the smallest
+# image split over the busiest workload's jobs, leaving room for fs metadata.
+AUTO_FILE_SIZE_CAP = 256 * 1024**2
+FILL_FRACTION = 0.5
+# A workload's files may use at most this share of an image (checked before running).
+MAX_FILL = 0.8
+Fresh = Literal["run", "iteration", "campaign"]
+
+
+class TargetEntry(BaseModel):
+    """One [[target]] table."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    fs: str
+    image_size: str | int | None = None
+    mkfs_options: list[str] | str = []
+    mount_options: str = ""
+    path: str = ""
+    device: str = ""
+
+
+class WorkloadEntry(BaseModel):
+    """One [[workload]] table: a preset (optionally some of its jobs) or a job file."""
+
+    model_config = ConfigDict(extra="forbid")
+    preset: str | None = None
+    only: list[str] | None = None
+    name: str | None = None
+    job_file: str | None = None
+    job_text: str | None = None  # the job file's content, kept in a resolved campaign
+    options: dict[str, Any] = {}
+
+
+class CampaignFile(BaseModel):
+    """The whole campaign.toml."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = "default"
+    iterations: int = DEFAULT_ITERATIONS
+    runtime: str | int = DEFAULT_RUNTIME_S
+    seed: int | None = None
+    out: str | None = None
+    fresh: Fresh = "iteration"
+    image_size: str | int = DEFAULT_IMAGE_SIZE
+    file_size: str | int = "auto"
+    target: list[TargetEntry] = []
+    workload: list[WorkloadEntry] = []
+
+    @field_validator("iterations")
+    @classmethod
+    def _positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+
+@dataclass
+class Campaign:
+    """A resolved campaign: every value explicit, ready to plan and to save."""
+
+    name: str
+    iterations: int
+    runtime: int
+    seed: int
+    fresh: str
+    image_size: int
+    file_size: int
+    targets: list[TargetSpec]
+    workloads: list[WorkloadEntry]
+    out: str | None = None
+    base_dir: Path = field(default_factory=Path.cwd)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
+        data: dict[str, Any] = {
+            "name": self.name,
+            "iterations": self.iterations,
+            "runtime": self.runtime,
+            "seed": self.seed,
+            "fresh": self.fresh,
+            "image_size": self.image_size,
+            "file_size": self.file_size,
+        }
+        if self.out:
+            data["out"] = self.out
+        data["target"] = [_target_dict(spec) for spec in self.targets]
+        data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
+                            for w in self.workloads]
+        return data
+
+
+@dataclass
+class Overrides:
+    """The `fslab run` flags that override or stand in for a campaign file."""
+
+    fs: list[str] | None = None
+    preset: str | None = None
+    workloads: list[str] | None = None
+    iterations: int | None = None
+    runtime: str | None = None
+    image_size: str | None = None
+    file_size: str | None = None
+    out: str | None = None
+    seed: int | None = None
+    fresh: str | None = None
+
+
+def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
+    """Read a campaign file (or none), apply flag overrides, and resolve it."""
+    overrides = overrides or Overrides()
+    raw: dict[str, Any] = {}
+    base_dir = Path.cwd()
+    if path is not None:
+        try:
+            raw = tomllib.loads(path.read_text())
+        except OSError as exc:
+            raise UserError(f"cannot read campaign {path}: {exc.strerror}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise UserError(f"{path}: malformed TOML: {exc}") from exc
+        base_dir = path.resolve().parent
+    try:
+        parsed = CampaignFile.model_validate(raw)
+    except ValidationError as exc:
+        raise UserError(f"{path or 'campaign'}: {_first_error(exc)}") from exc
+    return resolve(parsed, overrides, base_dir)
+
+
+def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campaign:
+    """Fill in defaults, apply overrides, and check everything that can be checked early."""
+    if overrides.iterations is not None and overrides.iterations < 1:
+        raise UserError("--iterations must be at least 1")
+    image_size = parse_size(overrides.image_size or parsed.image_size)
+    targets = _resolve_targets(parsed.target, overrides.fs, image_size)
+    workloads = _resolve_workloads(parsed.workload, overrides, base_dir)
+    runtime = parse_duration(overrides.runtime or parsed.runtime)
+    file_size_text = overrides.file_size or parsed.file_size
+    campaign = Campaign(
+        name=parsed.name,
+        iterations=overrides.iterations or parsed.iterations,
+        runtime=runtime,
+        seed=overrides.seed if overrides.seed is not None else (
+            parsed.seed if parsed.seed is not None else random.SystemRandom().randrange(2**31)),
+        fresh=overrides.fresh or parsed.fresh,
+        image_size=image_size,
+        file_size=0,
+        targets=targets,
+        workloads=workloads,
+        out=overrides.out or parsed.out,
+        base_dir=base_dir,
+    )
+    if campaign.fresh not in ("run", "iteration", "campaign"):
+        raise UserError(f"bad fresh policy {campaign.fresh!r}: use run, iteration or campaign")
+    campaign.file_size = (
+        _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
+    )
+    return campaign
+
+
+def _resolve_targets(
+    entries: list[TargetEntry], fs_flag: list[str] | None, image_size: int
+) -> list[TargetSpec]:
+    by_name = {(entry.name or entry.fs): entry for entry in entries}
+    if fs_flag:
+        chosen = [by_name.get(name) or _entry_from_flag(name) for name in fs_flag]
+    elif entries:
+        chosen = entries
+    else:
+        chosen = [TargetEntry(fs=fs) for fs in DEFAULT_FS]
+    specs = [_target_spec(entry, image_size) for entry in chosen]
+    names = [spec.name for spec in specs]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise UserError(f"target names must be unique; repeated: {', '.join(duplicates)}")
+    return specs
+
+
+def _entry_from_flag(text: str) -> TargetEntry:
+    """'ext4' -> an ext4 target; 'dir:/data' -> a directory target."""
+    if text.startswith("dir:"):
+        path = text[4:]
+        if not path:
+            raise UserError("dir: needs a path, e.g. dir:/mnt/data")
+        return TargetEntry(name="dir-" + _slug(Path(path).name or "root"), fs="dir", path=path)
+    return TargetEntry(fs=text)
+
+
+def _target_spec(entry: TargetEntry, default_image_size: int) -> TargetSpec:
+    if entry.fs not in FS_KINDS:
+        known = ", ".join(k for k in FS_KINDS if k != "null")
+        raise UserError(f"unknown file system {entry.fs!r}: known: {known} (or dir:PATH)")
+    if entry.fs == "dir" and not entry.path:
+        raise UserError(f"target {entry.name or 'dir'}: a dir target needs path = \"...\"")
+    name = entry.name or entry.fs
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", name):
+        raise UserError(f"bad target name {name!r}: use letters, digits, '.', '_', '+', '-'")
+    mkfs = entry.mkfs_options
+    options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(mkfs)
+    size = parse_size(entry.image_size) if entry.image_size is not None else default_image_size
+    return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
+                      mount_options=entry.mount_options, path=entry.path, device=entry.device)
+
+
+def _resolve_workloads(
+    entries: list[WorkloadEntry], overrides: Overrides, base_dir: Path
+) -> list[WorkloadEntry]:
+    if overrides.preset or not entries:
+        preset = overrides.preset or DEFAULT_PRESET
+        entries = [WorkloadEntry(preset=preset, only=overrides.workloads)]
+    elif overrides.workloads:
+        entries = _filter_entries(entries, overrides.workloads)
+    resolved = []
+    for entry in entries:
+        if bool(entry.preset) == bool(entry.job_file or entry.job_text):
+            raise UserError("each [[workload]] needs exactly one of preset = ... or job_file = ...")
+        if entry.preset:
+            preset = get_preset(entry.preset)
+            unknown = [j for j in entry.only or [] if j not in preset.jobs]
+            if unknown:
+                raise UserError(f"preset {preset.name} has no workload {', '.join(unknown)}: "
+                                f"it has {', '.join(preset.jobs)}")
+            resolved.append(entry)
+            continue
+        resolved.append(_inline_job_file(entry, base_dir))
+    names = [n for entry in resolved for n in workload_names(entry)]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise UserError(f"workload names must be unique; repeated: {', '.join(duplicates)}")
+    return resolved
+
+
+def _filter_entries(entries: list[WorkloadEntry], wanted: list[str]) -> list[WorkloadEntry]:
+    kept = []
+    for entry in entries:
+        names = [n for n in workload_names(entry) if n in wanted]
+        if entry.preset and names:
+            kept.append(entry.model_copy(update={"only": names}))
+        elif names:
+            kept.append(entry)
+    found = {n for e in kept for n in workload_names(e)}
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        raise UserError(f"no workload named {', '.join(missing)} in the campaign")
+    return kept
+
+
+def _inline_job_file(entry: WorkloadEntry, base_dir: Path) -> WorkloadEntry:
+    """Keep the job file's text in the campaign, so results reproduce without the file."""
+    if entry.job_text is not None:
+        return entry
+    assert entry.job_file is not None
+    path = Path(entry.job_file)
+    path = path if path.is_absolute() else base_dir / path
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read job file {path}: {exc.strerror}") from exc
+    name = entry.name or _slug(path.stem)
+    return entry.model_copy(update={"job_text": text, "name": name, "job_file": str(path)})
+
+
+def workload_names(entry: WorkloadEntry) -> list[str]:
+    """The workload names an entry expands to."""
+    if entry.preset:
+        return list(entry.only or get_preset(entry.preset).jobs)
+    return [entry.name or _slug(Path(entry.job_file or "job").stem)]
+
+
+def _auto_file_size(campaign: Campaign) -> int:
+    """Per-job file size that fits every image: capped, in whole MiB."""
+    from fslab.workloads.build import max_numjobs
+
+    images = [t.size for t in campaign.targets if t.fs not in ("dir", "null") and not t.device]
+    if not images:
+        return AUTO_FILE_SIZE_CAP
+    fitting = int(min(images) * FILL_FRACTION / max(1, max_numjobs(campaign.workloads)))
+    return max(1024**2, min(AUTO_FILE_SIZE_CAP, fitting) // 1024**2 * 1024**2)
+
+
+def _target_dict(spec: TargetSpec) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": spec.name, "fs": spec.fs}
+    if spec.fs not in ("dir", "null") and not spec.device:
+        data["image_size"] = spec.size
+    if spec.mkfs_options:
+        data["mkfs_options"] = list(spec.mkfs_options)
+    if spec.mount_options:
+        data["mount_options"] = spec.mount_options
+    if spec.path:
+        data["path"] = spec.path
+    if spec.device:
+        data["device"] = spec.device
+    return data
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-") or "x"
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    message = error["msg"]
+    if error["type"] == "extra_forbidden":
+        message = "unknown key"
+    return f"{where}: {message}" if where else message

@@ -1,0 +1,174 @@
+"""The `fslab` command: parse arguments, call the library, print. Nothing else."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from fslab import api
+from fslab.campaign import Overrides, load_campaign
+from fslab.errors import ExitCode, UserError
+from fslab.lab import Lab
+
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    help="fslab: build real file systems, run real workloads, get sound statistics.",
+)
+console = Console()
+err_console = Console(stderr=True)
+
+LabOption = Annotated[
+    Path | None, typer.Option("--lab", help="Lab directory for images and mounts "
+                              "(default $FSLAB_LAB or /var/lib/fslab).")
+]
+
+
+def _split(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UserError("empty list: give comma-separated names, e.g. ext4,xfs")
+    return items
+
+
+@app.command()
+def run(
+    campaign_file: Annotated[Path | None, typer.Argument(
+        metavar="[CAMPAIGN.toml]", help="Campaign file; flags override it.")] = None,
+    fs: Annotated[str | None, typer.Option(
+        "--fs", help="Targets, comma-separated: ext4,xfs,btrfs or dir:PATH.")] = None,
+    preset: Annotated[str | None, typer.Option(help="fio preset (default basic5).")] = None,
+    workloads: Annotated[str | None, typer.Option(
+        help="Only these workloads, comma-separated, e.g. randread,seqwrite.")] = None,
+    iterations: Annotated[int | None, typer.Option(help="Repetitions of every run.")] = None,
+    runtime: Annotated[str | None, typer.Option(help="Seconds per fio job, e.g. 5 or 30s.")] = None,
+    size: Annotated[str | None, typer.Option(help="Image size per target, e.g. 2G.")] = None,
+    file_size: Annotated[str | None, typer.Option(
+        "--file-size", help="File size per fio job (default: auto, fitted to the image).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results directory.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of the run-order shuffle.")] = None,
+    fresh: Annotated[str | None, typer.Option(
+        help="New file system per run, iteration (default) or campaign.")] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue the campaign in --out DIR.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the plan and job files; touch nothing.")] = False,
+    confirm_device: Annotated[list[str] | None, typer.Option(
+        "--confirm-device", help="Allow formatting this real device (repeat per device).")] = None,
+    force_device: Annotated[bool, typer.Option(
+        "--force-device", help="Also overwrite a confirmed device that holds a signature.")] = False,
+    lab: LabOption = None,
+) -> None:
+    """Run a campaign: targets × workloads × iterations, then summarise."""
+    overrides = Overrides(
+        fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
+        runtime=runtime, image_size=size, file_size=file_size,
+        out=str(out) if out else None, seed=seed, fresh=fresh,
+    )
+    if resume:
+        if out is None:
+            raise UserError("--resume needs --out DIR: the results directory to continue")
+        if campaign_file or any(v is not None for k, v in vars(overrides).items() if k != "out"):
+            raise UserError("--resume continues the campaign saved in --out; drop other options")
+        campaign = api.resume_campaign(out)
+    else:
+        campaign = load_campaign(campaign_file, overrides)
+    devices = frozenset(confirm_device or [])
+    the_lab = Lab(lab)
+    if dry_run:
+        from fslab.report.terminal import plan_renderable
+
+        plan, targets = api.prepare(campaign, confirmed_devices=devices, force_device=force_device)
+        console.print(plan_renderable(plan, targets, the_lab.root))
+        return
+    from fslab.report.progress import RichProgress
+
+    try:
+        with RichProgress(err_console) as progress:
+            result = api.run(campaign, out=out, lab=the_lab, resume=resume,
+                             confirmed_devices=devices, force_device=force_device,
+                             progress=progress)
+    except KeyboardInterrupt:
+        target = out or "DIR"
+        err_console.print(f"fslab: interrupted; everything fslab made was released. "
+                          f"Continue with: fslab run --resume --out {target}")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    _print_summary(result.results.path)
+    for warning in result.runner.warnings:
+        err_console.print(f"[yellow]warning: {warning}[/yellow]")
+    console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
+                  f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
+    if result.runner.failed:
+        raise typer.Exit(ExitCode.RUN_FAILURES)
+
+
+@app.command()
+def analyze(
+    results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
+) -> None:
+    """Summarise a results directory; writes DIR/stats/summary.csv."""
+    _print_summary(results_dir)
+    console.print(f"Wrote {results_dir / 'stats' / 'summary.csv'}")
+
+
+@app.command()
+def cleanup(lab: LabOption = None) -> None:
+    """Release mounts, loop devices and images that a killed fslab run left behind."""
+    report = api.cleanup(Lab(lab))
+    for line in report.released:
+        console.print(f"released {line}")
+    for line in report.skipped:
+        console.print(f"left alone: {line}")
+    for line in report.errors:
+        err_console.print(f"[red]error: {line}[/red]")
+    if not (report.released or report.skipped or report.errors):
+        console.print("nothing to clean up")
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@app.command()
+def presets() -> None:
+    """List the fio presets and their parameters."""
+    from fslab.workloads import PRESETS
+
+    for preset in PRESETS.values():
+        table = Table(title=f"{preset.name}: {preset.description}", title_justify="left")
+        table.add_column("workload")
+        table.add_column("fio options")
+        shared = " ".join(f"{k}={v}" if v is not True else k
+                          for k, v in preset.global_options.items())
+        for name, options in preset.jobs.items():
+            table.add_row(name, " ".join(f"{k}={v}" for k, v in options.items()) + f" {shared}")
+        console.print(table)
+
+
+def _print_summary(results_dir: Path) -> None:
+    from fslab.report.terminal import summary_tables
+
+    summary = api.analyze(results_dir)
+    console.print(summary_tables(summary, api.runs(results_dir)))
+
+
+def main() -> None:
+    """Entry point: user mistakes become one line and exit code 2, never a traceback."""
+    try:
+        app()
+    except UserError as exc:
+        err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(ExitCode.USER_ERROR)
+    except KeyboardInterrupt:
+        err_console.print("fslab: interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""Capture what is needed to reproduce a campaign: host, kernel, CPU, memory, tools."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from fslab import __version__, system
+
+TOOLS = ("fio", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "losetup")
+
+
+def capture(lab_root: Path) -> dict[str, Any]:
+    """Return a JSON-ready description of this machine and its tools."""
+    return {
+        "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": socket.gethostname(),
+        "kernel": platform.release(),
+        "kernel_version": platform.version(),
+        "machine": platform.machine(),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": _memory_bytes(),
+        "python": sys.version.split()[0],
+        "fslab": __version__,
+        "tools": {tool: system.tool_version(tool) for tool in TOOLS},
+        "root": system.is_root(),
+        "lab_dir": str(lab_root),
+        "lab_fs": _fs_of(lab_root),
+        "virtualization": _virtualization(),
+        "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
+        "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio"),
+    }
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _cpu_model() -> str:
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def _memory_bytes() -> int:
+    for line in _read("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _virtualization() -> str:
+    if "hypervisor" in _read("/proc/cpuinfo"):
+        vendor = _read("/sys/class/dmi/id/sys_vendor")
+        return f"virtual machine ({vendor})" if vendor else "virtual machine"
+    return "none detected"
+
+
+def _fs_of(path: Path) -> str:
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    best, best_len = "unknown", -1
+    target = str(probe.resolve())
+    for line in _read("/proc/self/mountinfo").splitlines():
+        left, _, right = line.partition(" - ")
+        point = left.split()[4]
+        if (target == point or target.startswith(point.rstrip("/") + "/")) and len(point) > best_len:
+            best, best_len = f"{right.split()[0]} on {right.split()[1]}", len(point)
+    return best

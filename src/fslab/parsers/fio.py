@@ -1,0 +1,187 @@
+"""fio JSON (and json+) -> Measurements, done the way studies often fail to.
+
+Rules (DESIGN.md):
+- All jobs of one fio run are ONE observation: IOPS and bandwidth are summed over jobs,
+  latency means are weighted by each job's completed I/Os.
+- Percentiles of several jobs are computed from their merged json+ histogram bins, the
+  same way fio merges them for group_reporting; without bins they are not invented.
+- Values in ns and bytes/s; fio before 3.0 reported latency in µs (`clat`, `lat`) and
+  bandwidth in KiB/s (`bw`): converted.
+- Text around the JSON (`fio: ...` warnings, blank lines) is tolerated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from fslab.metrics import Measurement
+
+DIRECTIONS = ("read", "write", "trim")
+PERCENTILES = {50.0: "clat_p50_ns", 90.0: "clat_p90_ns", 99.0: "clat_p99_ns",
+               99.9: "clat_p99_9_ns", 99.99: "clat_p99_99_ns"}
+
+
+class FioParseError(ValueError):
+    """The text holds no fio JSON result."""
+
+
+def extract_json(text: str) -> dict[str, Any]:
+    """Return the fio JSON object in `text`, skipping non-JSON lines before and after it."""
+    decoder = json.JSONDecoder()
+    position = 0
+    while True:
+        start = text.find("{", position)
+        if start < 0:
+            raise FioParseError("no JSON object found in fio output")
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            position = start + 1
+            continue
+        if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
+            return obj
+        position = start + 1
+
+
+def job_errors(data: dict[str, Any]) -> list[str]:
+    """Return 'jobname: error N' for every job fio reports as failed."""
+    jobs = data.get("jobs") or data.get("client_stats") or []
+    return [f"{job.get('jobname', '?')}: error {job['error']}" for job in jobs if job.get("error")]
+
+
+def parse_fio(data: dict[str, Any]) -> list[Measurement]:
+    """Aggregate every job of one fio result into one observation's measurements."""
+    jobs = data.get("jobs")
+    if jobs is None:
+        jobs = [job for job in data.get("client_stats", []) if job.get("jobname") != "All clients"]
+    if not jobs:
+        raise FioParseError("fio result holds no jobs")
+    return aggregate_jobs(jobs)
+
+
+def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "") -> list[Measurement]:
+    """Sum rates and weight latency means over `jobs`, per direction."""
+    out: list[Measurement] = []
+    active = []
+    for direction in DIRECTIONS:
+        stats = [job[direction] for job in jobs if _ios(job.get(direction)) > 0]
+        if not stats:
+            continue
+        active.append(stats)
+        out += _direction_measurements(direction, stats, host)
+    if len(active) > 1:
+        out.append(Measurement("total", "iops", sum(_iops(s) for g in active for s in g), host))
+        out.append(Measurement("total", "bw_bytes", sum(_bw(s) for g in active for s in g), host))
+    # fio's usr_cpu/sys_cpu are % of one CPU per job; summed, they are the run's CPU use.
+    out.append(Measurement("total", "cpu_usr", sum(float(j.get("usr_cpu", 0)) for j in jobs), host))
+    out.append(Measurement("total", "cpu_sys", sum(float(j.get("sys_cpu", 0)) for j in jobs), host))
+    return out
+
+
+def _direction_measurements(
+    op: str, stats: list[dict[str, Any]], host: str
+) -> list[Measurement]:
+    out = [
+        Measurement(op, "iops", sum(_iops(s) for s in stats), host),
+        Measurement(op, "bw_bytes", sum(_bw(s) for s in stats), host),
+        Measurement(op, "io_bytes", float(sum(_io_bytes(s) for s in stats)), host),
+    ]
+    for kind in ("clat", "lat", "slat"):
+        mean = _weighted_mean([_latency(s, kind) for s in stats])
+        if mean is not None:
+            out.append(Measurement(op, f"{kind}_mean_ns", mean, host))
+    clats = [_latency(s, "clat") for s in stats]
+    maxima = [c["max"] for c in clats if c and c.get("N")]
+    if maxima:
+        out.append(Measurement(op, "clat_max_ns", float(max(maxima)), host))
+    for metric, value in _percentiles(clats).items():
+        out.append(Measurement(op, metric, value, host))
+    return out
+
+
+def _ios(stats: dict[str, Any] | None) -> int:
+    if not stats:
+        return 0
+    return int(stats.get("total_ios") or 0) or int(stats.get("io_bytes") or 0)
+
+
+def _iops(stats: dict[str, Any]) -> float:
+    return float(stats.get("iops", 0.0))
+
+
+def _bw(stats: dict[str, Any]) -> float:
+    if "bw_bytes" in stats:
+        return float(stats["bw_bytes"])
+    return float(stats.get("bw", 0.0)) * 1024.0  # old fio: KiB/s
+
+
+def _io_bytes(stats: dict[str, Any]) -> int:
+    if "io_bytes" in stats:
+        return int(stats["io_bytes"])
+    return int(stats.get("io_kbytes", 0)) * 1024
+
+
+def _latency(stats: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    """Return a latency block in ns, converting fio < 3.0's µs blocks."""
+    if f"{kind}_ns" in stats:
+        return stats[f"{kind}_ns"]
+    old = stats.get(kind)
+    if not isinstance(old, dict):
+        return None
+    scaled: dict[str, Any] = {k: v * 1000.0 for k, v in old.items() if k in ("min", "max", "mean")}
+    scaled["N"] = old.get("N", stats.get("total_ios", 0))
+    if isinstance(old.get("percentile"), dict):
+        scaled["percentile"] = {k: v * 1000.0 for k, v in old["percentile"].items()}
+    if isinstance(old.get("bins"), dict):
+        scaled["bins"] = {str(float(k) * 1000.0): v for k, v in old["bins"].items()}
+    return scaled
+
+
+def _weighted_mean(blocks: Iterable[dict[str, Any] | None]) -> float | None:
+    """Mean of means weighted by sample count N; None when nothing was sampled."""
+    total = 0.0
+    count = 0
+    for block in blocks:
+        if not block or not block.get("N"):
+            continue
+        total += float(block["mean"]) * int(block["N"])
+        count += int(block["N"])
+    return total / count if count else None
+
+
+def _percentiles(blocks: list[dict[str, Any] | None]) -> dict[str, float]:
+    """Percentiles of the merged distribution: from json+ bins, or a lone job's own list."""
+    sampled = [b for b in blocks if b and b.get("N")]
+    if not sampled:
+        return {}
+    if all(isinstance(b.get("bins"), dict) and b["bins"] for b in sampled):
+        merged: Counter[float] = Counter()
+        for block in sampled:
+            for value, count in block["bins"].items():
+                merged[float(value)] += int(count)
+        return percentiles_from_bins(merged)
+    if len(sampled) == 1 and isinstance(sampled[0].get("percentile"), dict):
+        listed = {float(k): float(v) for k, v in sampled[0]["percentile"].items()}
+        return {name: listed[p] for p, name in PERCENTILES.items() if p in listed}
+    return {}
+
+
+def percentiles_from_bins(bins: Counter[float] | dict[float, int]) -> dict[str, float]:
+    """fio's own rule (stat.c calc_clat_percentiles): the first bin whose cumulative count
+    reaches p % of all samples gives the p-th percentile."""
+    total = sum(bins.values())
+    result: dict[str, float] = {}
+    wanted = sorted(PERCENTILES)
+    index = 0
+    cumulative = 0
+    for value in sorted(bins):
+        cumulative += bins[value]
+        while index < len(wanted) and cumulative >= wanted[index] / 100.0 * total:
+            result[PERCENTILES[wanted[index]]] = value
+            index += 1
+        if index == len(wanted):
+            break
+    return result

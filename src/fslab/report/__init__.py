@@ -1,0 +1,1 @@
+"""Reporters: take result objects, return text (terminal tables, plans)."""

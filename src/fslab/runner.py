@@ -1,0 +1,250 @@
+"""Execute a plan: provision targets, run workloads, save each run as it finishes.
+
+Guarantees: every resource goes through the lab session's ledger and is released on
+success, error, Ctrl-C and SIGTERM; a failing workload or target is recorded with its
+reason and the campaign goes on; each finished run is saved atomically, so a killed
+campaign loses at most the run in flight.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, Protocol
+
+from fslab import system
+from fslab.errors import ToolError, UserError
+from fslab.lab import Lab, Session
+from fslab.plan import Plan, RunSpec
+from fslab.store import ResultsDir
+from fslab.targets import Mounted, Target, make_target
+from fslab.units import format_bytes
+from fslab.workloads.base import RunOutput
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every cleanup runs."""
+
+
+class Progress(Protocol):
+    """What the runner tells a progress display."""
+
+    def start(self, total: int, done: int) -> None: ...
+    def run_started(self, run: RunSpec) -> None: ...
+    def run_finished(self, run: RunSpec, status: str, reason: str) -> None: ...
+
+
+class NoProgress:
+    """A progress display that shows nothing (library use, tests)."""
+
+    def start(self, total: int, done: int) -> None:
+        return None
+
+    def run_started(self, run: RunSpec) -> None:
+        return None
+
+    def run_finished(self, run: RunSpec, status: str, reason: str) -> None:
+        return None
+
+
+@dataclass
+class RunnerResult:
+    """Counts of what happened, and cleanup problems worth telling the user."""
+
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0  # already complete (resume)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Runner:
+    """Runs one plan into one results directory."""
+
+    plan: Plan
+    results: ResultsDir
+    lab: Lab
+    targets: dict[str, Target]
+    progress: Progress = field(default_factory=NoProgress)
+    host: str = field(default_factory=socket.gethostname)
+
+    def execute(self) -> RunnerResult:
+        outcome = RunnerResult()
+        done = self.results.completed_run_ids()
+        outcome.skipped = sum(1 for run in self.plan.runs if run.run_id in done)
+        self.progress.start(len(self.plan.runs), outcome.skipped)
+        with _signals_unwind():
+            session = self.lab.open_session()
+            mounted: dict[str, Mounted] = {}
+            try:
+                self._execute_iterations(session, mounted, done, outcome)
+            finally:
+                with _signals_ignored():
+                    self._teardown_all(session, mounted, outcome)
+                    report = session.close()
+                    outcome.warnings += report.errors
+        return outcome
+
+    def _execute_iterations(
+        self, session: Session, mounted: dict[str, Mounted], done: set[str], outcome: RunnerResult
+    ) -> None:
+        fresh = self.plan.campaign.fresh
+        for iteration in range(1, self.plan.campaign.iterations + 1):
+            broken: dict[str, str] = {}  # target -> why it could not be provisioned
+            for run in self.plan.iteration(iteration):
+                if run.run_id in done:
+                    continue
+                self.progress.run_started(run)
+                status, reason = self._one_run(session, mounted, broken, run)
+                outcome.ok += status == "ok"
+                outcome.failed += status != "ok"
+                self.progress.run_finished(run, status, reason)
+                if fresh == "run":
+                    self._teardown(session, mounted, run.target.name, outcome)
+            if fresh == "iteration":
+                self._teardown_all(session, mounted, outcome)
+
+    def _one_run(
+        self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
+    ) -> tuple[str, str]:
+        run_dir = self.results.fresh_run_dir(run.run_id)
+        started = time.time()
+        target = self.targets[run.target.name]
+        caches_dropped = False
+        if run.target.name in broken:
+            output = RunOutput(status="failed", reason=broken[run.target.name])
+            description = target.describe()
+        else:
+            try:
+                place = mounted.get(run.target.name)
+                if place is None:
+                    place = mounted[run.target.name] = target.provision(session)
+                description = place.description
+                output, caches_dropped = self._run_workload(place, run, run_dir)
+            except (ToolError, OSError, UserError) as exc:
+                reason = f"{type(exc).__name__ if isinstance(exc, OSError) else 'error'}: {exc}"
+                if run.target.name not in mounted:
+                    reason = f"provisioning {run.target.name} failed: {exc}"
+                    broken[run.target.name] = reason
+                output = RunOutput(status="failed", reason=reason)
+                description = mounted[run.target.name].description if (
+                    run.target.name in mounted) else target.describe()
+        self._save(run, output, description, started, caches_dropped)
+        return output.status, output.reason
+
+    def _run_workload(self, place: Mounted, run: RunSpec, run_dir: Any) -> tuple[RunOutput, bool]:
+        workdir = place.path / f"fslab-{run.workload.name}"
+        shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir()
+        try:
+            need, free = run.workload.required_bytes(), place.free_bytes()
+            if need > free:
+                return RunOutput(
+                    status="failed",
+                    reason=f"needs {format_bytes(need)} but {run.target.name} has "
+                    f"{format_bytes(free)} free",
+                ), False
+            caches_dropped = system.sync_and_drop_caches()
+            return run.workload.run(workdir, run_dir), caches_dropped
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    def _save(
+        self, run: RunSpec, output: RunOutput, description: dict[str, Any],
+        started: float, caches_dropped: bool,
+    ) -> None:
+        campaign = self.plan.campaign
+        identity = {
+            "campaign": campaign.name,
+            "run_id": run.run_id,
+            "target": run.target.name,
+            "fs": description.get("fs", run.target.fs),
+            "fs_impl": description.get("fs_impl", ""),
+            "workload": run.workload.name,
+            "iteration": run.iteration,
+        }
+        metrics = [
+            {**identity, "host": m.host or self.host, "op": m.op, "metric": m.metric,
+             "value": m.value, "unit": m.unit, "better": m.better}
+            for m in output.measurements
+        ]
+        record = {
+            **identity,
+            "position": run.position,
+            "family": run.workload.family,
+            "status": output.status,
+            "reason": output.reason,
+            "started": started,
+            "finished": time.time(),
+            "caches_dropped": caches_dropped,
+            "target_description": description,
+            "workload_metadata": output.metadata,
+            "metrics": metrics,
+        }
+        self.results.save_run(run.run_id, record)
+        self.results.rebuild_metrics()
+
+    def _teardown(
+        self, session: Session, mounted: dict[str, Mounted], name: str, outcome: RunnerResult
+    ) -> None:
+        place = mounted.pop(name, None)
+        if place is None:
+            return
+        try:
+            self.targets[name].teardown(session, place)
+        except (ToolError, OSError) as exc:
+            outcome.warnings.append(f"teardown of {name}: {exc}")
+
+    def _teardown_all(
+        self, session: Session, mounted: dict[str, Mounted], outcome: RunnerResult
+    ) -> None:
+        for name in list(mounted):
+            self._teardown(session, mounted, name, outcome)
+
+
+def build_targets(
+    plan: Plan, confirmed_devices: frozenset[str], force_device: bool
+) -> dict[str, Target]:
+    """Make and check every target before anything is formatted."""
+    targets = {
+        spec.name: make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
+        for spec in plan.campaign.targets
+    }
+    for target in targets.values():
+        target.check()
+    return targets
+
+
+@contextmanager
+def _signals_unwind() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into an exception, so `finally` blocks release resources."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+@contextmanager
+def _signals_ignored() -> Iterator[None]:
+    """Let cleanup finish even if the user presses Ctrl-C again."""
+    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous: dict[int, Callable[..., Any] | int | None] = {}
+    for sig in handled:
+        previous[sig] = signal.signal(sig, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

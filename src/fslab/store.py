@@ -1,0 +1,157 @@
+"""The results directory: raw artifacts beside parsed values, written atomically.
+
+    DIR/format.json        format version (refused when newer than this code)
+    DIR/campaign.toml      the resolved campaign (seed included)
+    DIR/environment.json   host, kernel, CPU, RAM, tool versions
+    DIR/runs/<run_id>/     job.fio, fio.json, stderr.txt, run.json (status + values)
+    DIR/metrics.parquet    the tidy metrics table, rebuilt after every run
+    DIR/stats/             written by `fslab analyze`
+
+A run counts as done only once its run.json exists; run.json is written last, by rename,
+so a run killed in flight leaves no run.json and is redone on --resume.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from fslab.errors import UserError
+from fslab.metrics import COLUMNS
+
+# Results format history:
+#   1 — first version: runs/<id>/run.json with measurements, metrics.parquet.
+FORMAT_VERSION = 1
+RUN_RECORD = "run.json"
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write a file so that readers see the old or the new content, never a torn one."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("wb") as handle:
+        handle.write(data.encode() if isinstance(data, str) else data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+class ResultsDir:
+    """A results directory on disk."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.path / "runs"
+
+    @property
+    def stats_dir(self) -> Path:
+        return self.path / "stats"
+
+    @property
+    def metrics_path(self) -> Path:
+        return self.path / "metrics.parquet"
+
+    @classmethod
+    def create(cls, path: Path) -> ResultsDir:
+        """Make a new results directory; refuse one that already holds results."""
+        if (path / "format.json").exists() or (path.is_dir() and any(path.iterdir())):
+            raise UserError(
+                f"{path} already holds results: pass --resume to continue it, or another --out"
+            )
+        path.mkdir(parents=True, exist_ok=True)
+        results = cls(path)
+        results.runs_dir.mkdir(exist_ok=True)
+        write_json(path / "format.json", {"format": FORMAT_VERSION})
+        return results
+
+    @classmethod
+    def open(cls, path: Path) -> ResultsDir:
+        """Open an existing results directory written by this or an older fslab."""
+        marker = path / "format.json"
+        if not marker.exists():
+            raise UserError(f"{path} is not an fslab results directory (no format.json)")
+        version = json.loads(marker.read_text()).get("format", 0)
+        if version > FORMAT_VERSION:
+            raise UserError(
+                f"{path} was written by a newer fslab (format {version}; this one reads up to "
+                f"{FORMAT_VERSION}): upgrade fslab"
+            )
+        return cls(path)
+
+    def write_campaign(self, data: dict[str, Any]) -> None:
+        write_atomic(self.path / "campaign.toml", tomli_w.dumps(data))
+
+    def campaign_path(self) -> Path:
+        return self.path / "campaign.toml"
+
+    def write_environment(self, data: dict[str, Any]) -> None:
+        write_json(self.path / "environment.json", data)
+
+    def environment(self) -> dict[str, Any]:
+        path = self.path / "environment.json"
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def fresh_run_dir(self, run_id: str) -> Path:
+        """An empty directory for a run; leftovers of an interrupted attempt are removed."""
+        run_dir = self.runs_dir / run_id
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        run_dir.mkdir(parents=True)
+        return run_dir
+
+    def save_run(self, run_id: str, record: dict[str, Any]) -> None:
+        """Mark a run done by writing its record (status, reason, values) last."""
+        write_json(self.runs_dir / run_id / RUN_RECORD, record)
+
+    def run_records(self) -> Iterator[dict[str, Any]]:
+        """Every finished run's record, in run-id order."""
+        if not self.runs_dir.is_dir():
+            return
+        for run_dir in sorted(self.runs_dir.iterdir()):
+            record_path = run_dir / RUN_RECORD
+            if record_path.exists():
+                yield json.loads(record_path.read_text())
+
+    def completed_run_ids(self) -> set[str]:
+        return {record["run_id"] for record in self.run_records()}
+
+    def rebuild_metrics(self) -> int:
+        """Rewrite metrics.parquet from every run record; return the number of rows."""
+        import pandas as pd
+
+        rows = [row for record in self.run_records() for row in record.get("metrics", [])]
+        frame = pd.DataFrame(rows, columns=list(COLUMNS))
+        frame["iteration"] = frame["iteration"].astype("int64")
+        frame["value"] = frame["value"].astype("float64")
+        tmp = self.path / f".metrics.parquet.tmp-{os.getpid()}"
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, self.metrics_path)
+        return len(frame)
+
+    def load_metrics(self) -> Any:
+        """The metrics table as a pandas DataFrame."""
+        import pandas as pd
+
+        if not self.metrics_path.exists():
+            return pd.DataFrame(columns=list(COLUMNS))
+        return pd.read_parquet(self.metrics_path)
+
+    def load_runs(self) -> Any:
+        """One row per finished run: status and reason (failed runs included)."""
+        import pandas as pd
+
+        keys = ("run_id", "iteration", "target", "fs", "workload", "status", "reason")
+        rows = [{k: record.get(k) for k in keys} for record in self.run_records()]
+        return pd.DataFrame(rows, columns=list(keys))

@@ -1,0 +1,76 @@
+"""`dir:PATH`: benchmark an existing directory, no mkfs, for users who cannot format."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from fslab import system
+from fslab.errors import UserError
+from fslab.lab import WORKDIR_PREFIX, Session
+from fslab.targets.base import Mounted, TargetSpec
+
+FUSE_TYPES = ("fuse", "fuseblk")
+
+
+class DirectoryTarget:
+    """An existing directory; fslab works in a private subdirectory and removes only that."""
+
+    kind: ClassVar[str] = "dir"
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, spec: TargetSpec) -> None:
+        self.spec = spec
+
+    @property
+    def needs_root(self) -> bool:
+        return False
+
+    def check(self) -> None:
+        path = Path(self.spec.path)
+        if not path.is_dir():
+            raise UserError(f"target {self.spec.name}: {path} is not an existing directory")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise UserError(f"target {self.spec.name}: {path} is not writable by this user")
+
+    def describe(self) -> dict[str, Any]:
+        fstype, source, options = _containing_mount(Path(self.spec.path))
+        fuse = fstype.startswith(FUSE_TYPES)
+        return {
+            "target": self.spec.name,
+            "fs": fstype,
+            "fs_impl": f"FUSE ({fstype})" if fuse else f"kernel {system.kernel_release()}",
+            "backing": f"existing directory {self.spec.path} on {source}",
+            "mount_options": options,
+            "formatted": False,
+        }
+
+    def provision(self, session: Session) -> Mounted:
+        workdir = Path(self.spec.path).absolute() / f"{WORKDIR_PREFIX}{session.dir.name}"
+        mounted = Mounted(path=workdir, description=self.describe())
+        mounted.resources.append(session.record("workdir", workdir))
+        workdir.mkdir()
+        return mounted
+
+    def teardown(self, session: Session, mounted: Mounted) -> None:
+        for resource in reversed(mounted.resources):
+            session.release(resource)
+        mounted.resources.clear()
+
+
+def _containing_mount(path: Path) -> tuple[str, str, str]:
+    """Return (fstype, source, options) of the mount that holds `path`."""
+    target = str(path.resolve())
+    best = ("unknown", "unknown", "")
+    best_len = -1
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        point = fields[4]
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best_len:
+            parts = right.split()
+            best = (parts[0], parts[1] if len(parts) > 1 else "", fields[5])
+            best_len = len(point)
+    return best

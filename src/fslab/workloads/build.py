@@ -1,0 +1,46 @@
+"""Turn a campaign's workload entries into runnable workload objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fslab.workloads.base import Workload
+from fslab.workloads.fio import FioWorkload, check_job_file, flat_options, job_file_workload
+from fslab.workloads.presets import get_preset, preset_workloads
+
+if TYPE_CHECKING:
+    from fslab.campaign import Campaign, WorkloadEntry
+
+
+def build_workloads(campaign: Campaign) -> list[Workload]:
+    """Every workload of the campaign, presets expanded, job files loaded."""
+    workloads: list[Workload] = []
+    for entry in campaign.workloads:
+        if entry.preset:
+            workloads += preset_workloads(
+                entry.preset,
+                only=entry.only,
+                runtime=campaign.runtime,
+                file_size=campaign.file_size,
+                overrides=entry.options,
+            )
+        elif entry.job_text is not None:
+            name = entry.name or "job"
+            check_job_file(entry.job_text, entry.job_file or name)
+            workloads.append(FioWorkload(name=name, options=flat_options(entry.job_text),
+                                         family="fio-jobfile", raw_job_text=entry.job_text))
+        else:
+            workloads.append(job_file_workload(entry.name or "job", Path(entry.job_file or "")))
+    return workloads
+
+
+def max_numjobs(entries: list[WorkloadEntry]) -> int:
+    """The largest numjobs among preset jobs (for sizing files to fit the images)."""
+    largest = 1
+    for entry in entries:
+        if entry.preset:
+            preset = get_preset(entry.preset)
+            for name in entry.only or preset.jobs:
+                largest = max(largest, int(preset.jobs[name].get("numjobs", 1)))
+    return largest

@@ -1,0 +1,189 @@
+"""Workloads run by fio: a preset job or a user's job file, resolved into one job file."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fslab import system
+from fslab.errors import UserError
+from fslab.metrics import Measurement
+from fslab.parsers.fio import FioParseError, extract_json, job_errors, parse_fio
+from fslab.units import parse_size
+from fslab.workloads.base import RunOutput
+
+FIO_OUTPUT = "fio.json"
+JOB_FILE = "job.fio"
+# fio needs time beyond `runtime` to lay out files; past this it is considered hung.
+LAYOUT_GRACE_S = 600
+
+
+@dataclass
+class FioWorkload:
+    """A fio job: global options plus one job section, run as one fio invocation."""
+
+    name: str
+    options: dict[str, Any]  # fio options of the job section, in order
+    global_options: dict[str, Any] = field(default_factory=dict)
+    family: str = "fio"
+    preset: str = ""
+    raw_job_text: str | None = None  # a user's job file, run as written
+
+    def check(self) -> None:
+        system.require_tool("fio")
+
+    @property
+    def runtime(self) -> int:
+        value = self.global_options.get("runtime", self.options.get("runtime", 0))
+        return int(str(value).rstrip("s") or 0)
+
+    def required_bytes(self) -> int:
+        """numjobs × nrfiles × size, when those are known."""
+        merged = {**self.global_options, **self.options}
+        size = merged.get("size")
+        if size is None:
+            return 0
+        try:
+            per_job = parse_size(str(size))
+        except UserError:
+            return 0
+        return per_job * int(merged.get("numjobs", 1))
+
+    def render(self, directory: Path) -> dict[str, str]:
+        if self.raw_job_text is not None:
+            return {JOB_FILE: set_directory(self.raw_job_text, directory)}
+        lines = [f"; fslab workload {self.name}" + (f" (preset {self.preset})" if self.preset else "")]
+        lines.append("[global]")
+        lines += _option_lines({**self.global_options, "directory": str(directory)})
+        lines.append(f"[{self.name}]")
+        lines += _option_lines(self.options)
+        return {JOB_FILE: "\n".join(lines) + "\n"}
+
+    def run(self, directory: Path, run_dir: Path) -> RunOutput:
+        job_file = run_dir / JOB_FILE
+        job_file.write_text(self.render(directory)[JOB_FILE])
+        output = run_dir / FIO_OUTPUT
+        cmd = ["fio", "--output-format=json+", f"--output={output}", str(job_file)]
+        returncode, stderr = _run_fio(cmd, timeout=self.runtime + LAYOUT_GRACE_S)
+        (run_dir / "stderr.txt").write_text(stderr)
+        metadata = {"command": cmd, "fio_version": system.tool_version("fio")}
+        try:
+            measurements = self.parse(run_dir)
+            errors = job_errors(extract_json(output.read_text()))
+        except (OSError, FioParseError) as exc:
+            reason = _first_error_line(stderr) or str(exc)
+            return RunOutput(status="failed", reason=f"fio exited {returncode}: {reason}",
+                             metadata=metadata)
+        if returncode != 0 or errors:
+            reason = _first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
+            return RunOutput(measurements=[], status="failed", reason=f"fio: {reason}",
+                             metadata=metadata)
+        return RunOutput(measurements=measurements, metadata=metadata)
+
+    def parse(self, run_dir: Path) -> list[Measurement]:
+        return parse_fio(extract_json((run_dir / FIO_OUTPUT).read_text()))
+
+
+def _option_lines(options: dict[str, Any]) -> list[str]:
+    lines = []
+    for key, value in options.items():
+        if value is True:
+            lines.append(key)
+        elif value is False or value is None:
+            continue
+        else:
+            lines.append(f"{key}={value}")
+    return lines
+
+
+def _run_fio(cmd: list[str], timeout: float) -> tuple[int, str]:
+    """Run fio; on Ctrl-C or SIGTERM stop it (it is ours) and wait before re-raising."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        return -9, (stderr or "") + f"\nfslab: fio killed after {timeout:.0f} s (hung)"
+    except BaseException:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        raise
+    return proc.returncode, stderr or ""
+
+
+def _first_error_line(stderr: str) -> str:
+    for line in stderr.splitlines():
+        if "error" in line.lower() or line.startswith("fio:"):
+            return line.strip()
+    return ""
+
+
+_SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
+_OPTION = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=\s*(.*?))?\s*$")
+
+
+def check_job_file(text: str, source: str) -> None:
+    """Refuse job files that would write outside the target (absolute filename=, devices)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _OPTION.match(line)
+        if not match or line.lstrip().startswith((";", "#")):
+            continue
+        key, value = match.group(1).lower(), (match.group(2) or "")
+        if key in ("filename", "filename_format") and any(
+            part.startswith("/") for part in value.split(":")
+        ):
+            raise UserError(
+                f"{source}:{number}: {key}={value} points outside the target; fslab runs a "
+                "job file inside the target directory, so use a relative name or none"
+            )
+        if key == "include":
+            raise UserError(f"{source}:{number}: include is not supported; inline the file")
+
+
+def set_directory(text: str, directory: Path) -> str:
+    """Return the job file with every directory= removed and the target's in [global]."""
+    lines = [line for line in text.splitlines()
+             if not re.match(r"^\s*directory\s*=", line)]
+    setting = f"directory={directory}"
+    for index, line in enumerate(lines):
+        match = _SECTION.match(line)
+        if match and match.group(1).strip() == "global":
+            lines.insert(index + 1, setting)
+            return "\n".join(lines) + "\n"
+    return "\n".join(["[global]", setting, *lines]) + "\n"
+
+
+def job_file_workload(name: str, path: Path) -> FioWorkload:
+    """Load a user's fio job file as a workload, run as written inside the target."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read job file {path}: {exc.strerror}") from exc
+    check_job_file(text, str(path))
+    sections = [m.group(1) for line in text.splitlines() if (m := _SECTION.match(line))]
+    if not [s for s in sections if s.strip() != "global"]:
+        raise UserError(f"job file {path} defines no job section")
+    options = flat_options(text)
+    return FioWorkload(name=name, options=options, family="fio-jobfile", raw_job_text=text)
+
+
+def flat_options(text: str) -> dict[str, Any]:
+    """Options of a job file, last one winning: enough for runtime and space estimates."""
+    found: dict[str, Any] = {}
+    for line in text.splitlines():
+        if line.lstrip().startswith((";", "#")) or _SECTION.match(line):
+            continue
+        match = _OPTION.match(line)
+        if match:
+            found[match.group(1).lower()] = match.group(2) if match.group(2) is not None else True
+    return found
