@@ -6,6 +6,6 @@ Every command is callable as plain Python: `fslab.run(campaign)`, `fslab.analyze
 
 __version__ = "0.1.0"
 
-from fslab.api import analyze, cleanup, load, run  # noqa: E402
+from fslab.api import analyze, cleanup, load, run
 
 __all__ = ["__version__", "analyze", "cleanup", "load", "run"]

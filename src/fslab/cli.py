@@ -49,7 +49,8 @@ def run(
     workloads: Annotated[str | None, typer.Option(
         help="Only these workloads, comma-separated, e.g. randread,seqwrite.")] = None,
     iterations: Annotated[int | None, typer.Option(help="Repetitions of every run.")] = None,
-    runtime: Annotated[str | None, typer.Option(help="Seconds per fio job, e.g. 5 or 30s.")] = None,
+    runtime: Annotated[str | None, typer.Option(
+        help="Seconds per fio job, e.g. 5 or 30s.")] = None,
     size: Annotated[str | None, typer.Option(help="Image size per target, e.g. 2G.")] = None,
     file_size: Annotated[str | None, typer.Option(
         "--file-size", help="File size per fio job (default: auto, fitted to the image).")] = None,
@@ -64,7 +65,7 @@ def run(
     confirm_device: Annotated[list[str] | None, typer.Option(
         "--confirm-device", help="Allow formatting this real device (repeat per device).")] = None,
     force_device: Annotated[bool, typer.Option(
-        "--force-device", help="Also overwrite a confirmed device that holds a signature.")] = False,
+        "--force-device", help="Also overwrite a confirmed device with a signature.")] = False,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""

@@ -66,15 +66,7 @@ def _virtualization() -> str:
     return "none detected"
 
 
+
 def _fs_of(path: Path) -> str:
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    best, best_len = "unknown", -1
-    target = str(probe.resolve())
-    for line in _read("/proc/self/mountinfo").splitlines():
-        left, _, right = line.partition(" - ")
-        point = left.split()[4]
-        if (target == point or target.startswith(point.rstrip("/") + "/")) and len(point) > best_len:
-            best, best_len = f"{right.split()[0]} on {right.split()[1]}", len(point)
-    return best
+    fstype, source, _ = system.containing_mount(path)
+    return f"{fstype} on {source}"

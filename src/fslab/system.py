@@ -170,5 +170,25 @@ def mount_options(path: Path) -> str:
     return ""
 
 
+def containing_mount(path: Path) -> tuple[str, str, str]:
+    """Return (fstype, source, options) of the mount that holds `path` (or its parent)."""
+    probe = Path(path)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    target = str(probe.resolve())
+    best = ("unknown", "unknown", "")
+    best_len = -1
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields = left.split()
+        point = _unescape_mount_path(fields[4])
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > best_len:
+            parts = right.split()
+            best = (parts[0], parts[1] if len(parts) > 1 else "", fields[5])
+            best_len = len(point)
+    return best
+
+
 def _unescape_mount_path(text: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)

@@ -35,7 +35,7 @@ class DirectoryTarget:
             raise UserError(f"target {self.spec.name}: {path} is not writable by this user")
 
     def describe(self) -> dict[str, Any]:
-        fstype, source, options = _containing_mount(Path(self.spec.path))
+        fstype, source, options = system.containing_mount(Path(self.spec.path))
         fuse = fstype.startswith(FUSE_TYPES)
         return {
             "target": self.spec.name,
@@ -58,19 +58,3 @@ class DirectoryTarget:
             session.release(resource)
         mounted.resources.clear()
 
-
-def _containing_mount(path: Path) -> tuple[str, str, str]:
-    """Return (fstype, source, options) of the mount that holds `path`."""
-    target = str(path.resolve())
-    best = ("unknown", "unknown", "")
-    best_len = -1
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields = left.split()
-        point = fields[4]
-        inside = target == point or target.startswith(point.rstrip("/") + "/")
-        if inside and len(point) > best_len:
-            parts = right.split()
-            best = (parts[0], parts[1] if len(parts) > 1 else "", fields[5])
-            best_len = len(point)
-    return best

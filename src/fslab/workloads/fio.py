@@ -56,7 +56,8 @@ class FioWorkload:
     def render(self, directory: Path) -> dict[str, str]:
         if self.raw_job_text is not None:
             return {JOB_FILE: set_directory(self.raw_job_text, directory)}
-        lines = [f"; fslab workload {self.name}" + (f" (preset {self.preset})" if self.preset else "")]
+        origin = f" (preset {self.preset})" if self.preset else ""
+        lines = [f"; fslab workload {self.name}{origin}"]
         lines.append("[global]")
         lines += _option_lines({**self.global_options, "directory": str(directory)})
         lines.append(f"[{self.name}]")
