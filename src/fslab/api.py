@@ -32,16 +32,25 @@ def prepare(
     *,
     confirmed_devices: frozenset[str] = frozenset(),
     force_device: bool = False,
+    problems: list[str] | None = None,
 ) -> tuple[Plan, dict[str, Target]]:
-    """Plan a campaign and check every target and workload, touching nothing."""
+    """Plan a campaign and check every target and workload, touching nothing.
+
+    Each problem raises a UserError, or is appended to `problems` when a list is given
+    (a dry run shows the plan and what would stop it).
+    """
     plan = make_plan(campaign)
     targets = build_targets(plan, confirmed_devices, force_device)
-    seen: set[str] = set()
-    for run in plan.runs:
-        if run.workload.name not in seen:
-            run.workload.check()
-            seen.add(run.workload.name)
-    _check_space(plan)
+    checks = [target.check for target in targets.values()]
+    checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
+    checks.append(lambda: _check_space(plan))
+    for check in checks:
+        try:
+            check()
+        except UserError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
     return plan, targets
 
 

@@ -87,8 +87,14 @@ def run(
     if dry_run:
         from fslab.report.terminal import plan_renderable
 
-        plan, targets = api.prepare(campaign, confirmed_devices=devices, force_device=force_device)
-        console.print(plan_renderable(plan, targets, the_lab.root))
+        problems: list[str] = []
+        plan, targets = api.prepare(campaign, confirmed_devices=devices,
+                                    force_device=force_device, problems=problems)
+        console.print(plan_renderable(plan, targets, the_lab.root), soft_wrap=True)
+        for problem in problems:
+            err_console.print(f"would stop: {problem}", markup=False, highlight=False)
+        if problems:
+            raise typer.Exit(ExitCode.USER_ERROR)
         return
     from fslab.report.progress import RichProgress
 

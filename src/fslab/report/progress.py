@@ -35,14 +35,15 @@ class RichProgress:
         self.task = self.bar.add_task("starting", total=None)
 
     def __enter__(self) -> RichProgress:
-        self.bar.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.bar.stop()
 
     def start(self, total: int, done: int) -> None:
+        """Show the bar only once the runs start, so early errors stay one clean line."""
         self.bar.update(self.task, total=total, completed=done)
+        self.bar.start()
 
     def run_started(self, run: RunSpec) -> None:
         self.bar.update(

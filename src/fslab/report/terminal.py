@@ -108,15 +108,12 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
         order.add_row(str(run.iteration), str(run.position + 1), run.target.name,
                       run.workload.name, run.run_id)
     parts.append(order)
-    described = Table(title="Targets", title_justify="left")
-    for column in ("target", "what", "details"):
-        described.add_column(column)
+    parts.append(Text("Targets", style="bold"))
     for name, target in targets.items():
         info = target.describe()
         details = "; ".join(f"{k}: {_short(v)}" for k, v in info.items()
                             if k not in ("target", "fs"))
-        described.add_row(name, info.get("fs", ""), details)
-    parts.append(described)
+        parts.append(Text(f"  {name} ({info.get('fs', '')}): {details}"))
     shown: set[str] = set()
     for run in plan.runs:
         if run.workload.name in shown:

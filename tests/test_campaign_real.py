@@ -1,0 +1,59 @@
+"""A real campaign: 2 file systems × 2 workloads × 2 iterations with 1-second fio jobs."""
+
+import json
+import tomllib
+
+import pytest
+
+from fslab import api
+from fslab.campaign import Overrides, load_campaign
+from tests.conftest import requires
+
+
+@pytest.mark.privileged
+def test_two_fs_two_workloads_two_iterations(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup")
+    campaign = load_campaign(None, Overrides(
+        fs=["ext4", "xfs"], workloads=["randread", "seqwrite"], iterations=2, runtime="1",
+        image_size="512M", file_size="32M", seed=11))
+    out = tmp_path / "results"
+    result = api.run(campaign, out=out, lab=lab)
+    assert (result.runner.ok, result.runner.failed) == (8, 0)
+
+    runs = api.runs(out)
+    assert sorted(runs["run_id"]) == sorted(
+        f"i00{i}-{fs}-{w}" for i in (1, 2) for fs in ("ext4", "xfs")
+        for w in ("randread", "seqwrite"))
+    for run_id in runs["run_id"]:
+        run_dir = out / "runs" / run_id
+        job = (run_dir / "job.fio").read_text()
+        assert "runtime=1" in job and "size=32M" in job
+        assert json.loads((run_dir / "run.json").read_text())["caches_dropped"] is True
+        assert (run_dir / "fio.json").stat().st_size > 0
+
+    metrics = api.load(out)
+    needed = {"iops", "bw_bytes", "clat_mean_ns", "lat_mean_ns", "clat_p50_ns", "clat_p99_ns",
+              "clat_p99_9_ns", "cpu_usr", "cpu_sys"}
+    for run_id, rows in metrics.groupby("run_id"):
+        assert needed <= set(rows["metric"]), run_id
+        assert rows["fs_impl"].str.startswith("kernel").all()
+    reads = metrics[(metrics.workload == "randread") & (metrics.op == "read")]
+    assert set(reads["iteration"]) == {1, 2}
+    # Each iteration is its own observation: values differ between iterations.
+    iops = reads[reads.metric == "iops"].set_index(["target", "iteration"])["value"]
+    assert iops[("ext4", 1)] != iops[("ext4", 2)]
+    units = dict(zip(metrics["metric"], metrics["unit"], strict=False))
+    assert units["bw_bytes"] == "bytes/s" and units["clat_p99_ns"] == "ns"
+    assert set(metrics[metrics.workload == "seqwrite"]["op"]) == {"write", "total"}
+
+    campaign_saved = tomllib.loads((out / "campaign.toml").read_text())
+    assert campaign_saved["seed"] == 11 and campaign_saved["iterations"] == 2
+    env = json.loads((out / "environment.json").read_text())
+    assert env["tools"]["fio"].startswith("3.") and env["kernel"]
+    assert env["targets"]["ext4"]["mkfs_command"][0] == "mkfs.ext4"
+
+    summary = api.analyze(out)
+    assert (out / "stats" / "summary.csv").exists()
+    cell = summary[(summary.target == "xfs") & (summary.workload == "seqwrite")
+                   & (summary.op == "write") & (summary.metric == "bw_bytes")].iloc[0]
+    assert cell["n"] == 2 and cell["ci_low"] <= cell["mean"] <= cell["ci_high"]

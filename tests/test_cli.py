@@ -1,0 +1,82 @@
+"""The command line: user mistakes are one line and a non-zero exit, never a traceback."""
+
+import os
+import shutil
+
+import pytest
+
+from tests.conftest import fslab_cmd
+
+
+def assert_one_line_error(proc, fragment):
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("fslab: error:") and fragment in lines[0], lines[0]
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_malformed_toml(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("iterations = [1,\n")
+    assert_one_line_error(fslab_cmd("run", str(bad)), "malformed TOML")
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--fs", "reiserfs"], "unknown file system 'reiserfs'"),
+    (["--size", "12Q"], "bad size '12Q'"),
+    (["--file-size", "lots"], "bad size 'lots'"),
+    (["--preset", "nope"], "unknown preset 'nope'"),
+    (["--workloads", "fly"], "has no workload fly"),
+    (["--runtime", "0"], "bad duration"),
+    (["--iterations", "0"], "--iterations must be at least 1"),
+    (["--size", "512M", "--file-size", "300M"], "needs 1.17 GiB"),
+])
+def test_bad_flags(tmp_path, args, fragment):
+    assert_one_line_error(fslab_cmd("run", *args, "--out", str(tmp_path / "o")), fragment)
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_campaign_file_and_results_dir(tmp_path):
+    assert_one_line_error(fslab_cmd("run", str(tmp_path / "none.toml")), "cannot read campaign")
+    assert_one_line_error(fslab_cmd("analyze", str(tmp_path)), "not an fslab results directory")
+    assert_one_line_error(fslab_cmd("run", "--resume"), "--resume needs --out")
+
+
+def test_fio_missing(tmp_path):
+    proc = fslab_cmd("run", "--fs", f"dir:{tmp_path}", "--out", str(tmp_path / "o"),
+                     env={**os.environ, "PATH": "/nonexistent"})
+    assert_one_line_error(proc, "fio not found: apt-get install fio")
+
+
+def test_not_root(monkeypatch):
+    from fslab import api, system
+    from fslab.campaign import Overrides, load_campaign
+    from fslab.errors import UserError
+
+    monkeypatch.setattr(system, "is_root", lambda: False)
+    campaign = load_campaign(None, Overrides(fs=["xfs"]))
+    with pytest.raises(UserError, match=r"target xfs \(xfs\) needs root .* dir:PATH"):
+        api.prepare(campaign)
+
+
+def test_dry_run_prints_plan_and_job_files_and_touches_nothing(tmp_path):
+    out, lab_dir = tmp_path / "o", tmp_path / "lab"
+    proc = fslab_cmd("run", "--dry-run", "--fs", f"ext4,dir:{tmp_path}", "--workloads",
+                     "randread,mixed", "--iterations", "2", "--seed", "9", "--out", str(out),
+                     "--lab", str(lab_dir))
+    if os.geteuid() == 0 and shutil.which("fio"):
+        assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "2 targets × 2 workloads × 2 iterations = 8 runs" in text
+    assert "seed 9" in text
+    assert "rw=randrw" in text and "rwmixread=70" in text and "numjobs=4" in text
+    assert "lazy_itable_init=0,lazy_journal_init=0" in text
+    assert not out.exists() and not lab_dir.exists()
+
+
+def test_presets_lists_basic5():
+    proc = fslab_cmd("presets")
+    assert proc.returncode == 0
+    for job in ("randread", "randwrite", "seqread", "seqwrite", "mixed"):
+        assert job in proc.stdout

@@ -1,0 +1,112 @@
+"""fio JSON parsing on outputs captured from the real fio (fixtures/fio/README.md)."""
+
+import json
+from collections import Counter
+
+import pytest
+
+from fslab.parsers.fio import (
+    PERCENTILES,
+    FioParseError,
+    extract_json,
+    job_errors,
+    parse_fio,
+    percentiles_from_bins,
+)
+from tests.conftest import FIXTURES
+
+FIO = FIXTURES / "fio"
+
+
+def load(name):
+    return extract_json((FIO / name).read_text())
+
+
+def by_key(measurements):
+    return {(m.op, m.metric): m.value for m in measurements}
+
+
+def test_four_jobs_are_one_observation_with_summed_rates():
+    data = load("randread-4jobs.jsonplus")
+    jobs = data["jobs"]
+    assert len(jobs) == 4
+    values = by_key(parse_fio(data))
+    assert values[("read", "iops")] == pytest.approx(sum(j["read"]["iops"] for j in jobs))
+    assert values[("read", "bw_bytes")] == pytest.approx(sum(j["read"]["bw_bytes"] for j in jobs))
+    # Summed rate is not the mean rate: it is 4x the per-job average here.
+    assert values[("read", "iops")] > 3 * max(j["read"]["iops"] for j in jobs) / 2
+    # Independent check: completed I/Os over each job's runtime, summed.
+    by_ios = sum(j["read"]["total_ios"] / (j["read"]["runtime"] / 1000) for j in jobs)
+    assert values[("read", "iops")] == pytest.approx(by_ios, rel=0.01)
+    assert ("write", "iops") not in values
+
+
+def test_latency_mean_is_weighted_by_completed_ios():
+    jobs = load("randread-4jobs.jsonplus")["jobs"]
+    weighted = sum(j["read"]["clat_ns"]["mean"] * j["read"]["clat_ns"]["N"] for j in jobs)
+    expected = weighted / sum(j["read"]["clat_ns"]["N"] for j in jobs)
+    naive = sum(j["read"]["clat_ns"]["mean"] for j in jobs) / 4
+    value = by_key(parse_fio({"jobs": jobs}))[("read", "clat_mean_ns")]
+    assert value == pytest.approx(expected)
+    assert value != pytest.approx(naive, rel=1e-6)
+
+
+def test_percentiles_from_bins_match_fios_own_per_job():
+    """Our merge rule, applied to one job's bins, must reproduce fio's reported percentiles."""
+    for job in load("randread-4jobs.jsonplus")["jobs"]:
+        clat = job["read"]["clat_ns"]
+        bins = Counter({float(k): v for k, v in clat["bins"].items()})
+        ours = percentiles_from_bins(bins)
+        reported = {float(k): v for k, v in clat["percentile"].items()}
+        for p, name in PERCENTILES.items():
+            assert ours[name] == reported[p], (job["jobname"], p)
+
+
+def test_merged_percentiles_lie_within_the_jobs_range():
+    jobs = load("randread-4jobs.jsonplus")["jobs"]
+    p99 = by_key(parse_fio({"jobs": jobs}))[("read", "clat_p99_ns")]
+    per_job = [j["read"]["clat_ns"]["percentile"]["99.000000"] for j in jobs]
+    assert min(per_job) <= p99 <= max(per_job)
+
+
+def test_mixed_has_read_write_and_total():
+    values = by_key(parse_fio(load("mixed-4jobs.jsonplus")))
+    total = values[("total", "iops")]
+    assert total == pytest.approx(values[("read", "iops")] + values[("write", "iops")])
+    share = values[("read", "iops")] / total
+    assert 0.6 < share < 0.8  # rwmixread=70
+
+
+def test_plain_json_single_job_uses_fios_percentiles():
+    data = load("seqwrite-1job.json")
+    values = by_key(parse_fio(data))
+    job = data["jobs"][0]["write"]
+    assert values[("write", "bw_bytes")] == job["bw_bytes"]
+    assert values[("write", "clat_p99_ns")] == job["clat_ns"]["percentile"]["99.000000"]
+    assert values[("total", "cpu_usr")] == pytest.approx(data["jobs"][0]["usr_cpu"])
+
+
+def test_error_line_before_json_and_job_error():
+    text = (FIO / "enospc-error-line.json").read_text()
+    assert text.startswith("fio: pid=")
+    data = extract_json(text)
+    assert job_errors(data) == ["fill: error 28"]
+
+
+def test_no_json_is_a_parse_error():
+    with pytest.raises(FioParseError):
+        extract_json("fio: failed parsing directory=/nope\nfio: job bad dropped\n")
+
+
+def test_old_fio_microsecond_latencies_are_converted():
+    job = {"jobname": "old", "error": 0, "usr_cpu": 1.0, "sys_cpu": 2.0,
+           "read": {"io_bytes": 4096 * 100, "bw": 400, "iops": 100.0, "runtime": 1000,
+                    "total_ios": 100,
+                    "clat": {"min": 10, "max": 90, "mean": 50.0, "N": 100,
+                             "percentile": {"99.000000": 80}},
+                    "lat": {"min": 11, "max": 91, "mean": 51.0, "N": 100}},
+           "write": {"io_bytes": 0, "bw": 0, "iops": 0, "runtime": 0, "total_ios": 0}}
+    values = by_key(parse_fio(json.loads(json.dumps({"jobs": [job]}))))
+    assert values[("read", "clat_mean_ns")] == 50_000.0
+    assert values[("read", "clat_p99_ns")] == 80_000.0
+    assert values[("read", "bw_bytes")] == 400 * 1024

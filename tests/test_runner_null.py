@@ -1,0 +1,127 @@
+"""The runner, results directory and resume, driven by the null target and workload."""
+
+import json
+
+import pytest
+
+from fslab import api
+from fslab.campaign import Overrides, load_campaign
+from fslab.errors import UserError
+from fslab.lab import Lab
+from fslab.plan import make_plan
+from fslab.runner import Runner, build_targets
+from fslab.store import FORMAT_VERSION, ResultsDir
+from fslab.workloads import NullWorkload
+
+
+def null_campaign(iterations=2):
+    return load_campaign(None, Overrides(fs=["null"], iterations=iterations, seed=5))
+
+
+def run_null(tmp_path, lab, workloads, iterations=2, results=None):
+    campaign = null_campaign(iterations)
+    plan = make_plan(campaign, workloads)
+    results = results or ResultsDir.create(tmp_path / "out")
+    runner = Runner(plan, results, lab, build_targets(plan, frozenset(), False))
+    return runner.execute(), results
+
+
+def test_runs_are_saved_with_identity_and_units(tmp_path, lab):
+    outcome, results = run_null(tmp_path, lab, [NullWorkload("a", iops=100),
+                                                NullWorkload("b", iops=300)])
+    assert (outcome.ok, outcome.failed) == (4, 0)
+    metrics = results.load_metrics()
+    assert sorted(metrics["run_id"].unique()) == [
+        "i001-null-a", "i001-null-b", "i002-null-a", "i002-null-b"]
+    assert set(metrics["unit"]) == {"1/s"} and set(metrics["better"]) == {"higher"}
+    assert sorted(metrics["iteration"].unique()) == [1, 2]
+    by_workload = metrics.groupby("workload")["value"].mean()
+    assert by_workload["a"] == 100 and by_workload["b"] == 300
+    assert not list(lab.sessions())  # the session closed and removed itself
+
+
+def test_failed_workload_is_recorded_and_campaign_goes_on(tmp_path, lab):
+    outcome, results = run_null(tmp_path, lab, [NullWorkload("bad", fail=True),
+                                                NullWorkload("good")])
+    assert (outcome.ok, outcome.failed) == (2, 2)
+    runs = results.load_runs().set_index("run_id")
+    assert runs.loc["i001-null-bad", "status"] == "failed"
+    assert "asked to fail" in runs.loc["i001-null-bad", "reason"]
+    assert set(results.load_metrics()["workload"]) == {"good"}
+
+
+def test_resume_skips_completed_runs_and_redoes_the_one_in_flight(tmp_path, lab):
+    workloads = [NullWorkload("a"), NullWorkload("b")]
+    _, results = run_null(tmp_path, lab, workloads)
+    first = {r["run_id"]: r["started"] for r in results.run_records()}
+    # Simulate a run killed in flight: its directory exists, its run.json does not.
+    (results.runs_dir / "i002-null-b" / "run.json").unlink()
+    (results.runs_dir / "i002-null-b" / "partial").write_text("x")
+    outcome, _ = run_null(tmp_path, lab, workloads, results=results)
+    assert (outcome.ok, outcome.skipped) == (1, 3)
+    again = {r["run_id"]: r["started"] for r in results.run_records()}
+    assert {k: v for k, v in again.items() if k != "i002-null-b"} == {
+        k: v for k, v in first.items() if k != "i002-null-b"}
+    assert not (results.runs_dir / "i002-null-b" / "partial").exists()
+    assert len(results.load_metrics()) == 4
+
+
+def test_results_dir_refuses_reuse_and_newer_formats(tmp_path):
+    results = ResultsDir.create(tmp_path / "out")
+    with pytest.raises(UserError, match="--resume"):
+        ResultsDir.create(tmp_path / "out")
+    (results.path / "format.json").write_text(json.dumps({"format": FORMAT_VERSION + 1}))
+    with pytest.raises(UserError, match="newer fslab"):
+        ResultsDir.open(results.path)
+
+
+def test_api_run_analyze_load(tmp_path, lab):
+    campaign = null_campaign()
+    campaign.workloads = []  # replaced below by the null workload through the plan
+    result_dir = tmp_path / "api"
+    plan = make_plan(campaign, [NullWorkload("w", iops=50, jitter=5)])
+    results = ResultsDir.create(result_dir)
+    Runner(plan, results, lab, build_targets(plan, frozenset(), False)).execute()
+    summary = api.analyze(result_dir)
+    assert (result_dir / "stats" / "summary.csv").exists()
+    row = summary.iloc[0]
+    assert row["n"] == 2 and 45 <= row["mean"] <= 55 and row["ci_low"] < row["mean"]
+    assert len(api.load(result_dir)) == 2
+
+
+def test_cleanup_releases_a_dead_sessions_resources(tmp_path):
+    lab = Lab(tmp_path / "lab")
+    session = lab.open_session()
+    made = session.path_for("images", "x.img")
+    made.parent.mkdir()
+    session.record("file", made)
+    made.write_text("image")
+    # Pretend the owner died: a start time that no live process has.
+    owner = json.loads((session.dir / "session.json").read_text())
+    owner["start_time"] = -1
+    (session.dir / "session.json").write_text(json.dumps(owner))
+    report = lab.cleanup()
+    assert not made.exists() and report.released == [f"file {made}"]
+    assert not session.dir.exists()
+
+
+def test_cleanup_leaves_a_live_session_alone(tmp_path):
+    lab = Lab(tmp_path / "lab")
+    session = lab.open_session()
+    keep = session.path_for("keep.img")
+    session.record("file", keep)
+    keep.write_text("x")
+    report = lab.cleanup()
+    assert keep.exists() and report.skipped
+    session.close()
+    assert not keep.exists()
+
+
+def test_ledger_never_deletes_outside_the_lab(tmp_path):
+    lab = Lab(tmp_path / "lab")
+    session = lab.open_session()
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me")
+    session.record("file", outside)
+    report = session.close()
+    assert outside.exists() and "outside the lab" in report.errors[0]

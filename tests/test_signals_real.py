@@ -1,0 +1,86 @@
+"""Killed and interrupted campaigns: nothing left mounted, nothing lost, nothing repeated."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
+
+CAMPAIGN = ["run", "--fs", "ext4,xfs", "--workloads", "randread,seqwrite", "--iterations", "2",
+            "--runtime", "1", "--size", "512M", "--file-size", "32M", "--seed", "3"]
+
+
+def start(out, lab_root):
+    return subprocess.Popen([*FSLAB, *CAMPAIGN, "--out", str(out), "--lab", str(lab_root)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def wait_for(condition, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+def finished(out):
+    return {p.parent.name: json.loads(p.read_text())["started"]
+            for p in (out / "runs").glob("*/run.json")} if (out / "runs").exists() else {}
+
+
+def fio_in_flight(out):
+    """A run has written its job file but not its record: fio is running."""
+    runs = out / "runs"
+    return runs.exists() and any((d / "job.fio").exists() and not (d / "run.json").exists()
+                                 for d in runs.iterdir())
+
+
+@pytest.mark.privileged
+def test_sigkill_then_cleanup_then_resume(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup")
+    out = tmp_path / "results"
+    proc = start(out, lab.root)
+    wait_for(lambda: len(finished(out)) >= 2 and fio_in_flight(out))
+    os.killpg(proc.pid, signal.SIGKILL)  # fslab and its fio: nothing gets to clean up
+    proc.wait()
+    before = finished(out)
+    assert 2 <= len(before) < 8
+    assert leftovers(lab.root), "a SIGKILLed run should have left its mounts behind"
+
+    cleaned = fslab_cmd("cleanup", "--lab", str(lab.root))
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "released mount" in cleaned.stdout
+    assert not leftovers(lab.root)
+
+    resumed = fslab_cmd("run", "--resume", "--out", str(out), "--lab", str(lab.root))
+    assert resumed.returncode == 0, resumed.stderr
+    after = finished(out)
+    assert len(after) == 8
+    assert {k: after[k] for k in before} == before  # completed runs kept, not repeated
+    assert f"{8 - len(before)} runs ok" in resumed.stdout.replace("\n", " ")
+
+
+@pytest.mark.privileged
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_interrupt_during_a_run_exits_cleanly(tmp_path, lab, how):
+    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup")
+    out = tmp_path / "results"
+    proc = start(out, lab.root)
+    wait_for(lambda: fio_in_flight(out))
+    if how == "ctrl-c":
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches fslab and fio
+    else:
+        proc.send_signal(signal.SIGTERM)  # only fslab: it must stop its own fio
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "--resume" in stderr
+    assert not leftovers(lab.root)
+    assert not list(lab.sessions())
+    assert subprocess.run(["pgrep", "-f", str(out)], capture_output=True).returncode == 1

@@ -1,0 +1,73 @@
+"""Real targets: mkfs on loop images, mount, describe, tear down, leave nothing."""
+
+import os
+
+import pytest
+
+from fslab.errors import UserError
+from fslab.targets import TargetSpec, make_target
+from tests.conftest import leftovers, requires
+
+GiB = 1024**3
+
+
+@pytest.mark.privileged
+@pytest.mark.parametrize("fs", ["ext4", "xfs", "btrfs"])
+def test_provision_describe_teardown(lab, fs):
+    requires(f"mkfs.{fs}", "losetup")
+    target = make_target(TargetSpec(name=f"t-{fs}", fs=fs, size=GiB // 2,
+                                    mount_options="noatime"))
+    target.check()
+    session = lab.open_session()
+    mounted = target.provision(session)
+    try:
+        assert os.path.ismount(mounted.path)
+        info = mounted.description
+        assert info["fs"] == fs and info["fs_impl"].startswith("kernel ")
+        assert info["image_size"] == GiB // 2
+        assert "noatime" in info["mount_options"]
+        assert info["device"].startswith("/dev/loop")
+        assert info["loop"]["backing_file"].endswith(f"t-{fs}.img")
+        assert info["mkfs_version"] not in ("missing", "unknown")
+        if fs == "ext4":
+            assert "lazy_itable_init=0,lazy_journal_init=0" in info["mkfs_command"]
+        (mounted.path / "probe").write_bytes(b"x" * 4096)
+        assert 0 < mounted.free_bytes() < GiB // 2
+    finally:
+        target.teardown(session, mounted)
+        session.close()
+    assert not leftovers(lab.root)
+    assert not any(lab.root.rglob("*.img"))
+
+
+@pytest.mark.privileged
+def test_failed_mount_releases_the_loop_device(lab):
+    requires("mkfs.ext4", "losetup")
+    target = make_target(TargetSpec(name="bad", fs="ext4", size=GiB // 4,
+                                    mount_options="no_such_option_xyz"))
+    session = lab.open_session()
+    with pytest.raises(Exception, match="mount"):
+        target.provision(session)
+    session.close()
+    assert not leftovers(lab.root)
+
+
+def test_dir_target_works_in_a_private_subdirectory(lab, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "user-file").write_text("mine")
+    target = make_target(TargetSpec(name="d", fs="dir", path=str(data)))
+    target.check()
+    session = lab.open_session()
+    mounted = target.provision(session)
+    assert mounted.path.parent == data and mounted.path.name.startswith(".fslab-work-")
+    (mounted.path / "scratch").write_text("x")
+    assert mounted.description["fs"] not in ("", "unknown")
+    target.teardown(session, mounted)
+    session.close()
+    assert [p.name for p in data.iterdir()] == ["user-file"]
+
+
+def test_dir_target_must_exist():
+    with pytest.raises(UserError, match="not an existing directory"):
+        make_target(TargetSpec(name="d", fs="dir", path="/no/such/dir")).check()
