@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from fslab.campaign import MAX_FILL, Campaign, Overrides, load_campaign
 from fslab.errors import UserError
@@ -17,6 +16,9 @@ from fslab.store import ResultsDir
 from fslab.targets import Target
 from fslab.units import format_bytes
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 @dataclass
 class RunResult:
@@ -24,7 +26,7 @@ class RunResult:
 
     results: ResultsDir
     runner: RunnerResult
-    summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    summary: Any = None  # pandas DataFrame of the per-cell summary
 
 
 def prepare(

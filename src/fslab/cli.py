@@ -108,7 +108,7 @@ def run(
         err_console.print(f"fslab: interrupted; everything fslab made was released. "
                           f"Continue with: fslab run --resume --out {target}")
         raise typer.Exit(ExitCode.INTERRUPTED) from None
-    _print_summary(result.results.path)
+    _print_summary(result.results.path, result.summary)
     for warning in result.runner.warnings:
         err_console.print(f"[yellow]warning: {warning}[/yellow]")
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
@@ -158,10 +158,11 @@ def presets() -> None:
         console.print(table)
 
 
-def _print_summary(results_dir: Path) -> None:
+def _print_summary(results_dir: Path, summary: object = None) -> None:
     from fslab.report.terminal import summary_tables
 
-    summary = api.analyze(results_dir)
+    if summary is None:
+        summary = api.analyze(results_dir)
     console.print(summary_tables(summary, api.runs(results_dir)))
 
 

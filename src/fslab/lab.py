@@ -123,14 +123,17 @@ class Session:
         return self.dir.joinpath(*parts)
 
     def record(self, kind: str, path: Path | str, **extra: Any) -> Resource:
-        """Write a resource to the ledger (durably) before the caller acquires it."""
+        """Write a resource to the ledger before the caller acquires it.
+
+        Flushed to the kernel, not fsynced: the ledger must survive the process being
+        killed, which the page cache guarantees; a machine crash takes every mount and
+        loop device with it, so there is nothing left to clean up then.
+        """
         seq = sum(1 for _ in self._entries())
         resource = Resource(seq, kind, str(path), extra)
         line = json.dumps({"seq": seq, "kind": kind, "path": str(path), "extra": extra})
         with self.ledger.open("a") as handle:
             handle.write(line + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
         return resource
 
     def active(self) -> list[Resource]:

@@ -73,10 +73,12 @@ class Runner:
     targets: dict[str, Target]
     progress: Progress = field(default_factory=NoProgress)
     host: str = field(default_factory=socket.gethostname)
+    _rows: list[dict[str, Any]] = field(default_factory=list)
 
     def execute(self) -> RunnerResult:
         outcome = RunnerResult()
         done = self.results.completed_run_ids()
+        self._rows = self.results.metric_rows()  # kept in memory: parquet rewritten per run
         outcome.skipped = sum(1 for run in self.plan.runs if run.run_id in done)
         self.progress.start(len(self.plan.runs), outcome.skipped)
         with _signals_unwind():
@@ -188,7 +190,8 @@ class Runner:
             "metrics": metrics,
         }
         self.results.save_run(run.run_id, record)
-        self.results.rebuild_metrics()
+        self._rows += metrics
+        self.results.rebuild_metrics(self._rows)
 
     def _teardown(
         self, session: Session, mounted: dict[str, Mounted], name: str, outcome: RunnerResult

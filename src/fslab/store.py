@@ -31,6 +31,14 @@ FORMAT_VERSION = 1
 RUN_RECORD = "run.json"
 
 
+def metrics_schema() -> Any:
+    """The Arrow schema of metrics.parquet, column by column as in metrics.COLUMNS."""
+    import pyarrow as pa
+
+    types = {"iteration": pa.int64(), "value": pa.float64()}
+    return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write a file so that readers see the old or the new content, never a torn one."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -127,18 +135,26 @@ class ResultsDir:
     def completed_run_ids(self) -> set[str]:
         return {record["run_id"] for record in self.run_records()}
 
-    def rebuild_metrics(self) -> int:
-        """Rewrite metrics.parquet from every run record; return the number of rows."""
-        import pandas as pd
+    def metric_rows(self) -> list[dict[str, Any]]:
+        """Every metrics row of every finished run."""
+        return [row for record in self.run_records() for row in record.get("metrics", [])]
 
-        rows = [row for record in self.run_records() for row in record.get("metrics", [])]
-        frame = pd.DataFrame(rows, columns=list(COLUMNS))
-        frame["iteration"] = frame["iteration"].astype("int64")
-        frame["value"] = frame["value"].astype("float64")
+    def rebuild_metrics(self, rows: list[dict[str, Any]] | None = None) -> int:
+        """Rewrite metrics.parquet from `rows` (default: every run record); return the count.
+
+        Written with pyarrow alone: the runner does this after every run and should not
+        pay for importing pandas.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if rows is None:
+            rows = self.metric_rows()
+        table = pa.Table.from_pylist(rows, schema=metrics_schema())
         tmp = self.path / f".metrics.parquet.tmp-{os.getpid()}"
-        frame.to_parquet(tmp, index=False)
+        pq.write_table(table, tmp)
         os.replace(tmp, self.metrics_path)
-        return len(frame)
+        return table.num_rows
 
     def load_metrics(self) -> Any:
         """The metrics table as a pandas DataFrame."""
