@@ -57,6 +57,7 @@ def test_best_honours_direction():
     assert bool(summary.loc[("iops", "b"), "best"]) is True
     assert bool(summary.loc[("iops", "a"), "best"]) is False
     assert bool(summary.loc[("clat_mean_ns", "a"), "best"]) is True  # lower latency wins
+    assert bool(summary.loc[("iops", "b"), "best_clear"]) is True  # CIs far apart
     assert summary.loc[("iops", "a"), "n"] == 3
     assert summary.loc[("iops", "a"), "mean"] == pytest.approx(100)
 
@@ -69,3 +70,5 @@ def test_noisy_cells_are_flagged():
     summary = summarize(frame(rows)).set_index("target")
     assert bool(summary.loc["a", "noisy"]) is True
     assert bool(summary.loc["b", "noisy"]) is False
+    assert bool(summary.loc["a", "best"]) is True  # higher mean (150 vs 100) ...
+    assert bool(summary.loc["a", "best_clear"]) is False  # ... but its CI spans b's

@@ -14,7 +14,7 @@ CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
     "target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
     "n", "mean", "median", "sd", "cv", "ci_low", "ci_high", "ci_half_width_pct", "noisy",
-    "best",
+    "best", "best_clear",
 ]
 
 
@@ -45,18 +45,30 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
             "noisy": bool(math.isnan(rel) or rel > NOISY_HALF_WIDTH),
         })
     summary = pd.DataFrame(rows)
-    summary["best"] = _best_flags(summary)
+    summary["best"], summary["best_clear"] = _best_flags(summary)
     return summary[SUMMARY_COLUMNS]
 
 
-def _best_flags(summary: pd.DataFrame) -> pd.Series:
-    """Mark the target with the best mean in each workload × op × metric row, by direction."""
+def _best_flags(summary: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Mark the best mean in each workload × op × metric row, honouring the direction.
+
+    `best_clear` is True only when the winner's CI does not overlap the runner-up's: a
+    conservative hedge until a proper test says more (overlapping 95 % CIs do not prove
+    "no difference", but separated ones are a difference nobody should argue with).
+    """
     best = pd.Series(False, index=summary.index)
+    clear = pd.Series(False, index=summary.index)
     for _, group in summary.groupby(["workload", "op", "metric"], sort=False):
         means = group["mean"].dropna()
         if len(means) < 2:
             continue
         higher = group["better"].iloc[0] == HIGHER
-        winner = means.idxmax() if higher else means.idxmin()
+        ranked = means.sort_values(ascending=not higher).index
+        winner, runner_up = ranked[0], ranked[1]
         best.loc[winner] = True
-    return best
+        if higher:
+            separated = summary.loc[winner, "ci_low"] > summary.loc[runner_up, "ci_high"]
+        else:
+            separated = summary.loc[winner, "ci_high"] < summary.loc[runner_up, "ci_low"]
+        clear.loc[winner] = bool(separated)
+    return best, clear

@@ -36,6 +36,7 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
                            f"({impls[t]})" for t in targets)
         parts.append(Text(f"Targets: {legend}", style="dim"))
     noisy_seen = False
+    overlap_seen = False
     for metric in HEADLINE_METRICS:
         cells = summary[summary["metric"] == metric]
         if cells.empty:
@@ -59,8 +60,14 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
                 cell = by_target.loc[target]
                 noisy_seen |= bool(cell["noisy"])
                 row.append(_cell_text(cell))
-            best = row_cells[row_cells["best"]]["target"]
-            row.append(best.iloc[0] if not best.empty else "")
+            best = row_cells[row_cells["best"]]
+            if best.empty:
+                row.append("")
+            elif bool(best["best_clear"].iloc[0]):
+                row.append(best["target"].iloc[0])
+            else:
+                overlap_seen = True
+                row.append(Text(f"{best['target'].iloc[0]}?", style="dim"))
             table.add_row(*row)
         parts.append(table)
     if noisy_seen:
@@ -68,6 +75,10 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
             f"⚠ CI half-width above {NOISY_HALF_WIDTH:.0%} of the mean (or n < 2): too few "
             "iterations or a noisy machine; add --iterations before trusting the difference.",
             style="yellow"))
+    if overlap_seen:
+        parts.append(Text(
+            "best? : the best mean's 95 % CI overlaps the runner-up's, so this ranking is "
+            "not established; run more iterations.", style="dim"))
     if runs is not None and not runs.empty:
         bad = runs[runs["status"] != "ok"]
         if not bad.empty:
@@ -83,12 +94,12 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
 def _cell_text(cell: pd.Series) -> Text:
     mean = format_value(cell["mean"], cell["unit"])
     pct = cell["ci_half_width_pct"]
-    spread = "n=1" if cell["n"] < 2 else (f"±{pct:.0f} %" if not math.isnan(pct) else "")
+    spread = "n=1" if cell["n"] < 2 else (f"±{pct:.0f}%" if not math.isnan(pct) else "")
     text = Text(f"{mean} {spread}")
     if cell["best"]:
         text.stylize("bold green")
     if cell["noisy"]:
-        text.append(" ⚠", style="yellow")
+        text.append("⚠", style="yellow")
     return text
 
 
