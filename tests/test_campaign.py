@@ -7,6 +7,7 @@ import pytest
 from fslab.campaign import Overrides, load_campaign
 from fslab.errors import UserError
 from fslab.plan import make_plan
+from fslab.workloads.base import Where
 from fslab.workloads.build import build_workloads
 
 
@@ -62,9 +63,9 @@ job_file = "mine.fio"
         "xfs-nobarrier", "xfs", ("-m", "crc=1"), "noatime")
     assert ext4.size == 512 * 1024**2 and xfs.size == 2 * 1024**3
     randread, mine = build_workloads(campaign)
-    job = randread.render(Path("/mnt/x"))["job.fio"]
+    job = randread.render(Where(Path("/mnt/x")))["job.fio"]
     assert "direct=1" in job and "numjobs=4" in job and "directory=/mnt/x" in job
-    mine_job = mine.render(Path("/mnt/y"))["job.fio"]
+    mine_job = mine.render(Where(Path("/mnt/y")))["job.fio"]
     assert mine_job.splitlines()[:2] == ["[global]", "directory=/mnt/y"]
     # The resolved campaign keeps the job file's text: it reproduces without the file.
     assert "rw=randwrite" in str(campaign.to_dict()["workload"][1]["job_text"])

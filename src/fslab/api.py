@@ -13,7 +13,7 @@ from fslab.lab import CleanupReport, Lab
 from fslab.plan import Plan, make_plan
 from fslab.runner import NoProgress, Progress, Runner, RunnerResult, build_targets
 from fslab.store import ResultsDir
-from fslab.targets import Target
+from fslab.targets import IMAGE_LESS, Target
 from fslab.units import format_bytes
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ def _check_space(plan: Plan) -> None:
     checked: set[tuple[str, str]] = set()
     for run in plan.runs:
         key = (run.target.name, run.workload.name)
-        if key in checked or run.target.fs in ("dir", "null") or run.target.device:
+        if key in checked or run.target.fs in IMAGE_LESS or run.target.device:
             continue
         checked.add(key)
         need = run.workload.required_bytes()

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from fslab.errors import UserError
-from fslab.targets import FS_KINDS, TargetSpec
+from fslab.targets import FS_KINDS, IMAGE_LESS, TargetSpec
 from fslab.units import parse_duration, parse_size
 from fslab.workloads import get_preset
 
@@ -47,6 +47,9 @@ class TargetEntry(BaseModel):
     mount_options: str = ""
     path: str = ""
     device: str = ""
+    direct_io: bool | None = None  # loop device direct I/O
+    throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
+    options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
 class WorkloadEntry(BaseModel):
@@ -226,8 +229,14 @@ def _target_spec(entry: TargetEntry, default_image_size: int) -> TargetSpec:
     mkfs = entry.mkfs_options
     options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(mkfs)
     size = parse_size(entry.image_size) if entry.image_size is not None else default_image_size
+    extra = dict(entry.options)
+    if entry.direct_io is not None:
+        extra["direct_io"] = entry.direct_io
+    if entry.throttle is not None:
+        extra["throttle"] = entry.throttle
     return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
-                      mount_options=entry.mount_options, path=entry.path, device=entry.device)
+                      mount_options=entry.mount_options, path=entry.path, device=entry.device,
+                      options=extra)
 
 
 def _resolve_workloads(
@@ -299,7 +308,7 @@ def _auto_file_size(campaign: Campaign) -> int:
     """Per-job file size that fits every image: capped, in whole MiB."""
     from fslab.workloads.build import max_numjobs
 
-    images = [t.size for t in campaign.targets if t.fs not in ("dir", "null") and not t.device]
+    images = [t.size for t in campaign.targets if t.fs not in IMAGE_LESS and not t.device]
     if not images:
         return AUTO_FILE_SIZE_CAP
     fitting = int(min(images) * FILL_FRACTION / max(1, max_numjobs(campaign.workloads)))
@@ -308,7 +317,7 @@ def _auto_file_size(campaign: Campaign) -> int:
 
 def _target_dict(spec: TargetSpec) -> dict[str, Any]:
     data: dict[str, Any] = {"name": spec.name, "fs": spec.fs}
-    if spec.fs not in ("dir", "null") and not spec.device:
+    if spec.fs not in IMAGE_LESS and not spec.device:
         data["image_size"] = spec.size
     if spec.mkfs_options:
         data["mkfs_options"] = list(spec.mkfs_options)
@@ -318,6 +327,12 @@ def _target_dict(spec: TargetSpec) -> dict[str, Any]:
         data["path"] = spec.path
     if spec.device:
         data["device"] = spec.device
+    options = dict(spec.options)
+    for key in ("direct_io", "throttle"):
+        if key in options:
+            data[key] = options.pop(key)
+    if options:
+        data["options"] = options
     return data
 
 

@@ -21,7 +21,8 @@ app = typer.Typer(
     no_args_is_help=True,
     help="fslab: build real file systems, run real workloads, get sound statistics.",
 )
-console = Console()
+# Tables are wide: when output is not a terminal (a log, a file), do not wrap at 80.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True)
 
 LabOption = Annotated[
@@ -140,6 +141,24 @@ def cleanup(lab: LabOption = None) -> None:
         console.print("nothing to clean up")
     if report.errors:
         raise typer.Exit(1)
+
+
+@app.command()
+def targets() -> None:
+    """List every kind of target and whether it can run on this machine (and why not)."""
+    from fslab import system
+    from fslab.targets import availability_table
+
+    table = Table(title="Targets (names for --fs and \\[[target]] fs = ...)", title_justify="left")
+    for column in ("name", "what", "here"):
+        table.add_column(column)
+    root_note = "" if system.is_root() else " (needs root)"
+    for name, text, reason in availability_table():
+        here = f"[red]no: {reason}[/red]" if reason else "[green]yes[/green]"
+        if not reason and name != "dir":
+            here += root_note
+        table.add_row(name, text, here)
+    console.print(table)
 
 
 @app.command()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ DEFAULT_LAB = Path(os.environ.get("FSLAB_LAB", "/var/lib/fslab"))
 WORKDIR_PREFIX = ".fslab-work-"  # the only name fslab removes inside a user's directory
 UMOUNT_RETRIES = 10  # a just-exited fio may still hold files for a moment
 UMOUNT_RETRY_DELAY_S = 0.3
+DAEMON_STOP_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -102,6 +104,8 @@ class Session:
         self.lab = lab
         self.dir = path
         self.ledger = path / "ledger.jsonl"
+        self.shared: dict[str, Any] = {}  # per-process state plug-ins share (a zfs daemon)
+        self.children: dict[int, Any] = {}  # Popen objects of daemons this process started
 
     def owner(self) -> dict[str, Any]:
         try:
@@ -217,9 +221,46 @@ def _release_mount(session: Session, resource: Resource) -> None:
         proc = system.run(["umount", str(path)], check=False)
         if proc.returncode == 0:
             return
+        if resource.extra.get("fuse") and "not connected" in proc.stderr.lower():
+            # The FUSE daemon died: nothing can be flushed any more, detach the corpse.
+            system.run(["umount", "-l", str(path)])
+            return
         if attempt == UMOUNT_RETRIES - 1:
             raise ToolError(["umount", str(path)], proc.returncode, proc.stderr)
         time.sleep(UMOUNT_RETRY_DELAY_S)
+
+
+def _release_zpool(session: Session, resource: Resource) -> None:
+    """Destroy a pool fslab created; with its daemon gone, the pool went with it."""
+    pool = resource.path
+    daemon = resource.extra.get("daemon_pid")
+    mountpoint = Path(resource.extra.get("mountpoint", ""))
+    if daemon is not None and system.process_state(int(daemon)) in ("", "Z", "X"):
+        if mountpoint.name and system.is_mountpoint(mountpoint):
+            system.run(["umount", "-l", str(mountpoint)], check=False)
+        return
+    for attempt in range(UMOUNT_RETRIES):
+        listed = system.run(["zpool", "list", "-H"], check=False).stdout.split("\n")
+        if not any(line.split("\t")[0] == pool for line in listed):
+            return
+        proc = system.run(["zpool", "destroy", "-f", pool], check=False, timeout=120)
+        if proc.returncode == 0:
+            return
+        if attempt == UMOUNT_RETRIES - 1:  # "pool is busy" while FUSE releases files
+            raise ToolError(["zpool", "destroy", pool], proc.returncode, proc.stderr)
+        time.sleep(UMOUNT_RETRY_DELAY_S)
+
+
+def _release_mdarray(session: Session, resource: Resource) -> None:
+    """Stop an md array fslab assembled from its own loop devices."""
+    if Path(resource.path).exists():
+        system.run(["mdadm", "--stop", resource.path], timeout=60)
+
+
+def _release_cgroup(session: Session, resource: Resource) -> None:
+    from fslab.targets.device_options import release_cgroup
+
+    release_cgroup(Path(resource.path))
 
 
 def _release_loop(session: Session, resource: Resource) -> None:
@@ -235,9 +276,21 @@ def _release_loop(session: Session, resource: Resource) -> None:
 def _release_process(session: Session, resource: Resource) -> None:
     """Stop a daemon this session started, only if it is still that same process."""
     pid = int(resource.path)
+    child = session.children.pop(pid, None)
     if system.process_start_time(pid) != resource.extra.get("start_time"):
         return  # gone, or the PID now belongs to someone else: leave it alone
-    os.kill(pid, 15)
+    if system.process_state(pid) not in ("Z", "X"):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + DAEMON_STOP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if child is not None and child.poll() is not None:
+            return  # exited and reaped
+        if child is None and system.process_state(pid) in ("", "Z", "X"):
+            return  # not our child (cleanup from another process): its parent reaps it
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)  # ours, and deaf to SIGTERM
+    if child is not None:
+        child.wait(timeout=10)
 
 
 _RELEASERS = {
@@ -247,6 +300,9 @@ _RELEASERS = {
     "mount": _release_mount,
     "loop": _release_loop,
     "process": _release_process,
+    "zpool": _release_zpool,
+    "cgroup": _release_cgroup,
+    "mdarray": _release_mdarray,
 }
 
 

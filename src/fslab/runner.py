@@ -25,7 +25,7 @@ from fslab.plan import Plan, RunSpec
 from fslab.store import ResultsDir
 from fslab.targets import Mounted, Target, make_target
 from fslab.units import format_bytes
-from fslab.workloads.base import RunOutput
+from fslab.workloads.base import RunOutput, Where
 
 
 class Interrupted(KeyboardInterrupt):
@@ -107,7 +107,9 @@ class Runner:
                 outcome.ok += status == "ok"
                 outcome.failed += status != "ok"
                 self.progress.run_finished(run, status, reason)
-                if fresh == "run":
+                # After a failure the target may be broken (a dead FUSE daemon, a full fs):
+                # the next run on it gets a fresh one.
+                if fresh == "run" or status == "failed":
                     self._teardown(session, mounted, run.target.name, outcome)
             if fresh == "iteration":
                 self._teardown_all(session, mounted, outcome)
@@ -141,21 +143,25 @@ class Runner:
         return output.status, output.reason
 
     def _run_workload(self, place: Mounted, run: RunSpec, run_dir: Any) -> tuple[RunOutput, bool]:
-        workdir = place.path / f"fslab-{run.workload.name}"
-        shutil.rmtree(workdir, ignore_errors=True)
-        workdir.mkdir()
+        workdir = place.path / f"fslab-{run.workload.name}" if place.path else None
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir()
+        where = Where(directory=workdir, device=place.device, layout_first=place.layout_first,
+                      cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")))
         try:
             need, free = run.workload.required_bytes(), place.free_bytes()
-            if need > free:
+            if free is not None and need > free:
                 return RunOutput(
                     status="failed",
                     reason=f"needs {format_bytes(need)} but {run.target.name} has "
                     f"{format_bytes(free)} free",
                 ), False
             caches_dropped = system.sync_and_drop_caches()
-            return run.workload.run(workdir, run_dir), caches_dropped
+            return run.workload.run(where, run_dir), caches_dropped
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
 
     def _save(
         self, run: RunSpec, output: RunOutput, description: dict[str, Any],

@@ -132,6 +132,15 @@ def process_start_time(pid: int) -> int | None:
     return int(fields[19])
 
 
+def process_state(pid: int) -> str:
+    """Return a process's state letter (R, S, D, Z, ...), or '' if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat[stat.rindex(")") + 2 :].split()[0]
+
+
 def is_mountpoint(path: Path) -> bool:
     """True when `path` is currently a mount point (read from /proc/self/mountinfo)."""
     target = str(path.resolve()) if path.exists() else str(path)

@@ -14,7 +14,7 @@ CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
     "target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
     "n", "mean", "median", "sd", "cv", "ci_low", "ci_high", "ci_half_width_pct", "noisy",
-    "best", "best_clear",
+    "best", "best_clear", "of_raw",
 ]
 
 
@@ -46,7 +46,19 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
         })
     summary = pd.DataFrame(rows)
     summary["best"], summary["best_clear"] = _best_flags(summary)
+    summary["of_raw"] = _fraction_of_raw(summary)
     return summary[SUMMARY_COLUMNS]
+
+
+def _fraction_of_raw(summary: pd.DataFrame) -> pd.Series:
+    """Each cell's mean as a fraction of the raw device's mean for the same job (or NaN)."""
+    raw = summary[summary["fs"] == "raw"]
+    if raw.empty:
+        return pd.Series(math.nan, index=summary.index)
+    ceiling = raw.groupby(["workload", "op", "metric"])["mean"].first()
+    keys = list(zip(summary["workload"], summary["op"], summary["metric"], strict=True))
+    return pd.Series([summary["mean"].iloc[i] / ceiling[k] if k in ceiling.index else math.nan
+                      for i, k in enumerate(keys)], index=summary.index)
 
 
 def _best_flags(summary: pd.DataFrame) -> tuple[pd.Series, pd.Series]:

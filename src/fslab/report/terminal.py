@@ -15,70 +15,42 @@ from fslab.metrics import HEADLINE_METRICS, HIGHER
 from fslab.plan import Plan
 from fslab.targets import Target
 from fslab.units import format_value
+from fslab.workloads.base import Where
 
 METRIC_TITLES = {
     "iops": "IOPS",
-    "bw_bytes": "Bandwidth",
-    "clat_mean_ns": "Mean completion latency",
-    "clat_p99_ns": "p99 completion latency",
+    "bw_bytes": "bandwidth",
+    "clat_mean_ns": "mean clat",
+    "clat_p99_ns": "p99 clat",
 }
 
 
 def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> RenderableType:
-    """One table per headline metric: rows workload·op, a column per target, best marked."""
+    """A targets legend, then one table per workload: rows target·op, a column per metric."""
     parts: list[RenderableType] = []
     if summary.empty:
         parts.append(Text("No measurements yet."))
-    targets = list(dict.fromkeys(summary["target"])) if not summary.empty else []
-    impls = summary.drop_duplicates("target").set_index("target")["fs_impl"] if targets else {}
-    if targets:
-        legend = ", ".join(f"{t} = {summary.loc[summary.target == t, 'fs'].iloc[0]} "
-                           f"({impls[t]})" for t in targets)
-        parts.append(Text(f"Targets: {legend}", style="dim"))
-    noisy_seen = False
-    overlap_seen = False
-    for metric in HEADLINE_METRICS:
-        cells = summary[summary["metric"] == metric]
-        if cells.empty:
-            continue
-        better = cells["better"].iloc[0]
-        direction = "higher is better" if better == HIGHER else "lower is better"
-        table = Table(title=f"{METRIC_TITLES.get(metric, metric)} ({direction}); "
-                      "mean ± 95 % CI half-width", title_justify="left")
-        table.add_column("workload")
-        table.add_column("op")
-        for target in targets:
-            table.add_column(target, justify="right")
-        table.add_column("best", style="bold green")
-        for (workload, op), row_cells in cells.groupby(["workload", "op"], sort=True):
-            by_target = row_cells.set_index("target")
-            row: list[RenderableType] = [workload, op]
-            for target in targets:
-                if target not in by_target.index:
-                    row.append("–")
-                    continue
-                cell = by_target.loc[target]
-                noisy_seen |= bool(cell["noisy"])
-                row.append(_cell_text(cell))
-            best = row_cells[row_cells["best"]]
-            if best.empty:
-                row.append("")
-            elif bool(best["best_clear"].iloc[0]):
-                row.append(best["target"].iloc[0])
-            else:
-                overlap_seen = True
-                row.append(Text(f"{best['target'].iloc[0]}?", style="dim"))
-            table.add_row(*row)
-        parts.append(table)
-    if noisy_seen:
+    else:
+        parts.append(_targets_table(summary))
+    marks = {"noisy": False, "overlap": False, "above_raw": False}
+    for workload, cells in summary.groupby("workload", sort=True):
+        parts.append(_workload_table(str(workload), cells, marks))
+    if marks["noisy"]:
         parts.append(Text(
             f"⚠ CI half-width above {NOISY_HALF_WIDTH:.0%} of the mean (or n < 2): too few "
             "iterations or a noisy machine; add --iterations before trusting the difference.",
             style="yellow"))
-    if overlap_seen:
+    if marks["overlap"]:
         parts.append(Text(
-            "best? : the best mean's 95 % CI overlaps the runner-up's, so this ranking is "
-            "not established; run more iterations.", style="dim"))
+            "Green: the best target in the column (direction honoured: higher IOPS and "
+            "bandwidth, lower latency). '?' after it: its 95 % CI overlaps the runner-up's, "
+            "so the ranking is not established.", style="dim"))
+    if marks["above_raw"]:
+        parts.append(Text(
+            "IOPS vs raw above 100 %: the file system beat its raw loop device. With loop "
+            "direct I/O off, files just laid out sit in the host's page cache while the raw "
+            "device's blocks were flushed; set direct_io = true on every target for a true "
+            "ceiling.", style="dim"))
     if runs is not None and not runs.empty:
         bad = runs[runs["status"] != "ok"]
         if not bad.empty:
@@ -91,15 +63,59 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
     return Group(*parts)
 
 
-def _cell_text(cell: pd.Series) -> Text:
+def _targets_table(summary: pd.DataFrame) -> Table:
+    table = Table(title="Targets", title_justify="left")
+    for column in ("target", "fs", "implementation"):
+        table.add_column(column)
+    for _, row in summary.drop_duplicates("target").iterrows():
+        table.add_row(row["target"], row["fs"], row["fs_impl"])
+    return table
+
+
+def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) -> Table:
+    metrics = [m for m in HEADLINE_METRICS if m in set(cells["metric"])]
+    has_raw = "of_raw" in cells and cells["of_raw"].notna().any()
+    table = Table(title=f"{workload}: mean ± 95 % CI half-width", title_justify="left")
+    table.add_column("target")
+    table.add_column("op")
+    for metric in metrics:
+        better = "↑" if cells.loc[cells.metric == metric, "better"].iloc[0] == HIGHER else "↓"
+        table.add_column(f"{METRIC_TITLES.get(metric, metric)} {better}", justify="right")
+    if has_raw:
+        table.add_column("IOPS vs raw", justify="right")
+    indexed = cells.set_index(["op", "target", "metric"])
+    shown_ops = set(cells.loc[cells.metric.isin(metrics), "op"])
+    for op in sorted(shown_ops):
+        for target in dict.fromkeys(cells.loc[cells.op == op, "target"]):
+            row: list[RenderableType] = [target, op]
+            for metric in metrics:
+                key = (op, target, metric)
+                if key not in indexed.index:
+                    row.append("–")
+                    continue
+                row.append(_cell_text(indexed.loc[key], marks))
+            if has_raw:
+                key = (op, target, "iops")
+                ratio = indexed.loc[key, "of_raw"] if key in indexed.index else math.nan
+                row.append(f"{ratio:.0%}" if not math.isnan(ratio) else "")
+                marks["above_raw"] |= bool(ratio > 1.0)
+            table.add_row(*row)
+    return table
+
+
+def _cell_text(cell: pd.Series, marks: dict[str, bool]) -> Text:
     mean = format_value(cell["mean"], cell["unit"])
     pct = cell["ci_half_width_pct"]
     spread = "n=1" if cell["n"] < 2 else (f"±{pct:.0f}%" if not math.isnan(pct) else "")
     text = Text(f"{mean} {spread}")
     if cell["best"]:
         text.stylize("bold green")
+        if not cell["best_clear"]:
+            text.append("?", style="green")
+            marks["overlap"] = True
     if cell["noisy"]:
         text.append("⚠", style="yellow")
+        marks["noisy"] = True
     return text
 
 
@@ -132,7 +148,7 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
         shown.add(run.workload.name)
         directory = lab_root / "sessions" / "<session>" / "mnt" / "<target>" / (
             f"fslab-{run.workload.name}")
-        for filename, text in run.workload.render(directory).items():
+        for filename, text in run.workload.render(Where(directory=directory)).items():
             parts.append(Text(f"── {run.workload.name}: {filename} ──", style="cyan"))
             parts.append(Text(text.rstrip()))
     return Group(*parts)

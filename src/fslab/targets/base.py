@@ -1,4 +1,4 @@
-"""The contract every target implements: provision, describe, tear down."""
+"""The contract every target implements (provision, describe, teardown) and its helpers."""
 
 from __future__ import annotations
 
@@ -7,7 +7,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from fslab import system
+from fslab.errors import UserError
 from fslab.lab import Resource, Session
+
+# Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags).
+NEEDS_ROOT = "needs-root"
+FORMATS = "formats"  # runs mkfs: a fresh file system per provision
+FIEMAP = "fiemap"  # per-file extent maps are available
+FUSE = "fuse"  # a user-space file system: label results so
+DROP_CACHES = "drop-caches"  # caches can be dropped before runs (root)
+RAW_DEVICE = "raw-device"  # workloads address a block device, not files
+SEQUENTIAL_LAYOUT = "sequential-layout"  # files must be written sequentially before use
+MEMORY = "memory"  # data lives in RAM: a speed baseline, not storage
 
 
 @dataclass(frozen=True)
@@ -16,7 +28,7 @@ class TargetSpec:
 
     name: str
     fs: str
-    size: int = 0  # image size in bytes (loop-image kinds)
+    size: int = 0  # image size in bytes (image-backed kinds)
     mkfs_options: tuple[str, ...] = ()
     mount_options: str = ""
     path: str = ""  # dir: the existing directory to benchmark
@@ -28,13 +40,20 @@ class TargetSpec:
 class Mounted:
     """A provisioned target, ready for workloads."""
 
-    path: Path
+    path: Path | None  # the directory workloads run in (None: raw device only)
     description: dict[str, Any]
     resources: list[Resource] = field(default_factory=list)
+    device: str = ""  # the block device, for raw targets
+    layout_first: bool = False  # write files sequentially before fio touches them
+    cgroup: str = ""  # blkio cgroup that workload processes join (slow-device emulation)
 
-    def free_bytes(self) -> int:
-        """Space available to an unprivileged writer, as statvfs reports it."""
+    def free_bytes(self) -> int | None:
+        """Space available to a writer (device size for raw); None when the fs won't say."""
+        if self.path is None:
+            return int(self.description.get("device_size", 0))
         stats = os.statvfs(self.path)
+        if stats.f_blocks == 0:  # fusefat reports no sizes at all
+            return None
         return stats.f_bavail * stats.f_frsize
 
 
@@ -47,6 +66,9 @@ class Target(Protocol):
 
     @property
     def needs_root(self) -> bool: ...
+
+    def availability(self) -> str:
+        """Why this kind cannot run on this machine ('' when it can), root aside."""
 
     def check(self) -> None:
         """Raise UserError with one line when this target cannot run here."""
@@ -61,16 +83,52 @@ class Target(Protocol):
         """Release what provision acquired, in reverse order."""
 
 
+class BaseTarget:
+    """Shared behaviour: root and tool checks, option validation, ordered teardown."""
+
+    kind: ClassVar[str] = "base"
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
+    tools: ClassVar[tuple[str, ...]] = ()
+    allowed_options: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, spec: TargetSpec, **_: Any) -> None:
+        self.spec = spec
+
+    @property
+    def needs_root(self) -> bool:
+        return NEEDS_ROOT in self.capabilities
+
+    def availability(self) -> str:
+        missing = [tool for tool in self.tools if system.which(tool) is None]
+        if missing:
+            return "; ".join(system.missing_tool_message(tool) for tool in missing)
+        return self.kernel_support()
+
+    def kernel_support(self) -> str:
+        """Why the running kernel cannot host this kind ('' when it can)."""
+        return ""
+
+    def check(self) -> None:
+        unknown = sorted(set(self.spec.options) - self.allowed_options)
+        if unknown:
+            allowed = ", ".join(sorted(self.allowed_options)) or "none"
+            raise UserError(f"target {self.spec.name}: unknown option {', '.join(unknown)} "
+                            f"for {self.spec.fs} (allowed: {allowed})")
+        if self.needs_root and not system.is_root():
+            raise UserError(
+                f"target {self.spec.name} ({self.spec.fs}) needs root to create and mount "
+                "file systems: run fslab as root, or benchmark an existing directory with dir:PATH"
+            )
+        reason = self.availability()
+        if reason:
+            raise UserError(f"target {self.spec.name} ({self.spec.fs}): {reason}")
+
+    def teardown(self, session: Session, mounted: Mounted) -> None:
+        release_all(session, mounted)
+
+
 def release_all(session: Session, mounted: Mounted) -> None:
     """Release a target's resources in reverse order of acquisition."""
     for resource in reversed(mounted.resources):
         session.release(resource)
     mounted.resources.clear()
-
-
-# Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags).
-NEEDS_ROOT = "needs-root"
-FORMATS = "formats"  # runs mkfs: a fresh file system per provision
-FIEMAP = "fiemap"  # per-file extent maps are available
-FUSE = "fuse"
-DROP_CACHES = "drop-caches"  # caches can be dropped before runs (root)

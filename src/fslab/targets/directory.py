@@ -9,25 +9,19 @@ from typing import Any, ClassVar
 from fslab import system
 from fslab.errors import UserError
 from fslab.lab import WORKDIR_PREFIX, Session
-from fslab.targets.base import Mounted, TargetSpec
+from fslab.targets.base import BaseTarget, Mounted
 
 FUSE_TYPES = ("fuse", "fuseblk")
 
 
-class DirectoryTarget:
+class DirectoryTarget(BaseTarget):
     """An existing directory; fslab works in a private subdirectory and removes only that."""
 
     kind: ClassVar[str] = "dir"
     capabilities: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, spec: TargetSpec) -> None:
-        self.spec = spec
-
-    @property
-    def needs_root(self) -> bool:
-        return False
-
     def check(self) -> None:
+        super().check()
         path = Path(self.spec.path)
         if not path.is_dir():
             raise UserError(f"target {self.spec.name}: {path} is not an existing directory")
@@ -52,9 +46,4 @@ class DirectoryTarget:
         mounted.resources.append(session.record("workdir", workdir))
         workdir.mkdir()
         return mounted
-
-    def teardown(self, session: Session, mounted: Mounted) -> None:
-        for resource in reversed(mounted.resources):
-            session.release(resource)
-        mounted.resources.clear()
 

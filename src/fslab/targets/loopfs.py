@@ -1,16 +1,37 @@
-"""Kernel file systems on a loop image made in the lab (or, when confirmed, a real device)."""
+"""Kernel file systems (ext2/3/4, xfs, btrfs) on a loop image or, when confirmed, a device."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from fslab import system
 from fslab.errors import UserError
 from fslab.lab import Session
-from fslab.targets.base import DROP_CACHES, FIEMAP, FORMATS, NEEDS_ROOT, Mounted, TargetSpec
+from fslab.targets.base import (
+    DROP_CACHES,
+    FIEMAP,
+    FORMATS,
+    NEEDS_ROOT,
+    BaseTarget,
+    Mounted,
+    TargetSpec,
+)
 from fslab.targets.blockdev import check_block_device
+from fslab.targets.common import (
+    attach_loop,
+    kernel_has_fs,
+    loop_settings,
+    make_image,
+    make_mountpoint,
+    mount,
+)
+from fslab.targets.device_options import (
+    DEVICE_OPTIONS,
+    apply_throttle,
+    parse_throttle,
+    throttle_support,
+)
 
 
 @dataclass(frozen=True)
@@ -23,55 +44,57 @@ class FsProfile:
     min_size: int
 
 
+MiB = 1024**2
+# Lazy inode-table and journal init off: otherwise ext4lazyinit writes in the background
+# for minutes after mkfs and skews the first runs.
+_NO_LAZY = ("-E", "lazy_itable_init=0,lazy_journal_init=0")
 PROFILES = {
-    # Lazy inode-table and journal init off: otherwise ext4lazyinit writes in the
-    # background for minutes after mkfs and skews the first runs.
-    "ext4": FsProfile(
-        "ext4", "mkfs.ext4", ("-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"),
-        16 * 1024**2,
-    ),
-    "xfs": FsProfile("xfs", "mkfs.xfs", ("-f", "-q"), 300 * 1024**2),
-    "btrfs": FsProfile("btrfs", "mkfs.btrfs", ("-f", "-q"), 114 * 1024**2),
+    "ext2": FsProfile("ext2", "mkfs.ext2", ("-F", "-q", "-E", "lazy_itable_init=0"), 8 * MiB),
+    "ext3": FsProfile("ext3", "mkfs.ext3", ("-F", "-q", *_NO_LAZY), 16 * MiB),
+    "ext4": FsProfile("ext4", "mkfs.ext4", ("-F", "-q", *_NO_LAZY), 16 * MiB),
+    "xfs": FsProfile("xfs", "mkfs.xfs", ("-f", "-q"), 300 * MiB),
+    "btrfs": FsProfile("btrfs", "mkfs.btrfs", ("-f", "-q"), 114 * MiB),
 }
 
 
-class LoopFsTarget:
+class LoopFsTarget(BaseTarget):
     """A kernel file system made fresh by mkfs on a sparse image (or a confirmed device)."""
 
     kind: ClassVar[str] = "loopfs"
     capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, FIEMAP, DROP_CACHES})
+    allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS
 
     def __init__(self, spec: TargetSpec, *, confirmed_devices: frozenset[str] = frozenset(),
-                 force_device: bool = False) -> None:
-        self.spec = spec
+                 force_device: bool = False, **_: Any) -> None:
+        super().__init__(spec)
         self.profile = PROFILES[spec.fs]
         self.confirmed_devices = confirmed_devices
         self.force_device = force_device
+        self.throttle = parse_throttle(spec.options.get("throttle"), spec.name)
 
     @property
-    def needs_root(self) -> bool:
-        return True
+    def tools(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self.profile.mkfs, "losetup", "mount", "umount")
+
+    def kernel_support(self) -> str:
+        if not kernel_has_fs(self.spec.fs):
+            return f"the running kernel has no {self.spec.fs} driver"
+        return throttle_support() if self.throttle else ""
 
     def mkfs_command(self, device: str) -> list[str]:
         return [self.profile.mkfs, *self.profile.default_mkfs_options,
                 *self.spec.mkfs_options, device]
 
-    def mount_command(self, device: str, mountpoint: Path) -> list[str]:
+    def mount_command(self, device: str, mountpoint: Any) -> list[str]:
         options = ["-o", self.spec.mount_options] if self.spec.mount_options else []
         return ["mount", "-t", self.spec.fs, *options, device, str(mountpoint)]
 
     def check(self) -> None:
-        if not system.is_root():
-            raise UserError(
-                f"target {self.spec.name} ({self.spec.fs}) needs root to run mkfs, losetup "
-                "and mount: run fslab as root, or benchmark an existing directory with dir:PATH"
-            )
-        for tool in (self.profile.mkfs, "losetup", "mount", "umount"):
-            system.require_tool(tool)
+        super().check()
         if not self.spec.device and self.spec.size < self.profile.min_size:
             raise UserError(
-                f"target {self.spec.name}: image size {self.spec.size // 1024**2} MiB is below "
-                f"{self.spec.fs}'s minimum of {self.profile.min_size // 1024**2} MiB"
+                f"target {self.spec.name}: image size {self.spec.size // MiB} MiB is below "
+                f"{self.spec.fs}'s minimum of {self.profile.min_size // MiB} MiB"
             )
         if self.spec.device:
             check_block_device(
@@ -91,64 +114,30 @@ class LoopFsTarget:
             "mkfs_command": self.mkfs_command(device),
             "mkfs_version": system.tool_version(self.profile.mkfs),
             "mount_options_requested": self.spec.mount_options or "defaults",
+            "loop_direct_io": bool(self.spec.options.get("direct_io", False)),
+            "throttle": self.throttle or None,
         }
 
     def provision(self, session: Session) -> Mounted:
-        mountpoint = session.path_for("mnt", self.spec.name)
-        mounted = Mounted(path=mountpoint, description=self.describe())
+        mounted = Mounted(path=None, description=self.describe())
         try:
-            device = self._attach(session, mounted)
+            if self.spec.device:
+                device = self.spec.device
+            else:
+                image = make_image(session, mounted, self.spec.name, self.spec.size)
+                device = attach_loop(session, mounted, image,
+                                     bool(self.spec.options.get("direct_io", False)))
             system.run(self.mkfs_command(device), timeout=600)
-            mounted.resources.append(session.record("dir", mountpoint))
-            mountpoint.mkdir(parents=True, exist_ok=True)
-            mounted.resources.append(session.record("mount", mountpoint))
-            system.run(self.mount_command(device, mountpoint))
+            mounted.path = make_mountpoint(session, mounted, self.spec.name)
+            mount(session, mounted, self.mount_command(device, mounted.path), mounted.path)
+            if self.throttle:
+                apply_throttle(session, mounted, self.spec.name, device, self.throttle)
         except BaseException:
             self.teardown(session, mounted)
             raise
         mounted.description.update(
             device=device,
-            mount_options=system.mount_options(mountpoint),
-            loop=_loop_settings(device),
+            mount_options=system.mount_options(mounted.path),
+            loop=loop_settings(device),
         )
         return mounted
-
-    def teardown(self, session: Session, mounted: Mounted) -> None:
-        for resource in reversed(mounted.resources):
-            session.release(resource)
-        mounted.resources.clear()
-
-    def _attach(self, session: Session, mounted: Mounted) -> str:
-        """Return the block device to format: a confirmed device, or a fresh loop image."""
-        if self.spec.device:
-            return self.spec.device
-        image = session.path_for("images", f"{self.spec.name}.img")
-        image.parent.mkdir(parents=True, exist_ok=True)
-        mounted.resources.append(session.record("file", image))
-        with image.open("wb") as handle:
-            handle.truncate(self.spec.size)  # sparse: blocks are allocated as written
-        mounted.resources.append(session.record("loop", image))
-        return system.run(["losetup", "--find", "--show", str(image)]).stdout.strip()
-
-
-def _loop_settings(device: str) -> dict[str, Any]:
-    """Read a loop device's direct-I/O and block-size settings from sysfs."""
-    name = Path(device).name
-    queue = Path(f"/sys/block/{name}/queue")
-    loop = Path(f"/sys/block/{name}/loop")
-    if not loop.is_dir():
-        return {}
-
-    def read(path: Path) -> str:
-        try:
-            return path.read_text().strip()
-        except OSError:
-            return ""
-
-    return {
-        "device": device,
-        "backing_file": read(loop / "backing_file"),
-        "direct_io": read(loop / "dio") == "1",
-        "logical_block_size": read(queue / "logical_block_size"),
-        "scheduler": read(queue / "scheduler"),
-    }

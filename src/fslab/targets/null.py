@@ -5,24 +5,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from fslab.lab import Session
-from fslab.targets.base import Mounted, TargetSpec
+from fslab.targets.base import BaseTarget, Mounted
 
 
-class NullTarget:
+class NullTarget(BaseTarget):
     """Provisions instantly and formats nothing (cf. fio's null ioengine)."""
 
     kind: ClassVar[str] = "null"
     capabilities: ClassVar[frozenset[str]] = frozenset()
-
-    def __init__(self, spec: TargetSpec) -> None:
-        self.spec = spec
-
-    @property
-    def needs_root(self) -> bool:
-        return False
-
-    def check(self) -> None:
-        return None
 
     def describe(self) -> dict[str, Any]:
         return {"target": self.spec.name, "fs": "null", "fs_impl": "null (test harness)"}
@@ -33,8 +23,3 @@ class NullTarget:
         mounted.resources.append(session.record("dir", path))
         path.mkdir(parents=True)
         return mounted
-
-    def teardown(self, session: Session, mounted: Mounted) -> None:
-        for resource in reversed(mounted.resources):
-            session.release(resource)
-        mounted.resources.clear()

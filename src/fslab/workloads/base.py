@@ -9,6 +9,17 @@ from typing import Any, Protocol
 from fslab.metrics import Measurement
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where a workload runs: a directory on the target, or a raw block device."""
+
+    directory: Path | None
+    device: str = ""
+    layout_first: bool = False  # the fs needs files written sequentially before use
+    cgroup: str = ""  # processes join this blkio cgroup (slow-device emulation)
+    quirk: str = ""  # the target's known limitation, to explain a failure it causes
+
+
 @dataclass
 class RunOutput:
     """What one execution of a workload produced."""
@@ -31,11 +42,11 @@ class Workload(Protocol):
     def required_bytes(self) -> int:
         """Space the workload's files need on the target (0 if unknown)."""
 
-    def render(self, directory: Path) -> dict[str, str]:
-        """Return the resolved input files (name -> text), as they would run in `directory`."""
+    def render(self, where: Where) -> dict[str, str]:
+        """Return the resolved input files (name -> text), as they would run at `where`."""
 
-    def run(self, directory: Path, run_dir: Path) -> RunOutput:
-        """Run in `directory`, keep raw output in `run_dir`, and return what it measured."""
+    def run(self, where: Where, run_dir: Path) -> RunOutput:
+        """Run at `where`, keep raw output in `run_dir`, and return what it measured."""
 
     def parse(self, run_dir: Path) -> list[Measurement]:
         """Rebuild the measurements from the raw output kept in `run_dir`."""

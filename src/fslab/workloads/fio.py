@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -14,7 +15,7 @@ from fslab.errors import UserError
 from fslab.metrics import Measurement
 from fslab.parsers.fio import FioParseError, extract_json, job_errors, parse_fio
 from fslab.units import parse_size
-from fslab.workloads.base import RunOutput
+from fslab.workloads.base import RunOutput, Where
 
 FIO_OUTPUT = "fio.json"
 JOB_FILE = "job.fio"
@@ -53,36 +54,42 @@ class FioWorkload:
             return 0
         return per_job * int(merged.get("numjobs", 1))
 
-    def render(self, directory: Path) -> dict[str, str]:
+    def render(self, where: Where) -> dict[str, str]:
         if self.raw_job_text is not None:
-            return {JOB_FILE: set_directory(self.raw_job_text, directory)}
+            return {JOB_FILE: set_directory(self.raw_job_text, where.directory or Path("."))}
         origin = f" (preset {self.preset})" if self.preset else ""
-        lines = [f"; fslab workload {self.name}{origin}"]
-        lines.append("[global]")
-        lines += _option_lines({**self.global_options, "directory": str(directory)})
+        lines = [f"; fslab workload {self.name}{origin}", "[global]"]
+        lines += _option_lines({**self.global_options, **_location(where, self.global_options)})
         lines.append(f"[{self.name}]")
         lines += _option_lines(self.options)
         return {JOB_FILE: "\n".join(lines) + "\n"}
 
-    def run(self, directory: Path, run_dir: Path) -> RunOutput:
+    def run(self, where: Where, run_dir: Path) -> RunOutput:
+        if where.device and self.raw_job_text is not None:
+            return RunOutput(status="unsupported", reason=(
+                "a user job file runs inside a directory; a raw device target takes presets"))
         job_file = run_dir / JOB_FILE
-        job_file.write_text(self.render(directory)[JOB_FILE])
+        job_file.write_text(self.render(where)[JOB_FILE])
+        metadata: dict[str, Any] = {"fio_version": system.tool_version("fio")}
+        if where.layout_first and where.directory and self.raw_job_text is None:
+            metadata["layout"] = lay_out_files(where.directory, self)
         output = run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}", str(job_file)]
-        returncode, stderr = _run_fio(cmd, timeout=self.runtime + LAYOUT_GRACE_S)
+        metadata["command"] = cmd
+        if where.cgroup:
+            metadata["cgroup"] = where.cgroup
+        returncode, stderr = _run_fio(cmd, timeout=self.runtime + LAYOUT_GRACE_S,
+                                      cgroup=where.cgroup)
         (run_dir / "stderr.txt").write_text(stderr)
-        metadata = {"command": cmd, "fio_version": system.tool_version("fio")}
         try:
             measurements = self.parse(run_dir)
             errors = job_errors(extract_json(output.read_text()))
         except (OSError, FioParseError) as exc:
-            reason = _first_error_line(stderr) or str(exc)
-            return RunOutput(status="failed", reason=f"fio exited {returncode}: {reason}",
-                             metadata=metadata)
+            reason = f"fio exited {returncode}: {_first_error_line(stderr) or exc}"
+            return _failure(reason, where, metadata)
         if returncode != 0 or errors:
             reason = _first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
-            return RunOutput(measurements=[], status="failed", reason=f"fio: {reason}",
-                             metadata=metadata)
+            return _failure(f"fio: {reason}", where, metadata)
         return RunOutput(measurements=measurements, metadata=metadata)
 
     def parse(self, run_dir: Path) -> list[Measurement]:
@@ -101,9 +108,52 @@ def _option_lines(options: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _run_fio(cmd: list[str], timeout: float) -> tuple[int, str]:
+def _location(where: Where, global_options: dict[str, Any]) -> dict[str, Any]:
+    """directory= for a file system; filename= and per-job regions for a raw device."""
+    if not where.device:
+        return {"directory": str(where.directory)}
+    # Jobs get disjoint regions of the device, as they get separate files on a file system.
+    return {"filename": where.device, "offset_increment": global_options.get("size")}
+
+
+def _failure(reason: str, where: Where, metadata: dict[str, Any]) -> RunOutput:
+    """A failed run; on a target with a known limitation that refused it, 'unsupported'."""
+    refused = any(text in reason for text in ("Operation not permitted", "not supported",
+                                               "Invalid argument"))
+    if where.quirk and refused:
+        return RunOutput(status="unsupported", reason=f"{reason} ({where.quirk})",
+                         metadata=metadata)
+    return RunOutput(status="failed", reason=reason, metadata=metadata)
+
+
+def lay_out_files(directory: Path, workload: FioWorkload) -> dict[str, Any]:
+    """Write each job's file sequentially, with fio's names, before fio opens it.
+
+    For file systems that refuse ftruncate and random writes into a new file (fusefat):
+    fio finds its files already at full size and only does the I/O under test.
+    """
+    merged = {**workload.global_options, **workload.options}
+    size = parse_size(str(merged.get("size", "0")))
+    chunk = os.urandom(1024**2)
+    names = []
+    for job in range(int(merged.get("numjobs", 1))):
+        path = directory / f"{workload.name}.{job}.0"
+        with path.open("wb") as handle:
+            left = size
+            while left > 0:
+                left -= handle.write(chunk[: min(left, len(chunk))])
+        names.append(path.name)
+    return {"files": names, "bytes_each": size, "why": "sequential layout before fio"}
+
+
+def _run_fio(cmd: list[str], timeout: float, cgroup: str = "") -> tuple[int, str]:
     """Run fio; on Ctrl-C or SIGTERM stop it (it is ours) and wait before re-raising."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def join_cgroup() -> None:
+        Path(cgroup, "cgroup.procs").write_text(str(os.getpid()))
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=join_cgroup if cgroup else None)
     try:
         _, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.metrics import Measurement
-from fslab.workloads.base import RunOutput
+from fslab.workloads.base import RunOutput, Where
 
 
 @dataclass
@@ -29,10 +29,10 @@ class NullWorkload:
     def required_bytes(self) -> int:
         return 0
 
-    def render(self, directory: Path) -> dict[str, str]:
-        return {"null.json": json.dumps({"iops": self.iops, "directory": str(directory)})}
+    def render(self, where: Where) -> dict[str, str]:
+        return {"null.json": json.dumps({"iops": self.iops, "directory": str(where.directory)})}
 
-    def run(self, directory: Path, run_dir: Path) -> RunOutput:
+    def run(self, where: Where, run_dir: Path) -> RunOutput:
         if self.sleep_s:
             time.sleep(self.sleep_s)
         if self.fail:

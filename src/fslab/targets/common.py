@@ -1,0 +1,90 @@
+"""Steps many targets share: sparse images, loop devices, mount points, mounts."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from fslab import system
+from fslab.lab import Session
+from fslab.targets.base import Mounted
+
+
+def make_image(session: Session, mounted: Mounted, name: str, size: int) -> Path:
+    """A sparse image file in the session's lab directory (blocks allocated as written)."""
+    image = session.path_for("images", f"{name}.img")
+    image.parent.mkdir(parents=True, exist_ok=True)
+    mounted.resources.append(session.record("file", image))
+    with image.open("wb") as handle:
+        handle.truncate(size)
+    return image
+
+
+def attach_loop(session: Session, mounted: Mounted, image: Path, direct_io: bool = False) -> str:
+    """Attach an image to a free loop device (recorded first) and return the device."""
+    mounted.resources.append(session.record("loop", image))
+    cmd = ["losetup", "--find", "--show"]
+    if direct_io:
+        cmd.append("--direct-io=on")
+    return system.run([*cmd, str(image)]).stdout.strip()
+
+
+def make_mountpoint(session: Session, mounted: Mounted, name: str) -> Path:
+    """An empty directory to mount on, removed at teardown."""
+    mountpoint = session.path_for("mnt", name)
+    mounted.resources.append(session.record("dir", mountpoint))
+    mountpoint.mkdir(parents=True, exist_ok=True)
+    return mountpoint
+
+
+def mount(session: Session, mounted: Mounted, cmd: list[str], mountpoint: Path,
+          fuse: bool = False) -> None:
+    """Run a mount command, recording the mount point first so it is always unmounted."""
+    mounted.resources.append(session.record("mount", mountpoint, fuse=fuse))
+    system.run(cmd, timeout=120)
+
+
+def loop_settings(device: str) -> dict[str, Any]:
+    """Read a loop device's direct-I/O and block-size settings from sysfs."""
+    name = Path(device).name
+    queue = Path(f"/sys/block/{name}/queue")
+    loop = Path(f"/sys/block/{name}/loop")
+    if not loop.is_dir():
+        return {}
+
+    def read(path: Path) -> str:
+        try:
+            return path.read_text().strip()
+        except OSError:
+            return ""
+
+    return {
+        "device": device,
+        "backing_file": read(loop / "backing_file"),
+        "direct_io": read(loop / "dio") == "1",
+        "logical_block_size": read(queue / "logical_block_size"),
+        "scheduler": read(queue / "scheduler"),
+    }
+
+
+def package_version(package: str) -> str:
+    """The Debian package version of a user-space file system, e.g. '1:2022.10.3-1'."""
+    try:
+        proc = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package],
+                              capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    version = proc.stdout.strip()
+    if not version:
+        return "unknown"
+    return version.split(":", 1)[-1].split("-")[0].split("+")[0]
+
+
+def kernel_has_fs(fstype: str) -> bool:
+    """True when /proc/filesystems lists `fstype` (modules cannot be loaded here)."""
+    try:
+        listed = Path("/proc/filesystems").read_text().split()
+    except OSError:
+        return False
+    return fstype in listed

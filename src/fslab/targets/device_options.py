@@ -1,0 +1,81 @@
+"""Device options of image-backed targets: loop direct I/O and slow-device emulation.
+
+Slow-device emulation uses cgroup v1 blkio throttling on the target's loop device:
+read/write IOPS and bytes/s caps for the workload processes, which join the cgroup.
+cgroup v1 charges only I/O a process submits itself, so the caps bind direct I/O
+(fio direct=1); buffered writes are flushed by kernel threads and escape them. That is
+recorded with the target, and a buffered workload on a throttled target is flagged.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from fslab.errors import UserError
+from fslab.lab import Session
+from fslab.targets.base import Mounted
+from fslab.units import parse_size
+
+BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
+CGROUP_PREFIX = "fslab-"
+THROTTLE_FILES = {
+    "read_iops": "blkio.throttle.read_iops_device",
+    "write_iops": "blkio.throttle.write_iops_device",
+    "read_bps": "blkio.throttle.read_bps_device",
+    "write_bps": "blkio.throttle.write_bps_device",
+}
+DEVICE_OPTIONS = frozenset({"direct_io", "throttle"})
+
+
+def parse_throttle(value: Any, target: str) -> dict[str, int]:
+    """Validate `throttle = {read_iops = 100, write_bps = "10M", ...}`."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not value:
+        raise UserError(f"target {target}: throttle must be a table like "
+                        "{read_iops = 100, write_bps = \"10M\"}")
+    unknown = sorted(set(value) - set(THROTTLE_FILES))
+    if unknown:
+        raise UserError(f"target {target}: unknown throttle key {', '.join(unknown)} "
+                        f"(allowed: {', '.join(THROTTLE_FILES)})")
+    limits = {}
+    for key, raw in value.items():
+        limits[key] = parse_size(raw) if key.endswith("_bps") else int(raw)
+        if limits[key] <= 0:
+            raise UserError(f"target {target}: throttle {key} must be positive")
+    return limits
+
+
+def throttle_support() -> str:
+    """Why blkio throttling is unavailable here ('' when it is available)."""
+    if not (BLKIO_ROOT / THROTTLE_FILES["read_iops"]).exists():
+        return f"slow-device emulation needs the cgroup v1 blkio controller at {BLKIO_ROOT}"
+    return ""
+
+
+def apply_throttle(session: Session, mounted: Mounted, name: str, device: str,
+                   limits: dict[str, int]) -> None:
+    """Create a blkio cgroup capping `device`; workload processes will join it."""
+    reason = throttle_support()
+    if reason:
+        raise UserError(reason)
+    cgroup = BLKIO_ROOT / f"{CGROUP_PREFIX}{session.dir.name}-{name}"
+    mounted.resources.append(session.record("cgroup", cgroup))
+    cgroup.mkdir()
+    rdev = os.stat(device).st_rdev
+    numbers = f"{os.major(rdev)}:{os.minor(rdev)}"
+    for key, limit in limits.items():
+        (cgroup / THROTTLE_FILES[key]).write_text(f"{numbers} {limit}\n")
+    mounted.cgroup = str(cgroup)
+    mounted.description["throttle"] = {
+        **limits, "device": numbers, "binds": "direct I/O only (cgroup v1 blkio)"}
+
+
+def release_cgroup(path: Path) -> None:
+    """Remove an fslab blkio cgroup (its processes, fslab's own, have exited)."""
+    if path.parent != BLKIO_ROOT or not path.name.startswith(CGROUP_PREFIX):
+        raise OSError(f"refusing to remove {path}: not an fslab cgroup")
+    if path.exists():
+        path.rmdir()

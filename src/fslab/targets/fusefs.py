@@ -1,0 +1,127 @@
+"""User-space (FUSE) file systems: ntfs (ntfs-3g), exfat (exfat-fuse), fat32 (fusefat).
+
+Their figures are those of a FUSE implementation, not of a kernel driver: every result
+carries the program and its version in fs_impl.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from fslab import system
+from fslab.errors import UserError
+from fslab.lab import Session
+from fslab.targets.base import (
+    DROP_CACHES,
+    FORMATS,
+    FUSE,
+    NEEDS_ROOT,
+    SEQUENTIAL_LAYOUT,
+    BaseTarget,
+    Mounted,
+)
+from fslab.targets.common import (
+    attach_loop,
+    make_image,
+    make_mountpoint,
+    mount,
+    package_version,
+)
+
+
+@dataclass(frozen=True)
+class FuseProfile:
+    """How to make and mount one FUSE file system."""
+
+    fs: str
+    package: str
+    mkfs: tuple[str, ...]  # the image or device is appended
+    mount_program: str
+    needs_block_device: bool
+    min_size: int
+    quirk: str = ""  # what fslab does about this implementation's limits
+
+
+MiB = 1024**2
+PROFILES = {
+    "ntfs": FuseProfile("ntfs", "ntfs-3g", ("mkntfs", "-F", "-Q", "-q"), "ntfs-3g",
+                        needs_block_device=False, min_size=2 * MiB),
+    "exfat": FuseProfile("exfat", "exfat-fuse", ("mkfs.exfat",), "mount.exfat-fuse",
+                         needs_block_device=True, min_size=1 * MiB),
+    "fat32": FuseProfile(
+        "fat32", "fusefat", ("mkfs.fat", "-F", "32"), "fusefat",
+        needs_block_device=False, min_size=64 * MiB,
+        quirk="fusefat rejects ftruncate and random writes into a new file: fslab writes "
+              "each job's files sequentially before fio runs (as fio's own layout would)",
+    ),
+}
+
+
+class FuseFsTarget(BaseTarget):
+    """A FUSE file system on a fresh image (exfat via a loop device, as it needs one)."""
+
+    kind: ClassVar[str] = "fuse"
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, FUSE, DROP_CACHES})
+
+    def __init__(self, spec: Any, **kwargs: Any) -> None:
+        super().__init__(spec, **kwargs)
+        self.profile = PROFILES[spec.fs]
+
+    @property
+    def tools(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self.profile.mkfs[0], self.profile.mount_program, "umount")
+
+    def kernel_support(self) -> str:
+        if not Path("/dev/fuse").exists():
+            return "FUSE is unavailable (/dev/fuse missing)"
+        return ""
+
+    def check(self) -> None:
+        super().check()
+        if self.spec.size < self.profile.min_size:
+            raise UserError(f"target {self.spec.name}: {self.spec.fs} needs an image of at "
+                            f"least {self.profile.min_size // MiB} MiB")
+
+    def describe(self) -> dict[str, Any]:
+        info = {
+            "target": self.spec.name,
+            "fs": self.spec.fs,
+            "fs_impl": f"{self.profile.package} {package_version(self.profile.package)} (FUSE)",
+            "backing": "loop device over an image" if self.profile.needs_block_device
+            else "image file in the lab directory",
+            "image_size": self.spec.size,
+            "mkfs_command": [*self.profile.mkfs, *self.spec.mkfs_options, "<image>"],
+            "mount_options_requested": self.spec.mount_options or "defaults",
+        }
+        if self.profile.quirk:
+            info["quirk"] = self.profile.quirk
+        return info
+
+    def mount_command(self, source: str, mountpoint: Path) -> list[str]:
+        options = list(filter(None, ["rw+" if self.spec.fs == "fat32" else "",
+                                     self.spec.mount_options]))
+        opt_args = ["-o", ",".join(options)] if options else []
+        return [self.profile.mount_program, *opt_args, source, str(mountpoint)]
+
+    def provision(self, session: Session) -> Mounted:
+        mounted = Mounted(path=None, description=self.describe(),
+                          layout_first=SEQUENTIAL_LAYOUT in self.quirks())
+        try:
+            source = str(make_image(session, mounted, self.spec.name, self.spec.size))
+            if self.profile.needs_block_device:
+                source = attach_loop(session, mounted, Path(source))
+            system.run([*self.profile.mkfs, *self.spec.mkfs_options, source], timeout=600)
+            mounted.path = make_mountpoint(session, mounted, self.spec.name)
+            mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,
+                  fuse=True)
+        except BaseException:
+            self.teardown(session, mounted)
+            raise
+        mounted.description.update(source=source,
+                                   mount_options=system.mount_options(mounted.path))
+        return mounted
+
+    def quirks(self) -> frozenset[str]:
+        return frozenset({SEQUENTIAL_LAYOUT}) if self.spec.fs == "fat32" else frozenset()

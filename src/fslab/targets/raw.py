@@ -1,0 +1,69 @@
+"""raw: fio straight on the loop device, no file system: the ceiling for every fs result.
+
+The image is filled once with data at provision: reads from a sparse image's holes (or
+from fallocated, unwritten extents) never touch the disk and would make a false ceiling.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from fslab import system
+from fslab.lab import Session
+from fslab.targets.base import DROP_CACHES, NEEDS_ROOT, RAW_DEVICE, BaseTarget, Mounted
+from fslab.targets.common import attach_loop, loop_settings, make_image
+from fslab.targets.device_options import (
+    DEVICE_OPTIONS,
+    apply_throttle,
+    parse_throttle,
+    throttle_support,
+)
+
+
+class RawTarget(BaseTarget):
+    """A loop device over a filled image; workloads address the device itself."""
+
+    kind: ClassVar[str] = "raw"
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, RAW_DEVICE, DROP_CACHES})
+    tools: ClassVar[tuple[str, ...]] = ("losetup", "fio")
+    allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS
+
+    def __init__(self, spec: Any, **kwargs: Any) -> None:
+        super().__init__(spec, **kwargs)
+        self.throttle = parse_throttle(spec.options.get("throttle"), spec.name)
+
+    def kernel_support(self) -> str:
+        return throttle_support() if self.throttle else ""
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "target": self.spec.name,
+            "fs": "raw",
+            "fs_impl": f"no file system: loop device, kernel {system.kernel_release()}",
+            "backing": "loop image in the lab directory, filled before use",
+            "image_size": self.spec.size,
+            "device_size": self.spec.size,
+            "loop_direct_io": bool(self.spec.options.get("direct_io", False)),
+            "throttle": self.throttle or None,
+        }
+
+    def provision(self, session: Session) -> Mounted:
+        mounted = Mounted(path=None, description=self.describe())
+        try:
+            image = make_image(session, mounted, self.spec.name, self.spec.size)
+            self._fill(image)
+            mounted.device = attach_loop(session, mounted, image,
+                                         bool(self.spec.options.get("direct_io", False)))
+            if self.throttle:
+                apply_throttle(session, mounted, self.spec.name, mounted.device, self.throttle)
+        except BaseException:
+            self.teardown(session, mounted)
+            raise
+        mounted.description.update(device=mounted.device, loop=loop_settings(mounted.device))
+        return mounted
+
+    def _fill(self, image: Any) -> None:
+        """Write the whole image once so that reads hit allocated blocks."""
+        system.run(["fio", "--name=fslab-fill", f"--filename={image}", "--rw=write",
+                    "--bs=1M", f"--size={self.spec.size}", "--ioengine=sync",
+                    "--end_fsync=1", "--output-format=terse"], timeout=1800)

@@ -1,0 +1,41 @@
+"""tmpfs: a memory-speed baseline. Not storage: its figures bound what caching can give."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from fslab import system
+from fslab.lab import Session
+from fslab.targets.base import MEMORY, NEEDS_ROOT, BaseTarget, Mounted
+from fslab.targets.common import make_mountpoint, mount
+
+
+class TmpfsTarget(BaseTarget):
+    """A tmpfs mount of the campaign's image size."""
+
+    kind: ClassVar[str] = "tmpfs"
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, MEMORY})
+    tools: ClassVar[tuple[str, ...]] = ("mount", "umount")
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "target": self.spec.name,
+            "fs": "tmpfs",
+            "fs_impl": f"kernel {system.kernel_release()} (memory)",
+            "backing": "RAM (a speed baseline, not storage)",
+            "image_size": self.spec.size,
+            "mount_options_requested": self.spec.mount_options or "defaults",
+        }
+
+    def provision(self, session: Session) -> Mounted:
+        mounted = Mounted(path=None, description=self.describe())
+        options = ",".join(filter(None, [f"size={self.spec.size}", self.spec.mount_options]))
+        try:
+            mounted.path = make_mountpoint(session, mounted, self.spec.name)
+            mount(session, mounted, ["mount", "-t", "tmpfs", "-o", options, "fslab-tmpfs",
+                                     str(mounted.path)], mounted.path)
+        except BaseException:
+            self.teardown(session, mounted)
+            raise
+        mounted.description["mount_options"] = system.mount_options(mounted.path)
+        return mounted
