@@ -35,9 +35,9 @@ def test_single_value_has_no_interval():
 
 
 def frame(rows):
-    base = {"fs_impl": "kernel", "op": "read", "unit": "1/s", "host": "h", "campaign": "c",
-            "run_id": "r"}
-    return pd.DataFrame([{**base, **row} for row in rows])
+    base = {"fs_impl": "kernel", "op": "read", "unit": "1/s", "host": "h", "campaign": "c"}
+    return pd.DataFrame([{**base, "run_id": f"{row['target']}-{row['iteration']}", **row}
+                         for row in rows])
 
 
 def test_best_honours_direction():

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 COLUMNS = (
     "campaign", "run_id", "target", "fs", "fs_impl", "workload", "iteration", "host",
-    "op", "metric", "value", "unit", "better",
+    "op", "metric", "value", "unit", "better", "sample", "note",
 )
 
 HIGHER = "higher"
@@ -34,6 +34,9 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "cpu_sys": ("%", LOWER),
     "ops_per_s": ("1/s", HIGHER),
     "seconds": ("s", LOWER),
+    "sync_seconds": ("s", LOWER),
+    "cpu_pct": ("%", LOWER),
+    "lat_max_ns": ("ns", LOWER),
 }
 
 # The metrics the first summary shows, in display order.
@@ -48,6 +51,8 @@ class Measurement:
     metric: str
     value: float
     host: str = ""
+    sample: int = 0  # several samples in one run (files): the run's mean is the observation
+    note: str = ""  # why a value is missing (NaN), e.g. bonnie++'s "+++++"
 
     @property
     def unit(self) -> str:

@@ -8,6 +8,7 @@ campaign loses at most the run in flight.
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import socket
@@ -26,6 +27,9 @@ from fslab.store import ResultsDir
 from fslab.targets import Mounted, Target, make_target
 from fslab.units import format_bytes
 from fslab.workloads.base import RunOutput, Where
+
+# Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
+SPACE_SETTLE_S = 20.0
 
 
 class Interrupted(KeyboardInterrupt):
@@ -150,7 +154,8 @@ class Runner:
         where = Where(directory=workdir, device=place.device, layout_first=place.layout_first,
                       cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")))
         try:
-            need, free = run.workload.required_bytes(), place.free_bytes()
+            need = run.workload.required_bytes()
+            free = _wait_for_space(place, need)
             if free is not None and need > free:
                 return RunOutput(
                     status="failed",
@@ -179,7 +184,8 @@ class Runner:
         }
         metrics = [
             {**identity, "host": m.host or self.host, "op": m.op, "metric": m.metric,
-             "value": m.value, "unit": m.unit, "better": m.better}
+             "value": m.value, "unit": m.unit, "better": m.better, "sample": m.sample,
+             "note": m.note}
             for m in output.measurements
         ]
         record = {
@@ -215,6 +221,17 @@ class Runner:
     ) -> None:
         for name in list(mounted):
             self._teardown(session, mounted, name, outcome)
+
+
+def _wait_for_space(place: Mounted, need: int) -> int | None:
+    """Free space, after giving deferred frees (btrfs, zfs) time to land, up to a limit."""
+    free = place.free_bytes()
+    deadline = time.monotonic() + SPACE_SETTLE_S
+    while free is not None and need > free and time.monotonic() < deadline:
+        os.sync()
+        time.sleep(0.5)
+        free = place.free_bytes()
+    return free
 
 
 def build_targets(

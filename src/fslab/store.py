@@ -26,7 +26,8 @@ from fslab.errors import UserError
 from fslab.metrics import COLUMNS
 
 # Results format history:
-#   1 — first version: runs/<id>/run.json with measurements, metrics.parquet.
+#   1 — first version: runs/<id>/run.json with measurements, metrics.parquet
+#       (columns of fslab.metrics.COLUMNS, including sample and note).
 FORMAT_VERSION = 1
 RUN_RECORD = "run.json"
 
@@ -35,7 +36,7 @@ def metrics_schema() -> Any:
     """The Arrow schema of metrics.parquet, column by column as in metrics.COLUMNS."""
     import pyarrow as pa
 
-    types = {"iteration": pa.int64(), "value": pa.float64()}
+    types = {"iteration": pa.int64(), "value": pa.float64(), "sample": pa.int64()}
     return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
 
 

@@ -21,13 +21,15 @@ SUMMARY_COLUMNS = [
 def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
     """One row per cell: n, mean, median, sd, CV, 95 % t-CI; noisy and best flags.
 
-    The observation is one run: the aggregate row per run (host rows of distributed runs
-    are diagnostics and excluded when an aggregate is present).
+    The observation is one run: several samples of one run are averaged first.
     """
     if metrics.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    # Samples within one run (files) are not independent repetitions: one run, one value.
+    per_run = metrics.groupby([*CELL, "run_id"], sort=False, dropna=False)["value"].mean()
+    per_run = per_run.reset_index()
     rows = []
-    for key, group in metrics.groupby(CELL, sort=True, dropna=False):
+    for key, group in per_run.groupby(CELL, sort=True, dropna=False):
         values = group["value"].to_numpy(dtype=float)
         ci = mean_ci(values)
         finite = values[np.isfinite(values)]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from fslab.workloads.base import Workload
 from fslab.workloads.fio import FioWorkload, check_job_file, flat_options, job_file_workload
-from fslab.workloads.presets import get_preset, preset_workloads
+from fslab.workloads.presets import get_preset, job_numjobs, preset_workloads
 
 if TYPE_CHECKING:
     from fslab.campaign import Campaign, WorkloadEntry
@@ -42,5 +42,5 @@ def max_numjobs(entries: list[WorkloadEntry]) -> int:
         if entry.preset:
             preset = get_preset(entry.preset)
             for name in entry.only or preset.jobs:
-                largest = max(largest, int(preset.jobs[name].get("numjobs", 1)))
+                largest = max(largest, job_numjobs(preset, name))
     return largest

@@ -33,6 +33,8 @@ class FioWorkload:
     family: str = "fio"
     preset: str = ""
     raw_job_text: str | None = None  # a user's job file, run as written
+    extra_sections: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    section_name: str = ""  # the first section's name (default: the workload's name)
 
     def check(self) -> None:
         system.require_tool("fio")
@@ -46,6 +48,8 @@ class FioWorkload:
         """numjobs × nrfiles × size, when those are known."""
         merged = {**self.global_options, **self.options}
         size = merged.get("size")
+        if merged.get("nrfiles") and merged.get("filesize"):
+            size = parse_size(str(merged["filesize"])) * int(merged["nrfiles"])
         if size is None:
             return 0
         try:
@@ -60,8 +64,11 @@ class FioWorkload:
         origin = f" (preset {self.preset})" if self.preset else ""
         lines = [f"; fslab workload {self.name}{origin}", "[global]"]
         lines += _option_lines({**self.global_options, **_location(where, self.global_options)})
-        lines.append(f"[{self.name}]")
+        lines.append(f"[{self.section_name or self.name}]")
         lines += _option_lines(self.options)
+        for section, options in self.extra_sections:
+            lines.append(f"[{section}]")
+            lines += _option_lines(options)
         return {JOB_FILE: "\n".join(lines) + "\n"}
 
     def run(self, where: Where, run_dir: Path) -> RunOutput:
@@ -101,8 +108,10 @@ def _option_lines(options: dict[str, Any]) -> list[str]:
     for key, value in options.items():
         if value is True:
             lines.append(key)
-        elif value is False or value is None:
+        elif value is None:
             continue
+        elif value is False:
+            lines.append(f"{key}=0")
         else:
             lines.append(f"{key}={value}")
     return lines

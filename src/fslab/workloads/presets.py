@@ -1,4 +1,8 @@
-"""Named fio suites. Each preset says what it models and where its parameters come from."""
+"""Named fio suites. Each preset says what it models and where its parameters come from.
+
+A job is one or more fio sections run as one fio invocation (one observation); most are
+one section, `hpc` is a write phase then a stonewalled read phase over the same files.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from typing import Any
 from fslab.errors import UserError
 from fslab.workloads.fio import FioWorkload
 
+Section = dict[str, Any]
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -15,30 +21,99 @@ class Preset:
 
     name: str
     description: str
+    source: str
     global_options: dict[str, Any]
-    jobs: dict[str, dict[str, Any]]
+    jobs: dict[str, list[Section]]
+    time_based: bool = True
+    sized: bool = True  # jobs take the campaign's file size (aged: nrfiles × filesize)
 
 
 BASIC5 = Preset(
     name="basic5",
     description=(
-        "The five-job desktop suite of hand-run fio comparisons: random 4 KiB reads and "
-        "writes and a 70/30 random mix with 4 threads, sequential 1 MiB reads and writes with "
-        "one; buffered synchronous I/O (ioengine=sync), time-based. Buffered writes shorter "
-        "than the dirty-page limits measure the page cache as much as the device: set "
-        "direct=1 or end_fsync=1 in the workload's options to take it out."
+        "The five-job desktop suite: random 4 KiB reads and writes and a 70/30 random mix "
+        "with 4 threads, sequential 1 MiB reads and writes with one; buffered synchronous "
+        "I/O, time-based. Short buffered writes measure the page cache as much as the "
+        "device: set direct = 1 or end_fsync = 1 in the workload's options to take it out."
     ),
-    global_options={"ioengine": "sync", "time_based": True},
+    source="the bash-loop fio comparisons fslab replaces (5 jobs × 10 repetitions × 4 fs)",
+    global_options={"ioengine": "sync"},
     jobs={
-        "randread": {"rw": "randread", "bs": "4k", "numjobs": 4},
-        "randwrite": {"rw": "randwrite", "bs": "4k", "numjobs": 4},
-        "seqread": {"rw": "read", "bs": "1M", "numjobs": 1},
-        "seqwrite": {"rw": "write", "bs": "1M", "numjobs": 1},
-        "mixed": {"rw": "randrw", "rwmixread": 70, "bs": "4k", "numjobs": 4},
+        "randread": [{"rw": "randread", "bs": "4k", "numjobs": 4}],
+        "randwrite": [{"rw": "randwrite", "bs": "4k", "numjobs": 4}],
+        "seqread": [{"rw": "read", "bs": "1M", "numjobs": 1}],
+        "seqwrite": [{"rw": "write", "bs": "1M", "numjobs": 1}],
+        "mixed": [{"rw": "randrw", "rwmixread": 70, "bs": "4k", "numjobs": 4}],
     },
 )
 
-PRESETS: dict[str, Preset] = {preset.name: preset for preset in (BASIC5,)}
+SERVER6 = Preset(
+    name="server6",
+    description=(
+        "Server suite: asynchronous direct I/O (libaio, direct=1), one job per category, "
+        "stonewalled. Sequential 1 MiB, random 4 KiB, a 50/50 mix, a web server (80 % "
+        "reads of small blocks, iodepth 64), a database (50/50 over 8-64 KiB, iodepth 128) "
+        "and HPC N-to-N checkpointing (4 processes each write then read their own file). "
+        "Sizes scale to the target (the study used 10-100 GB per job and 600 s)."
+    ),
+    source="server file-system study (libaio/direct suites for web, database, HPC); iodepth "
+           "32 for the plain categories is fslab's choice, the study did not state it",
+    global_options={"ioengine": "libaio", "direct": 1, "stonewall": True},
+    jobs={
+        "seqread": [{"rw": "read", "bs": "1M", "iodepth": 32}],
+        "seqwrite": [{"rw": "write", "bs": "1M", "iodepth": 32}],
+        "randread": [{"rw": "randread", "bs": "4k", "iodepth": 32}],
+        "randwrite": [{"rw": "randwrite", "bs": "4k", "iodepth": 32}],
+        "mixed": [{"rw": "randrw", "rwmixread": 50, "bs": "4k", "iodepth": 32}],
+        "web": [{"rw": "randrw", "rwmixread": 80, "bssplit": "512/10:1k/10:2k/10:4k/50:8k/20",
+                 "iodepth": 64}],
+        "db": [{"rw": "randrw", "rwmixread": 50, "bssplit": "8k/40:16k/30:32k/20:64k/10",
+                "iodepth": 128}],
+        "hpc": [
+            {"_section": "hpc-write", "rw": "write", "bs": "1M", "iodepth": 16, "numjobs": 4,
+             "filename_format": "hpc.$jobnum", "time_based": False, "runtime": None},
+            {"_section": "hpc-read", "rw": "read", "bs": "1M", "iodepth": 16, "numjobs": 4,
+             "filename_format": "hpc.$jobnum", "time_based": False, "runtime": None},
+        ],
+    },
+)
+
+
+def _randrw(bs: str) -> Preset:
+    return Preset(
+        name=f"randrw{bs}",
+        description=(
+            f"70/30 random read-write at {bs.upper().replace('K', ' KiB')}, direct "
+            "asynchronous I/O, 8 jobs reported as a group: the RAID-1 mirror study's load."
+        ),
+        source="mirror (RAID-1) study: randrw 70/30, direct=1, libaio, numjobs 8, "
+               "group_reporting; iodepth 16 is fslab's choice",
+        global_options={"ioengine": "libaio", "direct": 1, "group_reporting": True},
+        jobs={f"randrw{bs}": [{"rw": "randrw", "rwmixread": 70, "bs": bs, "iodepth": 16,
+                               "numjobs": 8}]},
+    )
+
+
+AGED = Preset(
+    name="aged",
+    description=(
+        "Many small files per job, the way aging studies load an aged file system: 2,000 "
+        "files of 4 KiB per job, 100 open at a time, created on open, chosen with a "
+        "Gaussian (normal) distribution, random 4 KiB writes with an fsync every 32 "
+        "writes, time-based. Writes only: files created on open are empty, and reading "
+        "them fails (EIO) until written."
+    ),
+    source="file-system aging studies (fio on aged images: nrfiles, openfiles 100, "
+           "create_on_open, gaussian file_service_type, periodic fsync)",
+    global_options={"ioengine": "sync"},
+    jobs={"aged": [{"rw": "randwrite", "bs": "4k", "numjobs": 4,
+                    "nrfiles": 2000, "filesize": "4k", "openfiles": 100,
+                    "create_on_open": 1, "file_service_type": "normal", "fsync": 32}]},
+    sized=False,
+)
+
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    BASIC5, SERVER6, _randrw("16k"), _randrw("128k"), AGED)}
 
 
 def get_preset(name: str) -> Preset:
@@ -49,6 +124,11 @@ def get_preset(name: str) -> Preset:
         raise UserError(
             f"unknown preset {name!r}: known presets: {', '.join(PRESETS)}"
         ) from None
+
+
+def job_numjobs(preset: Preset, job: str) -> int:
+    """How many processes a job runs (the most of its sections)."""
+    return max(int(section.get("numjobs", 1)) for section in preset.jobs[job])
 
 
 def preset_workloads(
@@ -67,14 +147,23 @@ def preset_workloads(
         raise UserError(
             f"preset {name} has no workload {', '.join(unknown)}: it has {', '.join(preset.jobs)}"
         )
+    size = f"{file_size // 1024**2}M" if file_size % 1024**2 == 0 else file_size
     global_options = {
         **preset.global_options,
+        "time_based": preset.time_based,
         "runtime": runtime,
-        "size": f"{file_size // 1024**2}M" if file_size % 1024**2 == 0 else file_size,
+        **({"size": size} if preset.sized else {}),
         **(overrides or {}),
     }
-    return [
-        FioWorkload(name=job, options=dict(preset.jobs[job]), global_options=global_options,
-                    preset=name)
-        for job in wanted
-    ]
+    workloads = []
+    for job in wanted:
+        sections = [dict(section) for section in preset.jobs[job]]
+        workloads.append(FioWorkload(
+            name=job,
+            options={k: v for k, v in sections[0].items() if k != "_section"},
+            global_options=global_options,
+            preset=name,
+            extra_sections=[(s.pop("_section"), s) for s in sections[1:]],
+            section_name=str(sections[0].get("_section", job)),
+        ))
+    return workloads
