@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from fslab.errors import UserError
 from fslab.targets import FS_KINDS, IMAGE_LESS, TargetSpec
 from fslab.units import parse_duration, parse_size
-from fslab.workloads import get_preset
+from fslab.workloads.suites import get_suite
 
 DEFAULT_FS = ("ext4", "xfs", "btrfs")
 DEFAULT_PRESET = "basic5"
@@ -252,11 +252,11 @@ def _resolve_workloads(
         if bool(entry.preset) == bool(entry.job_file or entry.job_text):
             raise UserError("each [[workload]] needs exactly one of preset = ... or job_file = ...")
         if entry.preset:
-            preset = get_preset(entry.preset)
-            unknown = [j for j in entry.only or [] if j not in preset.jobs]
+            suite = get_suite(entry.preset)
+            unknown = [j for j in entry.only or [] if j not in suite.jobs]
             if unknown:
-                raise UserError(f"preset {preset.name} has no workload {', '.join(unknown)}: "
-                                f"it has {', '.join(preset.jobs)}")
+                raise UserError(f"preset {suite.name} has no workload {', '.join(unknown)}: "
+                                f"it has {', '.join(suite.jobs)}")
             resolved.append(entry)
             continue
         resolved.append(_inline_job_file(entry, base_dir))
@@ -300,7 +300,7 @@ def _inline_job_file(entry: WorkloadEntry, base_dir: Path) -> WorkloadEntry:
 def workload_names(entry: WorkloadEntry) -> list[str]:
     """The workload names an entry expands to."""
     if entry.preset:
-        return list(entry.only or get_preset(entry.preset).jobs)
+        return list(entry.only or get_suite(entry.preset).jobs)
     return [entry.name or _slug(Path(entry.job_file or "job").stem)]
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fslab import api
@@ -163,17 +164,17 @@ def targets() -> None:
 
 @app.command()
 def presets() -> None:
-    """List the fio presets and their parameters."""
-    from fslab.workloads import PRESETS
+    """List every preset (fio suites and fslab's own workloads) with its parameters."""
+    from fslab.workloads.suites import SUITES
 
-    for preset in PRESETS.values():
-        table = Table(title=f"{preset.name}: {preset.description}", title_justify="left")
+    for suite in SUITES.values():
+        table = Table(title=f"{suite.name}: {suite.description}", title_justify="left",
+                      caption=escape(f"source: {suite.source}; options: {suite.options}"),
+                      caption_justify="left")
         table.add_column("workload")
-        table.add_column("fio options")
-        shared = " ".join(f"{k}={v}" if v is not True else k
-                          for k, v in preset.global_options.items())
-        for name, options in preset.jobs.items():
-            table.add_row(name, " ".join(f"{k}={v}" for k, v in options.items()) + f" {shared}")
+        table.add_column("parameters")
+        for name, parameters in suite.jobs.items():
+            table.add_row(name, parameters)
         console.print(table)
 
 

@@ -39,8 +39,9 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "lat_max_ns": ("ns", LOWER),
 }
 
-# The metrics the first summary shows, in display order.
-HEADLINE_METRICS = ("iops", "bw_bytes", "clat_mean_ns", "clat_p99_ns")
+# The metrics the summary tables show when a workload has them, in display order.
+HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "seconds", "clat_mean_ns", "clat_p99_ns",
+                    "lat_max_ns", "sync_seconds")
 
 
 @dataclass(frozen=True)

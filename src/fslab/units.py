@@ -98,6 +98,8 @@ def format_value(value: float, unit: str) -> str:
         return format_bytes(value)
     if unit == "ns":
         return format_ns(value)
+    if unit == "s":
+        return format_ns(value * 1e9)
     if unit == "1/s":
         return format_count_rate(value)
     if unit == "%":

@@ -14,7 +14,7 @@ CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
     "target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
     "n", "mean", "median", "sd", "cv", "ci_low", "ci_high", "ci_half_width_pct", "noisy",
-    "best", "best_clear", "of_raw",
+    "best", "best_clear", "of_raw", "note",
 ]
 
 
@@ -28,6 +28,7 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
     # Samples within one run (files) are not independent repetitions: one run, one value.
     per_run = metrics.groupby([*CELL, "run_id"], sort=False, dropna=False)["value"].mean()
     per_run = per_run.reset_index()
+    notes = _notes(metrics)
     rows = []
     for key, group in per_run.groupby(CELL, sort=True, dropna=False):
         values = group["value"].to_numpy(dtype=float)
@@ -45,11 +46,21 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
             "ci_high": ci.ci_high,
             "ci_half_width_pct": 100.0 * rel if not math.isnan(rel) else math.nan,
             "noisy": bool(math.isnan(rel) or rel > NOISY_HALF_WIDTH),
+            "note": notes.get(key, ""),
         })
     summary = pd.DataFrame(rows)
     summary["best"], summary["best_clear"] = _best_flags(summary)
     summary["of_raw"] = _fraction_of_raw(summary)
     return summary[SUMMARY_COLUMNS]
+
+
+def _notes(metrics: pd.DataFrame) -> dict[tuple, str]:
+    """Why values of a cell are missing (e.g. bonnie++'s "+++++"), most common first."""
+    if "note" not in metrics:
+        return {}
+    noted = metrics[metrics["note"].fillna("") != ""]
+    return {key: group["note"].mode().iloc[0]
+            for key, group in noted.groupby(CELL, sort=False, dropna=False)}
 
 
 def _fraction_of_raw(summary: pd.DataFrame) -> pd.Series:

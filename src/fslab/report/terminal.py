@@ -20,8 +20,12 @@ from fslab.workloads.base import Where
 METRIC_TITLES = {
     "iops": "IOPS",
     "bw_bytes": "bandwidth",
+    "ops_per_s": "ops/s",
+    "seconds": "time",
     "clat_mean_ns": "mean clat",
     "clat_p99_ns": "p99 clat",
+    "lat_max_ns": "max latency",
+    "sync_seconds": "sync after",
 }
 
 
@@ -104,6 +108,8 @@ def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) 
 
 
 def _cell_text(cell: pd.Series, marks: dict[str, bool]) -> Text:
+    if cell["n"] == 0:
+        return Text(str(cell.get("note") or "–"), style="dim")
     mean = format_value(cell["mean"], cell["unit"])
     pct = cell["ci_half_width_pct"]
     spread = "n=1" if cell["n"] < 2 else (f"±{pct:.0f}%" if not math.isnan(pct) else "")

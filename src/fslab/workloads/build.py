@@ -7,24 +7,20 @@ from typing import TYPE_CHECKING
 
 from fslab.workloads.base import Workload
 from fslab.workloads.fio import FioWorkload, check_job_file, flat_options, job_file_workload
-from fslab.workloads.presets import get_preset, job_numjobs, preset_workloads
+from fslab.workloads.suites import get_suite
 
 if TYPE_CHECKING:
     from fslab.campaign import Campaign, WorkloadEntry
 
 
 def build_workloads(campaign: Campaign) -> list[Workload]:
-    """Every workload of the campaign, presets expanded, job files loaded."""
+    """Every workload of the campaign, suites expanded, job files loaded."""
     workloads: list[Workload] = []
     for entry in campaign.workloads:
         if entry.preset:
-            workloads += preset_workloads(
-                entry.preset,
-                only=entry.only,
-                runtime=campaign.runtime,
-                file_size=campaign.file_size,
-                overrides=entry.options,
-            )
+            suite = get_suite(entry.preset)
+            workloads += suite.build(entry.only or list(suite.jobs), campaign.runtime,
+                                     campaign.file_size, dict(entry.options))
         elif entry.job_text is not None:
             name = entry.name or "job"
             check_job_file(entry.job_text, entry.job_file or name)
@@ -36,11 +32,11 @@ def build_workloads(campaign: Campaign) -> list[Workload]:
 
 
 def max_numjobs(entries: list[WorkloadEntry]) -> int:
-    """The largest numjobs among preset jobs (for sizing files to fit the images)."""
+    """The most processes any suite job runs (for sizing files to fit the images)."""
     largest = 1
     for entry in entries:
         if entry.preset:
-            preset = get_preset(entry.preset)
-            for name in entry.only or preset.jobs:
-                largest = max(largest, job_numjobs(preset, name))
+            suite = get_suite(entry.preset)
+            for name in entry.only or suite.jobs:
+                largest = max(largest, suite.numjobs[name])
     return largest

@@ -1,0 +1,88 @@
+"""`bonnie`: bonnie++ sized correctly, its CSV parsed into metrics.
+
+bonnie++ wants its file size at least twice the RAM figure given with -r, else it prints
+its usage and exits (with 0 on some versions): fslab sizes -r from the file size and
+treats output without a CSV line as a failed run with bonnie's own first line as reason.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fslab import system
+from fslab.errors import UserError
+from fslab.metrics import Measurement
+from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
+from fslab.workloads.base import RunOutput, Where
+
+OUTPUT = "bonnie.csv"
+CPU = "cpu.json"
+MiB = 1024**2
+
+
+@dataclass
+class BonnieWorkload:
+    """One bonnie++ run: -s file size, -r = half of it, -n file count (in 1024s)."""
+
+    name: str = "bonnie"
+    file_size: int = 256 * MiB
+    files_k: int = 4  # -n: thousands (1024s) of files for the create/read/delete tests
+    family: str = "bonnie"
+
+    def check(self) -> None:
+        system.require_tool("bonnie++")
+        if self.file_size < 2 * MiB:
+            raise UserError(f"workload {self.name}: bonnie++ needs a file size of at least "
+                            "2 MiB")
+
+    @property
+    def ram_mib(self) -> int:
+        return max(1, self.file_size // MiB // 2)
+
+    def required_bytes(self) -> int:
+        return self.file_size + self.files_k * 1024 * 4096
+
+    def command(self, directory: Path) -> list[str]:
+        return ["bonnie++", "-d", str(directory), "-s", f"{self.file_size // MiB}M",
+                "-r", str(self.ram_mib), "-n", str(self.files_k), "-m", "fslab", "-q",
+                "-u", "root"]
+
+    def render(self, where: Where) -> dict[str, str]:
+        return {"command": " ".join(self.command(where.directory or Path("<dir>")))}
+
+    def run(self, where: Where, run_dir: Path) -> RunOutput:
+        if where.directory is None:
+            return RunOutput(status="unsupported", reason="bonnie++ needs a file system")
+        cmd = self.command(where.directory)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        (run_dir / CPU).write_text(json.dumps({
+            "cpu_usr": 100.0 * (after.ru_utime - before.ru_utime) / wall,
+            "cpu_sys": 100.0 * (after.ru_stime - before.ru_stime) / wall}))
+        (run_dir / OUTPUT).write_text(proc.stdout)
+        (run_dir / "stderr.txt").write_text(proc.stderr)
+        try:
+            measurements = self.parse(run_dir)
+        except BonnieParseError:
+            first = next((line for line in (proc.stdout + proc.stderr).splitlines()
+                          if line.strip()), "no output")
+            return RunOutput(status="failed", metadata={"command": cmd},
+                             reason=f"bonnie++ printed no result (exit {proc.returncode}): "
+                                    f"{first.strip()}")
+        return RunOutput(measurements=measurements, metadata={"command": cmd})
+
+    def parse(self, run_dir: Path) -> list[Measurement]:
+        measurements = parse_bonnie((run_dir / OUTPUT).read_text())
+        if (run_dir / CPU).exists():  # bonnie++'s own rusage, as % of one core
+            cpu = json.loads((run_dir / CPU).read_text())
+            measurements += [Measurement("total", "cpu_usr", cpu["cpu_usr"]),
+                             Measurement("total", "cpu_sys", cpu["cpu_sys"])]
+        return measurements

@@ -1,0 +1,119 @@
+"""`files`: write a file of S bytes of random data N times, timing each; read each back cold.
+
+The USB-stick study's test ("write a 10 MiB / 100 MiB file of random data N times"). Each
+sample: make fresh random data (untimed), then time open + write + the end-of-file flush
+(none, fdatasync, or O_DIRECT writes) + close; drop caches; time reading it back; delete
+it. One sample's file exists at a time, so the test needs only S bytes of space.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fslab import system
+from fslab.errors import UserError
+from fslab.metrics import Measurement
+from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.process import cpu_use
+
+FLUSH_MODES = ("none", "fdatasync", "odirect")
+CHUNK = 1024**2  # bytes per write() call
+ALIGN = 4096  # O_DIRECT needs block-aligned sizes and buffers
+RESULT = "samples.json"
+
+
+@dataclass
+class FilesWorkload:
+    """N timed writes (and cold reads) of one file of S random bytes."""
+
+    name: str
+    size: int
+    count: int
+    flush: str = "fdatasync"
+    family: str = "files"
+
+    def check(self) -> None:
+        if self.flush not in FLUSH_MODES:
+            raise UserError(f"workload {self.name}: flush must be one of "
+                            f"{', '.join(FLUSH_MODES)}, not {self.flush!r}")
+        if self.count < 1:
+            raise UserError(f"workload {self.name}: count must be at least 1")
+        if self.flush == "odirect" and self.size % ALIGN:
+            raise UserError(f"workload {self.name}: O_DIRECT needs a size that is a multiple "
+                            f"of {ALIGN} bytes")
+
+    def required_bytes(self) -> int:
+        return self.size
+
+    def render(self, where: Where) -> dict[str, str]:
+        return {"files.json": json.dumps({
+            "directory": str(where.directory), "size": self.size, "count": self.count,
+            "flush": self.flush, "data": "fresh random bytes per sample",
+            "read_back": "after dropping caches"}, indent=2)}
+
+    def run(self, where: Where, run_dir: Path) -> RunOutput:
+        if where.directory is None:
+            return RunOutput(status="unsupported", reason="files needs a file system")
+        (run_dir / "files.json").write_text(self.render(where)["files.json"])
+        buffer = mmap.mmap(-1, max(self.size, ALIGN))  # page-aligned: O_DIRECT accepts it
+        samples = []
+        caches_dropped = True
+        with cpu_use() as cpu:
+            for index in range(self.count):
+                buffer[: self.size] = os.urandom(self.size)
+                path = where.directory / f"sample-{index}"
+                written = self._write(path, buffer)
+                caches_dropped &= system.sync_and_drop_caches()
+                read = _timed_read(path)
+                path.unlink()
+                samples.append({"sample": index, "write_s": written, "read_s": read})
+        buffer.close()
+        record = {"size": self.size, "flush": self.flush, "caches_dropped": caches_dropped,
+                  "samples": samples, "cpu_usr": cpu.usr_pct, "cpu_sys": cpu.sys_pct}
+        (run_dir / RESULT).write_text(json.dumps(record, indent=1))
+        return RunOutput(measurements=self.parse(run_dir),
+                         metadata={"flush": self.flush, "caches_dropped": caches_dropped})
+
+    def _write(self, path: Path, buffer: mmap.mmap) -> float:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        if self.flush == "odirect":
+            flags |= os.O_DIRECT
+        view = memoryview(buffer)
+        start = time.perf_counter()
+        fd = os.open(path, flags, 0o644)
+        try:
+            offset = 0
+            while offset < self.size:
+                offset += os.write(fd, view[offset: min(offset + CHUNK, self.size)])
+            if self.flush == "fdatasync":
+                os.fdatasync(fd)
+        finally:
+            os.close(fd)
+        elapsed = time.perf_counter() - start
+        view.release()
+        return elapsed
+
+    def parse(self, run_dir: Path) -> list[Measurement]:
+        record = json.loads((run_dir / RESULT).read_text())
+        out = []
+        for sample in record["samples"]:
+            for op, seconds in (("write", sample["write_s"]), ("read", sample["read_s"])):
+                out.append(Measurement(op, "seconds", seconds, sample=sample["sample"]))
+                out.append(Measurement(op, "bw_bytes", record["size"] / seconds,
+                                       sample=sample["sample"]))
+        out.append(Measurement("total", "cpu_usr", record["cpu_usr"]))
+        out.append(Measurement("total", "cpu_sys", record["cpu_sys"]))
+        return out
+
+
+def _timed_read(path: Path) -> float:
+    start = time.perf_counter()
+    with path.open("rb", buffering=0) as handle:
+        while handle.read(CHUNK):
+            pass
+    return time.perf_counter() - start

@@ -1,0 +1,125 @@
+"""Every named suite a campaign can ask for: fio presets and fslab's own workloads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fslab.errors import UserError
+from fslab.units import parse_size
+from fslab.workloads.base import Workload
+from fslab.workloads.bonnie import BonnieWorkload
+from fslab.workloads.files import FilesWorkload
+from fslab.workloads.presets import PRESETS, Preset, job_numjobs, preset_workloads
+from fslab.workloads.smallfiles import SmallFilesWorkload
+
+MiB = 1024**2
+Builder = Callable[[list[str], int, int, dict[str, Any]], list[Workload]]
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named group of workloads, listed by `fslab presets`."""
+
+    name: str
+    description: str
+    source: str
+    jobs: dict[str, str]  # job name -> its parameters, for listing
+    numjobs: dict[str, int]
+    build: Builder
+    options: str = ""  # the options a [[workload]] table may set
+
+
+def _fio_suite(preset: Preset) -> Suite:
+    def build(only: list[str], runtime: int, file_size: int,
+              options: dict[str, Any]) -> list[Workload]:
+        return list(preset_workloads(preset.name, only=only, runtime=runtime,
+                                     file_size=file_size, overrides=options))
+
+    shared = " ".join(k if v is True else f"{k}={v}" for k, v in preset.global_options.items())
+    jobs = {name: "; ".join(" ".join(f"{k}={int(v) if isinstance(v, bool) else v}"
+                                     for k, v in section.items()
+                                     if v is not None and k != "_section")
+                            for section in sections) + f"; {shared}"
+            for name, sections in preset.jobs.items()}
+    return Suite(preset.name, preset.description, preset.source, jobs,
+                 {name: job_numjobs(preset, name) for name in preset.jobs}, build,
+                 options="any fio option (applied to [global])")
+
+
+def _pick(only: list[str], workloads: list[Workload]) -> list[Workload]:
+    return [w for w in workloads if w.name in only]
+
+
+def _files(only: list[str], runtime: int, file_size: int,
+           options: dict[str, Any]) -> list[Workload]:
+    _only_keys(options, {"small_size", "large_size", "small_count", "large_count", "flush"},
+               "files")
+    flush = str(options.get("flush", "fdatasync"))
+    return _pick(only, [
+        FilesWorkload("files_small", parse_size(options.get("small_size", "10M")),
+                      int(options.get("small_count", 20)), flush),
+        FilesWorkload("files_large", parse_size(options.get("large_size", "100M")),
+                      int(options.get("large_count", 5)), flush),
+    ])
+
+
+def _smallfiles(only: list[str], runtime: int, file_size: int,
+                options: dict[str, Any]) -> list[Workload]:
+    _only_keys(options, {"count", "files_per_dir", "sizes"}, "smallfiles")
+    count = int(options.get("count", 100_000))
+    per_dir = int(options.get("files_per_dir", 1000))
+    return _pick(only, [SmallFilesWorkload("smallfiles_4k", count, 4096, per_dir),
+                        SmallFilesWorkload("smallfiles_128k", count, 128 * 1024, per_dir)])
+
+
+def _bonnie(only: list[str], runtime: int, file_size: int,
+            options: dict[str, Any]) -> list[Workload]:
+    _only_keys(options, {"file_size", "files_k"}, "bonnie")
+    size = parse_size(options["file_size"]) if "file_size" in options else file_size
+    return _pick(only, [BonnieWorkload("bonnie", size, int(options.get("files_k", 4)))])
+
+
+def _only_keys(options: dict[str, Any], allowed: set[str], suite: str) -> None:
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise UserError(f"{suite}: unknown option {', '.join(unknown)} "
+                        f"(allowed: {', '.join(sorted(allowed))})")
+
+
+SUITES: dict[str, Suite] = {
+    **{name: _fio_suite(preset) for name, preset in PRESETS.items()},
+    "files": Suite(
+        "files",
+        "Write a file of random data N times, each sample timed with its end-of-file flush "
+        "(none, fdatasync or O_DIRECT), and read each back with caches dropped.",
+        "USB-stick study: 10 MiB and 100 MiB files of random data, 500 and 250 samples",
+        {"files_small": "10 MiB × 20 samples, flush fdatasync",
+         "files_large": "100 MiB × 5 samples, flush fdatasync"},
+        {"files_small": 1, "files_large": 1}, _files,
+        options="small_size, large_size, small_count, large_count, flush"),
+    "smallfiles": Suite(
+        "smallfiles",
+        "Create K files of S bytes over directories of 1,000, then rewrite, read (cold) "
+        "and delete them; files/s per phase and the sync time after it.",
+        "the 100,000-file create/rewrite/read/delete test at 4 KiB and 128 KiB",
+        {"smallfiles_4k": "100,000 × 4 KiB", "smallfiles_128k": "100,000 × 128 KiB"},
+        {"smallfiles_4k": 1, "smallfiles_128k": 1}, _smallfiles,
+        options="count, files_per_dir"),
+    "bonnie": Suite(
+        "bonnie",
+        "bonnie++ with -s at the campaign's file size and -r half of it (bonnie++ "
+        "demands -s >= 2 × -r); sequential, seek and file-creation tests.",
+        "bonnie++ 2.00a as packaged by Debian",
+        {"bonnie": "-s FILE_SIZE -r FILE_SIZE/2 -n 4 -q"}, {"bonnie": 1}, _bonnie,
+        options="file_size, files_k"),
+}
+
+
+def get_suite(name: str) -> Suite:
+    """Return a suite by name, or raise a one-line UserError listing the known ones."""
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise UserError(f"unknown preset {name!r}: known presets: {', '.join(SUITES)}") from None

@@ -1,0 +1,157 @@
+"""Presets resolve to their documented parameters; files, smallfiles and bonnie run for real."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from fslab import api
+from fslab.campaign import Overrides, load_campaign
+from fslab.parsers.bonnie import TOO_FAST_NOTE, find_csv_line, parse_bonnie
+from fslab.workloads.base import Where
+from fslab.workloads.build import build_workloads
+from tests.conftest import FIXTURES, fslab_cmd, requires
+
+WHERE = Where(Path("/mnt/t"))
+
+
+def job(preset, name):
+    campaign = load_campaign(None, Overrides(preset=preset, workloads=[name]))
+    (workload,) = build_workloads(campaign)
+    return workload.render(WHERE)["job.fio"]
+
+
+def options(text):
+    return {line.split("=", 1)[0]: line.split("=", 1)[1] if "=" in line else True
+            for line in text.splitlines() if line and not line.startswith((";", "["))}
+
+
+@pytest.mark.parametrize(("preset", "name", "expected"), [
+    ("basic5", "randread", {"ioengine": "sync", "rw": "randread", "bs": "4k", "numjobs": "4"}),
+    ("basic5", "mixed", {"rw": "randrw", "rwmixread": "70", "numjobs": "4"}),
+    ("server6", "seqread", {"ioengine": "libaio", "direct": "1", "stonewall": True,
+                            "rw": "read", "bs": "1M"}),
+    ("server6", "randwrite", {"ioengine": "libaio", "direct": "1", "bs": "4k"}),
+    ("server6", "mixed", {"rw": "randrw", "rwmixread": "50"}),
+    ("server6", "web", {"rw": "randrw", "rwmixread": "80", "iodepth": "64"}),
+    ("server6", "db", {"rw": "randrw", "rwmixread": "50", "iodepth": "128",
+                       "bssplit": "8k/40:16k/30:32k/20:64k/10"}),
+    ("randrw16k", "randrw16k", {"rw": "randrw", "rwmixread": "70", "bs": "16k", "direct": "1",
+                                "ioengine": "libaio", "numjobs": "8", "group_reporting": True}),
+    ("randrw128k", "randrw128k", {"bs": "128k", "numjobs": "8", "group_reporting": True}),
+    ("aged", "aged", {"nrfiles": "2000", "filesize": "4k", "openfiles": "100",
+                      "create_on_open": "1", "file_service_type": "normal", "fsync": "32",
+                      "bs": "4k", "time_based": True}),
+])
+def test_preset_job_files_have_their_documented_parameters(preset, name, expected):
+    found = options(job(preset, name))
+    for key, value in expected.items():
+        assert found.get(key) == value, (key, found.get(key))
+
+
+def test_hpc_writes_then_reads_the_same_files_per_process():
+    text = job("server6", "hpc")
+    write, read = text.split("[hpc-write]")[1].split("[hpc-read]")
+    assert "rw=write" in write and "rw=read" in read
+    assert "filename_format=hpc.$jobnum" in write and "filename_format=hpc.$jobnum" in read
+    assert "numjobs=4" in read and "stonewall" in text
+
+
+def test_web_blocks_are_small_and_db_blocks_spread_8k_to_64k():
+    web = options(job("server6", "web"))["bssplit"]
+    sizes = [part.split("/")[0] for part in web.split(":")]
+    assert all(size in ("512", "1k", "2k", "4k", "8k") for size in sizes)
+
+
+def test_presets_command_lists_every_suite():
+    out = fslab_cmd("presets").stdout
+    for name in ("basic5", "server6", "randrw16k", "randrw128k", "aged", "files",
+                 "smallfiles", "bonnie"):
+        assert f"{name}:" in out
+
+
+def test_bonnie_csv_from_the_real_bonnie():
+    text = (FIXTURES / "bonnie" / "tmpfs-256M.csv").read_text()
+    values = {(m.op, m.metric): m for m in parse_bonnie(text)}
+    char = values[("seq_output_char", "bw_bytes")]
+    assert char.value == 1033 * 1024  # K/sec -> bytes/s
+    assert values[("seq_output_char", "cpu_pct")].value == 98
+    block = values[("seq_output_block", "bw_bytes")]
+    assert math.isnan(block.value) and block.note == TOO_FAST_NOTE  # +++++: missing, not 0
+    assert values[("seq_input_char", "bw_bytes")].value == 1392 * 1024
+    assert values[("seq_create", "ops_per_s")].value == 3881
+    assert values[("seq_output_char", "lat_max_ns")].value == 16478 * 1000
+    assert values[("random_delete", "lat_max_ns")].value == 1588 * 1000
+    assert not any(m.value == 0 for m in values.values())
+
+
+def test_bonnie_usage_output_has_no_result():
+    from fslab.parsers.bonnie import BonnieParseError
+
+    with pytest.raises(BonnieParseError):
+        find_csv_line((FIXTURES / "bonnie" / "usage-size-too-small.txt").read_text())
+
+
+@pytest.mark.privileged
+def test_files_smallfiles_bonnie_on_a_tiny_ext4(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "bonnie++")
+    campaign_file = tmp_path / "c.toml"
+    campaign_file.write_text("""
+iterations = 1
+image_size = "256M"
+file_size = "16M"
+[[target]]
+fs = "ext4"
+[[workload]]
+preset = "files"
+options = { small_size = "1M", large_size = "2M", small_count = 4, large_count = 2 }
+[[workload]]
+preset = "smallfiles"
+only = ["smallfiles_4k"]
+options = { count = 500, files_per_dir = 100 }
+[[workload]]
+preset = "bonnie"
+options = { file_size = "16M", files_k = 1 }
+""")
+    out = tmp_path / "r"
+    api.run(load_campaign(campaign_file), out=out, lab=lab)
+    runs = api.runs(out)
+    assert set(runs["status"]) == {"ok"}, runs.to_dict("records")
+    metrics = api.load(out)
+
+    small = metrics[(metrics.workload == "files_small") & (metrics.op == "write")]
+    seconds = small[small.metric == "seconds"].set_index("sample")["value"]
+    speed = small[small.metric == "bw_bytes"].set_index("sample")["value"]
+    assert sorted(seconds.index) == [0, 1, 2, 3]
+    for sample in seconds.index:  # bytes/s is exactly bytes over that sample's seconds
+        assert speed[sample] == pytest.approx(1024**2 / seconds[sample])
+    record = json.loads(next((out / "runs").glob("*files_small/samples.json")).read_text())
+    assert record["flush"] == "fdatasync" and record["caches_dropped"] is True
+
+    phases = metrics[(metrics.workload == "smallfiles_4k") & (metrics.metric == "ops_per_s")]
+    assert set(phases["op"]) == {"write", "rewrite", "read", "delete"}
+    assert (phases["value"] > 0).all()
+    syncs = metrics[(metrics.workload == "smallfiles_4k") & (metrics.metric == "sync_seconds")]
+    assert len(syncs) == 4
+
+    bonnie = metrics[metrics.workload == "bonnie"]
+    assert {"seq_output_block", "seq_input_block", "seq_create"} <= set(bonnie["op"])
+    for workload in ("files_small", "smallfiles_4k", "bonnie"):  # CPU for every run
+        cpu = metrics[(metrics.workload == workload) & (metrics.metric == "cpu_sys")]
+        assert len(cpu) == 1 and cpu["value"].iloc[0] >= 0
+
+
+@pytest.mark.privileged
+def test_server6_on_ext4_and_xfs_end_to_end(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "mkfs.xfs")
+    campaign = load_campaign(None, Overrides(fs=["ext4", "xfs"], preset="server6",
+                                             iterations=1, runtime="1", image_size="512M",
+                                             file_size="32M", seed=6))
+    result = api.run(campaign, out=tmp_path / "r", lab=lab)
+    assert (result.runner.ok, result.runner.failed) == (16, 0)
+    metrics = api.load(tmp_path / "r")
+    hpc = metrics[(metrics.workload == "hpc") & (metrics.metric == "bw_bytes")]
+    assert {"read", "write"} <= set(hpc["op"])
+    p9999 = metrics[metrics.metric == "clat_p99_99_ns"]
+    assert not p9999.empty and (p9999["value"] > 0).all()
