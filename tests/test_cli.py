@@ -75,6 +75,15 @@ def test_dry_run_prints_plan_and_job_files_and_touches_nothing(tmp_path):
     assert not out.exists() and not lab_dir.exists()
 
 
+def test_targets_lists_every_kind_and_why_not():
+    proc = fslab_cmd("targets")
+    assert proc.returncode == 0
+    for name in ("ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "ntfs", "exfat", "fat32",
+                 "tmpfs", "raw", "zfs-mirror", "btrfs-raid1", "md-raid1-ext4", "md-raid1-xfs"):
+        assert name in proc.stdout
+    assert "[[target]]" in proc.stdout
+
+
 def test_presets_lists_basic5():
     proc = fslab_cmd("presets")
     assert proc.returncode == 0
