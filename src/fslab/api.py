@@ -95,15 +95,27 @@ def resume_campaign(out: Path) -> Campaign:
 
 
 def analyze(results_dir: Path) -> pd.DataFrame:
-    """Summarise a results directory and write DIR/stats/summary.csv; return the summary."""
-    from fslab.analysis.summary import summarize
+    """Analyse a results directory; write DIR/stats/ and return the per-cell summary.
 
-    results = ResultsDir.open(Path(results_dir))
-    summary = summarize(results.load_metrics())
-    results.stats_dir.mkdir(exist_ok=True)
+    Writes summary.csv (per cell), tests.csv (the omnibus test per workload × op × metric
+    and why it was chosen), pairwise.csv (post-hoc pairs with effect sizes) and
+    verdicts.txt (the findings in words).
+    """
+    from fslab.analysis.comparisons import compare_targets
+    from fslab.analysis.summary import summarize
+    from fslab.analysis.verdicts import verdicts
     from fslab.store import write_atomic
 
+    results = ResultsDir.open(Path(results_dir))
+    metrics = results.load_metrics()
+    summary = summarize(metrics)
+    tests, pairs = compare_targets(metrics)
+    results.stats_dir.mkdir(exist_ok=True)
     write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
+    write_atomic(results.stats_dir / "tests.csv", tests.to_csv(index=False))
+    write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
+    lines = verdicts(summary, tests, pairs)
+    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
     return summary
 
 

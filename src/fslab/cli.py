@@ -150,7 +150,8 @@ def targets() -> None:
     from fslab import system
     from fslab.targets import availability_table
 
-    table = Table(title="Targets (names for --fs and \\[[target]] fs = ...)", title_justify="left")
+    table = Table(title=escape("Targets (names for --fs and [[target]] fs = ...)"),
+                  title_justify="left")
     for column in ("name", "what", "here"):
         table.add_column(column)
     root_note = "" if system.is_root() else " (needs root)"

@@ -7,13 +7,15 @@ import math
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.groups import mad_outliers, median_ci
 from fslab.analysis.stats import NOISY_HALF_WIDTH, mean_ci
 from fslab.metrics import HIGHER
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
     "target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
-    "n", "mean", "median", "sd", "cv", "ci_low", "ci_high", "ci_half_width_pct", "noisy",
+    "n", "mean", "median", "sd", "cv", "ci_low", "ci_high", "median_ci_low", "median_ci_high",
+    "margin_of_error", "ci_half_width_pct", "outliers", "noisy",
     "best", "best_clear", "of_raw", "note",
 ]
 
@@ -35,6 +37,7 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
         ci = mean_ci(values)
         finite = values[np.isfinite(values)]
         rel = ci.relative_half_width
+        median_low, median_high = median_ci(finite)
         rows.append({
             **dict(zip(CELL, key, strict=True)),
             "n": ci.n,
@@ -44,6 +47,10 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
             "cv": ci.sd / abs(ci.mean) if ci.mean and not math.isnan(ci.sd) else math.nan,
             "ci_low": ci.ci_low,
             "ci_high": ci.ci_high,
+            "median_ci_low": median_low,
+            "median_ci_high": median_high,
+            "margin_of_error": ci.half_width,
+            "outliers": int(mad_outliers(finite).sum()) if finite.size else 0,
             "ci_half_width_pct": 100.0 * rel if not math.isnan(rel) else math.nan,
             "noisy": bool(math.isnan(rel) or rel > NOISY_HALF_WIDTH),
             "note": notes.get(key, ""),
@@ -70,7 +77,8 @@ def _fraction_of_raw(summary: pd.DataFrame) -> pd.Series:
         return pd.Series(math.nan, index=summary.index)
     ceiling = raw.groupby(["workload", "op", "metric"])["mean"].first()
     keys = list(zip(summary["workload"], summary["op"], summary["metric"], strict=True))
-    return pd.Series([summary["mean"].iloc[i] / ceiling[k] if k in ceiling.index else math.nan
+    return pd.Series([summary["mean"].iloc[i] / ceiling[k]
+                      if k in ceiling.index and ceiling[k] else math.nan
                       for i, k in enumerate(keys)], index=summary.index)
 
 
