@@ -101,12 +101,26 @@ def analyze(results_dir: Path) -> pd.DataFrame:
     and why it was chosen), pairwise.csv (post-hoc pairs with effect sizes) and
     verdicts.txt (the findings in words).
     """
+    return _analysis(ResultsDir.open(Path(results_dir))).summary
+
+
+@dataclass
+class Analysis:
+    """Everything `analyze` computes, for reporters."""
+
+    metrics: Any
+    summary: Any
+    tests: Any
+    pairwise: Any
+    verdicts: list[str]
+
+
+def _analysis(results: ResultsDir) -> Analysis:
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.summary import summarize
     from fslab.analysis.verdicts import verdicts
     from fslab.store import write_atomic
 
-    results = ResultsDir.open(Path(results_dir))
     metrics = results.load_metrics()
     summary = summarize(metrics)
     tests, pairs = compare_targets(metrics)
@@ -116,7 +130,26 @@ def analyze(results_dir: Path) -> pd.DataFrame:
     write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
     lines = verdicts(summary, tests, pairs)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    return summary
+    return Analysis(metrics, summary, tests, pairs, lines)
+
+
+def report(results_dir: Path, output: Path | None = None) -> Path:
+    """Write the self-contained HTML report of a results directory; return its path."""
+    import tomllib
+
+    from fslab.report.html import build_report
+    from fslab.store import write_atomic
+
+    results = ResultsDir.open(Path(results_dir))
+    done = _analysis(results)
+    campaign_path = results.campaign_path()
+    campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
+    page = build_report(results.path, done.summary, done.tests, done.pairwise, done.verdicts,
+                        done.metrics, results.load_runs(), results.environment(), campaign,
+                        list(results.run_records()))
+    output = Path(output or results.path / "report.html")
+    write_atomic(output, page)
+    return output
 
 
 def load(results_dir: Path) -> pd.DataFrame:

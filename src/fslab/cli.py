@@ -129,6 +129,38 @@ def analyze(
 
 
 @app.command()
+def report(
+    results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="HTML file (default DIR/report.html).")] = None,
+) -> None:
+    """Write one self-contained, interactive HTML report (works offline)."""
+    path = api.report(results_dir, output)
+    console.print(f"Wrote {path}")
+
+
+@app.command("import")
+def import_(
+    paths: Annotated[list[Path], typer.Argument(metavar="PATH...",
+                                                help="Files or directories to import.")],
+    out: Annotated[Path, typer.Option(help="The results directory to create.")],
+    pattern: Annotated[str | None, typer.Option(
+        help="Where fields sit in each path, e.g. '{fs}/fio_results/{iteration}/"
+             "{workload}-result.json'; guessed when absent.")] = None,
+) -> None:
+    """Build a results directory from fio JSON, dd logs or bonnie++ CSV collected elsewhere."""
+    from fslab.importer import import_results
+
+    report = import_results(paths, out, pattern)
+    for name, reason in report.skipped:
+        err_console.print(f"skipped {name}: {reason}", markup=False, highlight=False)
+    console.print(f"Imported {report.imported} files ({report.rows} values) into {out}; "
+                  f"skipped {len(report.skipped)}. Next: fslab analyze {out}")
+    if not report.imported:
+        raise typer.Exit(ExitCode.USER_ERROR)
+
+
+@app.command()
 def cleanup(lab: LabOption = None) -> None:
     """Release mounts, loop devices and images that a killed fslab run left behind."""
     report = api.cleanup(Lab(lab))

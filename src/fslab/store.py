@@ -171,4 +171,7 @@ class ResultsDir:
 
         keys = ("run_id", "iteration", "target", "fs", "workload", "status", "reason")
         rows = [{k: record.get(k) for k in keys} for record in self.run_records()]
+        imported = self.path / "runs.csv"  # `fslab import` writes one index, not run dirs
+        if not rows and imported.exists():
+            return pd.read_csv(imported, keep_default_na=False)[list(keys)]
         return pd.DataFrame(rows, columns=list(keys))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fslab.analysis.groups import ALPHA, omnibus, pairwise
+from fslab.analysis.summary import observations
 from fslab.metrics import HEADLINE_METRICS
 
 KEY = ["workload", "op", "metric"]
@@ -26,6 +27,7 @@ def compare_targets(metrics: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     each CPU share) would multiply comparisons and false positives without informing.
     """
     tests, pairs = [], []
+    metrics = observations(metrics)
     values = per_run_values(metrics[metrics["metric"].isin(HEADLINE_METRICS)])
     for key, group in values.groupby(KEY, sort=True):
         if group["target"].nunique() < 2:

@@ -10,6 +10,7 @@ import pandas as pd
 from fslab.analysis.groups import mad_outliers, median_ci
 from fslab.analysis.stats import NOISY_HALF_WIDTH, mean_ci
 from fslab.metrics import HIGHER
+from fslab.parsers.fio import ALL_CLIENTS
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
@@ -27,6 +28,7 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
     """
     if metrics.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    metrics = observations(metrics)
     # Samples within one run (files) are not independent repetitions: one run, one value.
     per_run = metrics.groupby([*CELL, "run_id"], sort=False, dropna=False)["value"].mean()
     per_run = per_run.reset_index()
@@ -59,6 +61,16 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
     summary["best"], summary["best_clear"] = _best_flags(summary)
     summary["of_raw"] = _fraction_of_raw(summary)
     return summary[SUMMARY_COLUMNS]
+
+
+def observations(metrics: pd.DataFrame) -> pd.DataFrame:
+    """The rows that are observations: for a run over several hosts, only the aggregate
+    ("All clients"); the per-host rows are a diagnostic of spread between hosts."""
+    if "host" not in metrics or not (metrics["host"] == ALL_CLIENTS).any():
+        return metrics
+    with_aggregate = set(metrics.loc[metrics["host"] == ALL_CLIENTS, "run_id"])
+    keep = ~metrics["run_id"].isin(with_aggregate) | (metrics["host"] == ALL_CLIENTS)
+    return metrics[keep]
 
 
 def _notes(metrics: pd.DataFrame) -> dict[tuple, str]:

@@ -57,9 +57,9 @@ def _pair_line(what: str, pair: pd.Series, better: str) -> str:
     p_text = f"{pair['test']} p {_p(pair['p_adj'])}"
     if not significant(pair["p_adj"]):
         return (f"{what}: {pair['a']} vs {pair['b']}: no significant difference "
-                f"({ratio:.2f}×, 95 % CI {low:.2f}–{high:.2f}×, {p_text})")
-    return (f"{winner}: {ratio:.2f}× the {what} of {loser}{direction} (95 % CI "
-            f"{low:.2f}–{high:.2f}×, {p_text}, {pair['magnitude']} effect)")
+                f"({ratio:.3g}×, 95 % CI {low:.3g}–{high:.3g}×, {p_text})")
+    return (f"{winner}: {ratio:.3g}× the {what} of {loser}{direction} (95 % CI "
+            f"{low:.3g}–{high:.3g}×, {p_text}, {pair['magnitude']} effect)")
 
 
 def _p(value: float) -> str:

@@ -52,14 +52,30 @@ def job_errors(data: dict[str, Any]) -> list[str]:
     return [f"{job.get('jobname', '?')}: error {job['error']}" for job in jobs if job.get("error")]
 
 
+ALL_CLIENTS = "All clients"
+
+
 def parse_fio(data: dict[str, Any]) -> list[Measurement]:
-    """Aggregate every job of one fio result into one observation's measurements."""
-    jobs = data.get("jobs")
-    if jobs is None:
-        jobs = [job for job in data.get("client_stats", []) if job.get("jobname") != "All clients"]
+    """Aggregate every job of one fio result into one observation's measurements.
+
+    Client/server output (`client_stats`) gives one row set per host (host = its name)
+    and the aggregate over all of them (host = "All clients"), which is the observation.
+    """
+    if "jobs" in data:
+        if not data["jobs"]:
+            raise FioParseError("fio result holds no jobs")
+        return aggregate_jobs(data["jobs"])
+    jobs = [job for job in data.get("client_stats", []) if job.get("jobname") != ALL_CLIENTS]
     if not jobs:
         raise FioParseError("fio result holds no jobs")
-    return aggregate_jobs(jobs)
+    out: list[Measurement] = []
+    by_host: dict[str, list[dict[str, Any]]] = {}
+    for job in jobs:
+        by_host.setdefault(str(job.get("hostname", "?")), []).append(job)
+    for host, host_jobs in by_host.items():
+        out += aggregate_jobs(host_jobs, host)
+    out += aggregate_jobs(jobs, ALL_CLIENTS)
+    return out
 
 
 def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "") -> list[Measurement]:

@@ -1,0 +1,146 @@
+"""Chart specifications (Plotly JSON: data + layout) built from result tables. No HTML here."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fslab.metrics import HEADLINE_METRICS, HIGHER
+from fslab.units import display_scale
+
+Chart = dict[str, Any]
+PERCENTILES = [("clat_p50_ns", "p50"), ("clat_p90_ns", "p90"), ("clat_p99_ns", "p99"),
+               ("clat_p99_9_ns", "p99.9"), ("clat_p99_99_ns", "p99.99")]
+TITLES = {"iops": "IOPS", "bw_bytes": "bandwidth", "ops_per_s": "operations/s",
+          "seconds": "time", "clat_mean_ns": "mean completion latency",
+          "clat_p99_ns": "p99 completion latency", "lat_max_ns": "max latency",
+          "sync_seconds": "sync after phase"}
+
+
+def _layout(title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+    return {"title": {"text": title}, "yaxis": {"title": {"text": y_title}},
+            "margin": {"t": 50, "l": 70, "r": 20, "b": 60}, "height": 380,
+            "legend": {"orientation": "h"}, **extra}
+
+
+def _finite(values: Any) -> list[float | None]:
+    return [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            for v in values]
+
+
+def bar_charts(summary: pd.DataFrame, workload: str) -> list[Chart]:
+    """One bar chart per headline metric: a bar per target, an error bar for its 95 % CI."""
+    cells = summary[summary["workload"] == workload]
+    charts = []
+    for metric in [m for m in HEADLINE_METRICS if m in set(cells["metric"])]:
+        rows = cells[cells["metric"] == metric]
+        unit = rows["unit"].iloc[0]
+        scale, label = display_scale(rows["mean"].tolist(), unit)
+        direction = "higher is better" if rows["better"].iloc[0] == HIGHER else "lower is better"
+        traces = []
+        for op, group in rows.groupby("op", sort=True):
+            traces.append({
+                "type": "bar", "name": str(op), "x": group["target"].tolist(),
+                "y": _finite(group["mean"] / scale),
+                "error_y": {"type": "data", "symmetric": False,
+                            "array": _finite((group["ci_high"] - group["mean"]) / scale),
+                            "arrayminus": _finite((group["mean"] - group["ci_low"]) / scale)},
+                "hovertemplate": "%{x} " + str(op) + ": %{y:.4g} " + label + "<extra></extra>",
+            })
+        charts.append({"data": traces, "layout": _layout(
+            f"{workload}: {TITLES.get(metric, metric)} ({direction}), mean ± 95 % CI",
+            label, barmode="group")})
+    return charts
+
+
+def strip_chart(values: pd.DataFrame, workload: str) -> Chart | None:
+    """Every iteration's value of the workload's primary metric, per target (box + points)."""
+    rows = values[(values["workload"] == workload)]
+    metric = next((m for m in HEADLINE_METRICS if m in set(rows["metric"])), None)
+    if metric is None:
+        return None
+    rows = rows[(rows["metric"] == metric) & (rows["op"] != "total")]
+    scale, label = display_scale(rows["value"].tolist(), rows["unit"].iloc[0])
+    traces = []
+    for (target, op), group in rows.groupby(["target", "op"], sort=True):
+        traces.append({"type": "box", "name": f"{target} {op}",
+                       "y": _finite(group["value"] / scale),
+                       "boxpoints": "all", "jitter": 0.4, "pointpos": 0,
+                       "text": [f"iteration {i}" for i in group["iteration"]],
+                       "hovertemplate": "%{text}: %{y:.4g} " + label + "<extra></extra>"})
+    return {"data": traces, "layout": _layout(
+        f"{workload}: {TITLES.get(metric, metric)} of every iteration", label,
+        showlegend=False)}
+
+
+def qq_chart(values: pd.DataFrame, workload: str) -> Chart | None:
+    """Normal QQ plot of the residuals (value − its target's mean) of the primary metric."""
+    from scipy import stats
+
+    rows = values[values["workload"] == workload]
+    metric = next((m for m in HEADLINE_METRICS if m in set(rows["metric"])), None)
+    if metric is None:
+        return None
+    rows = rows[(rows["metric"] == metric) & (rows["op"] != "total")]
+    residuals = (rows["value"] - rows.groupby(["target", "op"])["value"].transform("mean"))
+    residuals = residuals[np.isfinite(residuals)].to_numpy()
+    if len(residuals) < 3:
+        return None
+    scale = residuals.std(ddof=1) or 1.0
+    (theoretical, ordered), (slope, intercept, _) = stats.probplot(residuals / scale)
+    line_x = [float(min(theoretical)), float(max(theoretical))]
+    return {"data": [
+        {"type": "scatter", "mode": "markers", "name": "residuals",
+         "x": theoretical.tolist(), "y": ordered.tolist()},
+        {"type": "scatter", "mode": "lines", "name": "normal",
+         "x": line_x, "y": [slope * x + intercept for x in line_x]},
+    ], "layout": _layout(f"{workload}: QQ plot of {TITLES.get(metric, metric)} residuals "
+                         "(standardised)", "sample quantile",
+                         xaxis={"title": {"text": "normal quantile"}})}
+
+
+def percentile_chart(summary: pd.DataFrame, workload: str) -> Chart | None:
+    """Latency percentile curves p50 … p99.99, one line per target and op (log scale)."""
+    cells = summary[(summary["workload"] == workload)
+                    & summary["metric"].isin([m for m, _ in PERCENTILES])]
+    if cells.empty:
+        return None
+    traces = []
+    for (target, op), group in cells.groupby(["target", "op"], sort=True):
+        by_metric = group.set_index("metric")["mean"]
+        points = [(label, by_metric[m] / 1e3) for m, label in PERCENTILES if m in by_metric]
+        traces.append({"type": "scatter", "mode": "lines+markers", "name": f"{target} {op}",
+                       "x": [p for p, _ in points], "y": _finite([v for _, v in points])})
+    return {"data": traces, "layout": _layout(
+        f"{workload}: completion-latency percentiles (mean over iterations)", "µs",
+        yaxis={"type": "log", "title": {"text": "µs (log)"}})}
+
+
+def verdict_heatmap(summary: pd.DataFrame) -> Chart | None:
+    """Each target's mean relative to the best target, per workload · op · metric row."""
+    cells = summary[summary["metric"].isin(["iops", "bw_bytes", "ops_per_s", "clat_p99_ns"])
+                    & (summary["op"] != "total")]
+    if cells.empty or cells["target"].nunique() < 2:
+        return None
+    targets = sorted(cells["target"].unique())
+    rows, z, text = [], [], []
+    for (workload, op, metric), group in cells.groupby(["workload", "op", "metric"], sort=True):
+        means = group.set_index("target")["mean"]
+        higher = group["better"].iloc[0] == HIGHER
+        best = means.max() if higher else means.min()
+        rows.append(f"{workload} {op} {TITLES.get(metric, metric)}")
+        ratios = [(means[t] / best if higher else best / means[t]) if t in means and best
+                  else None for t in targets]
+        z.append(_finite(ratios))
+        text.append(["–" if r is None else f"{r:.2f}" for r in _finite(ratios)])
+    return {"data": [{"type": "heatmap", "x": targets, "y": rows, "z": z, "text": text,
+                      "texttemplate": "%{text}", "zmin": 0, "zmax": 1,
+                      "colorscale": [[0, "#d73027"], [0.5, "#fee08b"], [1, "#1a9850"]],
+                      "colorbar": {"title": {"text": "× best"}},
+                      "hovertemplate": "%{y}<br>%{x}: %{text} × the best<extra></extra>"}],
+            "layout": {**_layout("Share of the best target (1 = best; direction honoured)",
+                                 ""), "height": max(300, 28 * len(rows) + 120),
+                       "margin": {"l": 260, "t": 50, "r": 20, "b": 60}}}

@@ -1,0 +1,194 @@
+"""The self-contained HTML report: one file, Plotly inlined, everything from data escaped."""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fslab.analysis.comparisons import per_run_values
+from fslab.analysis.summary import observations
+from fslab.metrics import HEADLINE_METRICS
+from fslab.report import charts
+from fslab.units import format_value
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#222}
+h1{margin-bottom:0}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;font-size:13px;margin:.5em 0}
+td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}.num{text-align:right;font-variant-numeric:tabular-nums}
+.chart{min-height:380px}.muted{color:#777}.verdict{margin:.2em 0}
+details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
+"""
+# Counts rendered charts and JS errors into <body data-*> so a headless browser can check.
+BOOT = """
+(function(){var errors=[];window.addEventListener('error',function(e){errors.push(String(e.message));
+document.body.dataset.jsErrors=errors.length;});var oldError=console.error;console.error=function(){
+errors.push(Array.prototype.join.call(arguments,' '));document.body.dataset.jsErrors=errors.length;
+oldError.apply(console,arguments);};var rendered=0;
+document.querySelectorAll('script[type="application/json"][data-chart]').forEach(function(node){
+try{var spec=JSON.parse(node.textContent);var div=document.getElementById(node.dataset.chart);
+Plotly.newPlot(div,spec.data,spec.layout,{responsive:true,displaylogo:false});rendered++;}
+catch(e){errors.push(String(e));}});document.body.dataset.chartsRendered=rendered;
+document.body.dataset.jsErrors=errors.length;})();
+"""
+
+
+def esc(value: Any) -> str:
+    """HTML-escape anything that came from data."""
+    return html.escape(str(value), quote=True)
+
+
+def script_json(data: Any) -> str:
+    """JSON safe inside a <script> element: no '<', '>' or '&' can close or open tags."""
+    text = json.dumps(data, default=str, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+class Page:
+    """Collects sections and charts; renders one HTML document."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.parts: list[str] = []
+        self.count = 0
+
+    def add(self, fragment: str) -> None:
+        self.parts.append(fragment)
+
+    def chart(self, spec: dict[str, Any] | None) -> None:
+        if spec is None:
+            return
+        self.count += 1
+        chart_id = f"chart{self.count}"
+        self.parts.append(f'<div class="chart" id="{chart_id}"></div>'
+                          f'<script type="application/json" data-chart="{chart_id}">'
+                          f"{script_json(_clean(spec))}</script>")
+
+    def render(self) -> str:
+        from plotly.offline import get_plotlyjs
+
+        return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+                f"<title>{esc(self.title)}</title><style>{STYLE}</style>"
+                f"<script>{get_plotlyjs()}</script></head><body>"
+                + "".join(self.parts) + f"<script>{BOOT}</script></body></html>")
+
+
+def _clean(value: Any) -> Any:
+    """NaN and infinities become null (JSON has neither)."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def table(frame: pd.DataFrame, columns: list[str], units: bool = False) -> str:
+    """An escaped HTML table; with units=True, mean/CI columns print in the row's unit."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    body = []
+    for _, row in frame.iterrows():
+        cells = []
+        for column in columns:
+            value = row.get(column, "")
+            if units and column in ("mean", "median", "sd", "ci_low", "ci_high",
+                                    "median_ci_low", "median_ci_high") and "unit" in row:
+                text = format_value(value, row["unit"])
+            elif isinstance(value, float):
+                text = "–" if value != value else f"{value:.4g}"
+            else:
+                text = value
+            klass = ' class="num"' if isinstance(value, int | float) else ""
+            cells.append(f"<td{klass}>{esc(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+
+
+def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
+                 pairwise: pd.DataFrame, verdict_lines: list[str], metrics: pd.DataFrame,
+                 runs: pd.DataFrame, environment: dict[str, Any],
+                 campaign: dict[str, Any], records: list[dict[str, Any]]) -> str:
+    """The whole report as one HTML string."""
+    name = campaign.get("name", results_dir.name)
+    page = Page(f"fslab report: {name}")
+    page.add(f"<h1>fslab report: {esc(name)}</h1><p class='muted'>{esc(results_dir)} · "
+             f"generated {esc(time.strftime('%Y-%m-%d %H:%M'))}</p>")
+    found = [line for line in verdict_lines if "no significant difference" not in line]
+    level = [line for line in verdict_lines if "no significant difference" in line]
+    page.add("<h2>Verdicts</h2>" + "".join(f"<p class='verdict'>{esc(line)}</p>"
+                                           for line in found)
+             + (f"<details><summary>No significant difference ({len(level)})</summary>"
+                + "".join(f"<p class='verdict'>{esc(line)}</p>" for line in level)
+                + "</details>" if level else ""))
+    page.chart(charts.verdict_heatmap(summary))
+    values = per_run_values(observations(metrics)) if not metrics.empty else metrics
+    for workload in sorted(summary["workload"].unique()) if not summary.empty else []:
+        page.add(f"<h2>Workload {esc(workload)}</h2>")
+        for spec in charts.bar_charts(summary, workload):
+            page.chart(spec)
+        if not values.empty:
+            page.chart(charts.strip_chart(values, workload))
+            page.chart(charts.qq_chart(values, workload))
+        page.chart(charts.percentile_chart(summary, workload))
+    page.add("<h2>Statistics</h2>")
+    headline = summary[summary["metric"].isin(HEADLINE_METRICS)]
+    page.add("<details open><summary>Per cell (headline metrics)</summary>" + table(
+        headline, ["target", "workload", "op", "metric", "n", "mean", "ci_low", "ci_high",
+                   "median", "median_ci_low", "median_ci_high", "cv", "outliers"],
+        units=True) + "</details>")
+    page.add("<details><summary>Tests between targets, and why each was chosen</summary>"
+             + table(tests, list(tests.columns)) + "</details>")
+    page.add("<details><summary>Pairwise comparisons and effect sizes</summary>"
+             + table(pairwise, list(pairwise.columns)) + "</details>")
+    bad = runs[runs["status"] != "ok"] if not runs.empty else runs
+    page.add("<h2>Failed and unsupported runs</h2>" + (
+        table(bad, ["run_id", "status", "reason"]) if not bad.empty else "<p>None.</p>"))
+    page.add("<h2>Setup and environment</h2>" + _environment(environment))
+    page.add("<h2>Methodology</h2>" + _methodology(campaign, records, summary))
+    return page.render()
+
+
+def _environment(environment: dict[str, Any]) -> str:
+    flat = {k: v for k, v in environment.items() if not isinstance(v, dict)}
+    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in flat.items())
+    tools = environment.get("tools", {})
+    rows += "".join(f"<tr><th>{esc(k)} version</th><td>{esc(v)}</td></tr>"
+                    for k, v in tools.items())
+    targets = environment.get("targets", {})
+    target_rows = "".join(
+        f"<tr><th>{esc(name)}</th><td>{esc(json.dumps(info, default=str))}</td></tr>"
+        for name, info in targets.items())
+    return f"<table>{rows}</table>" + (f"<h3>Targets</h3><table>{target_rows}</table>"
+                                       if target_rows else "")
+
+
+def _methodology(campaign: dict[str, Any], records: list[dict[str, Any]],
+                 summary: pd.DataFrame) -> str:
+    dropped = sum(1 for r in records if r.get("caches_dropped"))
+    items = [
+        f"Iterations: {campaign.get('iterations', 'unknown')} per (target, workload); a "
+        f"fresh file system per {campaign.get('fresh', 'iteration')}.",
+        f"Order: (target, workload) pairs shuffled within each iteration with seed "
+        f"{campaign.get('seed', 'unknown')}.",
+        f"Caches: synced and dropped before {dropped} of {len(records)} runs.",
+        f"Runtime per fio job: {campaign.get('runtime', 'n/a')} s.",
+        "Observation: one run. All fio jobs of a run are summed (IOPS, bandwidth); latency "
+        "means are weighted by completed I/Os; percentiles come from merged json+ bins.",
+        "Confidence intervals: Student t for means, percentile bootstrap (2,000 resamples) "
+        "for medians and ratios. Outliers are flagged by the median/MAD rule (3.5), never "
+        "dropped.",
+        "Between targets: Shapiro–Wilk on residuals and Brown–Forsythe choose one-way "
+        "ANOVA + Tukey HSD, Welch's ANOVA + Games–Howell, or Kruskal–Wallis + Dunn (Holm); "
+        "paired Wilcoxon where iterations pair up; Cliff's delta for effect size.",
+        "Implementations: " + "; ".join(
+            f"{t} = {i}" for t, i in summary.drop_duplicates("target")[
+                ["target", "fs_impl"]].itertuples(index=False)) if not summary.empty else "",
+    ]
+    return "<ul>" + "".join(f"<li>{esc(item)}</li>" for item in items if item) + "</ul>"
