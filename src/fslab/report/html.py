@@ -27,7 +27,8 @@ details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
 """
 # Counts rendered charts and JS errors into <body data-*> so a headless browser can check.
 BOOT = """
-(function(){var errors=[];window.addEventListener('error',function(e){errors.push(String(e.message));
+(function(){var errors=[];
+window.addEventListener('error',function(e){errors.push(String(e.message));
 document.body.dataset.jsErrors=errors.length;});var oldError=console.error;console.error=function(){
 errors.push(Array.prototype.join.call(arguments,' '));document.body.dataset.jsErrors=errors.length;
 oldError.apply(console,arguments);};var rendered=0;
