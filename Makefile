@@ -6,12 +6,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fslab-installed
 
-.PHONY: run test lint deps system-deps venv clean
+.PHONY: run test lint deps system-deps system-deps-test venv clean
 
 run: deps
 	$(BIN)/fslab run
 
-test: deps
+test: system-deps-test venv
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q
 
@@ -22,6 +22,9 @@ deps: system-deps venv
 
 system-deps:
 	@scripts/install-system-deps
+
+system-deps-test:
+	@scripts/install-system-deps --test
 
 venv: $(STAMP)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ class RunResult:
     results: ResultsDir
     runner: RunnerResult
     summary: Any = None  # pandas DataFrame of the per-cell summary
+    unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
 
 
 def prepare(
@@ -65,8 +66,15 @@ def run(
     confirmed_devices: frozenset[str] = frozenset(),
     force_device: bool = False,
     progress: Progress | None = None,
+    until_ci: float | None = None,
+    max_iterations: int = 20,
 ) -> RunResult:
-    """Run a campaign into a results directory (new, or continued with resume=True)."""
+    """Run a campaign into a results directory (new, or continued with resume=True).
+
+    With `until_ci` (a percentage), iterations are added one at a time until every
+    headline cell's 95 % CI half-width is within that share of its mean, or until
+    `max_iterations`; the cells that did not get there are returned.
+    """
     out = Path(out or campaign.out or default_out(campaign))
     plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
                             force_device=force_device)
@@ -83,7 +91,28 @@ def run(
     results.write_environment(environment)
     runner = Runner(plan, results, lab, targets, progress or NoProgress())
     outcome = runner.execute()
-    return RunResult(results, outcome, analyze(out))
+    summary = analyze(out)
+    open_cells = unconverged(summary, until_ci) if until_ci else []
+    while open_cells and campaign.iterations < max_iterations:
+        campaign.iterations += 1
+        results.write_campaign(campaign.to_dict())
+        more = Runner(make_plan(campaign), results, lab, targets,
+                      progress or NoProgress()).execute()
+        outcome.ok, outcome.failed = outcome.ok + more.ok, outcome.failed + more.failed
+        outcome.warnings += more.warnings
+        summary = analyze(out)
+        open_cells = unconverged(summary, until_ci)
+    return RunResult(results, outcome, summary, open_cells)
+
+
+def unconverged(summary: pd.DataFrame, percent: float) -> list[str]:
+    """Headline cells whose CI half-width exceeds `percent` % of the mean (or n < 2)."""
+    from fslab.metrics import HEADLINE_METRICS
+
+    cells = summary[summary["metric"].isin(HEADLINE_METRICS) & (summary["n"] > 0)]
+    wide = cells[~(cells["ci_half_width_pct"] <= percent)]
+    return [f"{r.target} {r.workload} {r.op} {r.metric}: ±{r.ci_half_width_pct:.1f} %"
+            for r in wide.itertuples()]
 
 
 def resume_campaign(out: Path) -> Campaign:
@@ -113,6 +142,7 @@ class Analysis:
     tests: Any
     pairwise: Any
     verdicts: list[str]
+    drivers: Any
 
 
 def _analysis(results: ResultsDir) -> Analysis:
@@ -130,7 +160,11 @@ def _analysis(results: ResultsDir) -> Analysis:
     write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
     lines = verdicts(summary, tests, pairs)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    return Analysis(metrics, summary, tests, pairs, lines)
+    from fslab.analysis.drivers import drivers
+
+    factors = drivers(metrics)
+    write_atomic(results.stats_dir / "drivers.csv", factors.to_csv(index=False))
+    return Analysis(metrics, summary, tests, pairs, lines, factors)
 
 
 def report(results_dir: Path, output: Path | None = None) -> Path:
@@ -146,10 +180,29 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
     page = build_report(results.path, done.summary, done.tests, done.pairwise, done.verdicts,
                         done.metrics, results.load_runs(), results.environment(), campaign,
-                        list(results.run_records()))
+                        list(results.run_records()), done.drivers)
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
     return output
+
+
+def compare(base: Path, new: Path, threshold: float | None = None,
+            output: Path | None = None) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+    """Match the cells of two results directories and call each improved / regressed /
+    unchanged; optionally write the comparison as HTML."""
+    from fslab.analysis.compare import DEFAULT_THRESHOLD, compare_cells, environment_differences
+    from fslab.store import write_atomic
+
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    old, fresh = ResultsDir.open(Path(base)), ResultsDir.open(Path(new))
+    cells = compare_cells(old.load_metrics(), fresh.load_metrics(), threshold)
+    differences = environment_differences(old.environment(), fresh.environment())
+    if output is not None:
+        from fslab.report.compare_html import build_compare_report
+
+        write_atomic(Path(output), build_compare_report(Path(base), Path(new), cells,
+                                                        differences, threshold))
+    return cells, differences
 
 
 def load(results_dir: Path) -> pd.DataFrame:

@@ -68,9 +68,16 @@ def run(
         "--confirm-device", help="Allow formatting this real device (repeat per device).")] = None,
     force_device: Annotated[bool, typer.Option(
         "--force-device", help="Also overwrite a confirmed device with a signature.")] = False,
+    until_ci: Annotated[float | None, typer.Option(
+        "--until-ci", help="Add iterations until every CI half-width is within PCT % of "
+                           "its mean.", metavar="PCT")] = None,
+    max_iterations: Annotated[int, typer.Option(
+        "--max-iterations", help="Cap for --until-ci.")] = 20,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
+    if until_ci is not None and until_ci <= 0:
+        raise UserError("--until-ci must be a percentage above 0, e.g. 5")
     overrides = Overrides(
         fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
         runtime=runtime, image_size=size, file_size=file_size,
@@ -104,7 +111,8 @@ def run(
         with RichProgress(err_console) as progress:
             result = api.run(campaign, out=out, lab=the_lab, resume=resume,
                              confirmed_devices=devices, force_device=force_device,
-                             progress=progress)
+                             progress=progress, until_ci=until_ci,
+                             max_iterations=max_iterations)
     except KeyboardInterrupt:
         target = out or "DIR"
         err_console.print(f"fslab: interrupted; everything fslab made was released. "
@@ -113,6 +121,14 @@ def run(
     _print_summary(result.results.path, result.summary)
     for warning in result.runner.warnings:
         err_console.print(f"[yellow]warning: {warning}[/yellow]")
+    if until_ci is not None:
+        if result.unconverged:
+            console.print(f"[yellow]Not within ±{until_ci:g} % after "
+                          f"{max_iterations} iterations:[/yellow]")
+            for cell in result.unconverged:
+                console.print(f"  {escape(cell)}")
+        else:
+            console.print(f"Every cell within ±{until_ci:g} % of its mean.")
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
     if result.runner.failed:
@@ -137,6 +153,49 @@ def report(
     """Write one self-contained, interactive HTML report (works offline)."""
     path = api.report(results_dir, output)
     console.print(f"Wrote {path}")
+
+
+@app.command()
+def compare(
+    base: Annotated[Path, typer.Argument(metavar="BASE", help="The baseline results.")],
+    new: Annotated[Path, typer.Argument(metavar="NEW", help="The results to judge.")],
+    threshold: Annotated[float, typer.Option(
+        help="Noise threshold in percent: smaller changes count as unchanged.")] = 2.0,
+    output: Annotated[Path | None, typer.Option(
+        "-o", "--output", help="Also write the comparison as an HTML report.")] = None,
+) -> None:
+    """Compare two results directories; exit 1 when anything regressed (for CI)."""
+    from fslab.units import format_value
+
+    if threshold < 0:
+        raise UserError("--threshold must be a percentage >= 0")
+    cells, differences = api.compare(base, new, threshold / 100.0, output)
+    if cells.empty:
+        raise UserError(f"{base} and {new} share no cells to compare")
+    colours = {"improved": "green", "regressed": "red", "unchanged": "dim"}
+    table = Table(title=f"{base} → {new} (noise threshold {threshold:g} %)",
+                  title_justify="left")
+    for column in ("target", "workload", "op", "metric", "base", "new", "change (95 % CI)",
+                   "verdict"):
+        table.add_column(column)
+    for _, row in cells.iterrows():
+        change = (f"{row['change']:+.1%} ({row['change_ci_low']:+.1%} … "
+                  f"{row['change_ci_high']:+.1%})")
+        table.add_row(row["target"], row["workload"], row["op"], row["metric"],
+                      format_value(row["base_mean"], row["unit"]),
+                      format_value(row["new_mean"], row["unit"]), change,
+                      f"[{colours[row['verdict']]}]{row['verdict']}[/]")
+    console.print(table)
+    for what, a, b in differences:
+        console.print(f"[yellow]environment differs: {escape(what)}: {escape(a)} → "
+                      f"{escape(b)}[/yellow]")
+    regressed = int((cells["verdict"] == "regressed").sum())
+    console.print(f"{regressed} regressed, {int((cells['verdict'] == 'improved').sum())} "
+                  f"improved, {int((cells['verdict'] == 'unchanged').sum())} unchanged")
+    if output:
+        console.print(f"Wrote {output}")
+    if regressed:
+        raise typer.Exit(ExitCode.REGRESSION)
 
 
 @app.command("import")

@@ -81,7 +81,10 @@ def guess_fields(relative: str) -> dict[str, str]:
     if numbers:
         fields["iteration"] = numbers[-1]
     stem = re.sub(r"(\.fio)?\.(json\+?|jsonplus|log|txt|csv|out)$", "", parts[-1])
-    fields["workload"] = re.sub(r"[-_.]?(result|results|output|out)$", "", stem) or stem
+    stem = re.sub(r"[-_.]?(result|results|output|out)$", "", stem) or stem
+    # "dd-3", "seqread_run2": the number is the iteration, not part of the workload.
+    fields["workload"] = re.sub(r"[-_.]?(?:i|it|iter|iteration|run|rep)?[-_]?\d+$", "",
+                                stem) or stem
     return fields
 
 

@@ -2,7 +2,7 @@
 effect sizes. Pure functions: arrays in, results out.
 
 Choice of test (recorded with its reason for every comparison):
-- residuals normal (Shapiro–Wilk) and variances equal (Brown–Forsythe, i.e. Levene on
+- residuals normal (Shapiro–Wilk on per-group standardised residuals) and variances equal (Brown–Forsythe, i.e. Levene on
   medians): one-way ANOVA, then Tukey HSD;
 - normal but unequal variances: Welch's ANOVA, then Games–Howell;
 - otherwise: Kruskal–Wallis, then Dunn's test with Holm correction.
@@ -61,7 +61,10 @@ def omnibus(groups: dict[str, np.ndarray]) -> Omnibus:
         return Omnibus("none", math.nan, math.nan,
                        "needs at least 2 targets with 2 or more observations each", "none")
     samples = list(data.values())
-    residuals = np.concatenate([v - v.mean() for v in samples])
+    # Residuals standardised per group: pooling raw residuals of groups with unequal
+    # variances gives a heavy-tailed mixture that fails Shapiro–Wilk although every group
+    # is normal (and would send Welch-worthy data to Kruskal–Wallis).
+    residuals = np.concatenate([(v - v.mean()) / (v.std(ddof=1) or 1.0) for v in samples])
     if len(residuals) >= 3 and np.ptp(residuals) > 0:
         normal_p = float(stats.shapiro(residuals).pvalue)
     else:

@@ -71,7 +71,10 @@ def parse_fio(data: dict[str, Any]) -> list[Measurement]:
     out: list[Measurement] = []
     by_host: dict[str, list[dict[str, Any]]] = {}
     for job in jobs:
-        by_host.setdefault(str(job.get("hostname", "?")), []).append(job)
+        host = str(job.get("hostname", "?"))
+        if job.get("port"):  # several servers may share an address (loopback ports)
+            host = f"{host}:{job['port']}"
+        by_host.setdefault(host, []).append(job)
     for host, host_jobs in by_host.items():
         out += aggregate_jobs(host_jobs, host)
     out += aggregate_jobs(jobs, ALL_CLIENTS)

@@ -115,7 +115,8 @@ def table(frame: pd.DataFrame, columns: list[str], units: bool = False) -> str:
 def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
                  pairwise: pd.DataFrame, verdict_lines: list[str], metrics: pd.DataFrame,
                  runs: pd.DataFrame, environment: dict[str, Any],
-                 campaign: dict[str, Any], records: list[dict[str, Any]]) -> str:
+                 campaign: dict[str, Any], records: list[dict[str, Any]],
+                 drivers: pd.DataFrame | None = None) -> str:
     """The whole report as one HTML string."""
     name = campaign.get("name", results_dir.name)
     page = Page(f"fslab report: {name}")
@@ -144,6 +145,10 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
         headline, ["target", "workload", "op", "metric", "n", "mean", "ci_low", "ci_high",
                    "median", "median_ci_low", "median_ci_high", "cv", "outliers"],
         units=True) + "</details>")
+    if drivers is not None and not drivers.empty:
+        page.add("<details open><summary>What drives performance (cross-validated models; "
+                 "share of explained variance per factor)</summary>"
+                 + table(drivers, list(drivers.columns)) + "</details>")
     page.add("<details><summary>Tests between targets, and why each was chosen</summary>"
              + table(tests, list(tests.columns)) + "</details>")
     page.add("<details><summary>Pairwise comparisons and effect sizes</summary>"

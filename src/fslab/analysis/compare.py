@@ -1,0 +1,93 @@
+"""Compare two results directories cell by cell: improved, regressed or unchanged.
+
+A cell changes only when the 95 % bootstrap CI of new/base − 1 lies wholly beyond the
+noise threshold in one direction (direction honoured: lower latency is an improvement).
+With fewer than two runs on either side there is no interval, and the cell is called
+from its point estimate and flagged as such.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fslab.analysis.comparisons import per_run_values
+from fslab.analysis.groups import ratio_ci
+from fslab.analysis.summary import observations
+from fslab.metrics import HEADLINE_METRICS, HIGHER
+
+DEFAULT_THRESHOLD = 0.02  # relative changes smaller than 2 % are noise by default
+CELL = ["target", "workload", "op", "metric"]
+COLUMNS = [*CELL, "unit", "better", "n_base", "n_new", "base_mean", "new_mean", "change",
+           "change_ci_low", "change_ci_high", "verdict", "note"]
+ENVIRONMENT_KEYS = ("kernel", "cpu_model", "cpu_count", "memory_bytes", "fslab", "python",
+                    "virtualization", "lab_fs", "dirty_ratio")
+
+
+def compare_cells(base: pd.DataFrame, new: pd.DataFrame,
+                  threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """One row per cell present in both: the relative change with its CI and a verdict."""
+    def values(metrics: pd.DataFrame) -> pd.DataFrame:
+        metrics = observations(metrics)
+        return per_run_values(metrics[metrics["metric"].isin(HEADLINE_METRICS)])
+
+    old, fresh = values(base), values(new)
+    rows = []
+    fresh_groups = dict(list(fresh.groupby(CELL, sort=True)))
+    for key, group in old.groupby(CELL, sort=True):
+        if key not in fresh_groups:
+            continue
+        a = group["value"].to_numpy(dtype=float)
+        b = fresh_groups[key]["value"].to_numpy(dtype=float)
+        a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+        if not len(a) or not len(b) or a.mean() == 0:
+            continue
+        change = b.mean() / a.mean() - 1
+        low, high = ratio_ci(b, a)
+        better = group["better"].iloc[0]
+        verdict, note = classify(change, low - 1, high - 1, better, threshold)
+        rows.append({**dict(zip(CELL, key, strict=True)), "unit": group["unit"].iloc[0],
+                     "better": better, "n_base": len(a), "n_new": len(b),
+                     "base_mean": a.mean(), "new_mean": b.mean(), "change": change,
+                     "change_ci_low": low - 1, "change_ci_high": high - 1,
+                     "verdict": verdict, "note": note})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def classify(change: float, low: float, high: float, better: str,
+             threshold: float) -> tuple[str, str]:
+    """improved / regressed / unchanged, from the CI of the relative change."""
+    note = ""
+    if math.isnan(low) or math.isnan(high):
+        low = high = change
+        note = "no CI (fewer than 2 runs on a side): point estimate"
+    up, down = low > threshold, high < -threshold
+    if not (up or down):
+        return "unchanged", note
+    good = up if better == HIGHER else down
+    return ("improved" if good else "regressed"), note
+
+
+def environment_differences(
+    base: dict[str, Any], new: dict[str, Any]
+) -> list[tuple[str, str, str]]:
+    """(what, base, new) for every recorded setting that differs between two campaigns."""
+    diffs = []
+    for key in ENVIRONMENT_KEYS:
+        if base.get(key) != new.get(key):
+            diffs.append((key, str(base.get(key, "–")), str(new.get(key, "–"))))
+    for tool in sorted(set(base.get("tools", {})) | set(new.get("tools", {}))):
+        a, b = base.get("tools", {}).get(tool, "–"), new.get("tools", {}).get(tool, "–")
+        if a != b:
+            diffs.append((f"{tool} version", str(a), str(b)))
+    base_targets, new_targets = base.get("targets", {}), new.get("targets", {})
+    for name in sorted(set(base_targets) & set(new_targets)):
+        for field in ("fs_impl", "mkfs_command", "mount_options_requested", "image_size",
+                      "loop_direct_io", "throttle", "properties"):
+            a, b = base_targets[name].get(field), new_targets[name].get(field)
+            if a != b:
+                diffs.append((f"{name} {field}", str(a), str(b)))
+    return diffs

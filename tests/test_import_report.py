@@ -1,0 +1,196 @@
+"""Import of results made elsewhere, the HTML report (in headless Chromium), and compare."""
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from fslab import api
+from fslab.campaign import Overrides, load_campaign
+from fslab.importer import compile_pattern, guess_fields, import_results
+from fslab.parsers.dd import parse_dd
+from fslab.parsers.fio import ALL_CLIENTS, extract_json, parse_fio
+from tests.conftest import FIXTURES, fslab_cmd, requires
+
+FIO = FIXTURES / "fio"
+
+
+def fio_tree(root, layout):
+    """Copies of real fio outputs in a directory layout, 2 fs × 3 iterations × 2 jobs."""
+    for fs in ("ext4", "xfs"):
+        for iteration in (1, 2, 3):
+            for workload, fixture in (("randread", "randread-4jobs.jsonplus"),
+                                      ("seqwrite", "seqwrite-1job.json")):
+                path = root / layout.format(fs=fs, iteration=iteration, workload=workload)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(FIO / fixture, path)
+
+
+@pytest.mark.parametrize(("layout", "pattern"), [
+    ("{fs}/fio_results/{iteration}/{workload}-result.json",
+     "{fs}/fio_results/{iteration}/{workload}-result.json"),
+    ("{fs}/fio_results/{iteration}/{workload}-result.json", None),
+    ("results-{fs}/run{iteration}/{workload}.json", None),
+    ("bench_{iteration}_{fs}_{workload}.json", "bench_{iteration}_{fs}_{workload}.json"),
+])
+def test_import_fio_trees_in_several_layouts(tmp_path, layout, pattern):
+    fio_tree(tmp_path / "tree", layout)
+    (tmp_path / "tree" / "README.txt").write_text("notes, not results")
+    report = import_results([tmp_path / "tree"], tmp_path / "out", pattern)
+    assert report.imported == 12
+    assert [name for name, _ in report.skipped] == ["README.txt"]
+    metrics = api.load(tmp_path / "out")
+    assert set(metrics["fs"]) == {"ext4", "xfs"}
+    assert set(metrics["workload"]) == {"randread", "seqwrite"}
+    assert set(metrics["iteration"]) == {1, 2, 3}
+    native = {(m.op, m.metric): m.value for m in
+              parse_fio(extract_json((FIO / "randread-4jobs.jsonplus").read_text()))}
+    imported = metrics[(metrics.fs == "ext4") & (metrics.workload == "randread")
+                       & (metrics.metric == "iops") & (metrics.iteration == 1)]
+    assert imported["value"].iloc[0] == native[("read", "iops")]  # jobs aggregated as native
+    summary = api.analyze(tmp_path / "out")
+    assert (tmp_path / "out" / "stats" / "verdicts.txt").exists()
+    assert summary[summary.metric == "iops"]["n"].min() == 3
+
+
+def test_pattern_and_guesses():
+    match = compile_pattern("{fs}/x/{iteration}/{workload}-result.json").match(
+        "btrfs/x/7/randwrite-result.json")
+    assert match.groupdict() == {"fs": "btrfs", "iteration": "7", "workload": "randwrite"}
+    guess = guess_fields("zfs-lz4/iter_3/seqread.json")
+    assert guess["fs"] == "zfs" and guess["iteration"] == "3" and guess["workload"] == "seqread"
+
+
+def test_client_server_output_gives_per_host_rows_and_the_aggregate():
+    data = extract_json((FIO / "client-server-2hosts.json").read_text())
+    values = parse_fio(data)
+    iops = {m.host: m.value for m in values if m.op == "read" and m.metric == "iops"}
+    assert set(iops) == {"127.0.0.1:8799", "127.0.0.1:8798", ALL_CLIENTS}
+    assert iops[ALL_CLIENTS] == pytest.approx(iops["127.0.0.1:8799"] + iops["127.0.0.1:8798"])
+    fio_own = next(j for j in data["client_stats"] if j["jobname"] == ALL_CLIENTS)
+    assert iops[ALL_CLIENTS] == pytest.approx(fio_own["read"]["iops"], rel=0.01)
+
+
+def test_import_tolerates_error_lines_and_old_units(tmp_path):
+    tree = tmp_path / "t" / "ext4"
+    tree.mkdir(parents=True)
+    shutil.copy(FIO / "enospc-error-line.json", tree / "fill-1.json")
+    shutil.copy(FIO / "client-server-2hosts.json", tree / "cs-1.json")
+    (tree / "broken-1.json").write_text('{"fio version": "fio-3.33", "jobs": [')
+    report = import_results([tmp_path / "t"], tmp_path / "out")
+    assert report.imported == 2
+    assert [n for n, _ in report.skipped] == ["ext4/broken-1.json"]
+    summary = api.analyze(tmp_path / "out")
+    cs = summary[(summary.workload == "randread") & (summary.metric == "iops")]
+    assert cs["n"].tolist() == [1]  # the aggregate is the observation, not each host
+
+
+def test_dd_logs_in_any_unit():
+    samples = [m for m in parse_dd((FIXTURES / "dd" / "mixed-units.log").read_text())
+               if m.metric == "bw_bytes"]
+    assert len(samples) == 4
+    assert samples[0].value == pytest.approx(67108864 / 0.269399)  # printed: 249 MB/s
+    assert samples[0].value == pytest.approx(249e6, rel=0.01)
+    assert samples[1].value == pytest.approx(1.6e9, rel=0.05)  # printed in GB/s
+
+
+def test_import_dd_and_bonnie(tmp_path):
+    tree = tmp_path / "t"
+    (tree / "ext4").mkdir(parents=True)
+    shutil.copy(FIXTURES / "dd" / "real-dd.log", tree / "ext4" / "dd-1.log")
+    shutil.copy(FIXTURES / "bonnie" / "tmpfs-256M.csv", tree / "ext4" / "bonnie-1.csv")
+    report = import_results([tree], tmp_path / "out")
+    assert report.imported == 2
+    metrics = api.load(tmp_path / "out")
+    assert len(metrics[(metrics.metric == "bw_bytes") & (metrics.workload == "dd")]) == 4
+    assert metrics[metrics.workload == "bonnie"]["note"].str.contains("too fast").any()
+
+
+def test_import_errors_are_one_line(tmp_path):
+    proc = fslab_cmd("import", str(tmp_path / "nothing"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "a.json").write_text("{}")
+    proc = fslab_cmd("import", str(tmp_path / "x"), "--out", str(tmp_path / "o2"),
+                     "--pattern", "{fs}/{bogus}.json")
+    assert proc.returncode == 2 and "unknown field {bogus}" in proc.stderr
+
+
+def chromium(page, tmp_path):
+    out = subprocess.run(
+        ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'chromium'}",
+         "--virtual-time-budget=20000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    return out.stdout
+
+
+@pytest.mark.privileged
+def test_report_renders_in_chromium_and_escapes_data(tmp_path):
+    requires("chromium", root=False)
+    tree = tmp_path / "tree"
+    fio_tree(tree, "{fs}/{iteration}/{workload}.json")
+    evil = "<script>alert(1)</script>"
+    for path in tree.rglob("randread.json"):
+        data = json.loads(path.read_text())
+        for job in data["jobs"]:
+            job["jobname"] = evil
+        path.write_text(json.dumps(data))
+    import_results([tree], tmp_path / "out")
+    page = api.report(tmp_path / "out")
+    html = page.read_text()
+    assert evil not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    dom = chromium(page, tmp_path)
+    rendered = int(re.search(r'data-charts-rendered="(\d+)"', dom).group(1))
+    errors = int(re.search(r'data-js-errors="(\d+)"', dom).group(1))
+    assert errors == 0
+    assert rendered == html.count('data-chart="') and rendered >= 8
+    assert dom.count('class="main-svg"') >= rendered  # Plotly drew every chart
+    assert evil not in dom  # the page's text shows it; nothing ever parsed it as markup
+
+
+def test_compare_cli_exit_codes(tmp_path):
+    fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
+    import_results([tmp_path / "tree"], tmp_path / "base")
+    same = fslab_cmd("compare", str(tmp_path / "base"), str(tmp_path / "base"))
+    assert same.returncode == 0, same.stderr
+    assert "0 regressed" in same.stdout
+    import pandas as pd
+
+    worse = tmp_path / "worse"
+    shutil.copytree(tmp_path / "base", worse)
+    metrics = pd.read_parquet(worse / "metrics.parquet")
+    for i, iteration in enumerate((1, 2, 3)):  # a 20 % IOPS regression, with some spread
+        rows = (metrics.metric == "iops") & (metrics.iteration == iteration)
+        metrics.loc[rows, "value"] *= 0.8 * (1 + 0.01 * (i - 1))
+    metrics.to_parquet(worse / "metrics.parquet", index=False)
+    base_metrics = pd.read_parquet(tmp_path / "base" / "metrics.parquet")
+    for i, iteration in enumerate((1, 2, 3)):
+        rows = (base_metrics.metric == "iops") & (base_metrics.iteration == iteration)
+        base_metrics.loc[rows, "value"] *= 1 + 0.01 * (i - 1)
+    base_metrics.to_parquet(tmp_path / "base" / "metrics.parquet", index=False)
+    regressed = fslab_cmd("compare", str(tmp_path / "base"), str(worse), "-o",
+                          str(tmp_path / "cmp.html"))
+    assert regressed.returncode == 1, regressed.stdout + regressed.stderr
+    assert "regressed" in regressed.stdout
+    assert (tmp_path / "cmp.html").stat().st_size > 100_000
+
+
+@pytest.mark.privileged
+def test_until_ci_adds_iterations(tmp_path, lab):
+    requires("fio")
+    campaign = load_campaign(None, Overrides(fs=["tmpfs"], workloads=["seqread"],
+                                             iterations=2, runtime="1", image_size="256M",
+                                             file_size="16M", seed=3))
+    result = api.run(campaign, out=tmp_path / "r", lab=lab, until_ci=0.001, max_iterations=4)
+    runs = api.runs(tmp_path / "r")
+    assert len(runs) == 4  # 0.001 % is out of reach: stopped at the cap
+    assert result.unconverged and "seqread" in result.unconverged[0]
+    loose = api.run(load_campaign(None, Overrides(
+        fs=["tmpfs"], workloads=["seqread"], iterations=2, runtime="1", image_size="256M",
+        file_size="16M", seed=3)), out=tmp_path / "r2", lab=lab, until_ci=1000,
+        max_iterations=4)
+    assert loose.unconverged == [] and len(api.runs(tmp_path / "r2")) == 2
