@@ -2,8 +2,8 @@
 effect sizes. Pure functions: arrays in, results out.
 
 Choice of test (recorded with its reason for every comparison):
-- residuals normal (Shapiro–Wilk on per-group standardised residuals) and variances equal (Brown–Forsythe, i.e. Levene on
-  medians): one-way ANOVA, then Tukey HSD;
+- residuals normal (Shapiro–Wilk on per-group standardised residuals) and variances
+  equal (Brown–Forsythe, i.e. Levene on medians): one-way ANOVA, then Tukey HSD;
 - normal but unequal variances: Welch's ANOVA, then Games–Howell;
 - otherwise: Kruskal–Wallis, then Dunn's test with Holm correction.
 Tukey HSD and Games–Howell control the family-wise error themselves; their p is reported
