@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pandas as pd
 
 from fslab.analysis.groups import ALPHA, omnibus, pairwise
@@ -33,7 +35,9 @@ def compare_targets(metrics: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         if group["target"].nunique() < 2:
             continue
         groups = {t: g["value"].to_numpy() for t, g in group.groupby("target", sort=True)}
-        result = omnibus(groups)
+        with warnings.catch_warnings():  # near-constant cells: scipy warns, we report n/a
+            warnings.simplefilter("ignore")
+            result = omnibus(groups)
         tests.append({**dict(zip(KEY, key, strict=True)), "test": result.test,
                       "statistic": result.statistic, "p_value": result.p_value,
                       "reason": result.reason})
@@ -41,7 +45,10 @@ def compare_targets(metrics: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
                         for t, g in group.groupby("target", sort=True)}
         iterations = [set(v) for v in by_iteration.values()]
         paired = by_iteration if all(s == iterations[0] for s in iterations) else None
-        for pair in pairwise(groups, result.posthoc, paired):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = pairwise(groups, result.posthoc, paired)
+        for pair in found:
             pairs.append({**dict(zip(KEY, key, strict=True)), **pair.__dict__})
     return (pd.DataFrame(tests, columns=TESTS_COLUMNS),
             pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS))

@@ -20,7 +20,7 @@ from fslab.analysis.summary import observations
 
 METRICS = ("iops", "bw_bytes", "ops_per_s", "clat_mean_ns")
 MIN_OBSERVATIONS = 10
-MAX_ROWS = 5000  # the tree ensemble is fitted on a seeded sample beyond this
+MAX_ROWS = 2000  # the tree ensemble is fitted on a seeded sample beyond this
 FOLDS = 5
 SEED = 0
 COLUMNS = ["metric", "model", "cv_r2", "cv_rmse", "factor", "share"]

@@ -13,9 +13,11 @@ Rules (DESIGN.md):
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterable
 from typing import Any
+
+import numpy as np
+import orjson
 
 from fslab.metrics import Measurement
 
@@ -30,6 +32,14 @@ class FioParseError(ValueError):
 
 def extract_json(text: str) -> dict[str, Any]:
     """Return the fio JSON object in `text`, skipping non-JSON lines before and after it."""
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:  # the common case, parsed fast; odd texts fall through to a scan
+        try:
+            obj = orjson.loads(text[start:end + 1])
+        except orjson.JSONDecodeError:
+            obj = None
+        if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
+            return obj
     decoder = json.JSONDecoder()
     position = 0
     while True:
@@ -177,30 +187,29 @@ def _percentiles(blocks: list[dict[str, Any] | None]) -> dict[str, float]:
     if not sampled:
         return {}
     if all(isinstance(b.get("bins"), dict) and b["bins"] for b in sampled):
-        merged: Counter[float] = Counter()
-        for block in sampled:
-            for value, count in block["bins"].items():
-                merged[float(value)] += int(count)
-        return percentiles_from_bins(merged)
+        values = np.concatenate([np.array(list(b["bins"]), dtype=float) for b in sampled])
+        counts = np.concatenate([np.fromiter(b["bins"].values(), dtype=np.int64,
+                                             count=len(b["bins"])) for b in sampled])
+        unique, inverse = np.unique(values, return_inverse=True)
+        return _percentiles_sorted(unique, np.bincount(inverse, counts))
     if len(sampled) == 1 and isinstance(sampled[0].get("percentile"), dict):
         listed = {float(k): float(v) for k, v in sampled[0]["percentile"].items()}
         return {name: listed[p] for p, name in PERCENTILES.items() if p in listed}
     return {}
 
 
-def percentiles_from_bins(bins: Counter[float] | dict[float, int]) -> dict[str, float]:
+def percentiles_from_bins(bins: dict[float, int] | dict[float, float]) -> dict[str, float]:
     """fio's own rule (stat.c calc_clat_percentiles): the first bin whose cumulative count
     reaches p % of all samples gives the p-th percentile."""
-    total = sum(bins.values())
-    result: dict[str, float] = {}
-    wanted = sorted(PERCENTILES)
-    index = 0
-    cumulative = 0
-    for value in sorted(bins):
-        cumulative += bins[value]
-        while index < len(wanted) and cumulative >= wanted[index] / 100.0 * total:
-            result[PERCENTILES[wanted[index]]] = value
-            index += 1
-        if index == len(wanted):
-            break
+    values = np.array(sorted(bins), dtype=float)
+    return _percentiles_sorted(values, np.array([bins[v] for v in sorted(bins)], dtype=float))
+
+
+def _percentiles_sorted(values: np.ndarray, counts: np.ndarray) -> dict[str, float]:
+    cumulative = np.cumsum(counts)
+    total = cumulative[-1]
+    result = {}
+    for p, name in sorted(PERCENTILES.items()):
+        index = int(np.searchsorted(cumulative, p / 100.0 * total, side="left"))
+        result[name] = float(values[min(index, len(values) - 1)])
     return result

@@ -187,7 +187,7 @@ def _methodology(campaign: dict[str, Any], records: list[dict[str, Any]],
         f"Runtime per fio job: {campaign.get('runtime', 'n/a')} s.",
         "Observation: one run. All fio jobs of a run are summed (IOPS, bandwidth); latency "
         "means are weighted by completed I/Os; percentiles come from merged json+ bins.",
-        "Confidence intervals: Student t for means, percentile bootstrap (2,000 resamples) "
+        "Confidence intervals: Student t for means, percentile bootstrap (1,000 resamples) "
         "for medians and ratios. Outliers are flagged by the median/MAD rule (3.5), never "
         "dropped.",
         "Between targets: Shapiro–Wilk on residuals and Brown–Forsythe choose one-way "
