@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.campaign import MAX_FILL, Campaign, Overrides, load_campaign
+from fslab.distributed import parse_hosts
 from fslab.errors import UserError
 from fslab.lab import CleanupReport, Lab
 from fslab.plan import Plan, make_plan
@@ -47,6 +48,8 @@ def prepare(
     checks = [target.check for target in targets.values()]
     checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
     checks.append(lambda: _check_space(plan))
+    if campaign.hosts:
+        checks.append(lambda: _preflight(campaign, targets))
     for check in checks:
         try:
             check()
@@ -89,7 +92,8 @@ def run(
     environment = capture(lab.root)
     environment["targets"] = {name: t.describe() for name, t in targets.items()}
     results.write_environment(environment)
-    runner = Runner(plan, results, lab, targets, progress or NoProgress())
+    hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
+    runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts)
     outcome = runner.execute()
     summary = analyze(out)
     open_cells = unconverged(summary, until_ci) if until_ci else []
@@ -97,7 +101,7 @@ def run(
         campaign.iterations += 1
         results.write_campaign(campaign.to_dict())
         more = Runner(make_plan(campaign), results, lab, targets,
-                      progress or NoProgress()).execute()
+                      progress or NoProgress(), hosts=hosts).execute()
         outcome.ok, outcome.failed = outcome.ok + more.ok, outcome.failed + more.failed
         outcome.warnings += more.warnings
         summary = analyze(out)
@@ -164,6 +168,11 @@ def _analysis(results: ResultsDir) -> Analysis:
 
     factors = drivers(metrics)
     write_atomic(results.stats_dir / "drivers.csv", factors.to_csv(index=False))
+    from fslab.analysis.hosts import host_spread
+
+    spread = host_spread(metrics)
+    if not spread.empty:
+        write_atomic(results.stats_dir / "hosts.csv", spread.to_csv(index=False))
     return Analysis(metrics, summary, tests, pairs, lines, factors)
 
 
@@ -222,6 +231,28 @@ def cleanup(lab: Lab | None = None) -> CleanupReport:
 
 def default_out(campaign: Campaign) -> Path:
     return Path("results") / f"{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+LOOPBACK = ("127.", "localhost", "::1")
+
+
+def _preflight(campaign: Campaign, targets: dict[str, Target]) -> None:
+    """Every host reachable, on the controller's fio version, with the target path."""
+    from fslab.distributed import preflight
+
+    hosts = parse_hosts(campaign.hosts)
+    remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
+    problems: list[str] = []
+    for name, target in targets.items():
+        if target.spec.fs == "dir":
+            problems += preflight(hosts, Path(target.spec.path))
+        elif remote:
+            raise UserError(f"target {name}: with remote hosts ({remote[0]}), targets must be "
+                            "dir:PATH, a path that exists on every host")
+        else:
+            problems += preflight(hosts, Path("/"))
+    if problems:
+        raise UserError("preflight failed:\n  " + "\n  ".join(dict.fromkeys(problems)))
 
 
 def _check_space(plan: Plan) -> None:

@@ -76,6 +76,7 @@ class CampaignFile(BaseModel):
     fresh: Fresh = "iteration"
     image_size: str | int = DEFAULT_IMAGE_SIZE
     file_size: str | int = "auto"
+    hosts: list[str] = []  # fio servers (HOST or HOST:PORT) to drive with fio --client
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -102,6 +103,7 @@ class Campaign:
     workloads: list[WorkloadEntry]
     out: str | None = None
     base_dir: Path = field(default_factory=Path.cwd)
+    hosts: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
@@ -116,6 +118,8 @@ class Campaign:
         }
         if self.out:
             data["out"] = self.out
+        if self.hosts:
+            data["hosts"] = list(self.hosts)
         data["target"] = [_target_dict(spec) for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
@@ -136,6 +140,7 @@ class Overrides:
     out: str | None = None
     seed: int | None = None
     fresh: str | None = None
+    hosts: list[str] | None = None
 
 
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
@@ -180,7 +185,12 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         workloads=workloads,
         out=overrides.out or parsed.out,
         base_dir=base_dir,
+        hosts=list(overrides.hosts or parsed.hosts),
     )
+    if campaign.hosts:
+        from fslab.distributed import parse_hosts
+
+        parse_hosts(campaign.hosts)  # a malformed host is one clear error, now
     if campaign.fresh not in ("run", "iteration", "campaign"):
         raise UserError(f"bad fresh policy {campaign.fresh!r}: use run, iteration or campaign")
     campaign.file_size = (

@@ -60,6 +60,8 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Seed of the run-order shuffle.")] = None,
     fresh: Annotated[str | None, typer.Option(
         help="New file system per run, iteration (default) or campaign.")] = None,
+    hosts: Annotated[str | None, typer.Option(
+        help="fio servers to drive, e.g. node1,node2:8766 (fio client/server mode).")] = None,
     resume: Annotated[bool, typer.Option(
         "--resume", help="Continue the campaign in --out DIR.")] = False,
     dry_run: Annotated[bool, typer.Option(
@@ -81,7 +83,7 @@ def run(
     overrides = Overrides(
         fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
         runtime=runtime, image_size=size, file_size=file_size,
-        out=str(out) if out else None, seed=seed, fresh=fresh,
+        out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
     )
     if resume:
         if out is None:
@@ -252,6 +254,38 @@ def targets() -> None:
             here += root_note
         table.add_row(name, text, here)
     console.print(table)
+
+
+@app.command()
+def serve(
+    bind: Annotated[str, typer.Option(
+        help="Address to listen on; loopback unless you ask for another.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
+) -> None:
+    """Run a fio server for a controller's `fslab run --hosts` (Ctrl-C stops it)."""
+    import subprocess
+
+    from fslab import system
+
+    system.require_tool("fio")
+    if not 0 < port < 65536:
+        raise UserError(f"bad port {port}")
+    family = "ip6" if ":" in bind else "ip"
+    console.print(f"fio server listening on {bind}:{port} (Ctrl-C to stop)")
+    proc = subprocess.Popen(["fio", f"--server={family}:{bind},{port}"])
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()  # ours: we started it
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        console.print("fio server stopped")
+        return
+    if code:
+        raise UserError(f"fio server exited with {code} (port {port} in use?)")
 
 
 @app.command()

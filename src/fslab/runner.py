@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
 
@@ -77,6 +78,7 @@ class Runner:
     targets: dict[str, Target]
     progress: Progress = field(default_factory=NoProgress)
     host: str = field(default_factory=socket.gethostname)
+    hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
     _rows: list[dict[str, Any]] = field(default_factory=list)
 
     def execute(self) -> RunnerResult:
@@ -152,7 +154,13 @@ class Runner:
             shutil.rmtree(workdir, ignore_errors=True)
             workdir.mkdir()
         where = Where(directory=workdir, device=place.device, layout_first=place.layout_first,
-                      cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")))
+                      cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
+                      hosts=self.hosts,
+                      root=Path(run.target.path) if run.target.path else place.path)
+        if self.hosts and not run.workload.family.startswith("fio"):
+            return RunOutput(status="unsupported", reason=(
+                f"{run.workload.family} runs on this machine only; with hosts, only fio "
+                "workloads run on the load nodes")), False
         try:
             need = run.workload.required_bytes()
             free = _wait_for_space(place, need)

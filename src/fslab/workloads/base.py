@@ -18,6 +18,8 @@ class Where:
     layout_first: bool = False  # the fs needs files written sequentially before use
     cgroup: str = ""  # processes join this blkio cgroup (slow-device emulation)
     quirk: str = ""  # the target's known limitation, to explain a failure it causes
+    hosts: tuple[Any, ...] = ()  # fio servers to drive (distributed.Host); () = this machine
+    root: Path | None = None  # the target's path as every host knows it (hosts only)
 
 
 @dataclass

@@ -21,6 +21,8 @@ FIO_OUTPUT = "fio.json"
 JOB_FILE = "job.fio"
 # fio needs time beyond `runtime` to lay out files; past this it is considered hung.
 LAYOUT_GRACE_S = 600
+# With remote hosts a vanished server must not hang the campaign: a shorter leash.
+HOST_GRACE_S = 90
 
 
 @dataclass
@@ -64,10 +66,12 @@ class FioWorkload:
         origin = f" (preset {self.preset})" if self.preset else ""
         lines = [f"; fslab workload {self.name}{origin}", "[global]"]
         lines += _option_lines({**self.global_options, **_location(where, self.global_options)})
-        lines.append(f"[{self.section_name or self.name}]")
-        lines += _option_lines(self.options)
-        for section, options in self.extra_sections:
+        sections = [(self.section_name or self.name, self.options), *self.extra_sections]
+        for index, (section, options) in enumerate(sections):
             lines.append(f"[{section}]")
+            options = _in_workdir(options, where)
+            if where.hosts and index == len(sections) - 1:
+                options = {**options, "unlink": 1}  # remote files go once all phases ran
             lines += _option_lines(options)
         return {JOB_FILE: "\n".join(lines) + "\n"}
 
@@ -81,19 +85,36 @@ class FioWorkload:
         if where.layout_first and where.directory and self.raw_job_text is None:
             metadata["layout"] = lay_out_files(where.directory, self)
         output = run_dir / FIO_OUTPUT
-        cmd = ["fio", "--output-format=json+", f"--output={output}", str(job_file)]
+        cmd = ["fio", "--output-format=json+", f"--output={output}"]
+        if where.hosts:
+            from fslab.distributed import client_args
+
+            cmd += client_args(list(where.hosts), job_file)
+            timeout = self.runtime + HOST_GRACE_S
+        else:
+            cmd.append(str(job_file))
+            timeout = self.runtime + LAYOUT_GRACE_S
         metadata["command"] = cmd
         if where.cgroup:
             metadata["cgroup"] = where.cgroup
-        returncode, stderr = _run_fio(cmd, timeout=self.runtime + LAYOUT_GRACE_S,
-                                      cgroup=where.cgroup)
+        returncode, stderr = _run_fio(cmd, timeout=timeout, cgroup=where.cgroup)
         (run_dir / "stderr.txt").write_text(stderr)
         try:
             measurements = self.parse(run_dir)
             errors = job_errors(extract_json(output.read_text()))
         except (OSError, FioParseError) as exc:
             reason = f"fio exited {returncode}: {_first_error_line(stderr) or exc}"
+            if where.hosts:
+                reason = f"no result from hosts {', '.join(map(str, where.hosts))}: {reason}"
             return _failure(reason, where, metadata)
+        if where.hosts:
+            from fslab.distributed import missing_hosts
+
+            lost = missing_hosts(list(where.hosts), {m.host for m in measurements})
+            if lost:
+                detail = _first_error_line(stderr) or f"exit code {returncode}"
+                return RunOutput(status="failed", metadata=metadata, reason=(
+                    f"host {', '.join(map(str, lost))} dropped out: {detail}"))
         if returncode != 0 or errors:
             reason = _first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
             return _failure(f"fio: {reason}", where, metadata)
@@ -119,10 +140,30 @@ def _option_lines(options: dict[str, Any]) -> list[str]:
 
 def _location(where: Where, global_options: dict[str, Any]) -> dict[str, Any]:
     """directory= for a file system; filename= and per-job regions for a raw device."""
+    if where.hosts and where.directory is not None:
+        # Remote load nodes: fslab's work directory exists on the controller only, so the
+        # files go straight into the target path under an fslab prefix, and the last job
+        # unlinks them; unique_filename (fio's default) keeps hosts apart on shared storage.
+        return {"directory": str(where.root or where.directory.parent),
+                "filename_format": f"{_host_prefix(where)}.$jobname.$jobnum.$filenum"}
     if not where.device:
         return {"directory": str(where.directory)}
     # Jobs get disjoint regions of the device, as they get separate files on a file system.
     return {"filename": where.device, "offset_increment": global_options.get("size")}
+
+
+def _in_workdir(options: dict[str, Any], where: Where) -> dict[str, Any]:
+    """With hosts, a job's own filename_format goes inside the per-run work directory."""
+    if where.hosts and where.directory is not None and "filename_format" in options:
+        return {**options,
+                "filename_format": f"{_host_prefix(where)}.{options['filename_format']}"}
+    return options
+
+
+def _host_prefix(where: Where) -> str:
+    """'.fslab-<session>-<workload>': fslab's files in a target path shared with others."""
+    assert where.directory is not None
+    return f"{where.directory.parent.name}-{where.directory.name}"
 
 
 def _failure(reason: str, where: Where, metadata: dict[str, Any]) -> RunOutput:

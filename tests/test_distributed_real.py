@@ -1,0 +1,123 @@
+"""fio client/server mode with real fio servers on loopback ports started by the tests."""
+
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from fslab import api
+from fslab.campaign import Overrides, load_campaign
+from fslab.distributed import Host, parse_hosts, preflight
+from fslab.errors import UserError
+from fslab.parsers.fio import ALL_CLIENTS
+from tests.conftest import requires
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def servers(request):
+    """Start N fio servers on loopback; stop them (ours) afterwards."""
+    requires("fio", root=False)
+    started: list[tuple[subprocess.Popen, int]] = []
+
+    def start(count: int) -> list[tuple[subprocess.Popen, int]]:
+        for _ in range(count):
+            port = free_port()
+            proc = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            started.append((proc, port))
+        for _, port in started[-count:]:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), 0.2).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+        return started[-count:]
+
+    yield start
+    for proc, _ in started:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def campaign(data, ports, workloads=("randread",), runtime="1", iterations=1):
+    return load_campaign(None, Overrides(
+        fs=[f"dir:{data}"], hosts=[f"127.0.0.1:{p}" for p in ports],
+        workloads=list(workloads), iterations=iterations, runtime=runtime,
+        file_size="8M", seed=2))
+
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_per_host_rows_and_an_aggregate_equal_to_their_sum(tmp_path, lab, servers, count):
+    data = tmp_path / "data"
+    data.mkdir()
+    ports = [port for _, port in servers(count)]
+    result = api.run(campaign(data, ports), out=tmp_path / "r", lab=lab)
+    assert result.runner.failed == 0
+    metrics = api.load(tmp_path / "r")
+    iops = metrics[(metrics.metric == "iops") & (metrics.op == "read")].set_index("host")["value"]
+    hosts = {f"127.0.0.1:{p}" for p in ports}
+    assert set(iops.index) == hosts | {ALL_CLIENTS}
+    assert iops[ALL_CLIENTS] == pytest.approx(sum(iops[h] for h in hosts), rel=0.01)
+    summary = api.analyze(tmp_path / "r")
+    cell = summary[(summary.metric == "iops") & (summary.op == "read")]
+    assert cell["mean"].iloc[0] == pytest.approx(iops[ALL_CLIENTS])  # the aggregate counts
+    assert (tmp_path / "r" / "stats" / "hosts.csv").exists()
+    assert list(data.iterdir()) == []  # fio's files unlinked on every host
+
+
+def test_a_server_stopped_mid_run_fails_that_run_and_names_it(tmp_path, lab, servers):
+    data = tmp_path / "data"
+    data.mkdir()
+    (keep, keep_port), (victim, victim_port) = servers(2)
+    out = tmp_path / "r"
+
+    def stop_when_running() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            runs = out / "runs"
+            if runs.exists() and any((d / "job.fio").exists() and not (d / "run.json").exists()
+                                     for d in runs.iterdir()):
+                time.sleep(1.0)
+                victim.kill()  # a server this test started
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=stop_when_running)
+    thread.start()
+    start = time.monotonic()
+    result = api.run(campaign(data, [keep_port, victim_port], ("randread", "seqwrite"), "3"),
+                     out=out, lab=lab)
+    thread.join()
+    assert time.monotonic() - start < 120  # nothing hung
+    runs = api.runs(out)
+    assert len(runs) == 2 and result.runner.failed >= 1  # the campaign went on
+    failed = runs[runs.status == "failed"]
+    assert all(f"127.0.0.1:{victim_port}" in reason for reason in failed["reason"])
+
+
+def test_preflight_names_an_unreachable_host(tmp_path, servers):
+    (_, port), = servers(1)
+    dead = free_port()
+    problems = preflight([Host("127.0.0.1", port), Host("127.0.0.1", dead)], tmp_path)
+    assert problems == [f"host 127.0.0.1:{dead}: unreachable (Connection refused)"]
+    missing = preflight([Host("127.0.0.1", port)], tmp_path / "nope")
+    assert missing == [f"host 127.0.0.1:{port}: target path {tmp_path / 'nope'} is missing "
+                       "there"]
+
+
+def test_host_lists_parse_and_refuse_nonsense():
+    assert parse_hosts("a,b:8766,[::1]:9000") == [Host("a"), Host("b", 8766), Host("::1", 9000)]
+    assert Host("::1", 9000).client_arg == "ip6:::1,9000"
+    for bad in ("a:b", "a,a", "a:70000", ""):
+        with pytest.raises(UserError):
+            parse_hosts(bad)
