@@ -78,7 +78,7 @@ def test_per_host_rows_and_an_aggregate_equal_to_their_sum(tmp_path, lab, server
 def test_a_server_stopped_mid_run_fails_that_run_and_names_it(tmp_path, lab, servers):
     data = tmp_path / "data"
     data.mkdir()
-    (keep, keep_port), (victim, victim_port) = servers(2)
+    (_, keep_port), (victim, victim_port) = servers(2)
     out = tmp_path / "r"
 
     def stop_when_running() -> None:
