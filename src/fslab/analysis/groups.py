@@ -105,15 +105,17 @@ def pairwise(groups: dict[str, np.ndarray], posthoc: str,
         return []
     adjusted = _posthoc_matrix(data, names, posthoc)
     pairs = []
+    effects: dict[tuple[str, str], tuple[float, float, float]] = {}
     for a, b in combinations(names, 2):
         raw = _raw_p(data[a], data[b], posthoc)
         low, high = ratio_ci(data[a], data[b])
         delta = cliffs_delta(data[a], data[b])
+        effects[(a, b)] = (low, high, delta)
         pairs.append(Pair(a, b, _label(posthoc), raw, adjusted[(a, b)],
                           float(data[a].mean() / data[b].mean()) if data[b].mean() else math.nan,
                           low, high, delta, magnitude(delta)))
     if paired:
-        pairs += _paired_wilcoxon(paired, names, data)
+        pairs += _paired_wilcoxon(paired, names, data, effects)
     return pairs
 
 
@@ -148,7 +150,8 @@ def _raw_p(a: np.ndarray, b: np.ndarray, posthoc: str) -> float:
 
 
 def _paired_wilcoxon(paired: dict[str, dict[int, float]], names: list[str],
-                     data: dict[str, np.ndarray]) -> list[Pair]:
+                     data: dict[str, np.ndarray],
+                     effects: dict[tuple[str, str], tuple[float, float, float]]) -> list[Pair]:
     rows = []
     for a, b in combinations(names, 2):
         common = sorted(set(paired.get(a, {})) & set(paired.get(b, {})))
@@ -158,8 +161,7 @@ def _paired_wilcoxon(paired: dict[str, dict[int, float]], names: list[str],
         y = np.array([paired[b][i] for i in common])
         diff = x - y
         p = float(stats.wilcoxon(x, y).pvalue) if np.any(diff != 0) else 1.0
-        low, high = ratio_ci(data[a], data[b])
-        delta = cliffs_delta(data[a], data[b])
+        low, high, delta = effects[(a, b)]  # the same effect sizes as the unpaired row
         rows.append(Pair(a, b, "Wilcoxon signed-rank (paired by iteration)", p, math.nan,
                          float(data[a].mean() / data[b].mean()), low, high, delta,
                          magnitude(delta)))
