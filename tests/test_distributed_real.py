@@ -72,6 +72,7 @@ def test_per_host_rows_and_an_aggregate_equal_to_their_sum(tmp_path, lab, server
     cell = summary[(summary.metric == "iops") & (summary.op == "read")]
     assert cell["mean"].iloc[0] == pytest.approx(iops[ALL_CLIENTS])  # the aggregate counts
     assert (tmp_path / "r" / "stats" / "hosts.csv").exists()
+    assert "Per-host spread" in api.report(tmp_path / "r").read_text()
     assert list(data.iterdir()) == []  # fio's files unlinked on every host
 
 

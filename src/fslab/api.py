@@ -187,9 +187,11 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     done = _analysis(results)
     campaign_path = results.campaign_path()
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
+    from fslab.analysis.hosts import host_spread
+
     page = build_report(results.path, done.summary, done.tests, done.pairwise, done.verdicts,
                         done.metrics, results.load_runs(), results.environment(), campaign,
-                        list(results.run_records()), done.drivers)
+                        list(results.run_records()), done.drivers, host_spread(done.metrics))
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
     return output

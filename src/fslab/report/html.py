@@ -116,7 +116,8 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
                  pairwise: pd.DataFrame, verdict_lines: list[str], metrics: pd.DataFrame,
                  runs: pd.DataFrame, environment: dict[str, Any],
                  campaign: dict[str, Any], records: list[dict[str, Any]],
-                 drivers: pd.DataFrame | None = None) -> str:
+                 drivers: pd.DataFrame | None = None,
+                 hosts: pd.DataFrame | None = None) -> str:
     """The whole report as one HTML string."""
     name = campaign.get("name", results_dir.name)
     page = Page(f"fslab report: {name}")
@@ -153,6 +154,10 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
              + table(tests, list(tests.columns)) + "</details>")
     page.add("<details><summary>Pairwise comparisons and effect sizes</summary>"
              + table(pairwise, list(pairwise.columns)) + "</details>")
+    if hosts is not None and not hosts.empty:
+        page.add("<details open><summary>Per-host spread of distributed runs (a diagnostic: "
+                 "the aggregate over all hosts is the observation)</summary>"
+                 + table(hosts, list(hosts.columns)) + "</details>")
     bad = runs[runs["status"] != "ok"] if not runs.empty else runs
     page.add("<h2>Failed and unsupported runs</h2>" + (
         table(bad, ["run_id", "status", "reason"]) if not bad.empty else "<p>None.</p>"))
