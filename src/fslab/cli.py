@@ -257,6 +257,66 @@ def targets() -> None:
 
 
 @app.command()
+def age(
+    fs: Annotated[str, typer.Option("--fs", help="File system to age (ext4, xfs, btrfs, ...).")],
+    out: Annotated[Path, typer.Option(help="Directory for the aging log, probes and image.")],
+    size: Annotated[str, typer.Option(help="Image size.")] = "2G",
+    utilization: Annotated[float | None, typer.Option(
+        help="Keep used space at or below this share, e.g. 0.8.")] = None,
+    ops: Annotated[int | None, typer.Option(help="Stop after this many operations.")] = None,
+    duration: Annotated[str | None, typer.Option(help="Stop after this long, e.g. 2h.")] = None,
+    bytes_limit: Annotated[str | None, typer.Option(
+        "--bytes", help="Stop after writing this much, e.g. 10G.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the operation sequence.")] = 1,
+    config: Annotated[Path | None, typer.Option(
+        help="Aging configuration (TOML: mix, file choice, sizes, directories...).")] = None,
+    mix: Annotated[Path | None, typer.Option(help="Operation mix as a CSV of op,share.")] = None,
+    stop_file: Annotated[Path | None, typer.Option(help="Stop when this file appears.")] = None,
+    pause_file: Annotated[Path | None, typer.Option(
+        help="Pause while this file exists.")] = None,
+    fstrim_every: Annotated[int | None, typer.Option(help="fstrim every N operations.")] = None,
+    probe_every: Annotated[int | None, typer.Option(
+        help="Fragmentation probe every N operations (and always at the end).")] = None,
+    image: Annotated[str, typer.Option(
+        help="Keep the aged state: sparse (full copy), metadata, or none.")] = "sparse",
+    lab: LabOption = None,
+) -> None:
+    """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
+    from fslab.aging.config import AgingConfig, load_config, mix_from_csv
+    from fslab.aging.run import age as run_age
+    from fslab.campaign import Overrides, load_campaign
+    from fslab.units import parse_duration, parse_size
+
+    if image not in ("sparse", "metadata", "none"):
+        raise UserError("--image must be sparse, metadata or none")
+    settings = load_config(config) if config else AgingConfig(ops=None)
+    settings.seed = seed
+    if ops is not None:
+        settings.ops = ops
+    if duration:
+        settings.duration_s = float(parse_duration(duration))
+    if bytes_limit:
+        settings.bytes_limit = parse_size(bytes_limit)
+    if not (settings.ops or settings.duration_s or settings.bytes_limit or stop_file):
+        settings.ops = 10_000
+    for name, value in (("utilization", utilization), ("stop_file", stop_file),
+                        ("pause_file", pause_file), ("fstrim_every", fstrim_every),
+                        ("probe_every", probe_every)):
+        if value is not None:
+            setattr(settings, name, value)
+    if mix:
+        settings.mix = mix_from_csv(mix)
+    (spec,) = load_campaign(None, Overrides(fs=[fs], image_size=size)).targets
+    record = run_age(spec, settings, out, Lab(lab), image)
+    console.print(f"Aged {fs} with {record['ops_done']} operations in {record['seconds']:.1f} s "
+                  f"({record['ops_per_s']:.0f} ops/s, stopped by {record['stopped_by']}); "
+                  f"op sequence {record['op_sequence_sha256'][:16]}…")
+    console.print(f"Wrote {out}: aging.json, oplog.parquet, utilization.csv, "
+                  f"fragmentation.json" + (f", {record['image']['path']}"
+                                           if record.get("image") else ""))
+
+
+@app.command()
 def serve(
     bind: Annotated[str, typer.Option(
         help="Address to listen on; loopback unless you ask for another.")] = "127.0.0.1",

@@ -1,0 +1,1 @@
+"""The aging lab: an fs-drift-like engine, maintenance, and fragmentation probes."""

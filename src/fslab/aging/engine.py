@@ -1,0 +1,296 @@
+"""The aging engine: run the planned operations against a directory, keep it under a
+target utilisation, trim and probe as configured, and log every successful operation.
+
+Failures (ENOENT on a file not yet created, EEXIST, ENOSPC) are counted per operation
+and errno, never logged as latencies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import random
+import subprocess
+import time
+from array import array
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fslab.aging.config import OPS, AgingConfig
+from fslab.aging.generator import Op, OpGenerator
+
+CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+CHECK_SHARE = 0.004  # of the file system's size written between utilisation checks
+
+
+@dataclass
+class AgingLog:
+    """What an aging run did: per-op times and latencies, failures, utilisation."""
+
+    t: array = field(default_factory=lambda: array("d"))  # seconds since start
+    op: array = field(default_factory=lambda: array("B"))  # index into OPS
+    latency_ns: array = field(default_factory=lambda: array("q"))
+    failures: Counter[tuple[str, str]] = field(default_factory=Counter)
+    utilization: list[tuple[float, int, float]] = field(default_factory=list)  # t, ops, used
+    deleted_for_space: int = 0
+    fstrims: int = 0
+    ops_done: int = 0
+    bytes_written: int = 0
+    digest: str = ""
+    seconds: float = 0.0
+    stopped_by: str = ""
+
+
+class FileSet:
+    """Which file indices exist, with O(1) add, remove and random pick."""
+
+    def __init__(self) -> None:
+        self.items: list[int] = []
+        self.where: dict[int, int] = {}
+
+    def add(self, index: int) -> None:
+        if index not in self.where:
+            self.where[index] = len(self.items)
+            self.items.append(index)
+
+    def discard(self, index: int) -> None:
+        position = self.where.pop(index, None)
+        if position is None:
+            return
+        last = self.items.pop()
+        if position < len(self.items):
+            self.items[position] = last
+            self.where[last] = position
+
+
+class Engine:
+    """Runs one aging configuration in `root` (a directory on the target)."""
+
+    def __init__(self, config: AgingConfig, root: Path,
+                 probe: Callable[[int], None] | None = None,
+                 fstrim: Callable[[], None] | None = None) -> None:
+        config.validate()
+        self.config = config
+        self.root = root
+        self.probe = probe
+        self.fstrim = fstrim or (lambda: None)
+        self.log = AgingLog()
+        self.files = FileSet()
+        self.maintenance_rng = random.Random(config.seed + 1)
+        self.buffer = memoryview(os.urandom(max(config.size_max, config.io_size)))
+        self.paths = self._layout()
+        self._next_trim = config.fstrim_every or 0
+        self._next_probe = config.probe_every or 0
+        # Check utilisation every `check_every` operations, and also whenever writes since
+        # the last check reach CHECK_SHARE of the file system: large files must not carry
+        # the used share past the target between two checks.
+        stats = os.statvfs(root) if root.exists() else os.statvfs(root.parent)
+        self._check_bytes = max(1, int(stats.f_blocks * stats.f_frsize * CHECK_SHARE))
+        self._written_at_check = 0
+
+    def _layout(self) -> list[str]:
+        """Directories `levels` deep, `dirs_per_level` wide; file i lives in dir i mod D."""
+        dirs = [self.root]
+        for _ in range(self.config.levels):
+            dirs = [d / f"d{j:02d}" for d in dirs for j in range(self.config.dirs_per_level)]
+        for directory in dirs:
+            directory.mkdir(parents=True, exist_ok=True)
+        return [str(dirs[i % len(dirs)] / f"f{i:07d}") for i in range(self.config.max_files)]
+
+    def run(self) -> AgingLog:
+        config, log = self.config, self.log
+        generator = OpGenerator(config)
+        handlers = [self._create, self._write, self._append, self._truncate, self._delete,
+                    self._read, self._random_read, self._random_write, self._rename]
+        names = OPS
+        clock = time.perf_counter_ns
+        start = clock() / 1e9
+        deadline = time.perf_counter() + config.duration_s if config.duration_s else None
+        limit_ops = config.ops
+        check = max(1, config.check_every)
+        self._check_space(0.0)
+        while True:
+            done = log.ops_done
+            if limit_ops is not None and done >= limit_ops:
+                log.stopped_by = "ops"
+                break
+            if done and (done % check == 0
+                         or log.bytes_written - self._written_at_check >= self._check_bytes):
+                self._written_at_check = log.bytes_written
+                if self._should_stop(deadline):
+                    break
+                self._maintain(clock() / 1e9 - start, done)
+            op = next(generator)
+            began = clock()
+            try:
+                handlers[op.code](op)
+            except OSError as exc:
+                log.failures[(names[op.code], errno.errorcode.get(exc.errno or 0, "?"))] += 1
+            else:
+                ended = clock()
+                log.t.append(ended / 1e9 - start)
+                log.op.append(op.code)
+                log.latency_ns.append(ended - began)
+            log.ops_done += 1
+        log.seconds = clock() / 1e9 - start
+        log.digest = generator.digest
+        self._check_space(log.seconds)
+        return log
+
+    # -- stop, pause and maintenance ---------------------------------------------------
+
+    def _should_stop(self, deadline: float | None) -> bool:
+        config, log = self.config, self.log
+        if deadline is not None and time.perf_counter() >= deadline:
+            log.stopped_by = "duration"
+            return True
+        if config.bytes_limit is not None and log.bytes_written >= config.bytes_limit:
+            log.stopped_by = "bytes"
+            return True
+        if config.stop_file is not None and config.stop_file.exists():
+            log.stopped_by = "stop file"
+            return True
+        while config.pause_file is not None and config.pause_file.exists():
+            time.sleep(0.2)
+            if config.stop_file is not None and config.stop_file.exists():
+                log.stopped_by = "stop file"
+                return True
+        return False
+
+    def _maintain(self, now: float, done: int) -> None:
+        config = self.config
+        self._check_space(now)
+        if config.fstrim_every and done >= self._next_trim:
+            self.fstrim()
+            self.log.fstrims += 1
+            self._next_trim += config.fstrim_every
+        if config.probe_every and self.probe and done >= self._next_probe:
+            self.probe(done)
+            self._next_probe += config.probe_every
+
+    def used_share(self) -> float:
+        stats = os.statvfs(self.root)
+        if not stats.f_blocks:
+            return 0.0
+        return 1.0 - stats.f_bfree / stats.f_blocks
+
+    def _check_space(self, now: float) -> None:
+        """Above the target utilisation: delete random files down to the low-water mark."""
+        config, log = self.config, self.log
+        used = self.used_share()
+        log.utilization.append((now, log.ops_done, used))
+        if config.utilization is None or used <= config.utilization:
+            return
+        low = config.low_mark or config.utilization
+        while used > low and self.files.items:
+            victim = self.files.items[self.maintenance_rng.randrange(len(self.files.items))]
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.paths[victim])
+            self.files.discard(victim)
+            log.deleted_for_space += 1
+            if log.deleted_for_space % 16 == 0:
+                used = self.used_share()
+        os.sync()  # let deferred frees land before the next measurement
+        log.utilization.append((now, log.ops_done, self.used_share()))
+
+    # -- the operations --------------------------------------------------------------
+
+    def _sync(self, fd: int, op: Op) -> None:
+        if op.sync == 1:
+            os.fsync(fd)
+        elif op.sync == 2:
+            os.fdatasync(fd)
+
+    def _write_all(self, fd: int, size: int) -> None:
+        written = 0
+        while written < size:
+            written += os.write(fd, self.buffer[: min(size - written, len(self.buffer))])
+        self.log.bytes_written += size
+
+    def _create(self, op: Op) -> None:
+        fd = os.open(self.paths[op.file], CREATE, 0o644)
+        try:
+            self._write_all(fd, op.size)
+            self._sync(fd, op)
+        finally:
+            os.close(fd)
+        self.files.add(op.file)
+
+    def _write(self, op: Op) -> None:
+        fd = os.open(self.paths[op.file], os.O_WRONLY)
+        try:
+            self._write_all(fd, op.size)
+            self._sync(fd, op)
+        finally:
+            os.close(fd)
+
+    def _append(self, op: Op) -> None:
+        fd = os.open(self.paths[op.file], os.O_WRONLY | os.O_APPEND)
+        try:
+            self._write_all(fd, min(op.size, 16 * self.config.io_size))
+            self._sync(fd, op)
+        finally:
+            os.close(fd)
+
+    def _truncate(self, op: Op) -> None:
+        path = self.paths[op.file]
+        os.truncate(path, int(os.stat(path).st_size * op.fraction))
+
+    def _delete(self, op: Op) -> None:
+        os.unlink(self.paths[op.file])
+        self.files.discard(op.file)
+
+    def _read(self, op: Op) -> None:
+        fd = os.open(self.paths[op.file], os.O_RDONLY)
+        try:
+            while os.read(fd, 1 << 20):
+                pass
+        finally:
+            os.close(fd)
+
+    def _random_read(self, op: Op) -> None:
+        fd = os.open(self.paths[op.file], os.O_RDONLY)
+        try:
+            size = os.fstat(fd).st_size
+            os.pread(fd, self.config.io_size, int(size * op.fraction))
+        finally:
+            os.close(fd)
+
+    def _random_write(self, op: Op) -> None:
+        fd = os.open(self.paths[op.file], os.O_WRONLY)
+        try:
+            size = os.fstat(fd).st_size
+            os.pwrite(fd, self.buffer[: self.config.io_size], int(size * op.fraction))
+            self.log.bytes_written += self.config.io_size
+            self._sync(fd, op)
+        finally:
+            os.close(fd)
+
+    def _rename(self, op: Op) -> None:
+        os.rename(self.paths[op.file], self.paths[op.other])
+        self.files.discard(op.file)
+        self.files.add(op.other)
+
+
+def run_fstrim(mountpoint: Path) -> Callable[[], None]:
+    """An fstrim step for the engine (errors ignored: some file systems cannot trim)."""
+    def trim() -> None:
+        subprocess.run(["fstrim", str(mountpoint)], capture_output=True, check=False)
+    return trim
+
+
+def summary(log: AgingLog, config: AgingConfig) -> dict[str, Any]:
+    """The JSON-ready record of a run (the op log itself goes to Parquet)."""
+    counts = Counter(OPS[c] for c in log.op)
+    return {
+        "seed": config.seed, "ops_done": log.ops_done, "seconds": log.seconds,
+        "ops_per_s": log.ops_done / log.seconds if log.seconds else 0.0,
+        "op_sequence_sha256": log.digest, "stopped_by": log.stopped_by,
+        "bytes_written": log.bytes_written, "succeeded": dict(counts),
+        "failures": {f"{op} {code}": n for (op, code), n in sorted(log.failures.items())},
+        "deleted_for_space": log.deleted_for_space, "fstrims": log.fstrims,
+    }

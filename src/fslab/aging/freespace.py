@@ -1,0 +1,77 @@
+"""Free-space fragmentation: histogram of free extents by size, count, largest.
+
+ext2/3/4: e2freefrag; xfs: xfs_spaceman (online) 'freesp -s'. Other file systems are
+reported as not measurable here (with the reason), never as unfragmented.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from fslab import system
+
+
+@dataclass
+class FreeSpace:
+    """Free extents of a file system, from its own tool."""
+
+    tool: str
+    free_bytes: int = 0
+    free_extents: int = 0
+    largest_bytes: int = 0
+    histogram: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # (from_bytes, to_bytes, extents, free bytes in them)
+    not_measurable: str = ""
+
+
+UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+def _size(text: str) -> int:
+    match = re.fullmatch(r"(\d+)([KMGT]?)", text.strip())
+    return int(match.group(1)) * UNITS[match.group(2)] if match else 0
+
+
+def parse_e2freefrag(text: str) -> FreeSpace:
+    """e2freefrag DEV output -> FreeSpace (its histogram is in bytes with K/M/G units)."""
+    info = FreeSpace("e2freefrag")
+    block = int(re.search(r"Blocksize: (\d+) bytes", text).group(1))  # type: ignore[union-attr]
+    info.free_bytes = int(re.search(r"Free blocks: (\d+)", text).group(1)) * block  # type: ignore[union-attr]
+    count = re.search(r"(?:Num\. free extent|Total free extents): (\d+)", text)
+    info.free_extents = int(count.group(1)) if count else 0
+    largest = re.search(r"Max\. free extent: (\d+) ?KB", text)
+    info.largest_bytes = int(largest.group(1)) * 1024 if largest else 0
+    for match in re.finditer(r"^\s*(\d+[KMGT]?)\.\.\.\s*(\d+[KMGT]?)-?\s*:\s*(\d+)\s+(\d+)\s+",
+                             text, re.MULTILINE):
+        info.histogram.append((_size(match.group(1)), _size(match.group(2)),
+                               int(match.group(3)), int(match.group(4)) * block))
+    return info
+
+
+def parse_xfs_freesp(text: str, block: int = 4096) -> FreeSpace:
+    """xfs 'freesp -s' output (block counts) -> FreeSpace."""
+    info = FreeSpace("xfs freesp")
+    for match in re.finditer(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+", text, re.MULTILINE):
+        low, high, count, blocks = map(int, match.groups())
+        info.histogram.append((low * block, high * block, count, blocks * block))
+    info.free_extents = sum(h[2] for h in info.histogram)
+    info.free_bytes = sum(h[3] for h in info.histogram)
+    # freesp -s gives buckets, not the largest extent: its bucket's upper bound bounds it.
+    info.largest_bytes = info.histogram[-1][1] if info.histogram else 0
+    return info
+
+
+def probe(fs: str, device: str, mountpoint: str) -> FreeSpace:
+    """Free-space fragmentation of a mounted file system, or why it cannot be measured."""
+    if fs in ("ext2", "ext3", "ext4") and device:
+        proc = system.run(["e2freefrag", device], check=False)
+        if proc.returncode == 0:
+            return parse_e2freefrag(proc.stdout)
+        return FreeSpace("e2freefrag", not_measurable=proc.stderr.strip()[:200])
+    if fs == "xfs":
+        proc = system.run(["xfs_spaceman", "-c", "freesp -s", mountpoint], check=False)
+        if proc.returncode == 0 and proc.stdout.strip():
+            return parse_xfs_freesp(proc.stdout)
+        return FreeSpace("xfs freesp", not_measurable=proc.stderr.strip()[:200] or "no output")
+    return FreeSpace("", not_measurable=f"no free-space probe for {fs} yet")

@@ -1,0 +1,139 @@
+"""`fslab age`: provision a target, age it, probe its fragmentation, keep an image."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from fslab import system
+from fslab.aging.config import OPS, AgingConfig
+from fslab.aging.engine import Engine, run_fstrim, summary
+from fslab.aging.fiemap import NotMeasurable, extents, file_layout, layout_score
+from fslab.aging.freespace import probe as free_space
+from fslab.errors import UserError
+from fslab.lab import Lab
+from fslab.store import write_atomic, write_json
+from fslab.targets import Mounted, TargetSpec, make_target
+
+FORMAT = 1  # aging directory format (see write_outputs)
+
+
+def used_space_probe(root: Path) -> dict[str, Any]:
+    """Per-file FIEMAP extent counts, extent sizes and the layout score, or why not."""
+    layouts, sizes, counts = [], [], []
+    try:
+        for path in root.rglob("f*"):
+            if not path.is_file():
+                continue
+            records = extents(path)
+            if not records:
+                continue
+            layouts.append(file_layout(records))
+            counts.append(len(records))
+            sizes += [e.length for e in records]
+    except NotMeasurable as exc:
+        return {"measurable": False, "reason": f"not measurable here: FIEMAP {exc}"}
+    optimal = sum(1 for f in layouts if f.contiguous_pairs == max(0, f.blocks - 1))
+    return {"measurable": True, "files": len(layouts), "layout_score": layout_score(layouts),
+            "optimal_share": optimal / len(layouts) if layouts else float("nan"),
+            "extents_per_file": counts, "extent_sizes": sizes}
+
+
+def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None,
+        image: str = "sparse") -> dict[str, Any]:
+    """Age a fresh target into `out`: logs, fragmentation over time, an image."""
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} already exists and is not empty: choose another --out")
+    config.validate()
+    target = make_target(spec)
+    target.check()
+    out.mkdir(parents=True, exist_ok=True)
+    lab = lab or Lab()
+    session = lab.open_session()
+    mounted = target.provision(session)
+    snapshots: list[dict[str, Any]] = []
+    try:
+        assert mounted.path is not None
+        root = mounted.path / "aged"
+        device = str(mounted.description.get("device", ""))
+
+        def probe(ops_done: int) -> None:
+            os_sync()
+            free = free_space(spec.fs, device, str(mounted.path))
+            used = used_space_probe(root)
+            snapshots.append({"ops": ops_done, "t": time.time(), "free": asdict(free),
+                              "used": used})
+
+        engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
+        log = engine.run()
+        probe(log.ops_done)
+        record = {"format": FORMAT, "target": mounted.description,
+                  "config": _jsonable(asdict(config)), **summary(log, config)}
+        write_outputs(out, log, record, snapshots)
+        if image != "none":
+            record["image"] = capture_image(session, mounted, out, image, spec.fs)
+            write_json(out / "aging.json", record)
+    finally:
+        target.teardown(session, mounted)
+        session.close()
+    return record
+
+
+def os_sync() -> None:
+    import os
+
+    os.sync()
+
+
+def write_outputs(out: Path, log: Any, record: dict[str, Any],
+                  snapshots: list[dict[str, Any]]) -> None:
+    """aging.json, oplog.parquet (t, op, latency_ns), utilization.csv, fragmentation.json."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"t_s": pa.array(log.t, pa.float64()),
+                      "op": pa.array([OPS[c] for c in log.op], pa.string()),
+                      "latency_ns": pa.array(log.latency_ns, pa.int64())})
+    pq.write_table(table, out / "oplog.parquet")
+    rows = ["t_s,ops,used_share"] + [f"{t:.3f},{n},{u:.5f}" for t, n, u in log.utilization]
+    write_atomic(out / "utilization.csv", "\n".join(rows) + "\n")
+    write_json(out / "fragmentation.json", snapshots)
+    write_json(out / "aging.json", record)
+
+
+def capture_image(session: Any, mounted: Mounted, out: Path, kind: str,
+                  fs: str) -> dict[str, Any]:
+    """Unmount, then keep the aged state: a sparse copy (full fidelity) or metadata only."""
+    for resource in reversed(list(mounted.resources)):
+        if resource.kind == "mount":
+            session.release(resource)
+            mounted.resources.remove(resource)
+    image = next((Path(r.path) for r in mounted.resources if r.kind == "file"), None)
+    if image is None:
+        return {"kind": "none", "reason": f"{fs} has no image file to copy"}
+    destination = out / ("image.img" if kind == "sparse" else "image.meta")
+    if kind == "sparse":
+        system.run(["cp", "--sparse=always", str(image), str(destination)], timeout=3600)
+    else:
+        device = str(mounted.description.get("device", image))
+        commands = {"ext4": ["e2image", "-Q", device, str(destination)],
+                    "ext3": ["e2image", "-Q", device, str(destination)],
+                    "ext2": ["e2image", "-Q", device, str(destination)],
+                    "xfs": ["xfs_metadump", "-o", device, str(destination)],
+                    "btrfs": ["btrfs-image", device, str(destination)]}
+        if fs not in commands:
+            raise UserError(f"no metadata-only image tool for {fs}; use --image sparse")
+        subprocess.run(commands[fs], check=True, capture_output=True)
+    return {"kind": kind, "path": destination.name, "bytes_allocated":
+            destination.stat().st_blocks * 512, "fs": fs}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,146 @@
+"""The aging engine, its utilisation control, fragmentation probes and images — for real."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fslab.aging.config import AgingConfig
+from fslab.aging.engine import Engine
+from fslab.aging.fiemap import NotMeasurable, extents, file_layout, layout_score
+from fslab.aging.freespace import probe
+from fslab.aging.generator import OpGenerator
+from fslab.aging.run import age, used_space_probe
+from fslab.targets import TargetSpec, make_target
+from tests.conftest import requires
+
+MiB = 1024**2
+
+
+def digest(config: AgingConfig, count: int = 5000) -> str:
+    generator = OpGenerator(config)
+    for _ in range(count):
+        next(generator)
+    return generator.digest
+
+
+def test_same_seed_same_sequence_other_seed_other():
+    for choice in ("uniform", "gaussian"):
+        a = AgingConfig(seed=7, file_choice=choice, velocity=0.5)
+        assert digest(a) == digest(AgingConfig(seed=7, file_choice=choice, velocity=0.5))
+        assert digest(a) != digest(AgingConfig(seed=8, file_choice=choice, velocity=0.5))
+
+
+def test_engine_log_counts_failures_not_as_latency(tmp_path):
+    config = AgingConfig(seed=3, ops=3000, max_files=300, size_max=64 * 1024)
+    log = Engine(config, tmp_path / "w").run()
+    assert log.ops_done == 3000
+    assert len(log.latency_ns) + sum(log.failures.values()) == 3000
+    assert log.failures[("read", "ENOENT")] > 0  # reads of files not created yet
+    again = Engine(AgingConfig(seed=3, ops=3000, max_files=300, size_max=64 * 1024),
+                   tmp_path / "w2").run()
+    assert again.digest == log.digest
+
+
+@pytest.fixture
+def mounted_fs(lab):
+    made = []
+
+    def make(fs: str, size: int = 256 * MiB):
+        requires(f"mkfs.{fs}" if fs not in ("ntfs",) else "mkntfs")
+        target = make_target(TargetSpec(name=f"age-{fs}", fs=fs, size=size))
+        session = lab.open_session()
+        mounted = target.provision(session)
+        made.append((target, session, mounted))
+        return mounted
+
+    yield make
+    for target, session, mounted in made:
+        target.teardown(session, mounted)
+        session.close()
+
+
+@pytest.mark.privileged
+def test_utilisation_holds_within_two_percent(mounted_fs):
+    mounted = mounted_fs("ext4")
+    config = AgingConfig(seed=1, ops=30000, max_files=4000, utilization=0.6,
+                         size_max=4 * MiB, check_every=32)
+    log = Engine(config, mounted.path / "aged").run()
+    reached = [u for _, _, u in log.utilization if u >= 0.55]
+    assert reached, "the run never approached the target"
+    assert max(u for _, _, u in log.utilization) <= 0.6 + 0.02
+    assert log.deleted_for_space > 0
+
+
+@pytest.mark.privileged
+def test_fiemap_layouts_of_known_files(mounted_fs):
+    mounted = mounted_fs("ext4")
+    a, b = mounted.path / "a", mounted.path / "b"
+    with a.open("wb") as fa, b.open("wb") as fb:
+        for _ in range(32):  # interleaved chunks, each forced to disk
+            for handle in (fa, fb):
+                handle.write(os.urandom(64 * 1024))
+                handle.flush()
+                os.fsync(handle.fileno())
+    contiguous = mounted.path / "c"
+    contiguous.write_bytes(os.urandom(4 * MiB))
+    assert layout_score([file_layout(extents(contiguous))]) == 1.0
+    interleaved = [file_layout(extents(p)) for p in (a, b)]
+    assert all(f.extents > 1 for f in interleaved)
+    assert layout_score(interleaved) < 1.0
+
+
+@pytest.mark.privileged
+def test_free_space_histogram_sums_to_free_space(mounted_fs):
+    mounted = mounted_fs("ext4")
+    (mounted.path / "x").write_bytes(os.urandom(8 * MiB))
+    os.sync()
+    free = probe("ext4", mounted.description["device"], str(mounted.path))
+    stats = os.statvfs(mounted.path)
+    assert free.free_bytes == stats.f_bfree * stats.f_frsize
+    assert sum(h[3] for h in free.histogram) == free.free_bytes
+    assert free.largest_bytes > 0 and free.free_extents >= 1
+
+
+@pytest.mark.privileged
+def test_fuse_is_not_measurable_never_zero(mounted_fs):
+    requires("ntfs-3g")
+    mounted = mounted_fs("ntfs", 64 * MiB)
+    (mounted.path / "aged").mkdir()
+    (mounted.path / "aged" / "f0000001").write_bytes(b"x" * 8192)
+    with pytest.raises(NotMeasurable):
+        extents(mounted.path / "aged" / "f0000001")
+    report = used_space_probe(mounted.path / "aged")
+    assert report["measurable"] is False and "not measurable here" in report["reason"]
+
+
+@pytest.mark.privileged
+def test_age_then_image_restores_the_same_files_and_extents(tmp_path, lab):
+    requires("mkfs.ext4", "losetup")
+    out = tmp_path / "aged"
+    record = age(TargetSpec(name="a", fs="ext4", size=256 * MiB),
+                 AgingConfig(seed=5, ops=4000, max_files=500, size_max=1 * MiB,
+                             utilization=0.7, probe_every=1000), out, lab)
+    assert record["image"]["kind"] == "sparse"
+    snapshots = json.loads((out / "fragmentation.json").read_text())
+    assert len(snapshots) >= 4 and snapshots[-1]["used"]["measurable"]
+    image = out / record["image"]["path"]
+    device = subprocess.run(["losetup", "--find", "--show", "--read-only", str(image)],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    try:
+        subprocess.run(["mount", "-o", "ro,noload", device, str(mnt)], check=True)
+        try:
+            files = sorted(p.relative_to(mnt) for p in (mnt / "aged").rglob("f*"))
+            assert len(files) == snapshots[-1]["used"]["files"] or files
+            restored = used_space_probe(mnt / "aged")
+            assert restored["extents_per_file"] == snapshots[-1]["used"]["extents_per_file"]
+            assert restored["layout_score"] == pytest.approx(
+                snapshots[-1]["used"]["layout_score"])
+        finally:
+            subprocess.run(["umount", str(mnt)], check=True)
+    finally:
+        subprocess.run(["losetup", "-d", device], check=True)
