@@ -173,6 +173,15 @@ def _analysis(results: ResultsDir) -> Analysis:
     spread = host_spread(metrics)
     if not spread.empty:
         write_atomic(results.stats_dir / "hosts.csv", spread.to_csv(index=False))
+    from fslab.analysis.aged import aged_vs_fresh
+
+    ages = aged_vs_fresh(metrics, pairs, results.environment().get("targets", {}))
+    if not ages.empty:
+        write_atomic(results.stats_dir / "aged_vs_fresh.csv", ages.to_csv(index=False))
+        lines += [f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
+                  f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
+                  f"p = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]
+        write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
     return Analysis(metrics, summary, tests, pairs, lines, factors)
 
 

@@ -47,6 +47,8 @@ class TargetEntry(BaseModel):
     mount_options: str = ""
     path: str = ""
     device: str = ""
+    image: str | None = None  # start from this aged image (fslab age's image.img)
+    fresh_copy_of: str | None = None  # a fresh file system holding that image's files
     direct_io: bool | None = None  # loop device direct I/O
     throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
@@ -240,6 +242,14 @@ def _target_spec(entry: TargetEntry, default_image_size: int) -> TargetSpec:
     options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(mkfs)
     size = parse_size(entry.image_size) if entry.image_size is not None else default_image_size
     extra = dict(entry.options)
+    for key in ("image", "fresh_copy_of"):
+        value = getattr(entry, key)
+        if value is not None:
+            path = Path(value).expanduser().resolve()
+            if not path.is_file():
+                raise UserError(f"target {name}: {key} {value} is not a file")
+            extra[key] = str(path)
+            size = max(size, path.stat().st_size)
     if entry.direct_io is not None:
         extra["direct_io"] = entry.direct_io
     if entry.throttle is not None:
@@ -338,7 +348,7 @@ def _target_dict(spec: TargetSpec) -> dict[str, Any]:
     if spec.device:
         data["device"] = spec.device
     options = dict(spec.options)
-    for key in ("direct_io", "throttle"):
+    for key in ("direct_io", "throttle", "image", "fresh_copy_of"):
         if key in options:
             data[key] = options.pop(key)
     if options:

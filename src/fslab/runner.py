@@ -156,7 +156,8 @@ class Runner:
         where = Where(directory=workdir, device=place.device, layout_first=place.layout_first,
                       cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
                       hosts=self.hosts,
-                      root=Path(run.target.path) if run.target.path else place.path)
+                      root=Path(run.target.path) if self.hosts and run.target.path
+                      else place.path)
         if self.hosts and not run.workload.family.startswith("fio"):
             return RunOutput(status="unsupported", reason=(
                 f"{run.workload.family} runs on this machine only; with hosts, only fio "

@@ -32,7 +32,7 @@ class AgingConfig:
     fsync_probability: float = 0.0
     fdatasync_probability: float = 0.0
     max_files: int = 10_000
-    file_choice: str = "uniform"  # uniform | gaussian
+    file_choice: str = "uniform"  # uniform | gaussian | sequential (file i at op i)
     center: float = 0.5  # gaussian centre, as a share of max_files
     stddev: float = 0.1  # gaussian spread, as a share of max_files
     velocity: float = 0.0  # files the centre moves per operation (a drifting working set)
@@ -60,8 +60,8 @@ class AgingConfig:
             raise UserError("the operation mix needs at least one positive weight")
         if any(w < 0 for w in self.mix.values()):
             raise UserError("operation weights must not be negative")
-        if self.file_choice not in ("uniform", "gaussian"):
-            raise UserError("file choice must be uniform or gaussian")
+        if self.file_choice not in ("uniform", "gaussian", "sequential"):
+            raise UserError("file choice must be uniform, gaussian or sequential")
         if self.sizes not in ("lognormal", "fixed", "uniform"):
             raise UserError("sizes must be lognormal, fixed or uniform")
         if self.utilization is not None and not 0.05 <= self.utilization <= 0.999:

@@ -12,10 +12,13 @@ import bisect
 import hashlib
 import math
 import random
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fslab.aging.config import OPS, AgingConfig
+
+_RECORD = struct.Struct("<BIIQdB")  # what the sequence hash covers, per operation
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +60,7 @@ class OpGenerator:
             2 if roll < config.fsync_probability + config.fdatasync_probability else 0)
         op = Op(code, file, other, self._size(), rng.random(), sync)
         self.count += 1
-        self.hash.update(f"{op.code},{op.file},{op.other},{op.size},{op.fraction:.9f},"
-                         f"{op.sync};".encode())
+        self.hash.update(_RECORD.pack(code, file, other, op.size, op.fraction, sync))
         return op
 
     @property
@@ -68,7 +70,9 @@ class OpGenerator:
     def _file(self) -> int:
         config = self.config
         if config.file_choice == "uniform":
-            return self.rng.randrange(config.max_files)
+            return int(self.rng.random() * config.max_files)
+        if config.file_choice == "sequential":
+            return self.count % config.max_files
         centre = config.center * config.max_files + config.velocity * self.count
         index = int(self.rng.gauss(centre, config.stddev * config.max_files))
         return index % config.max_files  # the working set wraps around the file space

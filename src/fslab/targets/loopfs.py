@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from fslab import system
@@ -62,7 +63,7 @@ class LoopFsTarget(BaseTarget):
 
     kind: ClassVar[str] = "loopfs"
     capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, FIEMAP, DROP_CACHES})
-    allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS
+    allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS | {"image", "fresh_copy_of"}
 
     def __init__(self, spec: TargetSpec, *, confirmed_devices: frozenset[str] = frozenset(),
                  force_device: bool = False, **_: Any) -> None:
@@ -86,7 +87,10 @@ class LoopFsTarget(BaseTarget):
                 *self.spec.mkfs_options, device]
 
     def mount_command(self, device: str, mountpoint: Any) -> list[str]:
-        options = ["-o", self.spec.mount_options] if self.spec.mount_options else []
+        wanted = [self.spec.mount_options] if self.spec.mount_options else []
+        if self.spec.fs == "xfs" and self.spec.options.get("image"):
+            wanted.append("nouuid")  # copies of one aged image share a UUID
+        options = ["-o", ",".join(wanted)] if wanted else []
         return ["mount", "-t", self.spec.fs, *options, device, str(mountpoint)]
 
     def check(self) -> None:
@@ -105,7 +109,12 @@ class LoopFsTarget(BaseTarget):
 
     def describe(self) -> dict[str, Any]:
         device = self.spec.device or "<loop device>"
-        return {
+        state = {}
+        if self.spec.options.get("image"):
+            state = {"state": "aged", "image": self.spec.options["image"]}
+        elif self.spec.options.get("fresh_copy_of"):
+            state = {"state": "fresh", "image": self.spec.options["fresh_copy_of"]}
+        return {**state,
             "target": self.spec.name,
             "fs": self.spec.fs,
             "fs_impl": f"kernel {system.kernel_release()}",
@@ -120,16 +129,25 @@ class LoopFsTarget(BaseTarget):
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())
+        aged = self.spec.options.get("image")
         try:
             if self.spec.device:
                 device = self.spec.device
             else:
-                image = make_image(session, mounted, self.spec.name, self.spec.size)
+                image = (copy_image(session, mounted, self.spec.name, Path(aged)) if aged
+                         else make_image(session, mounted, self.spec.name, self.spec.size))
                 device = attach_loop(session, mounted, image,
                                      bool(self.spec.options.get("direct_io", False)))
-            system.run(self.mkfs_command(device), timeout=600)
+            if aged:
+                if self.spec.fs == "btrfs":  # a copy shares the fsid: give it its own
+                    system.run(["btrfstune", "-f", "-m", device], check=False)
+            else:
+                system.run(self.mkfs_command(device), timeout=600)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
             mount(session, mounted, self.mount_command(device, mounted.path), mounted.path)
+            if self.spec.options.get("fresh_copy_of"):
+                copy_files_from(session, mounted, self.spec,
+                                Path(self.spec.options["fresh_copy_of"]))
             if self.throttle:
                 apply_throttle(session, mounted, self.spec.name, device, self.throttle)
         except BaseException:
@@ -141,3 +159,37 @@ class LoopFsTarget(BaseTarget):
             loop=loop_settings(device),
         )
         return mounted
+
+
+def copy_image(session: Session, mounted: Mounted, name: str, source: Path) -> Path:
+    """A private sparse copy of an aged image: every run starts from the same aged state."""
+    image = session.path_for("images", f"{name}.img")
+    image.parent.mkdir(parents=True, exist_ok=True)
+    mounted.resources.append(session.record("file", image))
+    system.run(["cp", "--sparse=always", str(source), str(image)], timeout=3600)
+    return image
+
+
+READ_ONLY = {"ext2": "ro,noload", "ext3": "ro,noload", "ext4": "ro,noload",
+             "xfs": "ro,norecovery,nouuid", "btrfs": "ro"}
+
+
+def copy_files_from(
+    session: Session, mounted: Mounted, spec: TargetSpec, source: Path
+) -> None:
+    """Fill a fresh file system with an aged image's files (copied, hence laid out fresh)."""
+    assert mounted.path is not None
+    mountpoint = session.path_for("mnt", f"{spec.name}-source")
+    temporary = Mounted(path=None, description={})
+    try:
+        device = attach_loop(session, temporary, source)
+        system.run(["losetup", "--set-capacity", device], check=False)
+        mountpoint.mkdir(parents=True, exist_ok=True)
+        temporary.resources.append(session.record("dir", mountpoint))
+        options = READ_ONLY.get(spec.fs, "ro")
+        mount(session, temporary, ["mount", "-o", options, device, str(mountpoint)],
+              mountpoint)
+        system.run(["cp", "-a", f"{mountpoint}/.", str(mounted.path)], timeout=3600)
+    finally:
+        for resource in reversed(temporary.resources):
+            session.release(resource)

@@ -81,6 +81,22 @@ def _bonnie(only: list[str], runtime: int, file_size: int,
     return _pick(only, [BonnieWorkload("bonnie", size, int(options.get("files_k", 4)))])
 
 
+def _agedfiles(only: list[str], runtime: int, file_size: int,
+               options: dict[str, Any]) -> list[Workload]:
+    from fslab.workloads.agedfiles import AgedFilesWorkload
+
+    _only_keys(options, {"count", "size", "seed"}, "agedfiles")
+    count = int(options.get("count", 0))
+    size = parse_size(options.get("size", "64K"))
+    seed = int(options.get("seed", 1))
+    return _pick(only, [
+        AgedFilesWorkload("aged_readall", "readall", count, size, seed),
+        AgedFilesWorkload("aged_overwrite", "overwrite", count or 500, size, seed),
+        AgedFilesWorkload("aged_append", "append", count or 500, size, seed),
+        AgedFilesWorkload("aged_create", "create", count or 1000, size, seed),
+    ])
+
+
 def _only_keys(options: dict[str, Any], allowed: set[str], suite: str) -> None:
     unknown = sorted(set(options) - allowed)
     if unknown:
@@ -107,6 +123,17 @@ SUITES: dict[str, Suite] = {
         {"smallfiles_4k": "100,000 × 4 KiB", "smallfiles_128k": "100,000 × 128 KiB"},
         {"smallfiles_4k": 1, "smallfiles_128k": 1}, _smallfiles,
         options="count, files_per_dir"),
+    "agedfiles": Suite(
+        "agedfiles",
+        "Touch the aged file system's own files: read every file cold, overwrite and "
+        "append to existing files, create new files in the fragmented free space.",
+        "file-system aging studies (a recursive grep over the aged tree; rewrites)",
+        {"aged_readall": "read every file under aged/ after dropping caches",
+         "aged_overwrite": "overwrite 500 seeded-chosen files in place, fdatasync each",
+         "aged_append": "append 64 KiB to 500 files, fdatasync each",
+         "aged_create": "create 1,000 new files (lognormal sizes up to 64 KiB)"},
+        {"aged_readall": 1, "aged_overwrite": 1, "aged_append": 1, "aged_create": 1},
+        _agedfiles, options="count, size, seed"),
     "bonnie": Suite(
         "bonnie",
         "bonnie++ with -s at the campaign's file size and -r half of it (bonnie++ "

@@ -1,0 +1,145 @@
+"""Workloads that touch an aged file system's own files (not fresh ones in free space).
+
+One aging study got no usable fresh-vs-aged result because fio created brand-new files
+instead of touching the aged ones. These read every existing file cold (as a recursive
+grep would), overwrite and append to existing files, and create new files in the
+fragmented free space. They run on targets started from an aged image (`image = ...`)
+and on fresh file systems holding the same files (`fresh_copy_of = ...`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fslab import system
+from fslab.aging.config import LOGNORMAL_MU, LOGNORMAL_SIGMA
+from fslab.metrics import Measurement
+from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.process import cpu_use
+
+AGED_TREE = "aged"  # where `fslab age` puts its files
+RESULT = "agedfiles.json"
+ACTIONS = ("readall", "overwrite", "append", "create")
+
+
+@dataclass
+class AgedFilesWorkload:
+    """One action over the aged tree; `count` files (0 = all), seeded selection."""
+
+    name: str
+    action: str
+    count: int = 0
+    size: int = 64 * 1024  # appended bytes, or the cap of created files' sizes
+    seed: int = 1
+    family: str = "agedfiles"
+
+    def check(self) -> None:
+        return None
+
+    def required_bytes(self) -> int:
+        if self.action == "create":
+            return (self.count or 1000) * self.size
+        if self.action == "append":
+            return (self.count or 1000) * self.size
+        return 0
+
+    def render(self, where: Where) -> dict[str, str]:
+        return {RESULT: json.dumps({"action": self.action, "count": self.count,
+                                    "size": self.size, "seed": self.seed}, indent=2)}
+
+    def run(self, where: Where, run_dir: Path) -> RunOutput:
+        tree = (where.root or Path("/nonexistent")) / AGED_TREE
+        if self.action != "create" and not tree.is_dir():
+            return RunOutput(status="unsupported", reason=(
+                f"no aged file tree at {tree}: start the target from an aged image "
+                "(image = ...) or with its files (fresh_copy_of = ...)"))
+        files = sorted(self._files(tree)) if self.action != "create" else []
+        if self.action != "create" and self.count and len(files) > self.count:
+            files = sorted(random.Random(self.seed).sample(files, self.count))
+        caches = system.sync_and_drop_caches()
+        with cpu_use() as cpu:
+            start = time.perf_counter()
+            moved, done = getattr(self, f"_{self.action}")(files, where)
+            seconds = time.perf_counter() - start
+        record = {"action": self.action, "files": done, "bytes": moved, "seconds": seconds,
+                  "caches_dropped": caches, "cpu_usr": cpu.usr_pct, "cpu_sys": cpu.sys_pct}
+        (run_dir / RESULT).write_text(json.dumps(record, indent=1))
+        if done == 0:
+            return RunOutput(status="failed", reason=f"no files to {self.action} in {tree}")
+        return RunOutput(measurements=self.parse(run_dir))
+
+    def parse(self, run_dir: Path) -> list[Measurement]:
+        record = json.loads((run_dir / RESULT).read_text())
+        op = "read" if record["action"] == "readall" else "write"
+        seconds = max(record["seconds"], 1e-9)
+        return [Measurement(op, "bw_bytes", record["bytes"] / seconds),
+                Measurement(op, "ops_per_s", record["files"] / seconds),
+                Measurement(op, "seconds", record["seconds"]),
+                Measurement("total", "cpu_usr", record["cpu_usr"]),
+                Measurement("total", "cpu_sys", record["cpu_sys"])]
+
+    @staticmethod
+    def _files(tree: Path) -> list[str]:
+        return [os.path.join(d, f) for d, _, names in os.walk(tree) for f in names]
+
+    def _readall(self, files: list[str], where: Where) -> tuple[int, int]:
+        moved = 0
+        for path in files:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                while chunk := os.read(fd, 1 << 20):
+                    moved += len(chunk)
+            finally:
+                os.close(fd)
+        return moved, len(files)
+
+    def _overwrite(self, files: list[str], where: Where) -> tuple[int, int]:
+        moved = 0
+        data = os.urandom(1 << 20)
+        for path in files:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                size = os.fstat(fd).st_size
+                offset = 0
+                while offset < size:
+                    offset += os.pwrite(fd, data[: min(len(data), size - offset)], offset)
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+            moved += size
+        return moved, len(files)
+
+    def _append(self, files: list[str], where: Where) -> tuple[int, int]:
+        data = os.urandom(self.size)
+        for path in files:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, data)
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+        return len(files) * self.size, len(files)
+
+    def _create(self, files: list[str], where: Where) -> tuple[int, int]:
+        assert where.directory is not None
+        rng = random.Random(self.seed)
+        data = os.urandom(self.size)
+        moved = 0
+        count = self.count or 1000
+        for index in range(count):
+            size = max(1, min(self.size, int(math.exp(rng.gauss(LOGNORMAL_MU,
+                                                                 LOGNORMAL_SIGMA)))))
+            fd = os.open(where.directory / f"new{index:06d}", os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data[:size])
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+            moved += size
+        return moved, count
