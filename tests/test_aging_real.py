@@ -143,3 +143,56 @@ def test_age_then_image_restores_the_same_files_and_extents(tmp_path, lab):
             subprocess.run(["umount", str(mnt)], check=True)
     finally:
         subprocess.run(["losetup", "-d", device], check=True)
+
+
+@pytest.mark.privileged
+def test_btrfs_free_space_tree_probe(mounted_fs):
+    mounted = mounted_fs("btrfs")
+    (mounted.path / "x").write_bytes(os.urandom(8 * MiB))
+    os.sync()
+    free = probe("btrfs", mounted.description["device"], str(mounted.path))
+    assert free.not_measurable == "" and free.free_extents >= 1
+    assert sum(h[3] for h in free.histogram) == free.free_bytes > 0
+
+
+@pytest.mark.privileged
+def test_fresh_vs_aged_campaign_reports_ratios(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "losetup")
+    from fslab import api
+    from fslab.campaign import load_campaign
+
+    aged_dir = tmp_path / "aged"
+    age(TargetSpec(name="a", fs="ext4", size=256 * MiB),
+        AgingConfig(seed=9, ops=6000, max_files=800, size_max=512 * 1024, utilization=0.7),
+        aged_dir, lab)
+    report = api.report(aged_dir)
+    assert "Latency of each operation over time" in report.read_text()
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(f"""
+iterations = 3
+fresh = "run"
+runtime = 1
+file_size = "8M"
+[[target]]
+name = "ext4-aged"
+fs = "ext4"
+image = "{aged_dir / 'image.img'}"
+[[target]]
+name = "ext4-fresh"
+fs = "ext4"
+fresh_copy_of = "{aged_dir / 'image.img'}"
+[[workload]]
+preset = "agedfiles"
+only = ["aged_readall", "aged_create"]
+options = {{ count = 100 }}
+[[workload]]
+preset = "aged"
+options = {{ nrfiles = 200 }}
+""")
+    result = api.run(load_campaign(campaign), out=tmp_path / "r", lab=lab)
+    assert result.runner.failed == 0, api.runs(tmp_path / "r").to_dict("records")
+    ratios = (tmp_path / "r" / "stats" / "aged_vs_fresh.csv").read_text()
+    assert "aged_readall,read,bw_bytes,higher,ext4-aged,ext4-fresh" in ratios
+    assert "aged,write,iops" in ratios
+    verdicts = (tmp_path / "r" / "stats" / "verdicts.txt").read_text()
+    assert "ext4-aged vs ext4-fresh: aged/fresh" in verdicts

@@ -186,8 +186,19 @@ def _analysis(results: ResultsDir) -> Analysis:
 
 
 def report(results_dir: Path, output: Path | None = None) -> Path:
-    """Write the self-contained HTML report of a results directory; return its path."""
+    """Write the self-contained HTML report of a results directory; return its path.
+
+    An aging directory (from `fslab age`) gets the aging report instead.
+    """
     import tomllib
+
+    if (Path(results_dir) / "aging.json").exists():
+        from fslab.report.aging_html import build_aging_report
+        from fslab.store import write_atomic
+
+        output = Path(output or Path(results_dir) / "report.html")
+        write_atomic(output, build_aging_report(Path(results_dir)))
+        return output
 
     from fslab.report.html import build_report
     from fslab.store import write_atomic

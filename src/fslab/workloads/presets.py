@@ -157,7 +157,9 @@ def preset_workloads(
     }
     workloads = []
     for job in wanted:
-        sections = [dict(section) for section in preset.jobs[job]]
+        # An option the user sets wins over the preset's, in [global] and in the sections.
+        sections = [{k: (overrides or {}).get(k, v) for k, v in section.items()}
+                    for section in preset.jobs[job]]
         workloads.append(FioWorkload(
             name=job,
             options={k: v for k, v in sections[0].items() if k != "_section"},
