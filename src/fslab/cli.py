@@ -275,6 +275,8 @@ def age(
     pause_file: Annotated[Path | None, typer.Option(
         help="Pause while this file exists.")] = None,
     fstrim_every: Annotated[int | None, typer.Option(help="fstrim every N operations.")] = None,
+    fstrim_seconds: Annotated[float | None, typer.Option(
+        help="fstrim every N seconds.")] = None,
     probe_every: Annotated[int | None, typer.Option(
         help="Fragmentation probe every N operations (and always at the end).")] = None,
     image: Annotated[str, typer.Option(
@@ -301,6 +303,7 @@ def age(
         settings.ops = 10_000
     for name, value in (("utilization", utilization), ("stop_file", stop_file),
                         ("pause_file", pause_file), ("fstrim_every", fstrim_every),
+                        ("fstrim_seconds", fstrim_seconds),
                         ("probe_every", probe_every)):
         if value is not None:
             setattr(settings, name, value)

@@ -49,6 +49,7 @@ class AgingConfig:
     low_water: float | None = None  # delete down to this share (default utilization - 5 %)
     check_every: int = 64  # operations between utilisation checks
     fstrim_every: int | None = None  # operations between fstrim runs
+    fstrim_seconds: float | None = None  # seconds between fstrim runs
     probe_every: int | None = None  # operations between fragmentation probes
 
     def validate(self) -> None:

@@ -85,6 +85,7 @@ class Engine:
         self.paths = self._layout()
         self._next_trim = config.fstrim_every or 0
         self._next_probe = config.probe_every or 0
+        self._next_trim_s = config.fstrim_seconds or 0.0
         # Check utilisation every `check_every` operations, and also whenever writes since
         # the last check reach CHECK_SHARE of the file system: large files must not carry
         # the used share past the target between two checks.
@@ -168,6 +169,10 @@ class Engine:
             self.fstrim()
             self.log.fstrims += 1
             self._next_trim += config.fstrim_every
+        if config.fstrim_seconds and now >= self._next_trim_s:
+            self.fstrim()
+            self.log.fstrims += 1
+            self._next_trim_s = now + config.fstrim_seconds
         if config.probe_every and self.probe and done >= self._next_probe:
             self.probe(done)
             self._next_probe += config.probe_every

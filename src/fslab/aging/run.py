@@ -76,6 +76,12 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         if image != "none":
             record["image"] = capture_image(session, mounted, out, image, spec.fs)
             write_json(out / "aging.json", record)
+            # What the image is: enough to reproduce it and to know its state.
+            write_json(out / "image.json", {
+                "image": record["image"], "fs": spec.fs, "seed": config.seed,
+                "config": record["config"], "ops_done": record["ops_done"],
+                "op_sequence_sha256": record["op_sequence_sha256"],
+                "last_fragmentation": snapshots[-1] if snapshots else None})
     finally:
         target.teardown(session, mounted)
         session.close()
