@@ -18,10 +18,10 @@ from tests.conftest import requires
 MiB = 1024**2
 
 
-def digest(config: AgingConfig, count: int = 5000) -> str:
+def digest(config: AgingConfig, batches: int = 2) -> str:
     generator = OpGenerator(config)
-    for _ in range(count):
-        next(generator)
+    for _ in range(batches):
+        generator.next_batch()
     return generator.digest
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import OPS, AgingConfig
-from fslab.aging.generator import Op, OpGenerator
+from fslab.aging.generator import OpGenerator
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CHECK_SHARE = 0.004  # of the file system's size written between utilisation checks
@@ -94,52 +94,78 @@ class Engine:
         self._written_at_check = 0
 
     def _layout(self) -> list[str]:
-        """Directories `levels` deep, `dirs_per_level` wide; file i lives in dir i mod D."""
+        """Directories `levels` deep, `dirs_per_level` wide; files fill them in blocks
+        (file i lives in directory i // ceil(max_files / D)), so neighbouring files, and a
+        Gaussian working set, share directories as related files do.
+
+        Files are opened relative to an open descriptor of their directory (no path walk
+        per operation), so the engine spends its time in the file system, not in lookups.
+        """
         dirs = [self.root]
         for _ in range(self.config.levels):
             dirs = [d / f"d{j:02d}" for d in dirs for j in range(self.config.dirs_per_level)]
         for directory in dirs:
             directory.mkdir(parents=True, exist_ok=True)
-        return [str(dirs[i % len(dirs)] / f"f{i:07d}") for i in range(self.config.max_files)]
+        self.dir_fds = [os.open(d, os.O_RDONLY | os.O_DIRECTORY) for d in dirs]
+        per_dir = -(-self.config.max_files // len(dirs))
+        self.at = [self.dir_fds[i // per_dir] for i in range(self.config.max_files)]
+        self.names = [f"f{i:07d}" for i in range(self.config.max_files)]
+        return [str(dirs[i // per_dir] / self.names[i]) for i in range(self.config.max_files)]
+
+    def close(self) -> None:
+        """Close the directory descriptors."""
+        for fd in self.dir_fds:
+            os.close(fd)
+        self.dir_fds = []
 
     def run(self) -> AgingLog:
         config, log = self.config, self.log
         generator = OpGenerator(config)
         handlers = [self._create, self._write, self._append, self._truncate, self._delete,
                     self._read, self._random_read, self._random_write, self._rename]
-        names = OPS
         clock = time.perf_counter_ns
-        start = clock() / 1e9
+        start_ns = clock()
         deadline = time.perf_counter() + config.duration_s if config.duration_s else None
-        limit_ops = config.ops
+        limit = config.ops if config.ops is not None else float("inf")
         check = max(1, config.check_every)
+        times, codes_log, latencies = log.t, log.op, log.latency_ns
+        failures = log.failures
         self._check_space(0.0)
-        while True:
-            done = log.ops_done
-            if limit_ops is not None and done >= limit_ops:
-                log.stopped_by = "ops"
-                break
-            if done and (done % check == 0
-                         or log.bytes_written - self._written_at_check >= self._check_bytes):
-                self._written_at_check = log.bytes_written
-                if self._should_stop(deadline):
+        done = 0
+        stopped = False
+        while not stopped:
+            batch = generator.next_batch()
+            for code, file, other, size, fraction, sync in zip(
+                    batch.codes, batch.files, batch.others, batch.sizes, batch.fractions,
+                    batch.syncs, strict=True):
+                if done >= limit:
+                    log.stopped_by = "ops"
+                    stopped = True
                     break
-                self._maintain(clock() / 1e9 - start, done)
-            op = next(generator)
-            began = clock()
-            try:
-                handlers[op.code](op)
-            except OSError as exc:
-                log.failures[(names[op.code], errno.errorcode.get(exc.errno or 0, "?"))] += 1
-            else:
-                ended = clock()
-                log.t.append(ended / 1e9 - start)
-                log.op.append(op.code)
-                log.latency_ns.append(ended - began)
-            log.ops_done += 1
-        log.seconds = clock() / 1e9 - start
+                if done and (done % check == 0 or log.bytes_written - self._written_at_check
+                             >= self._check_bytes):
+                    self._written_at_check = log.bytes_written
+                    log.ops_done = done
+                    if self._should_stop(deadline):
+                        stopped = True
+                        break
+                    self._maintain((clock() - start_ns) / 1e9, done)
+                began = clock()
+                try:
+                    handlers[code](file, other, size, fraction, sync)
+                except OSError as exc:
+                    failures[(OPS[code], errno.errorcode.get(exc.errno or 0, "?"))] += 1
+                else:
+                    ended = clock()
+                    times.append((ended - start_ns) / 1e9)
+                    codes_log.append(code)
+                    latencies.append(ended - began)
+                done += 1
+        log.ops_done = done
+        log.seconds = (clock() - start_ns) / 1e9
         log.digest = generator.digest
         self._check_space(log.seconds)
+        self.close()
         return log
 
     # -- stop, pause and maintenance ---------------------------------------------------
@@ -194,7 +220,7 @@ class Engine:
         while used > low and self.files.items:
             victim = self.files.items[self.maintenance_rng.randrange(len(self.files.items))]
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.paths[victim])
+                os.unlink(self.names[victim], dir_fd=self.at[victim])
             self.files.discard(victim)
             log.deleted_for_space += 1
             if log.deleted_for_space % 16 == 0:
@@ -204,10 +230,10 @@ class Engine:
 
     # -- the operations --------------------------------------------------------------
 
-    def _sync(self, fd: int, op: Op) -> None:
-        if op.sync == 1:
+    def _sync(self, fd: int, sync: int) -> None:
+        if sync == 1:
             os.fsync(fd)
-        elif op.sync == 2:
+        elif sync == 2:
             os.fdatasync(fd)
 
     def _write_all(self, fd: int, size: int) -> None:
@@ -216,69 +242,80 @@ class Engine:
             written += os.write(fd, self.buffer[: min(size - written, len(self.buffer))])
         self.log.bytes_written += size
 
-    def _create(self, op: Op) -> None:
-        fd = os.open(self.paths[op.file], CREATE, 0o644)
+    def _open(self, index: int, flags: int) -> int:
+        return os.open(self.names[index], flags, 0o644, dir_fd=self.at[index])
+
+    # Every operation takes (file, other, size, fraction, sync) from the planned sequence.
+
+    def _create(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
+        fd = self._open(file, CREATE)
         try:
-            self._write_all(fd, op.size)
-            self._sync(fd, op)
+            self._write_all(fd, size)
+            if sync:
+                self._sync(fd, sync)
         finally:
             os.close(fd)
-        self.files.add(op.file)
+        self.files.add(file)
 
-    def _write(self, op: Op) -> None:
-        fd = os.open(self.paths[op.file], os.O_WRONLY)
+    def _write(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
+        fd = self._open(file, os.O_WRONLY)
         try:
-            self._write_all(fd, op.size)
-            self._sync(fd, op)
+            self._write_all(fd, size)
+            self._sync(fd, sync)
         finally:
             os.close(fd)
 
-    def _append(self, op: Op) -> None:
-        fd = os.open(self.paths[op.file], os.O_WRONLY | os.O_APPEND)
+    def _append(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
+        fd = self._open(file, os.O_WRONLY | os.O_APPEND)
         try:
-            self._write_all(fd, min(op.size, 16 * self.config.io_size))
-            self._sync(fd, op)
+            self._write_all(fd, min(size, 16 * self.config.io_size))
+            self._sync(fd, sync)
         finally:
             os.close(fd)
 
-    def _truncate(self, op: Op) -> None:
-        path = self.paths[op.file]
-        os.truncate(path, int(os.stat(path).st_size * op.fraction))
+    def _truncate(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
+        fd = self._open(file, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, int(os.fstat(fd).st_size * fraction))
+        finally:
+            os.close(fd)
 
-    def _delete(self, op: Op) -> None:
-        os.unlink(self.paths[op.file])
-        self.files.discard(op.file)
+    def _delete(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
+        os.unlink(self.names[file], dir_fd=self.at[file])
+        self.files.discard(file)
 
-    def _read(self, op: Op) -> None:
-        fd = os.open(self.paths[op.file], os.O_RDONLY)
+    def _read(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
+        fd = self._open(file, os.O_RDONLY)
         try:
             while os.read(fd, 1 << 20):
                 pass
         finally:
             os.close(fd)
 
-    def _random_read(self, op: Op) -> None:
-        fd = os.open(self.paths[op.file], os.O_RDONLY)
+    def _random_read(self, file: int, other: int, size: int, fraction: float,
+                     sync: int) -> None:
+        fd = self._open(file, os.O_RDONLY)
         try:
-            size = os.fstat(fd).st_size
-            os.pread(fd, self.config.io_size, int(size * op.fraction))
+            os.pread(fd, self.config.io_size, int(os.fstat(fd).st_size * fraction))
         finally:
             os.close(fd)
 
-    def _random_write(self, op: Op) -> None:
-        fd = os.open(self.paths[op.file], os.O_WRONLY)
+    def _random_write(self, file: int, other: int, size: int, fraction: float,
+                      sync: int) -> None:
+        fd = self._open(file, os.O_WRONLY)
         try:
-            size = os.fstat(fd).st_size
-            os.pwrite(fd, self.buffer[: self.config.io_size], int(size * op.fraction))
+            offset = int(os.fstat(fd).st_size * fraction)
+            os.pwrite(fd, self.buffer[: self.config.io_size], offset)
             self.log.bytes_written += self.config.io_size
-            self._sync(fd, op)
+            self._sync(fd, sync)
         finally:
             os.close(fd)
 
-    def _rename(self, op: Op) -> None:
-        os.rename(self.paths[op.file], self.paths[op.other])
-        self.files.discard(op.file)
-        self.files.add(op.other)
+    def _rename(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
+        os.rename(self.names[file], self.names[other], src_dir_fd=self.at[file],
+                  dst_dir_fd=self.at[other])
+        self.files.discard(file)
+        self.files.add(other)
 
 
 def run_fstrim(mountpoint: Path) -> Callable[[], None]:
