@@ -191,6 +191,8 @@ options = {{ nrfiles = 200 }}
 """)
     result = api.run(load_campaign(campaign), out=tmp_path / "r", lab=lab)
     assert result.runner.failed == 0, api.runs(tmp_path / "r").to_dict("records")
+    assert not (tmp_path / "r" / "stats" / "aged_vs_fresh.csv").exists()  # run: summary only
+    api.analyze(tmp_path / "r")
     ratios = (tmp_path / "r" / "stats" / "aged_vs_fresh.csv").read_text()
     assert "aged_readall,read,bw_bytes,higher,ext4-aged,ext4-fresh" in ratios
     assert "aged,write,iops" in ratios

@@ -95,7 +95,7 @@ def run(
     hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
     runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts)
     outcome = runner.execute()
-    summary = analyze(out)
+    summary = analyze(out, full=False)
     open_cells = unconverged(summary, until_ci) if until_ci else []
     while open_cells and campaign.iterations < max_iterations:
         campaign.iterations += 1
@@ -104,7 +104,7 @@ def run(
                       progress or NoProgress(), hosts=hosts).execute()
         outcome.ok, outcome.failed = outcome.ok + more.ok, outcome.failed + more.failed
         outcome.warnings += more.warnings
-        summary = analyze(out)
+        summary = analyze(out, full=False)
         open_cells = unconverged(summary, until_ci)
     return RunResult(results, outcome, summary, open_cells)
 
@@ -127,14 +127,25 @@ def resume_campaign(out: Path) -> Campaign:
     return load_campaign(results.campaign_path(), Overrides(out=str(out)))
 
 
-def analyze(results_dir: Path) -> pd.DataFrame:
+def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
     """Analyse a results directory; write DIR/stats/ and return the per-cell summary.
 
-    Writes summary.csv (per cell), tests.csv (the omnibus test per workload × op × metric
-    and why it was chosen), pairwise.csv (post-hoc pairs with effect sizes) and
-    verdicts.txt (the findings in words).
+    Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) also
+    tests.csv (the omnibus test per workload × op × metric and why it was chosen),
+    pairwise.csv (post-hoc pairs with effect sizes), drivers.csv and verdicts.txt. A run
+    ends with the summary only: the tests and models cost seconds that a short campaign
+    should not pay (benchmarks/harness_overhead).
     """
-    return _analysis(ResultsDir.open(Path(results_dir))).summary
+    results = ResultsDir.open(Path(results_dir))
+    if full:
+        return _analysis(results).summary
+    from fslab.analysis.summary import summarize
+    from fslab.store import write_atomic
+
+    summary = summarize(results.load_metrics())
+    results.stats_dir.mkdir(exist_ok=True)
+    write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
+    return summary
 
 
 @dataclass

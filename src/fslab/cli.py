@@ -131,6 +131,8 @@ def run(
                 console.print(f"  {escape(cell)}")
         else:
             console.print(f"Every cell within ±{until_ci:g} % of its mean.")
+    console.print(f"Next: fslab analyze {result.results.path} (tests, effect sizes, verdicts); "
+                  f"fslab report {result.results.path} (HTML)")
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
     if result.runner.failed:

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-from scipy import stats
 
 ALPHA = 0.05
 SHAPIRO_MAX_N = 5000  # scipy: "for N > 5000 the p-value may not be accurate"
@@ -57,6 +56,8 @@ class Pair:
 
 def omnibus(groups: dict[str, np.ndarray]) -> Omnibus:
     """Check assumptions and run the omnibus test they allow."""
+    from scipy import stats  # imported late: a run's summary does not need it
+
     data = {k: np.asarray(v, dtype=float)[np.isfinite(v)] for k, v in groups.items()}
     if len(data) < 2 or min(len(v) for v in data.values()) < 2:
         return Omnibus("none", math.nan, math.nan,
@@ -126,6 +127,8 @@ def _label(posthoc: str) -> str:
 
 def _posthoc_matrix(data: dict[str, np.ndarray], names: list[str],
                     posthoc: str) -> dict[tuple[str, str], float]:
+    from scipy import stats  # imported late: a run's summary does not need it
+
     if posthoc == "Tukey HSD":
         result = stats.tukey_hsd(*(data[name] for name in names))
         return {(a, b): float(result.pvalue[i, j])
@@ -144,6 +147,8 @@ def _posthoc_matrix(data: dict[str, np.ndarray], names: list[str],
 
 def _raw_p(a: np.ndarray, b: np.ndarray, posthoc: str) -> float:
     """The unadjusted two-sample p matching the post-hoc family."""
+    from scipy import stats  # imported late: a run's summary does not need it
+
     if posthoc == "Dunn":
         return float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
     return float(stats.ttest_ind(a, b, equal_var=posthoc == "Tukey HSD").pvalue)
@@ -152,6 +157,8 @@ def _raw_p(a: np.ndarray, b: np.ndarray, posthoc: str) -> float:
 def _paired_wilcoxon(paired: dict[str, dict[int, float]], names: list[str],
                      data: dict[str, np.ndarray],
                      effects: dict[tuple[str, str], tuple[float, float, float]]) -> list[Pair]:
+    from scipy import stats  # imported late: a run's summary does not need it
+
     rows = []
     for a, b in combinations(names, 2):
         common = sorted(set(paired.get(a, {})) & set(paired.get(b, {})))
