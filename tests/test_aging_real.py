@@ -198,3 +198,17 @@ options = {{ nrfiles = 200 }}
     assert "aged,write,iops" in ratios
     verdicts = (tmp_path / "r" / "stats" / "verdicts.txt").read_text()
     assert "ext4-aged vs ext4-fresh: aged/fresh" in verdicts
+
+
+@pytest.mark.privileged
+def test_zfs_free_space_from_zdb_metaslabs(tmp_path, lab):
+    requires("zfs-fuse", "zpool", "zdb", "fio")
+    record = age(TargetSpec(name="z", fs="zfs", size=256 * MiB),
+                 AgingConfig(seed=2, ops=2000, max_files=300, size_max=256 * 1024),
+                 tmp_path / "aged", lab, image="none")
+    assert record["ops_done"] == 2000
+    last = json.loads((tmp_path / "aged" / "fragmentation.json").read_text())[-1]
+    free = last["free"]
+    assert free["not_measurable"] == "" and free["free_extents"] > 0
+    assert sum(h[3] for h in free["histogram"]) == pytest.approx(free["free_bytes"], rel=0.01)
+    assert last["used"]["measurable"] is False  # FUSE: no FIEMAP, said so

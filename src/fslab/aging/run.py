@@ -59,10 +59,14 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         assert mounted.path is not None
         root = mounted.path / "aged"
         device = str(mounted.description.get("device", ""))
+        pool = str(mounted.description.get("pool", ""))
+        images = next((str(Path(r.path).parent) for r in mounted.resources
+                       if r.kind == "file"), "")
 
         def probe(ops_done: int) -> None:
             os_sync()
-            free = free_space(spec.fs, device, str(mounted.path))
+            free = free_space(mounted.description.get("fs", spec.fs), device,
+                              str(mounted.path), pool, images)
             used = used_space_probe(root)
             snapshots.append({"ops": ops_done, "t": time.time(), "free": asdict(free),
                               "used": used})
