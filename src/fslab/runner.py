@@ -31,6 +31,7 @@ from fslab.workloads.base import RunOutput, Where
 
 # Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
 SPACE_SETTLE_S = 20.0
+NO_SPACE = "needs"  # how a failed free-space check's reason begins
 
 
 class Interrupted(KeyboardInterrupt):
@@ -133,10 +134,19 @@ class Runner:
         else:
             try:
                 place = mounted.get(run.target.name)
+                reused = place is not None
                 if place is None:
                     place = mounted[run.target.name] = target.provision(session)
                 description = place.description
                 output, caches_dropped = self._run_workload(place, run, run_dir)
+                if reused and output.reason.startswith(NO_SPACE):
+                    # Earlier runs' deleted files were not given back yet (zfs-fuse is
+                    # slow to): this run gets a fresh file system instead, and says so.
+                    target.teardown(session, mounted.pop(run.target.name))
+                    place = mounted[run.target.name] = target.provision(session)
+                    description = {**place.description,
+                                   "reprovisioned": "space not reclaimed after earlier runs"}
+                    output, caches_dropped = self._run_workload(place, run, run_dir)
             except (ToolError, OSError, UserError) as exc:
                 reason = f"{type(exc).__name__ if isinstance(exc, OSError) else 'error'}: {exc}"
                 if run.target.name not in mounted:
@@ -168,7 +178,7 @@ class Runner:
             if free is not None and need > free:
                 return RunOutput(
                     status="failed",
-                    reason=f"needs {format_bytes(need)} but {run.target.name} has "
+                    reason=f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
                     f"{format_bytes(free)} free",
                 ), False
             caches_dropped = system.sync_and_drop_caches()

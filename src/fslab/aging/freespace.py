@@ -114,7 +114,7 @@ def parse_zdb_metaslabs(text: str) -> FreeSpace:
             lengths += [free // segments] * segments
     buckets = histogram_of(lengths)
     scale = info.free_bytes / max(1, sum(b[3] for b in buckets))
-    info.histogram = [(low, high, count, int(round(total * scale)))
+    info.histogram = [(low, high, count, round(total * scale))
                       for low, high, count, total in buckets]
     return info
 
