@@ -212,3 +212,22 @@ def test_zfs_free_space_from_zdb_metaslabs(tmp_path, lab):
     assert free["not_measurable"] == "" and free["free_extents"] > 0
     assert sum(h[3] for h in free["histogram"]) == pytest.approx(free["free_bytes"], rel=0.01)
     assert last["used"]["measurable"] is False  # FUSE: no FIEMAP, said so
+
+
+def test_mix_from_csv_and_toml_config(tmp_path):
+    from fslab.aging.config import load_config, mix_from_csv
+    from fslab.errors import UserError
+
+    (tmp_path / "mix.csv").write_text("op,share\ncreate,3\nread,1\n")
+    assert mix_from_csv(tmp_path / "mix.csv") == {"create": 3.0, "read": 1.0}
+    (tmp_path / "a.toml").write_text(
+        "[aging]\nseed = 4\nfile_choice = \"gaussian\"\nvelocity = 0.2\n"
+        "[aging.mix]\ncreate = 1\nappend = 2\n")
+    config = load_config(tmp_path / "a.toml")
+    assert (config.seed, config.file_choice, config.mix) == (4, "gaussian",
+                                                             {"create": 1, "append": 2})
+    (tmp_path / "b.toml").write_text("[aging]\nsede = 4\n")
+    with pytest.raises(UserError, match="unknown aging key sede"):
+        load_config(tmp_path / "b.toml")
+    with pytest.raises(UserError, match="unknown aging operation"):
+        AgingConfig(mix={"explode": 1}).validate()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from fslab.errors import UserError
 from fslab.targets import FS_KINDS, IMAGE_LESS, TargetSpec
+from fslab.tomlfile import read_toml
 from fslab.units import parse_duration, parse_size
 from fslab.workloads.suites import get_suite
 
@@ -151,12 +151,7 @@ def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Camp
     raw: dict[str, Any] = {}
     base_dir = Path.cwd()
     if path is not None:
-        try:
-            raw = tomllib.loads(path.read_text())
-        except OSError as exc:
-            raise UserError(f"cannot read campaign {path}: {exc.strerror}") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise UserError(f"{path}: malformed TOML: {exc}") from exc
+        raw = read_toml(path, "campaign")
         base_dir = path.resolve().parent
     try:
         parsed = CampaignFile.model_validate(raw)

@@ -82,14 +82,10 @@ class AgingConfig:
 def load_config(path: Path) -> AgingConfig:
     """An AgingConfig from TOML (its keys are AgingConfig's fields; `mix` a table)."""
     import dataclasses
-    import tomllib
 
-    try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise UserError(f"cannot read aging config {path}: {exc.strerror}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: malformed TOML: {exc}") from exc
+    from fslab.tomlfile import read_toml
+
+    data = read_toml(path, "aging config")
     data = data.get("aging", data)
     known = {f.name for f in dataclasses.fields(AgingConfig)}
     unknown = sorted(set(data) - known)
