@@ -156,17 +156,6 @@ def mounted_paths() -> set[str]:
     return points
 
 
-def mounted_sources() -> dict[str, str]:
-    """Map each mounted source device to its mount point."""
-    sources: dict[str, str] = {}
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields = left.split()
-        source = right.split()[1] if len(right.split()) > 1 else ""
-        sources.setdefault(source, _unescape_mount_path(fields[4]))
-    return sources
-
-
 def mount_options(path: Path) -> str:
     """Return the options a mount point is really mounted with (VFS and fs-specific)."""
     target = str(path.resolve())

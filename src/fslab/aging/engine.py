@@ -82,7 +82,7 @@ class Engine:
         self.files = FileSet()
         self.maintenance_rng = random.Random(config.seed + 1)
         self.buffer = memoryview(os.urandom(max(config.size_max, config.io_size)))
-        self.paths = self._layout()
+        self._layout()
         self._next_trim = config.fstrim_every or 0
         self._next_probe = config.probe_every or 0
         self._next_trim_s = config.fstrim_seconds or 0.0
@@ -93,7 +93,7 @@ class Engine:
         self._check_bytes = max(1, int(stats.f_blocks * stats.f_frsize * CHECK_SHARE))
         self._written_at_check = 0
 
-    def _layout(self) -> list[str]:
+    def _layout(self) -> None:
         """Directories `levels` deep, `dirs_per_level` wide; files fill them in blocks
         (file i lives in directory i // ceil(max_files / D)), so neighbouring files, and a
         Gaussian working set, share directories as related files do.
@@ -110,7 +110,6 @@ class Engine:
         per_dir = -(-self.config.max_files // len(dirs))
         self.at = [self.dir_fds[i // per_dir] for i in range(self.config.max_files)]
         self.names = [f"f{i:07d}" for i in range(self.config.max_files)]
-        return [str(dirs[i // per_dir] / self.names[i]) for i in range(self.config.max_files)]
 
     def close(self) -> None:
         """Close the directory descriptors."""
@@ -119,6 +118,14 @@ class Engine:
         self.dir_fds = []
 
     def run(self) -> AgingLog:
+        """Run to a stop condition; the directory descriptors are closed whatever happens
+        (an open one would keep the target busy and its unmount failing)."""
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> AgingLog:
         config, log = self.config, self.log
         generator = OpGenerator(config)
         handlers = [self._create, self._write, self._append, self._truncate, self._delete,
@@ -165,7 +172,6 @@ class Engine:
         log.seconds = (clock() - start_ns) / 1e9
         log.digest = generator.digest
         self._check_space(log.seconds)
-        self.close()
         return log
 
     # -- stop, pause and maintenance ---------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 from dataclasses import asdict
@@ -64,7 +65,7 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
                        if r.kind == "file"), "")
 
         def probe(ops_done: int) -> None:
-            os_sync()
+            os.sync()
             free = free_space(mounted.description.get("fs", spec.fs), device,
                               str(mounted.path), pool, images)
             used = used_space_probe(root)
@@ -90,12 +91,6 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         target.teardown(session, mounted)
         session.close()
     return record
-
-
-def os_sync() -> None:
-    import os
-
-    os.sync()
 
 
 def write_outputs(out: Path, log: Any, record: dict[str, Any],

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from fslab import system
 from fslab.errors import ToolError, UserError
 from fslab.lab import Session
-from fslab.targets.base import DROP_CACHES, FORMATS, FUSE, NEEDS_ROOT, BaseTarget, Mounted
+from fslab.targets.base import DROP_CACHES, FORMATS, NEEDS_ROOT, BaseTarget, Mounted
 from fslab.targets.common import make_image, make_mountpoint, package_version
 
 DAEMON = "zfs-fuse"
@@ -96,10 +96,6 @@ class ZfsTarget(BaseTarget):
         self.mirror = spec.fs == "zfs-mirror"
         self.ashift = int(spec.options.get("ashift", 12))
         self.properties = {k: str(v) for k, v in spec.options.items() if k != "ashift"}
-
-    @property
-    def capabilities_here(self) -> frozenset[str]:
-        return self.capabilities | ({FUSE} if not kernel_zfs() else frozenset())
 
     def kernel_support(self) -> str:
         if kernel_zfs():
