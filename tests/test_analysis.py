@@ -7,18 +7,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from fslab.analysis.bootstrap import median_ci, ratio_ci
 from fslab.analysis.compare import classify, compare_cells
 from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.groups import (
-    cliffs_delta,
-    holm,
-    mad_outliers,
-    magnitude,
-    median_ci,
-    omnibus,
-    pairwise,
-    ratio_ci,
-)
+from fslab.analysis.groups import cliffs_delta, mad_outliers, magnitude, omnibus, pairwise
+from fslab.analysis.posthoc import holm
 from fslab.analysis.verdicts import verdicts
 
 # Montgomery, Design and Analysis of Experiments, Table 3.1: etch rate (Å/min) at four

@@ -162,13 +162,15 @@ class Analysis:
 
 def _analysis(results: ResultsDir) -> Analysis:
     from fslab.analysis.comparisons import compare_targets
+    from fslab.analysis.observations import per_run
     from fslab.analysis.summary import summarize
     from fslab.analysis.verdicts import verdicts
     from fslab.store import write_atomic
 
-    metrics = results.load_metrics()
-    summary = summarize(metrics)
-    tests, pairs = compare_targets(metrics)
+    metrics = results.load_metrics(categorical=True)
+    runs = per_run(metrics)  # shared by every step below
+    summary = summarize(metrics, runs)
+    tests, pairs = compare_targets(metrics, runs)
     results.stats_dir.mkdir(exist_ok=True)
     write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
     write_atomic(results.stats_dir / "tests.csv", tests.to_csv(index=False))
@@ -177,7 +179,7 @@ def _analysis(results: ResultsDir) -> Analysis:
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
     from fslab.analysis.drivers import drivers
 
-    factors = drivers(metrics)
+    factors = drivers(metrics, runs)
     write_atomic(results.stats_dir / "drivers.csv", factors.to_csv(index=False))
     from fslab.analysis.hosts import host_spread
 

@@ -12,6 +12,9 @@ A file that cannot be read is reported by name with the reason; the rest is impo
 
 from __future__ import annotations
 
+import csv
+import functools
+import io
 import json
 import os
 import re
@@ -22,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.errors import UserError
-from fslab.metrics import Measurement
+from fslab.metrics import COLUMNS, Measurement
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import FioParseError, extract_json, parse_fio
@@ -67,49 +70,72 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 
 def guess_fields(relative: str) -> dict[str, str]:
     """File system, iteration and workload guessed from a path (see module doc)."""
-    parts = relative.split("/")
-    fields: dict[str, str] = {}
-    for part in parts[:-1]:
-        tokens = re.split(r"[-_.]", part.lower())
-        known = [t for t in tokens if t in KNOWN_FS]
-        if part.lower() in KNOWN_FS or known:
-            fields["fs"] = part.lower() if part.lower() in KNOWN_FS else known[0]
-            fields["target"] = part
-            break
-    numbers = re.findall(r"(?:^|[^a-z0-9])(?:i|it|iter|iteration|run|rep)?[-_]?(\d+)(?=$|[^0-9])",
-                         "/".join(parts).lower())
+    directory, _, name = relative.rpartition("/")
+    fields = dict(_guess_directory(directory))
+    numbers = ITERATION.findall(name.lower()) or _directory_numbers(directory)
     if numbers:
         fields["iteration"] = numbers[-1]
-    stem = re.sub(r"(\.fio)?\.(json\+?|jsonplus|log|txt|csv|out)$", "", parts[-1])
-    stem = re.sub(r"[-_.]?(result|results|output|out)$", "", stem) or stem
-    # "dd-3", "seqread_run2": the number is the iteration, not part of the workload.
-    fields["workload"] = re.sub(r"[-_.]?(?:i|it|iter|iteration|run|rep)?[-_]?\d+$", "",
-                                stem) or stem
+    fields["workload"] = _guess_workload(name)
     return fields
 
 
-def discover(paths: list[Path]) -> Iterator[tuple[Path, Path]]:
+# A number that reads as an iteration: "3", "iter_3", "run-3", "rep3" (the last one wins).
+ITERATION = re.compile(r"(?:^|[^a-z0-9])(?:i|it|iter|iteration|run|rep)?[-_]?(\d+)(?=$|[^0-9])")
+
+
+@functools.lru_cache(maxsize=4096)
+def _guess_directory(directory: str) -> tuple[tuple[str, str], ...]:
+    """The first directory naming a known file system gives fs and target."""
+    for part in directory.split("/") if directory else ():
+        tokens = re.split(r"[-_.]", part.lower())
+        known = [t for t in tokens if t in KNOWN_FS]
+        if part.lower() in KNOWN_FS or known:
+            fs = part.lower() if part.lower() in KNOWN_FS else known[0]
+            return (("fs", fs), ("target", part))
+    return ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _directory_numbers(directory: str) -> list[str]:
+    return ITERATION.findall(directory.lower())
+
+
+@functools.lru_cache(maxsize=4096)
+def _guess_workload(name: str) -> str:
+    stem = re.sub(r"(\.fio)?\.(json\+?|jsonplus|log|txt|csv|out)$", "", name)
+    stem = re.sub(r"[-_.]?(result|results|output|out)$", "", stem) or stem
+    # "dd-3", "seqread_run2": the number is the iteration, not part of the workload.
+    return re.sub(r"[-_.]?(?:i|it|iter|iteration|run|rep)?[-_]?\d+$", "", stem) or stem
+
+
+def discover(paths: list[Path]) -> Iterator[tuple[str, str]]:
     """(root, file) for every regular file under the given paths."""
     for path in paths:
         if path.is_file():
-            yield path.parent, path
+            yield str(path.parent), str(path)
         elif path.is_dir():
             for directory, _, names in os.walk(path):
                 for name in sorted(names):
-                    yield path, Path(directory) / name
+                    yield str(path), os.path.join(directory, name)
         else:
             raise UserError(f"{path}: no such file or directory")
 
 
-def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | None, str]:
+Parsed = tuple[str, "dict[str, Any] | None", str]
+
+
+def read_one(args: tuple[str, str, str | None]) -> Parsed:
     """Parse one file: (relative path, record or None, reason when None)."""
     root, file, pattern = args
-    relative = os.path.relpath(file, root).replace(os.sep, "/")
+    prefix = root.rstrip(os.sep) + os.sep
+    relative = file[len(prefix):] if file.startswith(prefix) else os.path.relpath(file, root)
+    relative = relative.replace(os.sep, "/")
     try:
-        text = Path(file).read_text(errors="replace")
+        with open(file, "rb") as handle:
+            raw = handle.read()
     except OSError as exc:
         return relative, None, exc.strerror or str(exc)
-    kind, measurements, extra = _parse_any(text)
+    kind, measurements, extra = _parse_any(raw)
     if kind is None:
         return relative, None, extra.get("reason", "not fio JSON, a dd log or bonnie++ CSV")
     if pattern:
@@ -121,28 +147,26 @@ def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | N
         fields = guess_fields(relative)
     if kind == "fio" and not pattern and extra.get("jobname"):
         fields["workload"] = extra["jobname"]
-    record = {"relative": relative, "kind": kind, "fields": fields, "tool": extra.get("tool", ""),
-              "measurements": [(m.op, m.metric, m.value, m.host, m.sample, m.note)
-                               for m in measurements]}
-    return relative, record, ""
+    return relative, {"kind": kind, "fields": fields, "tool": extra.get("tool", ""),
+                      "measurements": measurements}, ""
 
 
-def _parse_any(text: str) -> tuple[str | None, list[Measurement], dict[str, Any]]:
-    stripped = text.lstrip()
-    if "{" in text and ("fio version" in text or "client_stats" in text or '"jobs"' in text):
+def _parse_any(raw: bytes) -> tuple[str | None, list[Measurement], dict[str, Any]]:
+    if b"{" in raw and (b"fio version" in raw or b"client_stats" in raw or b'"jobs"' in raw):
         try:
-            data = extract_json(text)
+            data = extract_json(raw)
             jobs = data.get("jobs") or data.get("client_stats") or [{}]
             name = re.sub(r"\.\d+$", "", str(jobs[0].get("jobname", "")))
             return "fio", parse_fio(data), {"jobname": name,
                                             "tool": str(data.get("fio version", "fio"))}
         except (FioParseError, ValueError, KeyError, TypeError) as exc:
             return None, [], {"reason": f"fio JSON unreadable: {exc}"}
+    text = raw.decode(errors="replace")
     if " copied, " in text:
         measurements = parse_dd(text)
         if measurements:
             return "dd", measurements, {"tool": "dd"}
-    if stripped.startswith("1.9") or "\n1.9" in text:
+    if text.lstrip().startswith("1.9") or "\n1.9" in text:
         try:
             return "bonnie", parse_bonnie(text), {"tool": "bonnie++"}
         except BonnieParseError as exc:
@@ -155,66 +179,108 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     """Build a results directory at `out` from files collected elsewhere."""
     if pattern:
         compile_pattern(pattern)  # a bad pattern is one clear error, before any work
-    files = [(str(root), str(file), pattern) for root, file in discover(paths)]
+    files = [(root, file, pattern) for root, file in discover(paths)]
     if not files:
         raise UserError("nothing to import: no files under " + ", ".join(map(str, paths)))
     results = ResultsDir.create(out)
-    workers = workers or min(4, os.cpu_count() or 1)
-    if workers > 1 and len(files) > CHUNK:
-        with ProcessPoolExecutor(workers) as pool:
-            parsed = list(pool.map(read_one, files, chunksize=CHUNK))
-    else:
-        parsed = [read_one(args) for args in files]
-    report = ImportReport()
-    rows: list[dict[str, Any]] = []
-    runs: list[dict[str, Any]] = []
     campaign = out.name
-    for relative, record, reason in parsed:
-        if record is None:
-            report.skipped.append((relative, reason))
-            continue
-        report.imported += 1
-        rows += _rows(campaign, record)
-        fields = record["fields"]
-        runs.append({"run_id": relative, "iteration": _iteration(fields),
-                     "target": fields.get("target") or fields.get("fs", "unknown"),
-                     "fs": fields.get("fs", "unknown"), "workload": fields.get("workload", ""),
-                     "status": "ok", "reason": "", "source": relative, "kind": record["kind"]})
-    report.rows = len(rows)
+    workers = workers or min(4, os.cpu_count() or 1)
+    chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
+    if workers > 1 and len(chunks) > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            parts = list(pool.map(read_chunk, chunks))
+    else:
+        parts = [read_chunk(chunk) for chunk in chunks]
+    report = ImportReport()
+    runs: list[dict[str, Any]] = []
+    for part in parts:
+        report.imported += len(part.runs)
+        report.skipped += part.skipped
+        runs += part.runs
     results.write_campaign({"name": campaign, "imported_from": [str(p) for p in paths],
                             "pattern": pattern or "(guessed)"})
     results.write_environment({"imported": True, "note": "results collected elsewhere: "
                                "environment unknown to fslab"})
-    results.rebuild_metrics(rows)
-    import pandas as pd
-
-    write_atomic(results.path / "runs.csv", pd.DataFrame(runs).to_csv(index=False))
+    report.rows = results.write_metrics_tables([part.table for part in parts])
+    write_atomic(results.path / "runs.csv", _csv(runs))
     write_atomic(results.path / "import-report.json", json.dumps(
         {"imported": report.imported, "skipped": report.skipped}, indent=1))
     return report
 
 
-def _iteration(fields: dict[str, str]) -> int:
-    digits = re.findall(r"\d+", fields.get("iteration", ""))
+@dataclass
+class Chunk:
+    """What one worker made of a batch of files: their metrics as an Arrow table (cheap
+    to send between processes, unlike ~10^5 small tuples), run index rows, skipped files."""
+
+    table: Any
+    runs: list[dict[str, Any]]
+    skipped: list[tuple[str, str]]
+
+
+def read_chunk(args: tuple[str, list[tuple[str, str, str | None]]]) -> Chunk:
+    """Parse a batch of files into one table of metrics rows."""
+    from fslab.store import metrics_table
+
+    campaign, files = args
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    runs: list[dict[str, Any]] = []
+    skipped: list[tuple[str, str]] = []
+    for relative, record, reason in map(read_one, files):
+        if record is None:
+            skipped.append((relative, reason))
+            continue
+        _add_rows(columns, campaign, relative, record)
+        fields = record["fields"]
+        runs.append({"run_id": relative, "iteration": _iteration(fields.get("iteration", "")),
+                     "target": fields.get("target") or fields.get("fs", "unknown"),
+                     "fs": fields.get("fs", "unknown"), "workload": fields.get("workload", ""),
+                     "status": "ok", "reason": "", "source": relative, "kind": record["kind"]})
+    return Chunk(metrics_table(columns), runs, skipped)
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["run_id"])
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+@functools.lru_cache(maxsize=4096)
+def _iteration(text: str) -> int:
+    digits = re.findall(r"\d+", text)
     return int(digits[-1]) if digits else 1
 
 
-def _rows(campaign: str, record: dict[str, Any]) -> list[dict[str, Any]]:
+def _add_rows(columns: dict[str, list[Any]], campaign: str, relative: str,
+              record: dict[str, Any]) -> None:
+    """Append one file's measurements to the metrics columns."""
     from fslab.metrics import METRIC_UNITS
 
+    measurements: list[Measurement] = record["measurements"]
+    if not measurements:
+        return
+    count = len(measurements)
     fields = record["fields"]
     fs = fields.get("fs", "unknown")
     identity = {
-        "campaign": campaign, "run_id": record["relative"],
-        "target": fields.get("target") or fs, "fs": fs,
-        "fs_impl": f"imported ({record['tool']})" if record["tool"] else "imported",
-        "workload": fields.get("workload", record["kind"]), "iteration": _iteration(fields),
+        "campaign": campaign, "run_id": relative, "target": fields.get("target") or fs,
+        "fs": fs, "fs_impl": f"imported ({record['tool']})" if record["tool"] else "imported",
+        "workload": fields.get("workload", record["kind"]),
+        "iteration": _iteration(fields.get("iteration", "")),
     }
-    rows = []
-    for op, metric, value, host, sample, note in record["measurements"]:
-        unit, better = METRIC_UNITS[metric]
-        rows.append({**identity, "host": host or fields.get("host", ""),
-                     "op": fields.get("op", op) if record["kind"] == "dd" else op,
-                     "metric": metric, "value": value, "unit": unit, "better": better,
-                     "sample": sample, "note": note})
-    return rows
+    for name, value in identity.items():
+        columns[name] += [value] * count
+    ops, metrics, values, hosts, samples, notes = zip(*measurements, strict=True)
+    if record["kind"] == "dd" and "op" in fields:
+        ops = (fields["op"],) * count
+    host = fields.get("host", "")
+    columns["host"] += [h or host for h in hosts]
+    columns["op"] += ops
+    columns["metric"] += metrics
+    columns["value"] += values
+    columns["unit"] += [METRIC_UNITS[m][0] for m in metrics]
+    columns["better"] += [METRIC_UNITS[m][1] for m in metrics]
+    columns["sample"] += samples
+    columns["note"] += notes

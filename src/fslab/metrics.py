@@ -6,7 +6,7 @@ with each value so that no ranking or verdict ever has to guess which way is goo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 COLUMNS = (
     "campaign", "run_id", "target", "fs", "fs_impl", "workload", "iteration", "host",
@@ -44,9 +44,12 @@ HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "seconds", "clat_mean_ns", 
                     "lat_max_ns", "sync_seconds")
 
 
-@dataclass(frozen=True)
-class Measurement:
-    """One value a workload measured, before the run's identity is attached."""
+class Measurement(NamedTuple):
+    """One value a workload measured, before the run's identity is attached.
+
+    A named tuple, not a dataclass: an import of 10,000 fio files makes ~150,000 of them,
+    and a tuple is built several times faster.
+    """
 
     op: str
     metric: str

@@ -40,6 +40,16 @@ def metrics_schema() -> Any:
     return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
 
 
+def metrics_table(columns: dict[str, list[Any]]) -> Any:
+    """An Arrow table of metrics rows from one list per column (an import's ~10^5 rows
+    are built column by column: far cheaper than a dict per row)."""
+    import pyarrow as pa
+
+    schema = metrics_schema()
+    return pa.table([pa.array(columns[field.name], field.type) for field in schema],
+                    schema=schema)
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write a file so that readers see the old or the new content, never a torn one."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -147,23 +157,43 @@ class ResultsDir:
         pay for importing pandas.
         """
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         if rows is None:
             rows = self.metric_rows()
-        table = pa.Table.from_pylist(rows, schema=metrics_schema())
+        return self._write_metrics(pa.Table.from_pylist(rows, schema=metrics_schema()))
+
+    def write_metrics_tables(self, tables: list[Any]) -> int:
+        """Write metrics.parquet from Arrow tables of `metrics_schema()` (an import's
+        workers each build one)."""
+        import pyarrow as pa
+
+        return self._write_metrics(pa.concat_tables(tables) if tables
+                                   else metrics_schema().empty_table())
+
+    def _write_metrics(self, table: Any) -> int:
+        import pyarrow.parquet as pq
+
         tmp = self.path / f".metrics.parquet.tmp-{os.getpid()}"
         pq.write_table(table, tmp)
         os.replace(tmp, self.metrics_path)
         return table.num_rows
 
-    def load_metrics(self) -> Any:
-        """The metrics table as a pandas DataFrame."""
+    def load_metrics(self, categorical: bool = False) -> Any:
+        """The metrics table as a pandas DataFrame.
+
+        `categorical` reads the text columns as pandas categoricals: the analysis groups
+        and filters ~10^5 rows by them many times, several times faster on integer codes.
+        """
         import pandas as pd
 
         if not self.metrics_path.exists():
             return pd.DataFrame(columns=list(COLUMNS))
-        return pd.read_parquet(self.metrics_path)
+        if not categorical:
+            return pd.read_parquet(self.metrics_path)
+        import pyarrow.parquet as pq
+
+        text = [f.name for f in metrics_schema() if f.type == "string"]
+        return pq.read_table(self.metrics_path, read_dictionary=text).to_pandas()
 
     def load_runs(self) -> Any:
         """One row per finished run: status and reason (failed runs included)."""

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.comparisons import per_run_values
-from fslab.analysis.groups import ratio_ci
-from fslab.analysis.summary import observations
+from fslab.analysis.bootstrap import ratio_ci
+from fslab.analysis.observations import per_run
 from fslab.metrics import HEADLINE_METRICS, HIGHER
 
 COLUMNS = ["workload", "op", "metric", "better", "aged", "fresh", "ratio", "ratio_ci_low",
@@ -35,7 +34,7 @@ def aged_vs_fresh(metrics: pd.DataFrame, pairwise: pd.DataFrame,
     pairs = aged_fresh_pairs(targets)
     if not pairs or metrics.empty:
         return pd.DataFrame(columns=COLUMNS)
-    values = per_run_values(observations(metrics))
+    values = per_run(metrics)
     values = values[values["metric"].isin(HEADLINE_METRICS)]
     rows = []
     for (workload, op, metric), group in values.groupby(["workload", "op", "metric"]):

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.comparisons import per_run_values
-from fslab.analysis.groups import ratio_ci
-from fslab.analysis.summary import observations
+from fslab.analysis.bootstrap import ratio_ci
+from fslab.analysis.observations import per_run
 from fslab.metrics import HEADLINE_METRICS, HIGHER
 
 DEFAULT_THRESHOLD = 0.02  # relative changes smaller than 2 % are noise by default
@@ -31,8 +30,8 @@ def compare_cells(base: pd.DataFrame, new: pd.DataFrame,
                   threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
     """One row per cell present in both: the relative change with its CI and a verdict."""
     def values(metrics: pd.DataFrame) -> pd.DataFrame:
-        metrics = observations(metrics)
-        return per_run_values(metrics[metrics["metric"].isin(HEADLINE_METRICS)])
+        runs = per_run(metrics)
+        return runs[runs["metric"].isin(HEADLINE_METRICS)]
 
     old, fresh = values(base), values(new)
     rows = []

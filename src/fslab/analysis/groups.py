@@ -19,10 +19,11 @@ from itertools import combinations
 
 import numpy as np
 
+from fslab.analysis.bootstrap import BOOTSTRAP_SEED, bootstrap_means, ratio_ci
+from fslab.analysis.posthoc import dunn, games_howell, holm, t_test, tukey_hsd, welch_anova
+
 ALPHA = 0.05
 SHAPIRO_MAX_N = 5000  # scipy: "for N > 5000 the p-value may not be accurate"
-BOOTSTRAP_RESAMPLES = 1000  # percentile bootstrap; ±1 % of the interval width at 95 %
-BOOTSTRAP_SEED = 20261122  # fixed: the same data always give the same intervals
 # Cliff's delta magnitude thresholds (Romano et al. 2006).
 CLIFF_THRESHOLDS = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))
 
@@ -84,12 +85,12 @@ def omnibus(groups: dict[str, np.ndarray]) -> Omnibus:
         result = stats.f_oneway(*samples)
         return Omnibus("one-way ANOVA", float(result.statistic), float(result.pvalue),
                        checks + " → one-way ANOVA", "Tukey HSD")
-    if normal:
-        from statsmodels.stats.oneway import anova_oneway
-
-        welch = anova_oneway(samples, use_var="unequal")
-        return Omnibus("Welch's ANOVA", float(welch.statistic), float(welch.pvalue),
+    if normal and all(np.ptp(v) > 0 for v in samples):
+        statistic, p_value = welch_anova(samples)
+        return Omnibus("Welch's ANOVA", statistic, p_value,
                        checks + " → Welch's ANOVA", "Games–Howell")
+    if normal:
+        checks += "; a target's values are all equal, which Welch's ANOVA cannot weigh"
     if np.ptp(np.concatenate(samples)) == 0:
         return Omnibus("none", math.nan, math.nan, "all observations are equal", "none")
     result = stats.kruskal(*samples)
@@ -105,11 +106,13 @@ def pairwise(groups: dict[str, np.ndarray], posthoc: str,
     if len(names) < 2 or posthoc == "none":
         return []
     adjusted = _posthoc_matrix(data, names, posthoc)
+    # Each group's bootstrap means are drawn once (its own seed) and shared by its pairs.
+    means = {name: bootstrap_means(data[name], index) for index, name in enumerate(names)}
     pairs = []
     effects: dict[tuple[str, str], tuple[float, float, float]] = {}
     for a, b in combinations(names, 2):
         raw = _raw_p(data[a], data[b], posthoc)
-        low, high = ratio_ci(data[a], data[b])
+        low, high = ratio_ci(data[a], data[b], means=(means[a], means[b]))
         delta = cliffs_delta(data[a], data[b])
         effects[(a, b)] = (low, high, delta)
         pairs.append(Pair(a, b, _label(posthoc), raw, adjusted[(a, b)],
@@ -127,31 +130,18 @@ def _label(posthoc: str) -> str:
 
 def _posthoc_matrix(data: dict[str, np.ndarray], names: list[str],
                     posthoc: str) -> dict[tuple[str, str], float]:
-    from scipy import stats  # imported late: a run's summary does not need it
-
-    if posthoc == "Tukey HSD":
-        result = stats.tukey_hsd(*(data[name] for name in names))
-        return {(a, b): float(result.pvalue[i, j])
-                for (i, a), (j, b) in combinations(enumerate(names), 2)}
-    import pandas as pd
-    import scikit_posthocs as sp  # imported late: it pulls in matplotlib
-
-    frame = pd.DataFrame([(name, value) for name in names for value in data[name]],
-                         columns=["group", "value"])
-    if posthoc == "Games–Howell":
-        matrix = sp.posthoc_games_howell(frame, val_col="value", group_col="group")
-    else:
-        matrix = sp.posthoc_dunn(frame, val_col="value", group_col="group", p_adjust="holm")
-    return {(a, b): float(matrix.loc[a, b]) for a, b in combinations(names, 2)}
+    family = {"Tukey HSD": tukey_hsd, "Games–Howell": games_howell, "Dunn": dunn}[posthoc]
+    return family(data, names)
 
 
 def _raw_p(a: np.ndarray, b: np.ndarray, posthoc: str) -> float:
-    """The unadjusted two-sample p matching the post-hoc family."""
-    from scipy import stats  # imported late: a run's summary does not need it
-
+    """The unadjusted two-sample p matching the post-hoc family: Mann–Whitney for Dunn,
+    Student's t for Tukey HSD, Welch's t for Games–Howell."""
     if posthoc == "Dunn":
+        from scipy import stats  # imported late: a run's summary does not need it
+
         return float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    return float(stats.ttest_ind(a, b, equal_var=posthoc == "Tukey HSD").pvalue)
+    return t_test(a, b, equal_var=posthoc == "Tukey HSD")
 
 
 def _paired_wilcoxon(paired: dict[str, dict[int, float]], names: list[str],
@@ -177,25 +167,16 @@ def _paired_wilcoxon(paired: dict[str, dict[int, float]], names: list[str],
                                                                          strict=True)]
 
 
-def holm(p_values: list[float]) -> list[float]:
-    """Holm–Bonferroni step-down adjusted p-values (Holm 1979)."""
-    order = np.argsort(p_values)
-    m = len(p_values)
-    adjusted = np.empty(m)
-    running = 0.0
-    for rank, index in enumerate(order):
-        running = max(running, (m - rank) * p_values[index])
-        adjusted[index] = min(1.0, running)
-    return adjusted.tolist()
-
-
 def cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
-    """Cliff's delta: P(a > b) − P(a < b) over all pairs (Cliff 1993)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    """Cliff's delta: P(a > b) − P(a < b) over all pairs (Cliff 1993).
+
+    Counted by binary search in the sorted b: O(n log n) instead of an n × m matrix.
+    """
+    a, b = np.asarray(a, dtype=float), np.sort(np.asarray(b, dtype=float))
     if not len(a) or not len(b):
         return math.nan
-    greater = (a[:, None] > b[None, :]).sum()
-    less = (a[:, None] < b[None, :]).sum()
+    greater = np.searchsorted(b, a, side="left").sum()  # b values below each a
+    less = (len(b) - np.searchsorted(b, a, side="right")).sum()  # b values above each a
     return float((greater - less) / (len(a) * len(b)))
 
 
@@ -207,37 +188,6 @@ def magnitude(delta: float) -> str:
         if abs(delta) < threshold:
             return label
     return "large"
-
-
-def ratio_ci(a: np.ndarray, b: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap CI of mean(a) / mean(b), resampling each group independently."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if len(a) < 2 or len(b) < 2 or b.mean() == 0:
-        return math.nan, math.nan
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    ma = rng.choice(a, size=(BOOTSTRAP_RESAMPLES, len(a))).mean(axis=1)
-    mb = rng.choice(b, size=(BOOTSTRAP_RESAMPLES, len(b))).mean(axis=1)
-    ratios = ma / np.where(mb == 0, np.nan, mb)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def median_ci(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap CI of the median (Efron & Tibshirani 1993, §13), NaN below n = 3.
-
-    Vectorised resampling (one matrix of resamples): scipy.stats.bootstrap gives the same
-    percentile interval but costs ~100x more per cell, and analysis runs on every cell.
-    """
-    data = np.asarray(values, dtype=float)
-    data = data[np.isfinite(data)]
-    if len(data) < 3:
-        return math.nan, math.nan
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    medians = np.median(rng.choice(data, size=(BOOTSTRAP_RESAMPLES, len(data))), axis=1)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(medians, [tail, 100 - tail])
-    return float(low), float(high)
 
 
 # |x − median| / (1.4826 · MAD) above this flags an outlier (Iglewicz & Hoaglin 1993, 3.5).

@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.groups import mad_outliers, median_ci
+from fslab.analysis.bootstrap import median_ci
+from fslab.analysis.groups import mad_outliers
+from fslab.analysis.observations import observations, per_run
 from fslab.analysis.stats import NOISY_HALF_WIDTH, mean_ci
 from fslab.metrics import HIGHER
-from fslab.parsers.fio import ALL_CLIENTS
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
@@ -21,23 +22,22 @@ SUMMARY_COLUMNS = [
 ]
 
 
-def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
+def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per cell: n, mean, median, sd, CV, 95 % t-CI; noisy and best flags.
 
-    The observation is one run: several samples of one run are averaged first.
+    The observation is one run: several samples of one run are averaged first. `runs` is
+    `per_run(metrics)` when the caller has it already.
     """
     if metrics.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    metrics = observations(metrics)
-    # Samples within one run (files) are not independent repetitions: one run, one value.
-    per_run = metrics.groupby([*CELL, "run_id"], sort=False, dropna=False)["value"].mean()
-    per_run = per_run.reset_index()
-    notes = _notes(metrics)
+    runs = per_run(metrics) if runs is None else runs
+    notes = _notes(observations(metrics))
+    values = runs["value"].to_numpy(dtype=float)
     rows = []
-    for key, group in per_run.groupby(CELL, sort=True, dropna=False):
-        values = group["value"].to_numpy(dtype=float)
-        ci = mean_ci(values)
-        finite = values[np.isfinite(values)]
+    for key, index in runs.groupby(CELL, sort=False, dropna=False).indices.items():
+        cell = values[index]
+        ci = mean_ci(cell)
+        finite = cell[np.isfinite(cell)]
         rel = ci.relative_half_width
         median_low, median_high = median_ci(finite)
         rows.append({
@@ -57,20 +57,12 @@ def summarize(metrics: pd.DataFrame) -> pd.DataFrame:
             "noisy": bool(math.isnan(rel) or rel > NOISY_HALF_WIDTH),
             "note": notes.get(key, ""),
         })
-    summary = pd.DataFrame(rows)
+    if not rows:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    summary = pd.DataFrame(rows).sort_values(CELL, kind="stable").reset_index(drop=True)
     summary["best"], summary["best_clear"] = _best_flags(summary)
     summary["of_raw"] = _fraction_of_raw(summary)
     return summary[SUMMARY_COLUMNS]
-
-
-def observations(metrics: pd.DataFrame) -> pd.DataFrame:
-    """The rows that are observations: for a run over several hosts, only the aggregate
-    ("All clients"); the per-host rows are a diagnostic of spread between hosts."""
-    if "host" not in metrics or not (metrics["host"] == ALL_CLIENTS).any():
-        return metrics
-    with_aggregate = set(metrics.loc[metrics["host"] == ALL_CLIENTS, "run_id"])
-    keep = ~metrics["run_id"].isin(with_aggregate) | (metrics["host"] == ALL_CLIENTS)
-    return metrics[keep]
 
 
 def _notes(metrics: pd.DataFrame) -> dict[tuple, str]:

@@ -30,16 +30,18 @@ class FioParseError(ValueError):
     """The text holds no fio JSON result."""
 
 
-def extract_json(text: str) -> dict[str, Any]:
+def extract_json(text: str | bytes) -> dict[str, Any]:
     """Return the fio JSON object in `text`, skipping non-JSON lines before and after it."""
-    start, end = text.find("{"), text.rfind("}")
+    raw = text.encode() if isinstance(text, str) else text
+    start, end = raw.find(b"{"), raw.rfind(b"}")
     if 0 <= start < end:  # the common case, parsed fast; odd texts fall through to a scan
         try:
-            obj = orjson.loads(text[start:end + 1])
+            obj = orjson.loads(memoryview(raw)[start:end + 1])
         except orjson.JSONDecodeError:
             obj = None
         if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
             return obj
+    text = raw.decode(errors="replace")
     decoder = json.JSONDecoder()
     position = 0
     while True:
@@ -165,7 +167,7 @@ def _latency(stats: dict[str, Any], kind: str) -> dict[str, Any] | None:
     if isinstance(old.get("percentile"), dict):
         scaled["percentile"] = {k: v * 1000.0 for k, v in old["percentile"].items()}
     if isinstance(old.get("bins"), dict):
-        scaled["bins"] = {str(float(k) * 1000.0): v for k, v in old["bins"].items()}
+        scaled["bins"] = {str(round(float(k) * 1000)): v for k, v in old["bins"].items()}
     return scaled
 
 
@@ -187,15 +189,30 @@ def _percentiles(blocks: list[dict[str, Any] | None]) -> dict[str, float]:
     if not sampled:
         return {}
     if all(isinstance(b.get("bins"), dict) and b["bins"] for b in sampled):
-        values = np.concatenate([np.array(list(b["bins"]), dtype=float) for b in sampled])
-        counts = np.concatenate([np.fromiter(b["bins"].values(), dtype=np.int64,
-                                             count=len(b["bins"])) for b in sampled])
-        unique, inverse = np.unique(values, return_inverse=True)
-        return _percentiles_sorted(unique, np.bincount(inverse, counts))
+        keys: list[str] = []
+        counts: list[int] = []
+        for block in sampled:
+            keys += block["bins"]
+            counts += block["bins"].values()
+        values = _bin_values(keys)
+        order = np.argsort(values, kind="stable")  # equal bins of several jobs sit together
+        return _percentiles_sorted(values[order], np.asarray(counts, dtype=float)[order])
     if len(sampled) == 1 and isinstance(sampled[0].get("percentile"), dict):
         listed = {float(k): float(v) for k, v in sampled[0]["percentile"].items()}
         return {name: listed[p] for p, name in PERCENTILES.items() if p in listed}
     return {}
+
+
+def _bin_values(keys: list[str]) -> np.ndarray:
+    """json+ bin keys (integer ns as strings) as numbers; numpy's C parser is ~6x faster
+    than int() per key, and a json+ file has thousands of them."""
+    joined = ",".join(keys)
+    if joined.replace(",", "").isdigit():
+        return np.fromstring(joined, dtype=np.int64, sep=",").astype(float)
+    try:
+        return np.array([float(k) for k in keys])
+    except ValueError as exc:
+        raise FioParseError(f"json+ bins: {exc}") from None
 
 
 def percentiles_from_bins(bins: dict[float, int] | dict[float, float]) -> dict[str, float]:
@@ -205,11 +222,11 @@ def percentiles_from_bins(bins: dict[float, int] | dict[float, float]) -> dict[s
     return _percentiles_sorted(values, np.array([bins[v] for v in sorted(bins)], dtype=float))
 
 
+PERCENTILE_SHARES = np.array(sorted(PERCENTILES)) / 100.0
+
+
 def _percentiles_sorted(values: np.ndarray, counts: np.ndarray) -> dict[str, float]:
     cumulative = np.cumsum(counts)
-    total = cumulative[-1]
-    result = {}
-    for p, name in sorted(PERCENTILES.items()):
-        index = int(np.searchsorted(cumulative, p / 100.0 * total, side="left"))
-        result[name] = float(values[min(index, len(values) - 1)])
-    return result
+    index = np.searchsorted(cumulative, PERCENTILE_SHARES * cumulative[-1], side="left")
+    picked = values[np.minimum(index, len(values) - 1)].tolist()
+    return dict(zip((PERCENTILES[p] for p in sorted(PERCENTILES)), picked, strict=True))

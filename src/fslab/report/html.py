@@ -10,8 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.comparisons import per_run_values
-from fslab.analysis.summary import observations
+from fslab.analysis.observations import per_run
 from fslab.metrics import HEADLINE_METRICS
 from fslab.report import charts
 from fslab.units import format_value
@@ -131,7 +130,7 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
                 + "".join(f"<p class='verdict'>{esc(line)}</p>" for line in level)
                 + "</details>" if level else ""))
     page.chart(charts.verdict_heatmap(summary))
-    values = per_run_values(observations(metrics)) if not metrics.empty else metrics
+    values = per_run(metrics) if not metrics.empty else metrics
     for workload in sorted(summary["workload"].unique()) if not summary.empty else []:
         page.add(f"<h2>Workload {esc(workload)}</h2>")
         for spec in charts.bar_charts(summary, workload):
