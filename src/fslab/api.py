@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.background import Background
 from fslab.campaign import MAX_FILL, Campaign, Overrides, load_campaign
 from fslab.distributed import parse_hosts
 from fslab.errors import UserError
@@ -19,6 +20,8 @@ from fslab.units import format_bytes
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from fslab.importer import ImportReport
 
 
 @dataclass
@@ -148,6 +151,25 @@ def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
     return summary
 
 
+def import_results(paths: list[Path], out: Path, pattern: str | None = None,
+                   analyze_after: bool = True) -> ImportReport:
+    """`fslab import`: a results directory from files collected elsewhere, analysed (as
+    `analyze`) unless `analyze_after` is False. The analysis libraries load while the
+    files are parsed, on the same cores, rather than after."""
+    from fslab.importer import import_results as build
+
+    report = build([Path(p) for p in paths], Path(out), pattern,
+                   meanwhile=_load_analysis_libraries if analyze_after else None)
+    if analyze_after and report.imported:
+        analyze(Path(out))
+    return report
+
+
+def _load_analysis_libraries() -> None:
+    import scipy.stats  # noqa: F401 - ~1 s of imports, overlapped with parsing
+    import sklearn.tree  # noqa: F401
+
+
 @dataclass
 class Analysis:
     """Everything `analyze` computes, for reporters."""
@@ -162,6 +184,7 @@ class Analysis:
 
 def _analysis(results: ResultsDir) -> Analysis:
     from fslab.analysis.comparisons import compare_targets
+    from fslab.analysis.drivers import drivers
     from fslab.analysis.observations import per_run
     from fslab.analysis.summary import summarize
     from fslab.analysis.verdicts import verdicts
@@ -169,6 +192,8 @@ def _analysis(results: ResultsDir) -> Analysis:
 
     metrics = results.load_metrics(categorical=True)
     runs = per_run(metrics)  # shared by every step below
+    # The models run in a child on the other core while the tests run here.
+    factors_pending = Background(drivers, runs, runs)
     summary = summarize(metrics, runs)
     tests, pairs = compare_targets(metrics, runs)
     results.stats_dir.mkdir(exist_ok=True)
@@ -177,9 +202,7 @@ def _analysis(results: ResultsDir) -> Analysis:
     write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
     lines = verdicts(summary, tests, pairs)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    from fslab.analysis.drivers import drivers
-
-    factors = drivers(metrics, runs)
+    factors = factors_pending.result()
     write_atomic(results.stats_dir / "drivers.csv", factors.to_csv(index=False))
     from fslab.analysis.hosts import host_spread
 

@@ -210,17 +210,22 @@ def import_(
     pattern: Annotated[str | None, typer.Option(
         help="Where fields sit in each path, e.g. '{fs}/fio_results/{iteration}/"
              "{workload}-result.json'; guessed when absent.")] = None,
+    analyze: Annotated[bool, typer.Option(
+        help="Analyse the imported results (as `fslab analyze`) straight away.")] = True,
 ) -> None:
     """Build a results directory from fio JSON, dd logs or bonnie++ CSV collected elsewhere."""
-    from fslab.importer import import_results
-
-    report = import_results(paths, out, pattern)
+    report = api.import_results(paths, out, pattern, analyze_after=analyze)
     for name, reason in report.skipped:
         err_console.print(f"skipped {name}: {reason}", markup=False, highlight=False)
     console.print(f"Imported {report.imported} files ({report.rows} values) into {out}; "
-                  f"skipped {len(report.skipped)}. Next: fslab analyze {out}")
+                  f"skipped {len(report.skipped)}.")
     if not report.imported:
         raise typer.Exit(ExitCode.USER_ERROR)
+    if analyze:
+        console.print(f"Wrote {out / 'stats'} (summary, tests, pairwise, drivers, "
+                      f"verdicts.txt). Next: fslab report {out}")
+    else:
+        console.print(f"Next: fslab analyze {out}")
 
 
 @app.command()

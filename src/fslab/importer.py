@@ -18,7 +18,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,7 @@ from fslab.errors import UserError
 from fslab.metrics import COLUMNS, Measurement
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
-from fslab.parsers.fio import FioParseError, extract_json, parse_fio
+from fslab.parsers.fio import FioParseError, load_fio, parse_fio
 from fslab.store import ResultsDir, write_atomic
 from fslab.targets import FS_KINDS
 
@@ -154,7 +154,7 @@ def read_one(args: tuple[str, str, str | None]) -> Parsed:
 def _parse_any(raw: bytes) -> tuple[str | None, list[Measurement], dict[str, Any]]:
     if b"{" in raw and (b"fio version" in raw or b"client_stats" in raw or b'"jobs"' in raw):
         try:
-            data = extract_json(raw)
+            data = load_fio(raw)
             jobs = data.get("jobs") or data.get("client_stats") or [{}]
             name = re.sub(r"\.\d+$", "", str(jobs[0].get("jobname", "")))
             return "fio", parse_fio(data), {"jobname": name,
@@ -175,8 +175,13 @@ def _parse_any(raw: bytes) -> tuple[str | None, list[Measurement], dict[str, Any
 
 
 def import_results(paths: list[Path], out: Path, pattern: str | None = None,
-                   workers: int | None = None) -> ImportReport:
-    """Build a results directory at `out` from files collected elsewhere."""
+                   workers: int | None = None,
+                   meanwhile: Callable[[], object] | None = None) -> ImportReport:
+    """Build a results directory at `out` from files collected elsewhere.
+
+    `meanwhile` runs in this process while the workers parse (e.g. importing what the
+    analysis that follows needs, instead of after).
+    """
     if pattern:
         compile_pattern(pattern)  # a bad pattern is one clear error, before any work
     files = [(root, file, pattern) for root, file in discover(paths)]
@@ -187,10 +192,16 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     workers = workers or min(4, os.cpu_count() or 1)
     chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
     if workers > 1 and len(chunks) > 1:
+        import pyarrow  # noqa: F401 - loaded once here, not once per forked worker
         with ProcessPoolExecutor(workers) as pool:
-            parts = list(pool.map(read_chunk, chunks))
+            pending = pool.map(read_chunk, chunks)  # every chunk is submitted here
+            if meanwhile is not None:
+                meanwhile()
+            parts = list(pending)
     else:
         parts = [read_chunk(chunk) for chunk in chunks]
+        if meanwhile is not None:
+            meanwhile()
     report = ImportReport()
     runs: list[dict[str, Any]] = []
     for part in parts:

@@ -13,7 +13,7 @@ from typing import Any
 from fslab import system
 from fslab.errors import UserError
 from fslab.metrics import Measurement
-from fslab.parsers.fio import FioParseError, extract_json, job_errors, parse_fio
+from fslab.parsers.fio import FioParseError, extract_json, job_errors, load_fio, parse_fio
 from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
 
@@ -121,7 +121,7 @@ class FioWorkload:
         return RunOutput(measurements=measurements, metadata=metadata)
 
     def parse(self, run_dir: Path) -> list[Measurement]:
-        return parse_fio(extract_json((run_dir / FIO_OUTPUT).read_text()))
+        return parse_fio(load_fio((run_dir / FIO_OUTPUT).read_bytes()))
 
 
 def _option_lines(options: dict[str, Any]) -> list[str]:
