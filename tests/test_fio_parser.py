@@ -10,6 +10,7 @@ from fslab.parsers.fio import (
     FioParseError,
     extract_json,
     job_errors,
+    load_fio,
     parse_fio,
     percentiles_from_bins,
 )
@@ -110,3 +111,22 @@ def test_old_fio_microsecond_latencies_are_converted():
     assert values[("read", "clat_mean_ns")] == 50_000.0
     assert values[("read", "clat_p99_ns")] == 80_000.0
     assert values[("read", "bw_bytes")] == 400 * 1024
+
+
+@pytest.mark.parametrize("name", ["randread-4jobs.jsonplus", "mixed-4jobs.jsonplus",
+                                  "client-server-2hosts.json", "seqwrite-1job.json"])
+def test_numpy_bins_give_the_same_measurements(name):
+    """load_fio reads json+ bins with numpy; parse_fio must not see the difference."""
+    raw = (FIO / name).read_bytes()
+    assert parse_fio(load_fio(raw)) == parse_fio(extract_json(raw))
+
+
+def test_bins_that_are_not_plain_numbers_go_to_the_json_parser():
+    data = load("randread-4jobs.jsonplus")
+    data["jobs"][0]["read"]["clat_ns"]["bins"] = {"1.5e3": 2, "2000": 1}  # not integers
+    data["jobs"][1]["read"]["clat_ns"]["bins"] = {}
+    raw = json.dumps(data).encode()
+    parsed = load_fio(raw)
+    assert parsed["jobs"][0]["read"]["clat_ns"]["bins"] == {"1.5e3": 2, "2000": 1}
+    assert isinstance(parsed["jobs"][2]["read"]["clat_ns"]["bins"], tuple)  # numpy's
+    assert parse_fio(parsed) == parse_fio(json.loads(raw))

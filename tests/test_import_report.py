@@ -194,3 +194,23 @@ def test_until_ci_adds_iterations(tmp_path, lab):
         file_size="16M", seed=3)), out=tmp_path / "r2", lab=lab, until_ci=1000,
         max_iterations=4)
     assert loose.unconverged == [] and len(api.runs(tmp_path / "r2")) == 2
+
+
+def test_every_target_kind_is_a_known_file_system_name():
+    from fslab.importer import KNOWN_FS
+    from fslab.targets import FS_KINDS
+
+    assert set(FS_KINDS) <= KNOWN_FS
+
+
+def test_import_command_analyses_unless_told_not_to(tmp_path):
+    fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
+    done = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "a"))
+    assert done.returncode == 0, done.stderr
+    assert "Imported 12 files" in done.stdout and "fslab report" in done.stdout
+    for name in ("summary.csv", "tests.csv", "pairwise.csv", "drivers.csv", "verdicts.txt"):
+        assert (tmp_path / "a" / "stats" / name).stat().st_size > 0
+    bare = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "b"),
+                     "--no-analyze")
+    assert bare.returncode == 0, bare.stderr
+    assert not (tmp_path / "b" / "stats").exists() and "fslab analyze" in bare.stdout
