@@ -35,7 +35,10 @@ def tukey_hsd(data: dict[str, np.ndarray], names: list[str]) -> Pairs:
     out: Pairs = {}
     for (i, a), (j, b) in combinations(enumerate(names), 2):
         se = np.sqrt(mse / 2 * (1 / n[i] + 1 / n[j]))
-        q = abs(means[i] - means[j]) / se if se else np.inf
+        if not se:  # every group constant: equal means or certainly different ones
+            out[(a, b)] = 1.0 if means[i] == means[j] else 0.0
+            continue
+        q = abs(means[i] - means[j]) / se
         out[(a, b)] = float(studentized_range_sf(q, len(names), dof))
     return out
 

@@ -53,8 +53,10 @@ def studentized_range_sf(q: np.ndarray | float, k: int, df: np.ndarray | float) 
 
 
 def _sf_one(q: float, k: int, df: float) -> float:
-    if not np.isfinite(q) or q <= 0:
-        return 1.0 if not q > 0 else 0.0
+    if np.isnan(q) or np.isnan(df):
+        return float("nan")
+    if q <= 0 or np.isinf(q):
+        return 1.0 if q <= 0 else 0.0
     if df >= LARGE_DF:
         return float(range_sf(np.array([q]), k)[0])
     # log density of t = log S, S = sqrt(χ²_ν/ν): X = ν e^{2t} is χ²_ν, dX/dt = 2X.
@@ -65,6 +67,6 @@ def _sf_one(q: float, k: int, df: float) -> float:
     t = np.linspace(low, high, int(np.ceil((high - low) / (T_STEP * spread))) + 1)
     x = df * np.exp(2 * t)
     log_density = (df / 2) * np.log(x / 2) - x / 2 - gammaln(df / 2) + np.log(2.0)
-    weight = np.exp(log_density)
+    weight = np.exp(log_density - log_density.max())
     weight /= weight.sum()  # the grid's own normalisation: truncation errors cancel
     return float(np.clip((weight * range_sf(q * np.exp(t), k)).sum(), 0.0, 1.0))
