@@ -139,3 +139,8 @@ def test_compare_flags_a_20_percent_regression_and_not_itself():
     assert cells["change"].iloc[0] == pytest.approx(-0.2)
     assert cells["change_ci_high"].iloc[0] < -0.02
     assert classify(-0.2, -0.25, -0.15, "lower", 0.02)[0] == "improved"
+
+
+def test_identical_observations_are_not_tested():
+    result = omnibus({"a": np.array([5.0, 5.0, 5.0]), "b": np.array([5.0, 5.0])})
+    assert (result.test, result.reason) == ("none", "all observations are equal")

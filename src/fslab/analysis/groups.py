@@ -64,6 +64,8 @@ def omnibus(groups: dict[str, np.ndarray]) -> Omnibus:
         return Omnibus("none", math.nan, math.nan,
                        "needs at least 2 targets with 2 or more observations each", "none")
     samples = list(data.values())
+    if np.ptp(np.concatenate(samples)) == 0:  # nothing to test (e.g. a counter at its cap)
+        return Omnibus("none", math.nan, math.nan, "all observations are equal", "none")
     # Residuals standardised per group: pooling raw residuals of groups with unequal
     # variances gives a heavy-tailed mixture that fails Shapiro–Wilk although every group
     # is normal (and would send Welch-worthy data to Kruskal–Wallis).
@@ -91,8 +93,6 @@ def omnibus(groups: dict[str, np.ndarray]) -> Omnibus:
                        checks + " → Welch's ANOVA", "Games–Howell")
     if normal:
         checks += "; a target's values are all equal, which Welch's ANOVA cannot weigh"
-    if np.ptp(np.concatenate(samples)) == 0:
-        return Omnibus("none", math.nan, math.nan, "all observations are equal", "none")
     result = stats.kruskal(*samples)
     return Omnibus("Kruskal–Wallis", float(result.statistic), float(result.pvalue),
                    checks + " → Kruskal–Wallis", "Dunn")
