@@ -30,8 +30,8 @@ class Background(Generic[T]):
         try:
             self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
             self.future = self.pool.submit(fn, *args)
-        except (OSError, ValueError, RuntimeError):
-            self.close()
+        except (OSError, ValueError, RuntimeError, AssertionError):
+            self.close()  # e.g. no fork here, or a daemonic caller may not have children
 
     def result(self) -> T:
         """The function's result (its exception, if it raised one)."""
