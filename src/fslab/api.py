@@ -186,11 +186,13 @@ class Analysis:
     """Everything `analyze` computes, for reporters."""
 
     metrics: Any
+    runs: Any  # one value per run and metric (analysis.observations.per_run)
     summary: Any
     tests: Any
     pairwise: Any
     verdicts: list[str]
     drivers: Any
+    hosts: Any  # per-host spread of distributed runs (empty otherwise)
 
 
 def _analysis(results: ResultsDir) -> Analysis:
@@ -229,7 +231,7 @@ def _analysis(results: ResultsDir) -> Analysis:
                   f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
                   f"p = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]
         write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    return Analysis(metrics, summary, tests, pairs, lines, factors)
+    return Analysis(metrics, runs, summary, tests, pairs, lines, factors, spread)
 
 
 def report(results_dir: Path, output: Path | None = None) -> Path:
@@ -254,11 +256,9 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     done = _analysis(results)
     campaign_path = results.campaign_path()
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
-    from fslab.analysis.hosts import host_spread
-
     page = build_report(results.path, done.summary, done.tests, done.pairwise, done.verdicts,
-                        done.metrics, results.load_runs(), results.environment(), campaign,
-                        list(results.run_records()), done.drivers, host_spread(done.metrics))
+                        done.runs, results.load_runs(), results.environment(), campaign,
+                        list(results.run_records()), done.drivers, done.hosts)
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
     return output

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.errors import UserError
-from fslab.metrics import COLUMNS, Measurement
+from fslab.metrics import COLUMNS, METRIC_UNITS, Measurement
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import FioParseError, load_fio, parse_fio
@@ -123,10 +123,7 @@ def discover(paths: list[Path]) -> Iterator[tuple[str, str]]:
             raise UserError(f"{path}: no such file or directory")
 
 
-Parsed = tuple[str, "dict[str, Any] | None", str]
-
-
-def read_one(args: tuple[str, str, str | None]) -> Parsed:
+def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | None, str]:
     """Parse one file: (relative path, record or None, reason when None)."""
     root, file, pattern = args
     prefix = root.rstrip(os.sep) + os.sep
@@ -269,8 +266,6 @@ def _iteration(text: str) -> int:
 def _add_rows(columns: dict[str, list[Any]], campaign: str, relative: str,
               record: dict[str, Any]) -> None:
     """Append one file's measurements to the metrics columns."""
-    from fslab.metrics import METRIC_UNITS
-
     measurements: list[Measurement] = record["measurements"]
     if not measurements:
         return

@@ -44,8 +44,7 @@ def factor_table(runs: pd.DataFrame) -> pd.DataFrame:
     return values
 
 
-def drivers(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
-            forest: bool = True) -> pd.DataFrame:
+def drivers(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per metric, model and factor: cross-validated fit and the factor's share.
 
     `runs` is `per_run(metrics)` when the caller has it already.
@@ -62,8 +61,7 @@ def drivers(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
         y = data["y"].to_numpy(dtype=float)
         folds = _folds(len(y))
         rows += _linear(str(metric), codes, y, factors, folds)
-        if forest:
-            rows += _forest(str(metric), codes, y, factors, folds)
+        rows += _forest(str(metric), codes, y, factors, folds)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -103,18 +101,19 @@ def _unique_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes[first], inverse.reshape(-1)
 
 
-def _fit(design: np.ndarray, counts: np.ndarray, means: np.ndarray) -> np.ndarray:
+def _coefficients(design: np.ndarray, counts: np.ndarray, means: np.ndarray) -> np.ndarray:
     """Weighted least squares on cell means = ordinary least squares on every run."""
     weight = np.sqrt(counts)
     beta, *_ = np.linalg.lstsq(design * weight[:, None], means * weight, rcond=None)
-    return design @ beta  # fitted value per cell
+    return beta
 
 
 def _residual_ss(codes: np.ndarray, counts: np.ndarray, means: np.ndarray,
                  keep: list[int]) -> float:
     """Between-cell part of the residual sum of squares of the model on `keep` (the
     within-cell part is the same for every model and cancels in differences)."""
-    fitted = _fit(_design(codes, keep), counts, means)
+    design = _design(codes, keep)
+    fitted = design @ _coefficients(design, counts, means)
     return float((counts * (means - fitted) ** 2).sum())
 
 
@@ -136,12 +135,9 @@ def _linear(metric: str, codes: np.ndarray, y: np.ndarray, factors: list[str],
 def _linear_predictions(codes: np.ndarray, y: np.ndarray, train: np.ndarray,
                         test: np.ndarray) -> np.ndarray:
     cells, counts, means, _ = _cells(codes[train], y[train])
-    every = list(range(codes.shape[1]))
-    weight = np.sqrt(counts)
-    design = _design(np.vstack([cells, codes]), every)  # one level numbering for both
-    beta, *_ = np.linalg.lstsq(design[:len(cells)] * weight[:, None], means * weight,
-                               rcond=None)
-    return design[len(cells):][test] @ beta
+    every, levels = list(range(codes.shape[1])), codes.max(axis=0) + 1  # levels of all runs
+    beta = _coefficients(_design(cells, every, levels), counts, means)
+    return _design(codes[test], every, levels) @ beta
 
 
 Predictor = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]

@@ -31,7 +31,7 @@ def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.Dat
     if metrics.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     runs = per_run(metrics) if runs is None else runs
-    notes = _notes(observations(metrics))
+    notes = _notes(metrics)
     values = runs["value"].to_numpy(dtype=float)
     rows = []
     for key, index in runs.groupby(CELL, sort=False, dropna=False).indices.items():
@@ -67,11 +67,17 @@ def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.Dat
 
 def _notes(metrics: pd.DataFrame) -> dict[tuple, str]:
     """Why values of a cell are missing (e.g. bonnie++'s "+++++"), most common first."""
-    if "note" not in metrics:
-        return {}
-    noted = metrics[metrics["note"].fillna("") != ""]
+    if "note" not in metrics or not _has_note(metrics).any():
+        return {}  # the usual case: no observation filtering to pay for
+    rows = observations(metrics)
+    noted = rows[_has_note(rows)]
     return {key: group["note"].mode().iloc[0]
             for key, group in noted.groupby(CELL, sort=False, dropna=False)}
+
+
+def _has_note(rows: pd.DataFrame) -> pd.Series:
+    # notna first: fillna("") fails on a categorical column without "" among its values
+    return rows["note"].notna() & (rows["note"] != "")
 
 
 def _fraction_of_raw(summary: pd.DataFrame) -> pd.Series:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.observations import per_run
 from fslab.metrics import HEADLINE_METRICS
 from fslab.report import charts
 from fslab.units import format_value
@@ -112,12 +111,13 @@ def table(frame: pd.DataFrame, columns: list[str], units: bool = False) -> str:
 
 
 def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
-                 pairwise: pd.DataFrame, verdict_lines: list[str], metrics: pd.DataFrame,
+                 pairwise: pd.DataFrame, verdict_lines: list[str], values: pd.DataFrame,
                  runs: pd.DataFrame, environment: dict[str, Any],
                  campaign: dict[str, Any], records: list[dict[str, Any]],
                  drivers: pd.DataFrame | None = None,
                  hosts: pd.DataFrame | None = None) -> str:
-    """The whole report as one HTML string."""
+    """The whole report as one HTML string. `values` is the per-run table
+    (analysis.observations.per_run); `runs` the status of every run."""
     name = campaign.get("name", results_dir.name)
     page = Page(f"fslab report: {name}")
     page.add(f"<h1>fslab report: {esc(name)}</h1><p class='muted'>{esc(results_dir)} · "
@@ -130,7 +130,6 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
                 + "".join(f"<p class='verdict'>{esc(line)}</p>" for line in level)
                 + "</details>" if level else ""))
     page.chart(charts.verdict_heatmap(summary))
-    values = per_run(metrics) if not metrics.empty else metrics
     for workload in sorted(summary["workload"].unique()) if not summary.empty else []:
         page.add(f"<h2>Workload {esc(workload)}</h2>")
         for spec in charts.bar_charts(summary, workload):

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.workloads.base import Workload
-from fslab.workloads.fio import FioWorkload, check_job_file, flat_options, job_file_workload
+from fslab.workloads.fio import job_file_workload, job_text_workload
 from fslab.workloads.suites import get_suite
 
 if TYPE_CHECKING:
@@ -21,11 +21,9 @@ def build_workloads(campaign: Campaign) -> list[Workload]:
             suite = get_suite(entry.preset)
             workloads += suite.build(entry.only or list(suite.jobs), campaign.runtime,
                                      campaign.file_size, dict(entry.options))
-        elif entry.job_text is not None:
+        elif entry.job_text is not None:  # a resolved campaign keeps the file's text
             name = entry.name or "job"
-            check_job_file(entry.job_text, entry.job_file or name)
-            workloads.append(FioWorkload(name=name, options=flat_options(entry.job_text),
-                                         family="fio-jobfile", raw_job_text=entry.job_text))
+            workloads.append(job_text_workload(name, entry.job_text, entry.job_file or name))
         else:
             workloads.append(job_file_workload(entry.name or "job", Path(entry.job_file or "")))
     return workloads

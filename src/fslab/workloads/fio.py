@@ -270,12 +270,17 @@ def job_file_workload(name: str, path: Path) -> FioWorkload:
         text = path.read_text()
     except OSError as exc:
         raise UserError(f"cannot read job file {path}: {exc.strerror}") from exc
-    check_job_file(text, str(path))
+    return job_text_workload(name, text, str(path))
+
+
+def job_text_workload(name: str, text: str, source: str) -> FioWorkload:
+    """A fio job file's text (`source` names it in errors) as a workload."""
+    check_job_file(text, source)
     sections = [m.group(1) for line in text.splitlines() if (m := _SECTION.match(line))]
     if not [s for s in sections if s.strip() != "global"]:
-        raise UserError(f"job file {path} defines no job section")
-    options = flat_options(text)
-    return FioWorkload(name=name, options=options, family="fio-jobfile", raw_job_text=text)
+        raise UserError(f"job file {source} defines no job section")
+    return FioWorkload(name=name, options=flat_options(text), family="fio-jobfile",
+                       raw_job_text=text)
 
 
 def flat_options(text: str) -> dict[str, Any]:
