@@ -5,20 +5,30 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fslab-installed
+NATIVE_STAMP := $(VENV)/.fslab-native-installed
 
-.PHONY: run test lint deps system-deps system-deps-test venv clean
+.PHONY: run test lint deps system-deps system-deps-test venv native native-required clean
 
 run: deps
 	$(BIN)/fslab run
 
-test: system-deps-test venv
+test: system-deps-test venv native-required
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q
 
 lint: deps
 	$(BIN)/ruff check src tests benchmarks
 
-deps: system-deps venv
+deps: system-deps venv native
+
+# The native fio reader (Rust): optional for `make run`, required by `make test`.
+native: venv
+	@test -f $(NATIVE_STAMP) -a $(NATIVE_STAMP) -nt native/src/lib.rs -a $(NATIVE_STAMP) -nt native/Cargo.toml \
+		|| scripts/install-native $(BIN)/python $(NATIVE_STAMP)
+
+native-required: venv
+	@test -f $(NATIVE_STAMP) -a $(NATIVE_STAMP) -nt native/src/lib.rs -a $(NATIVE_STAMP) -nt native/Cargo.toml \
+		|| scripts/install-native $(BIN)/python $(NATIVE_STAMP) --required
 
 system-deps:
 	@scripts/install-system-deps
@@ -36,4 +46,4 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache native/target

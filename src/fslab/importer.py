@@ -19,17 +19,21 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+import numpy as np
 
 from fslab.errors import UserError
 from fslab.metrics import COLUMNS, METRIC_UNITS, Measurement
+from fslab.parsers import fio_native
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import FioParseError, load_fio, parse_fio
-from fslab.store import ResultsDir, write_atomic
+from fslab.store import ResultsDir, metrics_schema, write_atomic
 
 # fslab's own target kinds (fslab.targets.FS_KINDS, spelled out so that an import does
 # not load every target plug-in; a test keeps the two in step) and other file systems.
@@ -50,6 +54,7 @@ class ImportReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=64)
 def compile_pattern(pattern: str) -> re.Pattern[str]:
     """'{fs}/x/{iteration}/{workload}-result.json' -> a regex with named groups."""
     parts = re.split(r"(\{[a-z]+\}|\*\*/?|\*)", pattern)
@@ -126,9 +131,7 @@ def discover(paths: list[Path]) -> Iterator[tuple[str, str]]:
 def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | None, str]:
     """Parse one file: (relative path, record or None, reason when None)."""
     root, file, pattern = args
-    prefix = root.rstrip(os.sep) + os.sep
-    relative = file[len(prefix):] if file.startswith(prefix) else os.path.relpath(file, root)
-    relative = relative.replace(os.sep, "/")
+    relative = relative_path(root, file)
     try:
         with open(file, "rb") as handle:
             raw = handle.read()
@@ -137,17 +140,33 @@ def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | N
     kind, measurements, extra = _parse_any(raw)
     if kind is None:
         return relative, None, extra.get("reason", "not fio JSON, a dd log or bonnie++ CSV")
-    if pattern:
-        match = compile_pattern(pattern).match(relative)
-        if not match:
-            return relative, None, f"path does not match the pattern {pattern!r}"
-        fields = {k: v for k, v in match.groupdict().items() if v is not None}
-    else:
-        fields = guess_fields(relative)
+    fields = path_fields(relative, pattern)
+    if fields is None:
+        return relative, None, f"path does not match the pattern {pattern!r}"
     if kind == "fio" and not pattern and extra.get("jobname"):
         fields["workload"] = extra["jobname"]
     return relative, {"kind": kind, "fields": fields, "tool": extra.get("tool", ""),
                       "measurements": measurements}, ""
+
+
+def relative_path(root: str, file: str) -> str:
+    """`file` relative to its import root, with "/" separators (patterns use them)."""
+    prefix = root.rstrip(os.sep) + os.sep
+    relative = file[len(prefix):] if file.startswith(prefix) else os.path.relpath(file, root)
+    return relative.replace(os.sep, "/")
+
+
+def path_fields(relative: str, pattern: str | None) -> dict[str, str] | None:
+    """Fields of a path by the pattern (None when it does not match), or guessed."""
+    if not pattern:
+        return guess_fields(relative)
+    match = compile_pattern(pattern).match(relative)
+    return {k: v for k, v in match.groupdict().items() if v is not None} if match else None
+
+
+def fio_workload(jobname: str) -> str:
+    """fio's job name as a workload: "randread.3" (a numbered job) -> "randread"."""
+    return re.sub(r"\.\d+$", "", jobname)
 
 
 def _parse_any(raw: bytes) -> tuple[str | None, list[Measurement], dict[str, Any]]:
@@ -155,7 +174,7 @@ def _parse_any(raw: bytes) -> tuple[str | None, list[Measurement], dict[str, Any
         try:
             data = load_fio(raw)
             jobs = data.get("jobs") or data.get("client_stats") or [{}]
-            name = re.sub(r"\.\d+$", "", str(jobs[0].get("jobname", "")))
+            name = fio_workload(str(jobs[0].get("jobname", "")))
             return "fio", parse_fio(data), {"jobname": name,
                                             "tool": str(data.get("fio version", "fio"))}
         except (FioParseError, ValueError, KeyError, TypeError) as exc:
@@ -189,6 +208,12 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     results = ResultsDir.create(out)
     campaign = out.name
     workers = workers or min(4, os.cpu_count() or 1)
+    parts: list[Chunk] = []
+    native = fio_native.extension()
+    if native is not None:
+        done, files = read_natively(native, campaign, files, workers, meanwhile)
+        parts.append(done)
+        meanwhile = None
     chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
     if workers > 1 and len(chunks) > 1:
         import pyarrow  # noqa: F401 - loaded once here, not once per forked worker
@@ -196,9 +221,9 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
             pending = pool.map(read_chunk, chunks)  # every chunk is submitted here
             if meanwhile is not None:
                 meanwhile()
-            parts = list(pending)
+            parts += pending
     else:
-        parts = [read_chunk(chunk) for chunk in chunks]
+        parts += map(read_chunk, chunks)
         if meanwhile is not None:
             meanwhile()
     report = ImportReport()
@@ -216,6 +241,73 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     write_atomic(results.path / "import-report.json", json.dumps(
         {"imported": report.imported, "skipped": report.skipped}, indent=1))
     return report
+
+
+def read_natively(native: ModuleType, campaign: str, files: list[tuple[str, str, str | None]],
+                  threads: int, meanwhile: Callable[[], object] | None
+                  ) -> tuple[Chunk, list[tuple[str, str, str | None]]]:
+    """The fio files that the native extension parses (`meanwhile` runs here while it
+    reads), as one chunk; and the files it leaves to the Python parser."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(fio_native.read_fio_files, native, [f for _, f, _ in files],
+                              threads)
+        if meanwhile is not None:
+            meanwhile()
+        batch = pending.result()
+    identity: dict[str, list[Any]] = {name: [] for name in IDENTITY}
+    file_hosts: list[str] = []
+    runs: list[dict[str, Any]] = []
+    skipped: list[tuple[str, str]] = []
+    position = np.full(len(files), -1, dtype=np.int64)  # file -> its row in `identity`
+    for index in np.flatnonzero(batch.parsed).tolist():
+        root, file, pattern = files[index]
+        relative = relative_path(root, file)
+        fields = path_fields(relative, pattern)
+        if fields is None:
+            skipped.append((relative, f"path does not match the pattern {pattern!r}"))
+            continue
+        if not pattern and (name := fio_workload(batch.jobname[index])):
+            fields["workload"] = name
+        for key, value in _identity(campaign, relative, fields, "fio",
+                                    batch.tool[index]).items():
+            identity[key].append(value)
+        file_hosts.append(fields.get("host", ""))
+        position[index] = len(runs)
+        runs.append(_run_row(relative, fields, "fio"))
+    rows = position[batch.file]
+    kept = rows >= 0
+    take = pa.array(rows[kept])
+    metric = batch.metric[kept]
+    host = _names(batch.host_names, batch.host[kept])
+    columns = {key: pa.array(values).take(take) for key, values in identity.items()}
+    columns |= {
+        "host": pc.if_else(pc.equal(host, ""), pa.array(file_hosts, pa.string()).take(take),
+                           host),
+        "op": _names(batch.op_names, batch.op[kept]),
+        "metric": _names(batch.metric_names, metric),
+        "value": pa.array(batch.value[kept]),
+        "unit": _names([METRIC_UNITS[m][0] for m in batch.metric_names], metric),
+        "better": _names([METRIC_UNITS[m][1] for m in batch.metric_names], metric),
+        "sample": pa.array(np.zeros(len(metric), dtype=np.int64)),
+        "note": _names([""], np.zeros(len(metric), dtype=np.int32)),
+    }
+    schema = metrics_schema()
+    table = pa.table([columns[f.name].cast(f.type) for f in schema], schema=schema)
+    rest = [files[i] for i in np.flatnonzero(~batch.parsed).tolist()]
+    return Chunk(table, runs, skipped), rest
+
+
+IDENTITY = ("campaign", "run_id", "target", "fs", "fs_impl", "workload", "iteration")
+
+
+def _names(names: list[str], codes: np.ndarray) -> Any:
+    """An Arrow string column from codes into `names`."""
+    import pyarrow as pa
+
+    return pa.array(names, pa.string()).take(pa.array(codes))
 
 
 @dataclass
@@ -241,11 +333,7 @@ def read_chunk(args: tuple[str, list[tuple[str, str, str | None]]]) -> Chunk:
             skipped.append((relative, reason))
             continue
         _add_rows(columns, campaign, relative, record)
-        fields = record["fields"]
-        runs.append({"run_id": relative, "iteration": _iteration(fields.get("iteration", "")),
-                     "target": fields.get("target") or fields.get("fs", "unknown"),
-                     "fs": fields.get("fs", "unknown"), "workload": fields.get("workload", ""),
-                     "status": "ok", "reason": "", "source": relative, "kind": record["kind"]})
+        runs.append(_run_row(relative, record["fields"], record["kind"]))
     return Chunk(metrics_table(columns), runs, skipped)
 
 
@@ -263,6 +351,26 @@ def _iteration(text: str) -> int:
     return int(digits[-1]) if digits else 1
 
 
+def _identity(campaign: str, relative: str, fields: dict[str, str], kind: str,
+              tool: str) -> dict[str, Any]:
+    """The metrics columns that one file's rows share."""
+    fs = fields.get("fs", "unknown")
+    return {
+        "campaign": campaign, "run_id": relative, "target": fields.get("target") or fs,
+        "fs": fs, "fs_impl": f"imported ({tool})" if tool else "imported",
+        "workload": fields.get("workload", kind),
+        "iteration": _iteration(fields.get("iteration", "")),
+    }
+
+
+def _run_row(relative: str, fields: dict[str, str], kind: str) -> dict[str, Any]:
+    """One file's row of runs.csv."""
+    return {"run_id": relative, "iteration": _iteration(fields.get("iteration", "")),
+            "target": fields.get("target") or fields.get("fs", "unknown"),
+            "fs": fields.get("fs", "unknown"), "workload": fields.get("workload", ""),
+            "status": "ok", "reason": "", "source": relative, "kind": kind}
+
+
 def _add_rows(columns: dict[str, list[Any]], campaign: str, relative: str,
               record: dict[str, Any]) -> None:
     """Append one file's measurements to the metrics columns."""
@@ -271,13 +379,7 @@ def _add_rows(columns: dict[str, list[Any]], campaign: str, relative: str,
         return
     count = len(measurements)
     fields = record["fields"]
-    fs = fields.get("fs", "unknown")
-    identity = {
-        "campaign": campaign, "run_id": relative, "target": fields.get("target") or fs,
-        "fs": fs, "fs_impl": f"imported ({record['tool']})" if record["tool"] else "imported",
-        "workload": fields.get("workload", record["kind"]),
-        "iteration": _iteration(fields.get("iteration", "")),
-    }
+    identity = _identity(campaign, relative, fields, record["kind"], record["tool"])
     for name, value in identity.items():
         columns[name] += [value] * count
     ops, metrics, values, hosts, samples, notes = zip(*measurements, strict=True)
