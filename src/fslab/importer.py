@@ -211,7 +211,7 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     parts: list[Chunk] = []
     native = fio_native.extension()
     if native is not None:
-        done, files = read_natively(native, campaign, files, workers, meanwhile)
+        done, files = read_natively(native, campaign, files, 2, meanwhile)
         parts.append(done)
         meanwhile = None
     chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]

@@ -19,6 +19,7 @@ from itertools import combinations
 
 import numpy as np
 
+from fslab.analysis import classic
 from fslab.analysis.bootstrap import BOOTSTRAP_SEED, bootstrap_means, ratio_ci
 from fslab.analysis.posthoc import dunn, games_howell, holm, t_test, tukey_hsd, welch_anova
 
@@ -57,8 +58,6 @@ class Pair:
 
 def omnibus(groups: dict[str, np.ndarray]) -> Omnibus:
     """Check assumptions and run the omnibus test they allow."""
-    from scipy import stats  # imported late: a run's summary does not need it
-
     data = {k: np.asarray(v, dtype=float)[np.isfinite(v)] for k, v in groups.items()}
     if len(data) < 2 or min(len(v) for v in data.values()) < 2:
         return Omnibus("none", math.nan, math.nan,
@@ -74,28 +73,27 @@ def omnibus(groups: dict[str, np.ndarray]) -> Omnibus:
         residuals = np.random.default_rng(BOOTSTRAP_SEED).choice(residuals, SHAPIRO_MAX_N,
                                                                  replace=False)
     if len(residuals) >= 3 and np.ptp(residuals) > 0:
-        normal_p = float(stats.shapiro(residuals).pvalue)
+        normal_p = classic.shapiro(residuals)[1]
     else:
         normal_p = 1.0
     spread = [v for v in samples if np.ptp(v) > 0]
-    levene_p = float(stats.levene(*samples, center="median").pvalue) if spread else 1.0
+    levene_p = classic.levene_median(samples)[1] if spread else 1.0
     normal, equal = normal_p > ALPHA, levene_p > ALPHA or math.isnan(levene_p)
     checks = (f"Shapiro–Wilk on residuals p = {normal_p:.3g} "
               f"({'normal' if normal else 'not normal'}); Brown–Forsythe p = {levene_p:.3g} "
               f"({'equal' if equal else 'unequal'} variances)")
     if normal and equal:
-        result = stats.f_oneway(*samples)
-        return Omnibus("one-way ANOVA", float(result.statistic), float(result.pvalue),
-                       checks + " → one-way ANOVA", "Tukey HSD")
+        statistic, p_value = classic.f_oneway(samples)
+        return Omnibus("one-way ANOVA", statistic, p_value, checks + " → one-way ANOVA",
+                       "Tukey HSD")
     if normal and all(np.ptp(v) > 0 for v in samples):
         statistic, p_value = welch_anova(samples)
         return Omnibus("Welch's ANOVA", statistic, p_value,
                        checks + " → Welch's ANOVA", "Games–Howell")
     if normal:
         checks += "; a target's values are all equal, which Welch's ANOVA cannot weigh"
-    result = stats.kruskal(*samples)
-    return Omnibus("Kruskal–Wallis", float(result.statistic), float(result.pvalue),
-                   checks + " → Kruskal–Wallis", "Dunn")
+    statistic, p_value = classic.kruskal(samples)
+    return Omnibus("Kruskal–Wallis", statistic, p_value, checks + " → Kruskal–Wallis", "Dunn")
 
 
 def pairwise(groups: dict[str, np.ndarray], posthoc: str,
@@ -138,17 +136,13 @@ def _raw_p(a: np.ndarray, b: np.ndarray, posthoc: str) -> float:
     """The unadjusted two-sample p matching the post-hoc family: Mann–Whitney for Dunn,
     Student's t for Tukey HSD, Welch's t for Games–Howell."""
     if posthoc == "Dunn":
-        from scipy import stats  # imported late: a run's summary does not need it
-
-        return float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
+        return classic.mannwhitneyu_p(a, b)
     return t_test(a, b, equal_var=posthoc == "Tukey HSD")
 
 
 def _paired_wilcoxon(paired: dict[str, dict[int, float]], names: list[str],
                      data: dict[str, np.ndarray],
                      effects: dict[tuple[str, str], tuple[float, float, float]]) -> list[Pair]:
-    from scipy import stats  # imported late: a run's summary does not need it
-
     rows = []
     for a, b in combinations(names, 2):
         common = sorted(set(paired.get(a, {})) & set(paired.get(b, {})))
@@ -157,7 +151,7 @@ def _paired_wilcoxon(paired: dict[str, dict[int, float]], names: list[str],
         x = np.array([paired[a][i] for i in common])
         y = np.array([paired[b][i] for i in common])
         diff = x - y
-        p = float(stats.wilcoxon(x, y).pvalue) if np.any(diff != 0) else 1.0
+        p = classic.wilcoxon_p(x, y) if np.any(diff != 0) else 1.0
         low, high, delta = effects[(a, b)]  # the same effect sizes as the unpaired row
         rows.append(Pair(a, b, "Wilcoxon signed-rank (paired by iteration)", p, math.nan,
                          float(data[a].mean() / data[b].mean()), low, high, delta,
