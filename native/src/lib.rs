@@ -118,8 +118,10 @@ struct Latency {
     bins: Option<Bins>,
 }
 
-/// A JSON object of string keys and numbers, in file order.
-struct Pairs(Vec<(String, f64)>);
+/// fio's percentile list: keys (percentages written as text) read as numbers, in file
+/// order. A key Python's float() reads differently (spaces, "_") or twice is an error,
+/// which leaves the file to Python.
+struct Pairs(Vec<(f64, f64)>);
 
 /// json+ bins: keys are latencies in ns written as digits; every pair is kept, as
 /// Python's numeric bin reader keeps them.
@@ -128,14 +130,18 @@ struct Bins(Vec<(f64, f64)>);
 struct PairsVisitor;
 
 impl<'de> Visitor<'de> for PairsVisitor {
-    type Value = Vec<(String, f64)>;
+    type Value = Vec<(f64, f64)>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object of numbers")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::with_capacity(map.size_hint().unwrap_or(32));
-        while let Some((key, value)) = map.next_entry::<String, f64>()? {
-            out.push((key, value));
+        let mut out: Vec<(f64, f64)> = Vec::with_capacity(map.size_hint().unwrap_or(32));
+        while let Some((key, value)) = map.next_entry::<std::borrow::Cow<'de, str>, f64>()? {
+            let plain = key.trim() == key && !key.contains('_');
+            match key.parse::<f64>() {
+                Ok(p) if plain && !out.iter().any(|&(q, _)| q == p) => out.push((p, value)),
+                _ => return Err(serde::de::Error::custom("percentile key for Python")),
+            }
         }
         Ok(out)
     }
@@ -149,6 +155,37 @@ impl<'de> Deserialize<'de> for Pairs {
 
 struct BinsVisitor;
 
+/// A bins key: the digits of an integer latency, read from the raw bytes (no UTF-8 check
+/// and no string made: a json+ file has thousands of them).
+struct Latency64(i64);
+
+impl<'de> Deserialize<'de> for Latency64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_bytes(DigitsVisitor)
+    }
+}
+
+struct DigitsVisitor;
+
+impl<'de> Visitor<'de> for DigitsVisitor {
+    type Value = Latency64;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an integer written as digits")
+    }
+    fn visit_bytes<E: serde::de::Error>(self, key: &[u8]) -> Result<Latency64, E> {
+        if key.is_empty() || key.len() > 18 || !key.iter().all(u8::is_ascii_digit) {
+            return Err(E::custom("bin key is not an integer")); // Python decides
+        }
+        Ok(Latency64(key.iter().fold(0i64, |n, &b| n * 10 + i64::from(b - b'0'))))
+    }
+    fn visit_borrowed_bytes<E: serde::de::Error>(self, key: &'de [u8]) -> Result<Latency64, E> {
+        self.visit_bytes(key)
+    }
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Latency64, E> {
+        self.visit_bytes(key.as_bytes())
+    }
+}
+
 impl<'de> Visitor<'de> for BinsVisitor {
     type Value = Vec<(f64, f64)>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -156,13 +193,8 @@ impl<'de> Visitor<'de> for BinsVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = Vec::with_capacity(map.size_hint().unwrap_or(256));
-        while let Some((key, count)) = map.next_entry::<std::borrow::Cow<'de, str>, f64>()? {
-            let digits = !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit());
-            let latency = if digits { key.parse::<i64>().ok() } else { None };
-            match latency {
-                Some(ns) => out.push((ns as f64, count)),
-                None => return Err(serde::de::Error::custom("bin key is not an integer")),
-            }
+        while let Some((Latency64(ns), count)) = map.next_entry::<Latency64, f64>()? {
+            out.push((ns as f64, count));
         }
         Ok(out)
     }
@@ -270,20 +302,11 @@ fn percentiles(clats: &[Option<&Latency>]) -> Result<Vec<(usize, f64)>, NotPlain
     }
     if blocks.len() == 1 {
         if let Some(Pairs(listed)) = &blocks[0].percentile {
-            let mut parsed = Vec::with_capacity(listed.len());
-            for (i, (key, value)) in listed.iter().enumerate() {
-                // Python's float() also takes spaces and "_"; a repeated key follows
-                // dict semantics: both rare enough to leave to Python.
-                if key.trim() != key || key.contains('_') || listed[..i].iter().any(|(k, _)| k == key) {
-                    return Err(NotPlain);
-                }
-                parsed.push((key.parse::<f64>().map_err(|_| NotPlain)?, *value));
-            }
-            // As Python's {float(k): v}: the last key equal to p wins; a missing p is skipped.
+            // As Python's {float(k): v}: a p that is not listed is skipped.
             return Ok(PERCENTILES
                 .iter()
                 .enumerate()
-                .filter_map(|(i, p)| parsed.iter().rev().find(|(k, _)| k == p).map(|(_, v)| (i, *v)))
+                .filter_map(|(i, p)| listed.iter().find(|(k, _)| k == p).map(|&(_, v)| (i, v)))
                 .collect());
         }
     }

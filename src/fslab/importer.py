@@ -43,6 +43,7 @@ KNOWN_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "ntfs", "exfat", "fat
             "cephfs", "lustre", "gpfs", "beegfs", "hfs"}
 FIELDS = ("fs", "target", "iteration", "workload", "op", "host")
 CHUNK = 256  # files per worker task
+File = tuple[str, str, str | None]  # import root, file, pattern
 
 
 @dataclass
@@ -211,8 +212,9 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     parts: list[Chunk] = []
     native = fio_native.extension()
     if native is not None:
-        done, files = read_natively(native, campaign, files, 2, meanwhile)
-        parts.append(done)
+        # With work meanwhile (and the analysis' prepared child), one core is left free.
+        threads = max(1, workers - 1) if meanwhile is not None else workers
+        parts, files = read_natively(native, campaign, files, threads, meanwhile)
         meanwhile = None
     chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
     if workers > 1 and len(chunks) > 1:
@@ -243,20 +245,35 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     return report
 
 
-def read_natively(native: ModuleType, campaign: str, files: list[tuple[str, str, str | None]],
-                  threads: int, meanwhile: Callable[[], object] | None
-                  ) -> tuple[Chunk, list[tuple[str, str, str | None]]]:
-    """The fio files that the native extension parses (`meanwhile` runs here while it
-    reads), as one chunk; and the files it leaves to the Python parser."""
+NATIVE_BATCH = 1000  # files per call: this process tables one batch while the next parses
+
+
+def read_natively(native: ModuleType, campaign: str, files: list[File], threads: int,
+                  meanwhile: Callable[[], object] | None) -> tuple[list[Chunk], list[File]]:
+    """The fio files that the native extension parses, as chunks; and the files it
+    leaves to the Python parser. The extension reads batches in a thread (outside the
+    GIL) while this one runs `meanwhile`, then tables each batch as it is done."""
+    batches = [files[i:i + NATIVE_BATCH] for i in range(0, len(files), NATIVE_BATCH)]
+    chunks: list[Chunk] = []
+    rest: list[File] = []
+    with ThreadPoolExecutor(1) as pool:
+        pending = [pool.submit(fio_native.read_fio_files, native, [f for _, f, _ in batch],
+                               threads) for batch in batches]
+        if meanwhile is not None:
+            meanwhile()
+        for batch, parsed in zip(batches, pending, strict=True):
+            chunk, left = _native_chunk(campaign, batch, parsed.result())
+            chunks.append(chunk)
+            rest += left
+    return chunks, rest
+
+
+def _native_chunk(campaign: str, files: list[File], batch: fio_native.FioBatch
+                  ) -> tuple[Chunk, list[File]]:
+    """One batch's metrics table, run rows and skipped files; and its files for Python."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(fio_native.read_fio_files, native, [f for _, f, _ in files],
-                              threads)
-        if meanwhile is not None:
-            meanwhile()
-        batch = pending.result()
     identity: dict[str, list[Any]] = {name: [] for name in IDENTITY}
     file_hosts: list[str] = []
     runs: list[dict[str, Any]] = []
