@@ -176,6 +176,9 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
 
     with _no_cycle_collection():
         # The drivers' models run in a child; started now, it loads scikit-learn meanwhile.
+        # pandas first, here: scikit-learn imports it too, and a child forked after has it.
+        if analyze_after:
+            import pandas  # noqa: F401
         models = Prepared(_load_model_libraries) if analyze_after else None
         try:
             report = build([Path(p) for p in paths], Path(out), pattern,
@@ -236,7 +239,7 @@ class Analysis:
 
 def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
     from fslab.analysis.comparisons import compare_targets
-    from fslab.analysis.drivers import drivers
+    from fslab.analysis.drivers import as_frame, fit_models, model_inputs
     from fslab.analysis.observations import per_run
     from fslab.analysis.summary import summarize
     from fslab.analysis.verdicts import verdicts
@@ -245,8 +248,9 @@ def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
     metrics = results.load_metrics(categorical=True)
     runs = per_run(metrics)  # shared by every step below
     # The models run in a child on the other core while the tests run here.
-    factors_pending = (models.start(drivers, runs, runs) if models is not None
-                       else Background(drivers, runs, runs))
+    inputs = model_inputs(runs, runs)
+    factors_pending = (models.start(fit_models, inputs) if models is not None
+                       else Background(fit_models, inputs))
     summary = summarize(metrics, runs)
     tests, pairs = compare_targets(metrics, runs)
     results.stats_dir.mkdir(exist_ok=True)
@@ -255,7 +259,7 @@ def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
     write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
     lines = verdicts(summary, tests, pairs)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    factors = factors_pending.result()
+    factors = as_frame(factors_pending.result())
     write_atomic(results.stats_dir / "drivers.csv", factors.to_csv(index=False))
     from fslab.analysis.hosts import host_spread
 

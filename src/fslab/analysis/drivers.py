@@ -16,12 +16,12 @@ at a cost that does not grow with the number of runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from fslab.analysis.observations import per_run
+if TYPE_CHECKING:
+    import pandas as pd
 
 METRICS = ("iops", "bw_bytes", "ops_per_s", "clat_mean_ns")
 FACTORS = ("fs", "workload", "op", "options")
@@ -49,19 +49,45 @@ def drivers(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataF
 
     `runs` is `per_run(metrics)` when the caller has it already.
     """
+    return as_frame(fit_models(model_inputs(metrics, runs)))
+
+
+ModelInput = tuple[str, np.ndarray, np.ndarray, list[str]]  # metric, codes, y, factors
+
+
+def model_inputs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> list[ModelInput]:
+    """Per headline metric: factor codes per run, log10 responses and factor names."""
+    import pandas as pd
+
+    from fslab.analysis.observations import per_run
+
     if metrics.empty:
-        return pd.DataFrame(columns=COLUMNS)
+        return []
     table = factor_table(per_run(metrics) if runs is None else runs)
-    rows = []
+    inputs = []
     for metric, data in table.groupby("metric", sort=True):
         factors = [f for f in FACTORS if data[f].nunique() > 1]
         if len(data) < MIN_OBSERVATIONS or not factors:
             continue
         codes = np.column_stack([pd.factorize(data[f].astype(str))[0] for f in factors])
-        y = data["y"].to_numpy(dtype=float)
+        inputs.append((str(metric), codes, data["y"].to_numpy(dtype=float), factors))
+    return inputs
+
+
+def fit_models(inputs: list[ModelInput]) -> list[dict[str, object]]:
+    """The linear model and the forest of every metric, as rows of COLUMNS. numpy and
+    scikit-learn only (no pandas): it runs in a child that need not import pandas."""
+    rows: list[dict[str, object]] = []
+    for metric, codes, y, factors in inputs:
         folds = _folds(len(y))
-        rows += _linear(str(metric), codes, y, factors, folds)
-        rows += _forest(str(metric), codes, y, factors, folds)
+        rows += _linear(metric, codes, y, factors, folds)
+        rows += _forest(metric, codes, y, factors, folds)
+    return rows
+
+
+def as_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
