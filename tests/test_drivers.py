@@ -60,3 +60,21 @@ def test_background_gives_the_same_result_and_the_same_errors():
     assert Background(drivers, metrics).result().equals(drivers(metrics))
     with pytest.raises(KeyError):
         Background(drivers, metrics.drop(columns=["workload"])).result()
+
+
+def test_a_prepared_child_runs_the_models_and_ends():
+    import multiprocessing
+
+    from fslab.analysis.drivers import as_frame, fit_models, model_inputs
+    from fslab.api import _load_model_libraries
+    from fslab.background import Prepared
+
+    metrics = campaign_frame()
+    with Prepared(_load_model_libraries) as prepared:
+        assert multiprocessing.active_children(), "the child starts at once, before its work"
+        pending = prepared.start(fit_models, model_inputs(metrics))
+        assert as_frame(pending.result()).equals(drivers(metrics))
+    assert not multiprocessing.active_children()
+    with Prepared(_load_model_libraries) as unused:
+        assert unused.pool is not None
+    assert unused.pool is None and not multiprocessing.active_children()

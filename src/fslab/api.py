@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fslab.background import Background, Prepared
+from fslab.background import Prepared
 from fslab.errors import UserError
 from fslab.store import ResultsDir
 from fslab.units import format_bytes
@@ -238,6 +238,13 @@ class Analysis:
 
 
 def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
+    """The full analysis. `models`: a child prepared for the drivers' models; without
+    one, a child is prepared here (it loads scikit-learn while the metrics load)."""
+    if models is None:
+        import pandas  # noqa: F401 - before the fork: scikit-learn imports it too
+
+        with Prepared(_load_model_libraries) as prepared:
+            return _analysis(results, prepared)
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.drivers import as_frame, fit_models, model_inputs
     from fslab.analysis.observations import per_run
@@ -249,17 +256,19 @@ def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
     runs = per_run(metrics)  # shared by every step below
     # The models run in a child on the other core while the tests run here.
     inputs = model_inputs(runs, runs)
-    factors_pending = (models.start(fit_models, inputs) if models is not None
-                       else Background(fit_models, inputs))
-    summary = summarize(metrics, runs)
-    tests, pairs = compare_targets(metrics, runs)
-    results.stats_dir.mkdir(exist_ok=True)
-    write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
-    write_atomic(results.stats_dir / "tests.csv", tests.to_csv(index=False))
-    write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
-    lines = verdicts(summary, tests, pairs)
-    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    factors = as_frame(factors_pending.result())
+    factors_pending = models.start(fit_models, inputs)
+    try:
+        summary = summarize(metrics, runs)
+        tests, pairs = compare_targets(metrics, runs)
+        results.stats_dir.mkdir(exist_ok=True)
+        write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
+        write_atomic(results.stats_dir / "tests.csv", tests.to_csv(index=False))
+        write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
+        lines = verdicts(summary, tests, pairs)
+        write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
+        factors = as_frame(factors_pending.result())
+    finally:
+        factors_pending.close()  # the child ends here also when a step above failed
     write_atomic(results.stats_dir / "drivers.csv", factors.to_csv(index=False))
     from fslab.analysis.hosts import host_spread
 

@@ -85,3 +85,9 @@ class Prepared:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
+
+    def __enter__(self) -> Prepared:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
