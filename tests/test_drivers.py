@@ -78,3 +78,16 @@ def test_a_prepared_child_runs_the_models_and_ends():
     with Prepared(_load_model_libraries) as unused:
         assert unused.pool is not None
     assert unused.pool is None and not multiprocessing.active_children()
+
+
+def test_unique_rows_is_numpys_unique_over_rows():
+    from fslab.analysis.drivers import _unique_rows
+
+    rng = np.random.default_rng(4)
+    for levels in ((3, 4, 2), (2,), (40, 50, 60, 70)):  # dense table, and sparse keys
+        codes = np.column_stack([rng.integers(0, n, 500) for n in levels])
+        cells, inverse = _unique_rows(codes)
+        expected, expected_inverse = np.unique(codes[:, ::-1], axis=0, return_inverse=True)
+        assert np.array_equal(cells[:, ::-1], expected)  # keys order: last factor first
+        assert np.array_equal(inverse, expected_inverse.reshape(-1))
+        assert np.array_equal(cells[inverse], codes)

@@ -123,8 +123,17 @@ def _unique_rows(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (unique over rows sorts a structured view: ~50x slower)."""
     radix = codes.max(axis=0) + 1
     keys = codes @ np.concatenate([[1], np.cumprod(radix[:-1])]).astype(codes.dtype)
-    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    return codes[first], inverse.reshape(-1)
+    size = int(np.prod(radix.astype(float)))
+    if size > 8 * len(keys) + 1024:  # sparse keys: sort them
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return codes[first], inverse.reshape(-1)
+    # Dense keys (the usual case: a few factors of a few levels): a table lookup, sorted
+    # as np.unique's, without its sort (~1 ms a call, 60 calls per analysis).
+    present = np.zeros(size, dtype=bool)
+    present[keys] = True
+    some_row = np.empty(size, dtype=np.int64)
+    some_row[keys] = np.arange(len(keys))  # any row of a cell will do: they are identical
+    return codes[some_row[present]], (np.cumsum(present) - 1)[keys]
 
 
 def _coefficients(design: np.ndarray, counts: np.ndarray, means: np.ndarray) -> np.ndarray:
@@ -174,7 +183,9 @@ def _cross_validate(codes: np.ndarray, y: np.ndarray, folds: list[np.ndarray],
     """Mean R² and RMSE over the test folds (R² as scikit-learn's r2_score)."""
     r2s, rmses = [], []
     for test in folds:
-        train = np.setdiff1d(np.arange(len(y)), test)
+        outside = np.ones(len(y), dtype=bool)
+        outside[test] = False
+        train = np.flatnonzero(outside)  # as np.setdiff1d, without its sort
         error = y[test] - predict(codes, y, train, test)
         spread = ((y[test] - y[test].mean()) ** 2).sum()
         r2s.append(1 - (error**2).sum() / spread if spread else np.nan)
@@ -219,13 +230,17 @@ def _bagged_trees(codes: np.ndarray, y: np.ndarray,
     owner = np.repeat(np.arange(codes.shape[1]), levels)
     rng = np.random.default_rng(SEED)
     trees, importance = [], np.zeros(codes.shape[1])
+    # Each tree's random_state is a RandomState seeded with its own integer, exactly as
+    # scikit-learn makes from an integer; one object re-seeded costs ~0.2 ms less a tree.
+    state = np.random.RandomState()
     with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
         for _ in range(TREES):
             drawn = rng.integers(0, len(y), len(y))  # the bootstrap of runs
             weight = np.bincount(inverse[drawn], minlength=len(cells))
             total = np.bincount(inverse[drawn], weights=y[drawn], minlength=len(cells))
             kept = weight > 0
-            tree = DecisionTreeRegressor(random_state=int(rng.integers(2**31)))
+            state.seed(int(rng.integers(2**31)))
+            tree = DecisionTreeRegressor(random_state=state)
             tree.fit(x[kept], total[kept] / weight[kept], sample_weight=weight[kept].astype(float),
                      check_input=False)
             trees.append(tree)
