@@ -197,7 +197,10 @@ def _methodology(campaign: dict[str, Any], records: list[dict[str, Any]],
         "Between targets: Shapiro–Wilk on residuals and Brown–Forsythe choose one-way "
         "ANOVA + Tukey HSD, Welch's ANOVA + Games–Howell, or Kruskal–Wallis + Dunn (Holm); "
         "paired Wilcoxon where iterations pair up; Cliff's delta for effect size. "
-        "Studentized-range p-values by fixed-grid integration (within 2e-4 of scipy).",
+        "Studentized-range p-values by fixed-grid integration (within 2e-4 of scipy); the "
+        "other tests follow scipy.stats' definitions and choice of exact or asymptotic "
+        "method (Mann–Whitney exact for samples of at most 8 without ties; Wilcoxon exact "
+        "without ties or zeros up to 50 pairs) and are tested against it.",
         "Implementations: " + "; ".join(
             f"{t} = {i}" for t, i in summary.drop_duplicates("target")[
                 ["target", "fs_impl"]].itertuples(index=False)) if not summary.empty else "",
