@@ -91,3 +91,32 @@ def test_unique_rows_is_numpys_unique_over_rows():
         assert np.array_equal(cells[:, ::-1], expected)  # keys order: last factor first
         assert np.array_equal(inverse, expected_inverse.reshape(-1))
         assert np.array_equal(cells[inverse], codes)
+
+
+def random_cells(rng, levels):
+    """One-hot indicators of random factor levels per cell, responses and run counts."""
+    codes = np.column_stack([rng.integers(0, n, 60) for n in levels])
+    x = np.hstack([codes[:, [i]] == np.arange(n) for i, n in enumerate(levels)])
+    return x, rng.normal(size=len(x)), rng.integers(1, 6, len(x)).astype(float)
+
+
+def test_regression_tree_grows_as_scikit_learns():
+    from sklearn.tree import DecisionTreeRegressor
+
+    from fslab.analysis.trees import RegressionTree
+
+    rng = np.random.default_rng(5)
+    for levels in ((3, 4, 2), (5, 2), (2, 2, 2, 3)):
+        x, y, w = random_cells(rng, levels)
+        ours = RegressionTree().fit(x, y, w)
+        theirs = DecisionTreeRegressor(random_state=0).fit(x.astype(np.float32), y,
+                                                           sample_weight=w)
+        # Among equally good splits the two may take different features (scikit-learn
+        # draws one); the cells' leaves, and so the fitted values, are the same.
+        assert ours.predict(x) == pytest.approx(theirs.predict(x.astype(np.float32)),
+                                                rel=1e-12)
+        assert len(ours.feature) == theirs.tree_.node_count
+        # The splits take the same impurity out in all (the features credited may differ).
+        decrease = theirs.tree_.compute_feature_importances(normalize=False).sum()
+        assert ours.total_decrease == pytest.approx(decrease, rel=1e-9)
+        assert ours.feature_importances_.sum() == pytest.approx(1.0)

@@ -175,8 +175,7 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     from fslab.importer import import_results as build
 
     with _no_cycle_collection():
-        # The drivers' models run in a child; started now, it loads scikit-learn meanwhile.
-        # pandas first, here: scikit-learn imports it too, and a child forked after has it.
+        # The drivers' models run in a child started now; pandas first, so that it has it.
         if analyze_after:
             import pandas  # noqa: F401
         models = Prepared(_load_model_libraries) if analyze_after else None
@@ -206,14 +205,11 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 def _load_model_libraries() -> None:
-    import sklearn.tree  # noqa: F401 - ~1.5 s: it imports scipy.stats
-
     import fslab.analysis.drivers  # noqa: F401
 
 
 def _load_analysis_libraries() -> None:
-    """What the analysis imports (~0.6 s), loaded while the files are parsed. Not
-    scikit-learn (which imports scipy.stats): the models load it in their own child."""
+    """What the analysis imports (~0.6 s), loaded while the files are parsed."""
     import pandas  # noqa: F401
     import pyarrow.parquet  # noqa: F401
     import scipy.special  # noqa: F401
@@ -239,9 +235,9 @@ class Analysis:
 
 def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
     """The full analysis. `models`: a child prepared for the drivers' models; without
-    one, a child is prepared here (it loads scikit-learn while the metrics load)."""
+    one, a child is prepared here."""
     if models is None:
-        import pandas  # noqa: F401 - before the fork: scikit-learn imports it too
+        import pandas  # noqa: F401 - before the fork: the child has it too
 
         with Prepared(_load_model_libraries) as prepared:
             return _analysis(results, prepared)

@@ -7,7 +7,7 @@ If the child cannot be started, or dies, the work is done in-process instead: th
 result never depends on whether the background worked.
 
 A `Prepared` child is started before its work is known, to load what that work will
-need (scikit-learn takes ~1.5 s to import) while the caller is busy with something else.
+need (e.g. modules to import) while the caller is busy with something else.
 """
 
 from __future__ import annotations

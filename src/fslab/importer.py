@@ -212,9 +212,7 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     parts: list[Chunk] = []
     native = fio_native.extension()
     if native is not None:
-        # With work meanwhile (and the analysis' prepared child), one core is left free.
-        threads = max(1, workers - 1) if meanwhile is not None else workers
-        parts, files = read_natively(native, campaign, files, threads, meanwhile)
+        parts, files = read_natively(native, campaign, files, workers, meanwhile)
         meanwhile = None
     chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
     if workers > 1 and len(chunks) > 1:

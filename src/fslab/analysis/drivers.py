@@ -5,7 +5,8 @@ systems and workloads are multiplicative), the factors are file system, workload
 the target's options (when several targets share a file system). Reported: 5-fold
 cross-validated R² and RMSE of both models, and each factor's share of the explained
 variance — type-II sums of squares of the additive linear model, and the summed
-impurity importances of the factor's columns in a random forest (scikit-learn).
+impurity importances of the factor's columns in a random forest (its trees: trees.py,
+grown as scikit-learn's and tested against them).
 
 The linear model is solved on cell means weighted by their run counts (numpy lstsq): all
 factors are categorical, so every fitted value is constant within a cell and the sums of
@@ -16,9 +17,11 @@ at a cost that does not grow with the number of runs.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from fslab.analysis.trees import RegressionTree
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -76,7 +79,7 @@ def model_inputs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> lis
 
 def fit_models(inputs: list[ModelInput]) -> list[dict[str, object]]:
     """The linear model and the forest of every metric, as rows of COLUMNS. numpy and
-    scikit-learn only (no pandas): it runs in a child that need not import pandas."""
+    nothing else (no pandas): it runs in a child that need not import more."""
     rows: list[dict[str, object]] = []
     for metric, codes, y, factors in inputs:
         folds = _folds(len(y))
@@ -204,9 +207,8 @@ def _forest(metric: str, codes: np.ndarray, y: np.ndarray, factors: list[str],
         trees, importance = _bagged_trees(codes[train], target[train], levels)
         shares[:] += importance
         cells, inverse = _unique_rows(codes[test])
-        x = _design(cells, every, levels)[:, 1:].astype(np.float32)
-        return np.mean([tree.predict(x, check_input=False) for tree in trees],
-                       axis=0)[inverse]
+        x = _design(cells, every, levels)[:, 1:].astype(bool)
+        return np.mean([tree.predict(x) for tree in trees], axis=0)[inverse]
 
     r2, rmse = _cross_validate(codes, y, folds, predict)
     shares = shares / (shares.sum() or 1.0)
@@ -216,33 +218,24 @@ def _forest(metric: str, codes: np.ndarray, y: np.ndarray, factors: list[str],
 
 
 def _bagged_trees(codes: np.ndarray, y: np.ndarray,
-                  levels: np.ndarray) -> tuple[list[Any], np.ndarray]:
+                  levels: np.ndarray) -> tuple[list[RegressionTree], np.ndarray]:
     """A random forest on the runs (bootstrap of runs, every feature at each split, as
     scikit-learn's RandomForestRegressor), with each tree grown on its bootstrap's cell
     means weighted by counts: rows of one cell are identical in every factor, so a tree
     splits, predicts and scores impurity exactly as on the rows themselves, in a
     fraction of the time. Returns the trees and the importance summed per factor."""
-    import sklearn  # ~0.3 s to import: only here
-    from sklearn.tree import DecisionTreeRegressor
-
     cells, _, _, inverse = _cells(codes, y)
-    x = _design(cells, list(range(codes.shape[1])), levels)[:, 1:].astype(np.float32)
+    x = _design(cells, list(range(codes.shape[1])), levels)[:, 1:].astype(bool)
     owner = np.repeat(np.arange(codes.shape[1]), levels)
     rng = np.random.default_rng(SEED)
     trees, importance = [], np.zeros(codes.shape[1])
-    # Each tree's random_state is a RandomState seeded with its own integer, exactly as
-    # scikit-learn makes from an integer; one object re-seeded costs ~0.2 ms less a tree.
-    state = np.random.RandomState()
-    with sklearn.config_context(skip_parameter_validation=True, assume_finite=True):
-        for _ in range(TREES):
-            drawn = rng.integers(0, len(y), len(y))  # the bootstrap of runs
-            weight = np.bincount(inverse[drawn], minlength=len(cells))
-            total = np.bincount(inverse[drawn], weights=y[drawn], minlength=len(cells))
-            kept = weight > 0
-            state.seed(int(rng.integers(2**31)))
-            tree = DecisionTreeRegressor(random_state=state)
-            tree.fit(x[kept], total[kept] / weight[kept], sample_weight=weight[kept].astype(float),
-                     check_input=False)
-            trees.append(tree)
-            np.add.at(importance, owner, tree.feature_importances_)
+    for _ in range(TREES):
+        drawn = rng.integers(0, len(y), len(y))  # the bootstrap of runs
+        weight = np.bincount(inverse[drawn], minlength=len(cells))
+        total = np.bincount(inverse[drawn], weights=y[drawn], minlength=len(cells))
+        kept = weight > 0
+        tree = RegressionTree().fit(x[kept], total[kept] / weight[kept],
+                                    weight[kept].astype(float))
+        trees.append(tree)
+        np.add.at(importance, owner, tree.feature_importances_)
     return trees, importance / TREES
