@@ -62,22 +62,17 @@ def test_background_gives_the_same_result_and_the_same_errors():
         Background(drivers, metrics.drop(columns=["workload"])).result()
 
 
-def test_a_prepared_child_runs_the_models_and_ends():
+def test_the_background_child_ends_also_when_the_caller_fails():
     import multiprocessing
 
-    from fslab.analysis.drivers import as_frame, fit_models, model_inputs
-    from fslab.api import _load_model_libraries
-    from fslab.background import Prepared
+    from fslab.analysis.drivers import fit_models, model_inputs
 
-    metrics = campaign_frame()
-    with Prepared(_load_model_libraries) as prepared:
-        assert multiprocessing.active_children(), "the child starts at once, before its work"
-        pending = prepared.start(fit_models, model_inputs(metrics))
-        assert as_frame(pending.result()).equals(drivers(metrics))
+    pending = Background(fit_models, model_inputs(campaign_frame()))
+    try:
+        raise RuntimeError("a step after the start failed")
+    except RuntimeError:
+        pending.close()
     assert not multiprocessing.active_children()
-    with Prepared(_load_model_libraries) as unused:
-        assert unused.pool is not None
-    assert unused.pool is None and not multiprocessing.active_children()
 
 
 def test_unique_rows_is_numpys_unique_over_rows():

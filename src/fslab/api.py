@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fslab.background import Prepared
+from fslab.background import Background
 from fslab.errors import UserError
 from fslab.store import ResultsDir
 from fslab.units import format_bytes
@@ -144,20 +144,18 @@ def resume_campaign(out: Path) -> Campaign:
     return load_campaign(results.campaign_path(), Overrides(out=str(out)))
 
 
-def analyze(results_dir: Path, full: bool = True, models: Prepared | None = None
-            ) -> pd.DataFrame:
+def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
     """Analyse a results directory; write DIR/stats/ and return the per-cell summary.
 
     Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) also
     tests.csv (the omnibus test per workload × op × metric and why it was chosen),
     pairwise.csv (post-hoc pairs with effect sizes), drivers.csv and verdicts.txt. A run
     ends with the summary only: the tests and models cost seconds that a short campaign
-    should not pay (benchmarks/harness_overhead). `models`: a child prepared with
-    `_load_model_libraries` for the drivers' models.
+    should not pay (benchmarks/harness_overhead).
     """
     results = ResultsDir.open(Path(results_dir))
     if full:
-        return _analysis(results, models).summary
+        return _analysis(results).summary
     from fslab.analysis.summary import summarize
     from fslab.store import write_atomic
 
@@ -175,18 +173,10 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     from fslab.importer import import_results as build
 
     with _no_cycle_collection():
-        # The drivers' models run in a child started now; pandas first, so that it has it.
-        if analyze_after:
-            import pandas  # noqa: F401
-        models = Prepared(_load_model_libraries) if analyze_after else None
-        try:
-            report = build([Path(p) for p in paths], Path(out), pattern,
-                           meanwhile=_load_analysis_libraries if analyze_after else None)
-            if analyze_after and report.imported:
-                analyze(Path(out), models=models)
-        finally:
-            if models is not None:
-                models.close()
+        report = build([Path(p) for p in paths], Path(out), pattern,
+                       meanwhile=_load_analysis_libraries if analyze_after else None)
+        if analyze_after and report.imported:
+            analyze(Path(out))
     return report
 
 
@@ -202,10 +192,6 @@ def _no_cycle_collection() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _load_model_libraries() -> None:
-    import fslab.analysis.drivers  # noqa: F401
 
 
 def _load_analysis_libraries() -> None:
@@ -233,14 +219,7 @@ class Analysis:
     hosts: Any  # per-host spread of distributed runs (empty otherwise)
 
 
-def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
-    """The full analysis. `models`: a child prepared for the drivers' models; without
-    one, a child is prepared here."""
-    if models is None:
-        import pandas  # noqa: F401 - before the fork: the child has it too
-
-        with Prepared(_load_model_libraries) as prepared:
-            return _analysis(results, prepared)
+def _analysis(results: ResultsDir) -> Analysis:
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.drivers import as_frame, fit_models, model_inputs
     from fslab.analysis.observations import per_run
@@ -252,7 +231,7 @@ def _analysis(results: ResultsDir, models: Prepared | None = None) -> Analysis:
     runs = per_run(metrics)  # shared by every step below
     # The models run in a child on the other core while the tests run here.
     inputs = model_inputs(runs, runs)
-    factors_pending = models.start(fit_models, inputs)
+    factors_pending = Background(fit_models, inputs)
     try:
         summary = summarize(metrics, runs)
         tests, pairs = compare_targets(metrics, runs)
