@@ -230,7 +230,7 @@ def _analysis(results: ResultsDir) -> Analysis:
     metrics = results.load_metrics(categorical=True)
     runs = per_run(metrics)  # shared by every step below
     # The models run in a child on the other core while the tests run here.
-    inputs = model_inputs(runs, runs)
+    inputs = model_inputs(runs)
     factors_pending = Background(fit_models, inputs)
     try:
         summary = summarize(metrics, runs)

@@ -143,7 +143,7 @@ def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | N
         return relative, None, extra.get("reason", "not fio JSON, a dd log or bonnie++ CSV")
     fields = path_fields(relative, pattern)
     if fields is None:
-        return relative, None, f"path does not match the pattern {pattern!r}"
+        return relative, None, _mismatch(pattern)
     if kind == "fio" and not pattern and extra.get("jobname"):
         fields["workload"] = extra["jobname"]
     return relative, {"kind": kind, "fields": fields, "tool": extra.get("tool", ""),
@@ -163,6 +163,10 @@ def path_fields(relative: str, pattern: str | None) -> dict[str, str] | None:
         return guess_fields(relative)
     match = compile_pattern(pattern).match(relative)
     return {k: v for k, v in match.groupdict().items() if v is not None} if match else None
+
+
+def _mismatch(pattern: str | None) -> str:
+    return f"path does not match the pattern {pattern!r}"
 
 
 def fio_workload(jobname: str) -> str:
@@ -282,7 +286,7 @@ def _native_chunk(campaign: str, files: list[File], batch: fio_native.FioBatch
         relative = relative_path(root, file)
         fields = path_fields(relative, pattern)
         if fields is None:
-            skipped.append((relative, f"path does not match the pattern {pattern!r}"))
+            skipped.append((relative, _mismatch(pattern)))
             continue
         if not pattern and (name := fio_workload(batch.jobname[index])):
             fields["workload"] = name
@@ -306,8 +310,8 @@ def _native_chunk(campaign: str, files: list[File], batch: fio_native.FioBatch
         "value": pa.array(batch.value[kept]),
         "unit": _names([METRIC_UNITS[m][0] for m in batch.metric_names], metric),
         "better": _names([METRIC_UNITS[m][1] for m in batch.metric_names], metric),
-        "sample": pa.array(np.zeros(len(metric), dtype=np.int64)),
-        "note": _names([""], np.zeros(len(metric), dtype=np.int32)),
+        "sample": pa.repeat(0, len(metric)),
+        "note": pa.repeat("", len(metric)),
     }
     schema = metrics_schema()
     table = pa.table([columns[f.name].cast(f.type) for f in schema], schema=schema)

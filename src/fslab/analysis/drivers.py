@@ -52,21 +52,24 @@ def drivers(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataF
 
     `runs` is `per_run(metrics)` when the caller has it already.
     """
-    return as_frame(fit_models(model_inputs(metrics, runs)))
+    from fslab.analysis.observations import per_run
+
+    if metrics.empty:
+        return as_frame([])
+    return as_frame(fit_models(model_inputs(per_run(metrics) if runs is None else runs)))
 
 
 ModelInput = tuple[str, np.ndarray, np.ndarray, list[str]]  # metric, codes, y, factors
 
 
-def model_inputs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> list[ModelInput]:
-    """Per headline metric: factor codes per run, log10 responses and factor names."""
+def model_inputs(runs: pd.DataFrame) -> list[ModelInput]:
+    """Per headline metric of the per-run table (`per_run`): factor codes per run, log10
+    responses and factor names."""
     import pandas as pd
 
-    from fslab.analysis.observations import per_run
-
-    if metrics.empty:
+    if runs.empty:
         return []
-    table = factor_table(per_run(metrics) if runs is None else runs)
+    table = factor_table(runs)
     inputs = []
     for metric, data in table.groupby("metric", sort=True):
         factors = [f for f in FACTORS if data[f].nunique() > 1]

@@ -13,7 +13,7 @@ from typing import Any
 from fslab import system
 from fslab.errors import UserError
 from fslab.metrics import Measurement
-from fslab.parsers.fio import FioParseError, extract_json, job_errors, load_fio, parse_fio
+from fslab.parsers.fio import FioParseError, job_errors, load_fio, parse_fio
 from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
 
@@ -100,8 +100,8 @@ class FioWorkload:
         returncode, stderr = _run_fio(cmd, timeout=timeout, cgroup=where.cgroup)
         (run_dir / "stderr.txt").write_text(stderr)
         try:
-            measurements = self.parse(run_dir)
-            errors = job_errors(extract_json(output.read_text()))
+            data = load_fio(output.read_bytes())  # read and parsed once for both
+            measurements, errors = parse_fio(data), job_errors(data)
         except (OSError, FioParseError) as exc:
             reason = f"fio exited {returncode}: {_first_error_line(stderr) or exc}"
             if where.hosts:
