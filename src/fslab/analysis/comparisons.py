@@ -38,7 +38,7 @@ def compare_targets(metrics: pd.DataFrame,
             continue
         members = {name: index[target[index] == name] for name in names}
         groups = {name: value[rows] for name, rows in members.items()}
-        with warnings.catch_warnings():  # near-constant cells: scipy warns, we report n/a
+        with warnings.catch_warnings():  # near-constant cells: numpy warns, we report n/a
             warnings.simplefilter("ignore")
             result = omnibus(groups)
         tests.append({**dict(zip(KEY, key, strict=True)), "test": result.test,
