@@ -5,30 +5,20 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fslab-installed
-NATIVE_STAMP := $(VENV)/.fslab-native-installed
 
-.PHONY: run test lint deps system-deps system-deps-test venv native native-required clean
+.PHONY: run test lint deps system-deps system-deps-test venv clean
 
 run: deps
 	$(BIN)/fslab run
 
-test: system-deps-test venv native-required
+test: system-deps-test venv
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q
 
 lint: deps
 	$(BIN)/ruff check src tests benchmarks
 
-deps: system-deps venv native
-
-# The native fio reader (Rust): optional for `make run`, required by `make test`.
-native: venv
-	@test -f $(NATIVE_STAMP) -a $(NATIVE_STAMP) -nt native/src/lib.rs -a $(NATIVE_STAMP) -nt native/Cargo.toml \
-		|| scripts/install-native $(BIN)/python $(NATIVE_STAMP)
-
-native-required: venv
-	@test -f $(NATIVE_STAMP) -a $(NATIVE_STAMP) -nt native/src/lib.rs -a $(NATIVE_STAMP) -nt native/Cargo.toml \
-		|| scripts/install-native $(BIN)/python $(NATIVE_STAMP) --required
+deps: system-deps venv
 
 system-deps:
 	@scripts/install-system-deps
@@ -46,4 +36,4 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache native/target
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache .ruff_cache

@@ -57,3 +57,33 @@ def test_two_fs_two_workloads_two_iterations(tmp_path, lab):
     cell = summary[(summary.target == "xfs") & (summary.workload == "seqwrite")
                    & (summary.op == "write") & (summary.metric == "bw_bytes")].iloc[0]
     assert cell["n"] == 2 and cell["ci_low"] <= cell["mean"] <= cell["ci_high"]
+
+
+@pytest.mark.privileged
+def test_job_file_sections_are_separate_observations(tmp_path, lab):
+    """Two stonewalled sections (numjobs=2 each) in one job file: two observations whose
+    IOPS are fio's per-section figures, never their sum (issue 12)."""
+    requires("fio", "mkfs.ext4", "losetup")
+    (tmp_path / "two.fio").write_text(
+        "[global]\nioengine=sync\ndirect=1\nsize=16M\nruntime=1\ntime_based\n\n"
+        "[seqread]\nrw=read\nbs=1M\nnumjobs=2\nstonewall\n\n"
+        "[randread]\nrw=randread\nbs=4k\nnumjobs=2\nstonewall\n")
+    (tmp_path / "campaign.toml").write_text(
+        'name = "sections"\niterations = 1\nimage_size = "256M"\nseed = 3\n'
+        '[[target]]\nfs = "ext4"\n[[workload]]\njob_file = "two.fio"\nname = "server"\n')
+    campaign = load_campaign(tmp_path / "campaign.toml")
+    out = tmp_path / "results"
+    result = api.run(campaign, out=out, lab=lab)
+    assert (result.runner.ok, result.runner.failed) == (1, 0)
+    run_dir = out / "runs" / "i001-ext4-server"
+    fio = json.loads((run_dir / "fio.json").read_text())
+    record = json.loads((run_dir / "run.json").read_text())
+    assert set(record["workload_metadata"]["observations"]) == {"seqread", "randread"}
+    assert len(record["workload_metadata"]["observations"]["seqread"]) == 2
+    metrics = api.load(out)
+    iops = metrics[metrics.metric == "iops"].set_index(["workload", "op"])["value"]
+    assert set(metrics["workload"]) == {"server/seqread", "server/randread"}
+    for section in ("seqread", "randread"):
+        expected = sum(j["read"]["iops"] for j in fio["jobs"] if j["jobname"] == section)
+        assert iops[(f"server/{section}", "read")] == pytest.approx(expected)
+    assert ("server/randread", "total") not in iops.index

@@ -19,21 +19,17 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import numpy as np
-
 from fslab.errors import UserError
-from fslab.metrics import COLUMNS, METRIC_UNITS, Measurement
-from fslab.parsers import fio_native
+from fslab.metrics import Measurement, add_rows, empty_columns
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import FioParseError, load_fio, parse_fio
-from fslab.store import ResultsDir, metrics_schema, write_atomic
+from fslab.store import ResultsDir, write_atomic
 
 # fslab's own target kinds (fslab.targets.FS_KINDS, spelled out so that an import does
 # not load every target plug-in; a test keeps the two in step) and other file systems.
@@ -175,15 +171,20 @@ def fio_workload(jobname: str) -> str:
 
 
 def _parse_any(raw: bytes) -> tuple[str | None, list[Measurement], dict[str, Any]]:
-    if b"{" in raw and (b"fio version" in raw or b"client_stats" in raw or b'"jobs"' in raw):
+    json_like = b"{" in raw and (b"fio version" in raw or b"client_stats" in raw
+                                 or b'"jobs"' in raw)
+    if json_like or b"(groupid=" in raw:
+        what = "fio JSON" if json_like else "fio text output"
         try:
             data = load_fio(raw)
+            measurements = parse_fio(data)
             jobs = data.get("jobs") or data.get("client_stats") or [{}]
             name = fio_workload(str(jobs[0].get("jobname", "")))
-            return "fio", parse_fio(data), {"jobname": name,
-                                            "tool": str(data.get("fio version", "fio"))}
-        except (FioParseError, ValueError, KeyError, TypeError) as exc:
-            return None, [], {"reason": f"fio JSON unreadable: {exc}"}
+            sections = {m.section for m in measurements}
+            return "fio", measurements, {"jobname": name if sections == {""} else "",
+                                         "tool": str(data.get("fio version", "fio"))}
+        except (FioParseError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            return None, [], {"reason": f"{what} unreadable: {exc}"}
     text = raw.decode(errors="replace")
     if " copied, " in text:
         measurements = parse_dd(text)
@@ -214,10 +215,6 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     campaign = out.name
     workers = workers or min(4, os.cpu_count() or 1)
     parts: list[Chunk] = []
-    native = fio_native.extension()
-    if native is not None:
-        parts, files = read_natively(native, campaign, files, workers, meanwhile)
-        meanwhile = None
     chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
     if workers > 1 and len(chunks) > 1:
         import pyarrow  # noqa: F401 - loaded once here, not once per forked worker
@@ -247,88 +244,6 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     return report
 
 
-NATIVE_BATCH = 1000  # files per call: this process tables one batch while the next parses
-
-
-def read_natively(native: ModuleType, campaign: str, files: list[File], threads: int,
-                  meanwhile: Callable[[], object] | None) -> tuple[list[Chunk], list[File]]:
-    """The fio files that the native extension parses, as chunks; and the files it
-    leaves to the Python parser. The extension reads batches in a thread (outside the
-    GIL) while this one runs `meanwhile`, then tables each batch as it is done."""
-    batches = [files[i:i + NATIVE_BATCH] for i in range(0, len(files), NATIVE_BATCH)]
-    chunks: list[Chunk] = []
-    rest: list[File] = []
-    with ThreadPoolExecutor(1) as pool:
-        pending = [pool.submit(fio_native.read_fio_files, native, [f for _, f, _ in batch],
-                               threads) for batch in batches]
-        if meanwhile is not None:
-            meanwhile()
-        for batch, parsed in zip(batches, pending, strict=True):
-            chunk, left = _native_chunk(campaign, batch, parsed.result())
-            chunks.append(chunk)
-            rest += left
-    return chunks, rest
-
-
-def _native_chunk(campaign: str, files: list[File], batch: fio_native.FioBatch
-                  ) -> tuple[Chunk, list[File]]:
-    """One batch's metrics table, run rows and skipped files; and its files for Python."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    identity: dict[str, list[Any]] = {name: [] for name in IDENTITY}
-    file_hosts: list[str] = []
-    runs: list[dict[str, Any]] = []
-    skipped: list[tuple[str, str]] = []
-    position = np.full(len(files), -1, dtype=np.int64)  # file -> its row in `identity`
-    for index in np.flatnonzero(batch.parsed).tolist():
-        root, file, pattern = files[index]
-        relative = relative_path(root, file)
-        fields = path_fields(relative, pattern)
-        if fields is None:
-            skipped.append((relative, _mismatch(pattern)))
-            continue
-        if not pattern and (name := fio_workload(batch.jobname[index])):
-            fields["workload"] = name
-        for key, value in _identity(campaign, relative, fields, "fio",
-                                    batch.tool[index]).items():
-            identity[key].append(value)
-        file_hosts.append(fields.get("host", ""))
-        position[index] = len(runs)
-        runs.append(_run_row(relative, fields, "fio"))
-    rows = position[batch.file]
-    kept = rows >= 0
-    take = pa.array(rows[kept])
-    metric = batch.metric[kept]
-    host = _names(batch.host_names, batch.host[kept])
-    columns = {key: pa.array(values).take(take) for key, values in identity.items()}
-    columns |= {
-        "host": pc.if_else(pc.equal(host, ""), pa.array(file_hosts, pa.string()).take(take),
-                           host),
-        "op": _names(batch.op_names, batch.op[kept]),
-        "metric": _names(batch.metric_names, metric),
-        "value": pa.array(batch.value[kept]),
-        "unit": _names([METRIC_UNITS[m][0] for m in batch.metric_names], metric),
-        "better": _names([METRIC_UNITS[m][1] for m in batch.metric_names], metric),
-        "sample": pa.repeat(0, len(metric)),
-        "note": pa.repeat("", len(metric)),
-    }
-    schema = metrics_schema()
-    table = pa.table([columns[f.name].cast(f.type) for f in schema], schema=schema)
-    rest = [files[i] for i in np.flatnonzero(~batch.parsed).tolist()]
-    return Chunk(table, runs, skipped), rest
-
-
-IDENTITY = ("campaign", "run_id", "target", "fs", "fs_impl", "workload", "iteration")
-
-
-def _names(names: list[str], codes: np.ndarray) -> Any:
-    """An Arrow string column from codes into `names`."""
-    import pyarrow as pa
-
-    return pa.array(names, pa.string()).take(pa.array(codes))
-
-
 @dataclass
 class Chunk:
     """What one worker made of a batch of files: their metrics as an Arrow table (cheap
@@ -344,7 +259,7 @@ def read_chunk(args: tuple[str, list[tuple[str, str, str | None]]]) -> Chunk:
     from fslab.store import metrics_table
 
     campaign, files = args
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    columns = empty_columns()
     runs: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
     for relative, record, reason in map(read_one, files):
@@ -394,22 +309,8 @@ def _add_rows(columns: dict[str, list[Any]], campaign: str, relative: str,
               record: dict[str, Any]) -> None:
     """Append one file's measurements to the metrics columns."""
     measurements: list[Measurement] = record["measurements"]
-    if not measurements:
-        return
-    count = len(measurements)
     fields = record["fields"]
-    identity = _identity(campaign, relative, fields, record["kind"], record["tool"])
-    for name, value in identity.items():
-        columns[name] += [value] * count
-    ops, metrics, values, hosts, samples, notes = zip(*measurements, strict=True)
     if record["kind"] == "dd" and "op" in fields:
-        ops = (fields["op"],) * count
-    host = fields.get("host", "")
-    columns["host"] += [h or host for h in hosts]
-    columns["op"] += ops
-    columns["metric"] += metrics
-    columns["value"] += values
-    columns["unit"] += [METRIC_UNITS[m][0] for m in metrics]
-    columns["better"] += [METRIC_UNITS[m][1] for m in metrics]
-    columns["sample"] += samples
-    columns["note"] += notes
+        measurements = [m._replace(op=fields["op"]) for m in measurements]
+    identity = _identity(campaign, relative, fields, record["kind"], record["tool"])
+    add_rows(columns, identity, measurements, fields.get("host", ""))

@@ -16,8 +16,14 @@ COLUMNS = (
 HIGHER = "higher"
 LOWER = "lower"
 
-# metric -> (unit, better). Units: bytes, bytes/s, ns, 1/s, % (of one CPU core).
+# metric -> (unit, better). Units: bytes, bytes/s, ns, 1/s, % (of one CPU core), 1 (a count).
 METRIC_UNITS: dict[str, tuple[str, str]] = {
+    "ios": ("1", HIGHER),
+    "clat_min_ns": ("ns", LOWER),
+    "cpu_total": ("%", LOWER),  # the workload's own CPU (fio: usr + sys over its jobs)
+    "cpu_ns_per_io": ("ns", LOWER),  # the workload's CPU time per completed I/O
+    "host_cpu_pct": ("%", LOWER),  # system-wide CPU during the run (kernel threads too)
+    "host_cpu_ns_per_io": ("ns", LOWER),
     "iops": ("1/s", HIGHER),
     "bw_bytes": ("bytes/s", HIGHER),
     "io_bytes": ("bytes", HIGHER),
@@ -41,7 +47,30 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
 
 # The metrics the summary tables show when a workload has them, in display order.
 HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "seconds", "clat_mean_ns", "clat_p99_ns",
-                    "lat_max_ns", "sync_seconds")
+                    "lat_max_ns", "sync_seconds", "cpu_total", "host_cpu_pct",
+                    "cpu_ns_per_io", "host_cpu_ns_per_io")
+
+# One table of display names (terminal, HTML, verdicts): (short, long).
+METRIC_TITLES: dict[str, tuple[str, str]] = {
+    "iops": ("IOPS", "IOPS"),
+    "bw_bytes": ("bandwidth", "bandwidth"),
+    "ops_per_s": ("ops/s", "operations/s"),
+    "seconds": ("time", "time"),
+    "clat_mean_ns": ("mean clat", "mean completion latency"),
+    "clat_p99_ns": ("p99 clat", "p99 completion latency"),
+    "lat_max_ns": ("max latency", "max latency"),
+    "sync_seconds": ("sync after", "sync after phase"),
+    "cpu_total": ("CPU", "CPU use of the workload (% of one core)"),
+    "host_cpu_pct": ("host CPU", "system-wide CPU (% of one core)"),
+    "cpu_ns_per_io": ("CPU/IO", "workload CPU per I/O"),
+    "host_cpu_ns_per_io": ("host CPU/IO", "system-wide CPU per I/O"),
+}
+
+
+def title(metric: str, long: bool = False) -> str:
+    """A metric's display name (its column name when it has none)."""
+    names = METRIC_TITLES.get(metric)
+    return names[int(long)] if names else metric
 
 
 class Measurement(NamedTuple):
@@ -57,6 +86,7 @@ class Measurement(NamedTuple):
     host: str = ""
     sample: int = 0  # several samples in one run (files): the run's mean is the observation
     note: str = ""  # why a value is missing (NaN), e.g. bonnie++'s "+++++"
+    section: str = ""  # the observation within the run (a fio section); "" = the run's only
 
     @property
     def unit(self) -> str:
@@ -65,3 +95,61 @@ class Measurement(NamedTuple):
     @property
     def better(self) -> str:
         return METRIC_UNITS[self.metric][1]
+
+
+def cpu_measurements(usr: float, sys: float, cpu_seconds: float | None = None, ios: int = 0,
+                     host: str = "", section: str = "") -> list[Measurement]:
+    """A workload's own CPU use (% of one core, user and system) and, when its CPU time
+    and completed I/Os are known, its CPU time per I/O."""
+    out = [Measurement("total", "cpu_usr", usr, host, section=section),
+           Measurement("total", "cpu_sys", sys, host, section=section),
+           Measurement("total", "cpu_total", usr + sys, host, section=section)]
+    if ios:
+        out.append(Measurement("total", "ios", float(ios), host, section=section))
+        if cpu_seconds is not None:
+            out.append(Measurement("total", "cpu_ns_per_io", cpu_seconds * 1e9 / ios, host,
+                                   section=section))
+    return out
+
+
+def observation_workload(workload: str, section: str) -> str:
+    """The workload name of one observation of a run: `<workload>/<section>`, or the
+    workload alone when the run has one observation or the section is named after it."""
+    return workload if not section or section == workload else f"{workload}/{section}"
+
+
+def add_rows(columns: dict[str, list[object]], identity: dict[str, object],
+             measurements: list[Measurement], host: str = "") -> None:
+    """Append measurements as metrics rows (one list per column of COLUMNS).
+
+    The one place rows are built: a run and an import both come here. `identity` gives
+    campaign, run_id, target, fs, fs_impl, workload and iteration; `host` stands in for
+    a measurement without its own.
+    """
+    if not measurements:
+        return
+    count = len(measurements)
+    for name, value in identity.items():
+        if name != "workload":
+            columns[name] += [value] * count
+    workload = str(identity["workload"])
+    ops, metrics, values, hosts, samples, notes, sections = zip(*measurements, strict=True)
+    columns["workload"] += [observation_workload(workload, s) for s in sections]
+    columns["host"] += [h or host for h in hosts]
+    columns["op"] += ops
+    columns["metric"] += metrics
+    columns["value"] += values
+    columns["unit"] += [METRIC_UNITS[m][0] for m in metrics]
+    columns["better"] += [METRIC_UNITS[m][1] for m in metrics]
+    columns["sample"] += samples
+    columns["note"] += notes
+
+
+def rows(columns: dict[str, list[object]]) -> list[dict[str, object]]:
+    """Column lists as row dicts (run.json keeps rows)."""
+    return [dict(zip(COLUMNS, values, strict=True))
+            for values in zip(*(columns[name] for name in COLUMNS), strict=True)]
+
+
+def empty_columns() -> dict[str, list[object]]:
+    return {name: [] for name in COLUMNS}

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from fslab import system
 from fslab.errors import ToolError, UserError
 from fslab.lab import Lab, Session
+from fslab.metrics import add_rows, empty_columns, rows
 from fslab.plan import Plan, RunSpec
 from fslab.store import ResultsDir
 from fslab.targets import Mounted, Target, make_target
@@ -201,12 +202,9 @@ class Runner:
             "workload": run.workload.name,
             "iteration": run.iteration,
         }
-        metrics = [
-            {**identity, "host": m.host or self.host, "op": m.op, "metric": m.metric,
-             "value": m.value, "unit": m.unit, "better": m.better, "sample": m.sample,
-             "note": m.note}
-            for m in output.measurements
-        ]
+        columns = empty_columns()
+        add_rows(columns, identity, output.measurements, self.host)
+        metrics = rows(columns)
         record = {
             **identity,
             "position": run.position,

@@ -1,8 +1,13 @@
 """fio JSON (and json+) -> Measurements, done the way studies often fail to.
 
-Rules (DESIGN.md):
-- All jobs of one fio run are ONE observation: IOPS and bandwidth are summed over jobs,
-  latency means are weighted by each job's completed I/Os.
+Rules (DESIGN.md; issue 12):
+- Jobs are grouped the way fio reports them: the clones of one section (`numjobs`) are
+  ONE observation, keyed by (groupid, jobname); IOPS and bandwidth are summed over them,
+  latency means are weighted by each job's completed I/Os. Different sections are
+  different observations (a stonewalled sequential read and a random read are never
+  added up). Jobs fio itself grouped (`group_reporting`) arrive as one entry per group
+  and stay one observation.
+- A `total` op is formed within an observation only: its jobs ran at the same time.
 - Percentiles of several jobs are computed from their merged json+ histogram bins, the
   same way fio merges them for group_reporting; without bins they are not invented.
 - Values in ns and bytes/s; fio before 3.0 reported latency in µs (`clat`, `lat`) and
@@ -19,7 +24,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from fslab.metrics import Measurement
+from fslab.metrics import Measurement, cpu_measurements
 
 DIRECTIONS = ("read", "write", "trim")
 PERCENTILES = {50.0: "clat_p50_ns", 90.0: "clat_p90_ns", 99.0: "clat_p99_ns",
@@ -71,8 +76,15 @@ def load_fio(raw: bytes | str) -> dict[str, Any]:
     the same measurements (a test holds them equal).
     """
     raw = raw.encode() if isinstance(raw, str) else raw
+    if b"{" not in raw and b"(groupid=" in raw:  # fio's normal (text) output
+        return load_fio_text(raw)
     raw, arrays = _cut_bins(raw) if b'"bins"' in raw else (raw, [])
-    data = extract_json(raw)
+    try:
+        data = extract_json(raw)
+    except FioParseError:
+        if b"(groupid=" in raw:
+            return load_fio_text(raw)
+        raise
     if arrays:
         for job in data.get("jobs") or data.get("client_stats") or []:
             for stats in (job.get(d) for d in (*DIRECTIONS, "sync")):
@@ -80,6 +92,16 @@ def load_fio(raw: bytes | str) -> dict[str, Any]:
                     index = block.get("bins") if isinstance(block, dict) else None
                     if type(index) is int and 0 <= index < len(arrays):
                         block["bins"] = arrays[index]
+    return data
+
+
+def load_fio_text(raw: bytes) -> dict[str, Any]:
+    """fio's normal output in the JSON's shape (parsers.fio_text), or FioParseError."""
+    from fslab.parsers.fio_text import parse_fio_text
+
+    data = parse_fio_text(raw.decode(errors="replace"))
+    if not data["jobs"]:
+        raise FioParseError("no fio job found in the text")
     return data
 
 
@@ -114,82 +136,191 @@ def _cut_bins(raw: bytes) -> tuple[bytes, list[tuple[np.ndarray, np.ndarray]]]:
 def job_errors(data: dict[str, Any]) -> list[str]:
     """Return 'jobname: error N' for every job fio reports as failed."""
     jobs = data.get("jobs") or data.get("client_stats") or []
-    return [f"{job.get('jobname', '?')}: error {job['error']}" for job in jobs if job.get("error")]
+    return [f"{job.get('jobname', '?')}: error {job['error']}" for job in jobs
+            if isinstance(job, dict) and job.get("error")]
 
 
 ALL_CLIENTS = "All clients"
 
 
 def parse_fio(data: dict[str, Any]) -> list[Measurement]:
-    """Aggregate every job of one fio result into one observation's measurements.
+    """Every observation of one fio result (see the module's rules), as measurements.
 
-    Client/server output (`client_stats`) gives one row set per host (host = its name)
-    and the aggregate over all of them (host = "All clients"), which is the observation.
+    A result with one observation leaves `section` empty; with several, each
+    measurement carries its section's name. Client/server output (`client_stats`) gives
+    one row set per host (host = its name) and per observation the aggregate over all
+    hosts (host = "All clients"), which is the observation.
     """
+    try:
+        return _parse(data)
+    except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+        if isinstance(exc, FioParseError):
+            raise
+        raise FioParseError(f"unexpected fio JSON structure ({type(exc).__name__}: "
+                            f"{exc})") from None
+
+
+def _parse(data: dict[str, Any]) -> list[Measurement]:
+    out: list[Measurement] = []
     if "jobs" in data:
-        if not data["jobs"]:
-            raise FioParseError("fio result holds no jobs")
-        return aggregate_jobs(data["jobs"])
-    jobs = [job for job in data.get("client_stats", []) if job.get("jobname") != ALL_CLIENTS]
+        for section, members in group_jobs(_job_list(data["jobs"])).items():
+            out += aggregate_jobs(members, "", section)
+        return out
+    jobs = [job for job in _job_list(data.get("client_stats"))
+            if job.get("jobname") != ALL_CLIENTS]
     if not jobs:
         raise FioParseError("fio result holds no jobs")
-    out: list[Measurement] = []
     by_host: dict[str, list[dict[str, Any]]] = {}
     for job in jobs:
-        host = str(job.get("hostname", "?"))
-        if job.get("port"):  # several servers may share an address (loopback ports)
-            host = f"{host}:{job['port']}"
-        by_host.setdefault(host, []).append(job)
+        by_host.setdefault(host_name(job), []).append(job)
+    sections = group_jobs(jobs)
     for host, host_jobs in by_host.items():
-        out += aggregate_jobs(host_jobs, host)
-    out += aggregate_jobs(jobs, ALL_CLIENTS)
+        for section, members in group_jobs(host_jobs, names_from=sections).items():
+            out += aggregate_jobs(members, host, section)
+    for section, members in sections.items():
+        out += aggregate_jobs(members, ALL_CLIENTS, section)
     return out
 
 
-def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "") -> list[Measurement]:
-    """Sum rates and weight latency means over `jobs`, per direction."""
+def host_name(job: dict[str, Any]) -> str:
+    """A client/server job's host: its name, and its port when it has one (several servers
+    may share an address, e.g. loopback ports)."""
+    host = str(job.get("hostname", "?"))
+    return f"{host}:{job['port']}" if job.get("port") else host
+
+
+def _job_list(jobs: object) -> list[dict[str, Any]]:
+    if not isinstance(jobs, list) or not jobs:
+        raise FioParseError("fio result holds no jobs")
+    if not all(isinstance(job, dict) for job in jobs):
+        raise FioParseError("fio result: a job is not a JSON object")
+    return jobs
+
+
+def observation_key(job: dict[str, Any]) -> tuple[int, str]:
+    """(groupid, jobname): the clones of one section share it; fio's groups keep theirs."""
+    return int(job.get("groupid") or 0), str(job.get("jobname", ""))
+
+
+def group_jobs(jobs: list[dict[str, Any]],
+               names_from: dict[str, list[dict[str, Any]]] | None = None,
+               ) -> dict[str, list[dict[str, Any]]]:
+    """The observations among `jobs`: name -> its jobs, in fio's order.
+
+    The name is the section (job) name; "" when there is only one observation. A name
+    that two groups share gets its group: "name@g1". `names_from` names the groups the
+    way an enclosing grouping did (client/server: a host's jobs as all hosts' are).
+    """
+    groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for job in jobs:
+        groups.setdefault(observation_key(job), []).append(job)
+    if names_from is not None:
+        known = {observation_key(members[0]): name for name, members in names_from.items()}
+        return {known.get(key, key[1]): members for key, members in groups.items()}
+    if len(groups) == 1:
+        return {"": next(iter(groups.values()))}
+    repeated = {name for _, name in groups if sum(1 for _, n in groups if n == name) > 1}
+    return {(f"{name}@g{group}" if name in repeated else name): members
+            for (group, name), members in groups.items()}
+
+
+def observation_map(data: dict[str, Any]) -> dict[str, list[str]]:
+    """Which jobs formed which observation ("jobname #index (group g)"), for run.json."""
+    jobs = data.get("jobs") or [job for job in data.get("client_stats") or []
+                                if job.get("jobname") != ALL_CLIENTS]
+    index = {id(job): number for number, job in enumerate(jobs)}
+    out: dict[str, list[str]] = {}
+    for name, members in group_jobs(_job_list(jobs)).items():
+        out[name or "(one observation)"] = [
+            f"{job.get('jobname', '?')} #{index[id(job)]} (group {job.get('groupid', 0)}"
+            + (f", {host_name(job)})" if "hostname" in job else ")") for job in members]
+    return out
+
+
+def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "",
+                   section: str = "") -> list[Measurement]:
+    """Sum rates and weight latency means over the jobs of one observation, per direction."""
     out: list[Measurement] = []
     active = []
+    ios = 0
     for direction in DIRECTIONS:
         stats = [job[direction] for job in jobs if _ios(job.get(direction)) > 0]
         if not stats:
             continue
         active.append(stats)
-        out += _direction_measurements(direction, stats, host)
-    if len(active) > 1:
-        out.append(Measurement("total", "iops", sum(_iops(s) for g in active for s in g), host))
-        out.append(Measurement("total", "bw_bytes", sum(_bw(s) for g in active for s in g), host))
-    # fio's usr_cpu/sys_cpu are % of one CPU per job; summed, they are the run's CPU use.
-    out.append(Measurement("total", "cpu_usr", sum(float(j.get("usr_cpu", 0)) for j in jobs), host))
-    out.append(Measurement("total", "cpu_sys", sum(float(j.get("sys_cpu", 0)) for j in jobs), host))
+        ios += sum(_completed(s) for s in stats)
+        out += _direction_measurements(direction, stats, host, section)
+    if len(active) > 1:  # the jobs of one observation ran at the same time
+        out.append(Measurement("total", "iops", sum(_iops(s) for g in active for s in g),
+                               host, section=section))
+        out.append(Measurement("total", "bw_bytes", sum(_bw(s) for g in active for s in g),
+                               host, section=section))
+    usr, sys_, cpu_seconds = _cpu(jobs)
+    out += cpu_measurements(usr, sys_, cpu_seconds, ios, host, section)
     return out
+
+
+def _cpu(jobs: list[dict[str, Any]]) -> tuple[float, float, float | None]:
+    """User and system CPU of an observation as % of one core, and its CPU-seconds.
+
+    fio gives each job's usr_cpu/sys_cpu as % of one CPU over that job's runtime
+    (`job_runtime`, ms). A group_reporting entry gives its jobs' average share and their
+    summed runtime, so it stands for job_runtime / (its direction runtime) jobs. The
+    observation's share is the sum over the jobs it stands for; its CPU-seconds are
+    Σ share × job_runtime (None when fio did not give job_runtime: old versions).
+    """
+    usr = sys_ = 0.0
+    seconds = 0.0
+    for job in jobs:
+        runtime_ms = float(job.get("job_runtime") or 0)
+        wall_ms = max((float(job[d].get("runtime") or 0) for d in DIRECTIONS
+                       if isinstance(job.get(d), dict)), default=0.0)
+        stands_for = max(1, round(runtime_ms / wall_ms)) if wall_ms else 1
+        job_usr, job_sys = float(job.get("usr_cpu") or 0), float(job.get("sys_cpu") or 0)
+        usr += job_usr * stands_for
+        sys_ += job_sys * stands_for
+        seconds += (job_usr + job_sys) / 100 * runtime_ms / 1000
+    return usr, sys_, seconds if seconds > 0 else None
 
 
 def _direction_measurements(
-    op: str, stats: list[dict[str, Any]], host: str
+    op: str, stats: list[dict[str, Any]], host: str, section: str
 ) -> list[Measurement]:
-    out = [
-        Measurement(op, "iops", sum(_iops(s) for s in stats), host),
-        Measurement(op, "bw_bytes", sum(_bw(s) for s in stats), host),
-        Measurement(op, "io_bytes", float(sum(_io_bytes(s) for s in stats)), host),
-    ]
+    def value(metric: str, number: float) -> Measurement:
+        return Measurement(op, metric, number, host, section=section)
+
+    out = [value("iops", sum(_iops(s) for s in stats)),
+           value("bw_bytes", sum(_bw(s) for s in stats)),
+           value("io_bytes", float(sum(_io_bytes(s) for s in stats)))]
     for kind in ("clat", "lat", "slat"):
         mean = _weighted_mean([_latency(s, kind) for s in stats])
         if mean is not None:
-            out.append(Measurement(op, f"{kind}_mean_ns", mean, host))
+            out.append(value(f"{kind}_mean_ns", mean))
     clats = [_latency(s, "clat") for s in stats]
-    maxima = [c["max"] for c in clats if c and c.get("N")]
-    if maxima:
-        out.append(Measurement(op, "clat_max_ns", float(max(maxima)), host))
-    for metric, value in _percentiles(clats).items():
-        out.append(Measurement(op, metric, value, host))
+    sampled = [c for c in clats if c and c.get("N")]
+    if sampled:
+        out.append(value("clat_max_ns", float(max(c["max"] for c in sampled))))
+        out.append(value("clat_min_ns", float(min(c["min"] for c in sampled))))
+    for metric, number in _percentiles(clats).items():
+        out.append(value(metric, number))
     return out
 
 
-def _ios(stats: dict[str, Any] | None) -> int:
+def _ios(stats: object) -> int:
     if not stats:
         return 0
+    if not isinstance(stats, dict):
+        raise FioParseError(f"a direction's statistics are {type(stats).__name__}, "
+                            "not an object")
     return int(stats.get("total_ios") or 0) or int(stats.get("io_bytes") or 0)
+
+
+def _completed(stats: dict[str, Any]) -> int:
+    """Completed I/Os of one direction: total_ios, or the clat sample count (old fio)."""
+    if stats.get("total_ios"):
+        return int(stats["total_ios"])
+    clat = _latency(stats, "clat")
+    return int(clat.get("N") or 0) if clat else 0
 
 
 def _iops(stats: dict[str, Any]) -> float:

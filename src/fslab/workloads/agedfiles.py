@@ -19,7 +19,7 @@ from pathlib import Path
 
 from fslab import system
 from fslab.aging.config import LOGNORMAL_MU, LOGNORMAL_SIGMA
-from fslab.metrics import Measurement
+from fslab.metrics import Measurement, cpu_measurements
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
@@ -81,8 +81,7 @@ class AgedFilesWorkload:
         return [Measurement(op, "bw_bytes", record["bytes"] / seconds),
                 Measurement(op, "ops_per_s", record["files"] / seconds),
                 Measurement(op, "seconds", record["seconds"]),
-                Measurement("total", "cpu_usr", record["cpu_usr"]),
-                Measurement("total", "cpu_sys", record["cpu_sys"])]
+                *cpu_measurements(record["cpu_usr"], record["cpu_sys"])]
 
     @staticmethod
     def _files(tree: Path) -> list[str]:

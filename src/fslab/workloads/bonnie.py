@@ -16,7 +16,7 @@ from pathlib import Path
 
 from fslab import system
 from fslab.errors import UserError
-from fslab.metrics import Measurement
+from fslab.metrics import Measurement, cpu_measurements
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.workloads.base import RunOutput, Where
 
@@ -83,6 +83,5 @@ class BonnieWorkload:
         measurements = parse_bonnie((run_dir / OUTPUT).read_text())
         if (run_dir / CPU).exists():  # bonnie++'s own rusage, as % of one core
             cpu = json.loads((run_dir / CPU).read_text())
-            measurements += [Measurement("total", "cpu_usr", cpu["cpu_usr"]),
-                             Measurement("total", "cpu_sys", cpu["cpu_sys"])]
+            measurements += cpu_measurements(cpu["cpu_usr"], cpu["cpu_sys"])
         return measurements

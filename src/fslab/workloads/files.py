@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fslab import system
 from fslab.errors import UserError
-from fslab.metrics import Measurement
+from fslab.metrics import Measurement, cpu_measurements
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
@@ -106,9 +106,7 @@ class FilesWorkload:
                 out.append(Measurement(op, "seconds", seconds, sample=sample["sample"]))
                 out.append(Measurement(op, "bw_bytes", record["size"] / seconds,
                                        sample=sample["sample"]))
-        out.append(Measurement("total", "cpu_usr", record["cpu_usr"]))
-        out.append(Measurement("total", "cpu_sys", record["cpu_sys"]))
-        return out
+        return out + cpu_measurements(record["cpu_usr"], record["cpu_sys"])
 
 
 def _timed_read(path: Path) -> float:

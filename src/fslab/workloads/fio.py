@@ -13,7 +13,13 @@ from typing import Any
 from fslab import system
 from fslab.errors import UserError
 from fslab.metrics import Measurement
-from fslab.parsers.fio import FioParseError, job_errors, load_fio, parse_fio
+from fslab.parsers.fio import (
+    FioParseError,
+    job_errors,
+    load_fio,
+    observation_map,
+    parse_fio,
+)
 from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
 
@@ -102,6 +108,7 @@ class FioWorkload:
         try:
             data = load_fio(output.read_bytes())  # read and parsed once for both
             measurements, errors = parse_fio(data), job_errors(data)
+            metadata["observations"] = observation_map(data)
         except (OSError, FioParseError) as exc:
             reason = f"fio exited {returncode}: {_first_error_line(stderr) or exc}"
             if where.hosts:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from fslab.metrics import Measurement
+from fslab.metrics import Measurement, cpu_measurements
 
 
 @dataclass
@@ -19,8 +19,7 @@ class CpuUse:
     sys_pct: float = 0.0
 
     def measurements(self) -> list[Measurement]:
-        return [Measurement("total", "cpu_usr", self.usr_pct),
-                Measurement("total", "cpu_sys", self.sys_pct)]
+        return cpu_measurements(self.usr_pct, self.sys_pct)
 
 
 @contextmanager

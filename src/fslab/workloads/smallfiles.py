@@ -17,7 +17,7 @@ from pathlib import Path
 
 from fslab import system
 from fslab.errors import UserError
-from fslab.metrics import Measurement
+from fslab.metrics import Measurement, cpu_measurements
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
@@ -87,9 +87,7 @@ class SmallFilesWorkload:
         for phase, values in record["phases"].items():
             out.append(Measurement(phase, "ops_per_s", record["count"] / values["seconds"]))
             out.append(Measurement(phase, "sync_seconds", values["sync_seconds"]))
-        out.append(Measurement("total", "cpu_usr", record["cpu_usr"]))
-        out.append(Measurement("total", "cpu_sys", record["cpu_sys"]))
-        return out
+        return out + cpu_measurements(record["cpu_usr"], record["cpu_sys"])
 
 
 def run_phase(phase: str, layout: list[tuple[int, list[str]]], data: bytes) -> float:
