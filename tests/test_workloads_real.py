@@ -28,6 +28,9 @@ def options(text):
 
 
 @pytest.mark.parametrize(("preset", "name", "expected"), [
+    ("direct5", "randread", {"ioengine": "sync", "direct": "1", "ramp_time": "1",
+                             "rw": "randread", "bs": "4k", "numjobs": "4"}),
+    ("direct5", "seqwrite", {"direct": "1", "rw": "write", "bs": "1M"}),
     ("basic5", "randread", {"ioengine": "sync", "rw": "randread", "bs": "4k", "numjobs": "4"}),
     ("basic5", "mixed", {"rw": "randrw", "rwmixread": "70", "numjobs": "4"}),
     ("server6", "seqread", {"ioengine": "libaio", "direct": "1", "stonewall": True,
@@ -71,6 +74,18 @@ def test_presets_command_lists_every_suite():
         assert f"{name}:" in out
 
 
+def test_study_presets_leave_unstated_parameters_to_fio():
+    """server6's plain categories at fio's default iodepth (the study stated none);
+    basic5 buffered as published, direct5 (the default) with O_DIRECT."""
+    for name in ("seqread", "seqwrite", "randread", "randwrite", "mixed"):
+        assert "iodepth" not in options(job("server6", name)), name
+        assert "direct" not in options(job("basic5", name)), name
+        assert options(job("direct5", name))["direct"] == "1"
+    result = fslab_cmd("presets")
+    assert "iodepth=1 [fio default]" in result.stdout
+    assert "bssplit=8k/40:16k/30:32k/20:64k/10 [fslab's choice" in result.stdout
+
+
 def test_bonnie_csv_from_the_real_bonnie():
     text = (FIXTURES / "bonnie" / "tmpfs-256M.csv").read_text()
     values = {(m.op, m.metric): m for m in parse_bonnie(text)}
@@ -112,7 +127,7 @@ only = ["smallfiles_4k"]
 options = { count = 500, files_per_dir = 100 }
 [[workload]]
 preset = "bonnie"
-options = { file_size = "16M", files_k = 1 }
+options = { file_size = "64M", files_k = 1 }
 """)
     out = tmp_path / "r"
     api.run(load_campaign(campaign_file), out=out, lab=lab)
@@ -137,6 +152,15 @@ options = { file_size = "16M", files_k = 1 }
 
     bonnie = metrics[metrics.workload == "bonnie"]
     assert {"seq_output_block", "seq_input_block", "seq_create"} <= set(bonnie["op"])
+    # bonnie++ ran confined to half its file in memory, and was told so with -r
+    meta = json.loads(next((out / "runs").glob("*bonnie/run.json")).read_text())
+    command = meta["workload_metadata"]["command"]
+    size_mib = int(command[command.index("-s") + 1].rstrip("M"))
+    ram_mib = int(command[command.index("-r") + 1])
+    assert size_mib >= 2 * ram_mib
+    assert meta["workload_metadata"]["memory_limit_bytes"] == ram_mib * 1024**2
+    assert meta["workload_metadata"]["memory_cgroup"]
+    assert not Path(meta["workload_metadata"]["memory_cgroup"]).exists()  # released
     for workload in ("files_small", "smallfiles_4k", "bonnie"):  # CPU for every run
         cpu = metrics[(metrics.workload == workload) & (metrics.metric == "cpu_sys")]
         assert len(cpu) == 1 and cpu["value"].iloc[0] >= 0
@@ -151,7 +175,9 @@ def test_server6_on_ext4_and_xfs_end_to_end(tmp_path, lab):
     result = api.run(campaign, out=tmp_path / "r", lab=lab)
     assert (result.runner.ok, result.runner.failed) == (16, 0)
     metrics = api.load(tmp_path / "r")
-    hpc = metrics[(metrics.workload == "hpc") & (metrics.metric == "bw_bytes")]
-    assert {"read", "write"} <= set(hpc["op"])
+    # hpc writes then reads: two sections, two observations, never one summed row
+    hpc = metrics[metrics.workload.str.startswith("hpc") & (metrics.metric == "bw_bytes")]
+    assert set(zip(hpc["workload"], hpc["op"], strict=True)) == {
+        ("hpc/hpc-write", "write"), ("hpc/hpc-read", "read")}
     p9999 = metrics[metrics.metric == "clat_p99_99_ns"]
     assert not p9999.empty and (p9999["value"] > 0).all()

@@ -23,7 +23,7 @@ from fslab.units import parse_duration, parse_size
 from fslab.workloads.suites import get_suite
 
 DEFAULT_FS = ("ext4", "xfs", "btrfs")
-DEFAULT_PRESET = "basic5"
+DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 3
 DEFAULT_RUNTIME_S = 3
 DEFAULT_IMAGE_SIZE = "1G"

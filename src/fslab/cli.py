@@ -47,7 +47,7 @@ def run(
         metavar="[CAMPAIGN.toml]", help="Campaign file; flags override it.")] = None,
     fs: Annotated[str | None, typer.Option(
         "--fs", help="Targets, comma-separated: ext4,xfs,btrfs or dir:PATH.")] = None,
-    preset: Annotated[str | None, typer.Option(help="fio preset (default basic5).")] = None,
+    preset: Annotated[str | None, typer.Option(help="fio preset (default direct5).")] = None,
     workloads: Annotated[str | None, typer.Option(
         help="Only these workloads, comma-separated, e.g. randread,seqwrite.")] = None,
     iterations: Annotated[int | None, typer.Option(help="Repetitions of every run.")] = None,
@@ -370,7 +370,7 @@ def presets() -> None:
         table.add_column("workload")
         table.add_column("parameters")
         for name, parameters in suite.jobs.items():
-            table.add_row(name, parameters)
+            table.add_row(name, escape(parameters))
         console.print(table)
 
 

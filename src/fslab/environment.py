@@ -25,7 +25,7 @@ def capture(lab_root: Path) -> dict[str, Any]:
         "machine": platform.machine(),
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count(),
-        "memory_bytes": _memory_bytes(),
+        "memory_bytes": system.memory_bytes(),
         "python": sys.version.split()[0],
         "fslab": __version__,
         "tools": {tool: system.tool_version(tool) for tool in TOOLS},
@@ -52,11 +52,6 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _memory_bytes() -> int:
-    for line in _read("/proc/meminfo").splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def _virtualization() -> str:

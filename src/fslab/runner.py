@@ -15,7 +15,7 @@ import socket
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol
@@ -23,12 +23,14 @@ from typing import Any, Protocol
 from fslab import system
 from fslab.errors import ToolError, UserError
 from fslab.lab import Lab, Session
+from fslab.memlimit import limit_memory
 from fslab.metrics import add_rows, empty_columns, rows
 from fslab.plan import Plan, RunSpec
 from fslab.store import ResultsDir
 from fslab.targets import Mounted, Target, make_target
 from fslab.units import format_bytes
 from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.process import host_cpu, host_cpu_measurements
 
 # Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
 SPACE_SETTLE_S = 20.0
@@ -139,7 +141,7 @@ class Runner:
                 if place is None:
                     place = mounted[run.target.name] = target.provision(session)
                 description = place.description
-                output, caches_dropped = self._run_workload(place, run, run_dir)
+                output, caches_dropped = self._run_workload(session, place, run, run_dir)
                 if reused and output.reason.startswith(NO_SPACE):
                     # Earlier runs' deleted files were not given back yet (zfs-fuse is
                     # slow to): this run gets a fresh file system instead, and says so.
@@ -147,7 +149,8 @@ class Runner:
                     place = mounted[run.target.name] = target.provision(session)
                     description = {**place.description,
                                    "reprovisioned": "space not reclaimed after earlier runs"}
-                    output, caches_dropped = self._run_workload(place, run, run_dir)
+                    output, caches_dropped = self._run_workload(session, place, run,
+                                                                run_dir)
             except (ToolError, OSError, UserError) as exc:
                 reason = f"{type(exc).__name__ if isinstance(exc, OSError) else 'error'}: {exc}"
                 if run.target.name not in mounted:
@@ -159,7 +162,8 @@ class Runner:
         self._save(run, output, description, started, caches_dropped)
         return output.status, output.reason
 
-    def _run_workload(self, place: Mounted, run: RunSpec, run_dir: Any) -> tuple[RunOutput, bool]:
+    def _run_workload(self, session: Session, place: Mounted, run: RunSpec,
+                      run_dir: Any) -> tuple[RunOutput, bool]:
         workdir = place.path / f"fslab-{run.workload.name}" if place.path else None
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -183,7 +187,13 @@ class Runner:
                     f"{format_bytes(free)} free",
                 ), False
             caches_dropped = system.sync_and_drop_caches()
-            return run.workload.run(where, run_dir), caches_dropped
+            with memory_limited(session, run, where) as where, host_cpu() as cpu:
+                output = run.workload.run(where, run_dir)
+            if output.status == "ok" and not self.hosts:
+                output.measurements += host_cpu_measurements(cpu, output.measurements)
+                output.metadata["host_cpu"] = {"pct_of_one_core": cpu.pct,
+                                               "busy_seconds": cpu.seconds}
+            return output, caches_dropped
         finally:
             if workdir is not None:
                 shutil.rmtree(workdir, ignore_errors=True)
@@ -238,6 +248,20 @@ class Runner:
     ) -> None:
         for name in list(mounted):
             self._teardown(session, mounted, name, outcome)
+
+
+@contextmanager
+def memory_limited(session: Session, run: RunSpec, where: Where) -> Iterator[Where]:
+    """`where` with a memory cgroup of the workload's `memory_limit`, when it has one."""
+    limit = int(getattr(run.workload, "memory_limit", 0) or 0)
+    if not limit:
+        yield where
+        return
+    resource, cgroup = limit_memory(session, f"{run.target.name}-{run.workload.name}", limit)
+    try:
+        yield replace(where, memory_cgroup=str(cgroup))
+    finally:
+        session.release(resource)
 
 
 def _wait_for_space(place: Mounted, need: int) -> int | None:

@@ -102,6 +102,18 @@ def tool_version(tool: str) -> str:
     return match.group(0) if match else (text.splitlines()[0] if text else "unknown")
 
 
+def memory_bytes() -> int:
+    """The machine's RAM (MemTotal), in bytes; 0 when /proc/meminfo is unreadable."""
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def kernel_release() -> str:
     """Return the running kernel release, e.g. '6.18.2'."""
     return os.uname().release

@@ -27,6 +27,15 @@ THROTTLE_FILES = {
     "write_bps": "blkio.throttle.write_bps_device",
 }
 DEVICE_OPTIONS = frozenset({"direct_io", "throttle"})
+# Loop devices do direct I/O to their image unless a target says direct_io = false:
+# otherwise the host's page cache sits under every loop image, and a file system can
+# "beat" the disk it lives on (issue 12).
+DEFAULT_LOOP_DIRECT_IO = True
+
+
+def loop_direct_io(options: dict[str, Any]) -> bool:
+    """Whether a target's loop device does direct I/O to its image."""
+    return bool(options.get("direct_io", DEFAULT_LOOP_DIRECT_IO))
 
 
 def parse_throttle(value: Any, target: str) -> dict[str, int]:
@@ -74,8 +83,11 @@ def apply_throttle(session: Session, mounted: Mounted, name: str, device: str,
 
 
 def release_cgroup(path: Path) -> None:
-    """Remove an fslab blkio cgroup (its processes, fslab's own, have exited)."""
-    if path.parent != BLKIO_ROOT or not path.name.startswith(CGROUP_PREFIX):
+    """Remove an fslab cgroup (blkio or memory; its processes, fslab's own, have exited)."""
+    from fslab.memlimit import is_fslab_cgroup
+
+    blkio = path.parent == BLKIO_ROOT and path.name.startswith(CGROUP_PREFIX)
+    if not (blkio or is_fslab_cgroup(path)):
         raise OSError(f"refusing to remove {path}: not an fslab cgroup")
     if path.exists():
         path.rmdir()

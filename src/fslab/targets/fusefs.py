@@ -29,6 +29,7 @@ from fslab.targets.common import (
     mount,
     package_version,
 )
+from fslab.targets.device_options import DEFAULT_LOOP_DIRECT_IO
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class FuseFsTarget(BaseTarget):
         try:
             source = str(make_image(session, mounted, self.spec.name, self.spec.size))
             if self.profile.needs_block_device:
-                source = attach_loop(session, mounted, Path(source))
+                source = attach_loop(session, mounted, Path(source), DEFAULT_LOOP_DIRECT_IO)
             system.run([*self.profile.mkfs, *self.spec.mkfs_options, source], timeout=600)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
             mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,

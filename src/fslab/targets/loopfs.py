@@ -30,6 +30,7 @@ from fslab.targets.common import (
 from fslab.targets.device_options import (
     DEVICE_OPTIONS,
     apply_throttle,
+    loop_direct_io,
     parse_throttle,
     throttle_support,
 )
@@ -123,7 +124,7 @@ class LoopFsTarget(BaseTarget):
             "mkfs_command": self.mkfs_command(device),
             "mkfs_version": system.tool_version(self.profile.mkfs),
             "mount_options_requested": self.spec.mount_options or "defaults",
-            "loop_direct_io": bool(self.spec.options.get("direct_io", False)),
+            "loop_direct_io": loop_direct_io(self.spec.options),
             "throttle": self.throttle or None,
         }
 
@@ -137,7 +138,7 @@ class LoopFsTarget(BaseTarget):
                 image = (copy_image(session, mounted, self.spec.name, Path(aged)) if aged
                          else make_image(session, mounted, self.spec.name, self.spec.size))
                 device = attach_loop(session, mounted, image,
-                                     bool(self.spec.options.get("direct_io", False)))
+                                     loop_direct_io(self.spec.options))
             if aged:
                 if self.spec.fs == "btrfs":  # a copy shares the fsid: give it its own
                     system.run(["btrfstune", "-f", "-m", device], check=False)

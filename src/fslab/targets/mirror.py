@@ -20,6 +20,7 @@ from fslab.targets.common import (
     make_mountpoint,
     mount,
 )
+from fslab.targets.device_options import loop_direct_io
 from fslab.targets.loopfs import PROFILES
 
 MiB = 1024**2
@@ -55,7 +56,7 @@ class MirrorTarget(BaseTarget):
             devices = [
                 attach_loop(session, mounted,
                             make_image(session, mounted, f"{self.spec.name}-{i}", self.spec.size),
-                            bool(self.spec.options.get("direct_io", False)))
+                            loop_direct_io(self.spec.options))
                 for i in range(2)
             ]
             device = self.build(session, mounted, devices)

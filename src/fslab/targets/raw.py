@@ -15,6 +15,7 @@ from fslab.targets.common import attach_loop, loop_settings, make_image
 from fslab.targets.device_options import (
     DEVICE_OPTIONS,
     apply_throttle,
+    loop_direct_io,
     parse_throttle,
     throttle_support,
 )
@@ -43,7 +44,7 @@ class RawTarget(BaseTarget):
             "backing": "loop image in the lab directory, filled before use",
             "image_size": self.spec.size,
             "device_size": self.spec.size,
-            "loop_direct_io": bool(self.spec.options.get("direct_io", False)),
+            "loop_direct_io": loop_direct_io(self.spec.options),
             "throttle": self.throttle or None,
         }
 
@@ -53,7 +54,7 @@ class RawTarget(BaseTarget):
             image = make_image(session, mounted, self.spec.name, self.spec.size)
             self._fill(image)
             mounted.device = attach_loop(session, mounted, image,
-                                         bool(self.spec.options.get("direct_io", False)))
+                                         loop_direct_io(self.spec.options))
             if self.throttle:
                 apply_throttle(session, mounted, self.spec.name, mounted.device, self.throttle)
         except BaseException:

@@ -17,6 +17,7 @@ class Where:
     device: str = ""
     layout_first: bool = False  # the fs needs files written sequentially before use
     cgroup: str = ""  # processes join this blkio cgroup (slow-device emulation)
+    memory_cgroup: str = ""  # ... and this memory cgroup, for a workload with memory_limit
     quirk: str = ""  # the target's known limitation, to explain a failure it causes
     hosts: tuple[Any, ...] = ()  # fio servers to drive (distributed.Host); () = this machine
     root: Path | None = None  # the target's path as every host knows it (hosts only)
@@ -37,6 +38,8 @@ class Workload(Protocol):
 
     name: str
     family: str
+    # A workload with `memory_limit` (bytes, > 0) runs in a memory cgroup of that size,
+    # which the runner makes (memlimit.py); most have none.
 
     def check(self) -> None:
         """Raise UserError with one line when the workload cannot run here."""

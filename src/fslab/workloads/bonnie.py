@@ -1,13 +1,19 @@
 """`bonnie`: bonnie++ sized correctly, its CSV parsed into metrics.
 
-bonnie++ wants its file size at least twice the RAM figure given with -r, else it prints
-its usage and exits (with 0 on some versions): fslab sizes -r from the file size and
-treats output without a CSV line as a failed run with bonnie's own first line as reason.
+bonnie++'s results mean something only when its file is at least twice the memory that
+can cache it (and bonnie++ prints its usage and exits, with 0 on some versions, when -s
+is below twice -r). fslab does not pretend with -r: the run's processes are confined to a
+memory cgroup of half the file size (`memory_limit`; the page cache they create is
+charged to it), and -r names that limit, so -s = 2 × the memory bonnie++ can really use.
+Where memory cannot be limited, the file must be twice the machine's RAM, and a target
+too small for that is refused in one line. Output without a CSV line is a failed run
+with bonnie's own first line as the reason.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import time
@@ -16,6 +22,7 @@ from pathlib import Path
 
 from fslab import system
 from fslab.errors import UserError
+from fslab.memlimit import memory_limit_support
 from fslab.metrics import Measurement, cpu_measurements
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.workloads.base import RunOutput, Where
@@ -23,6 +30,7 @@ from fslab.workloads.base import RunOutput, Where
 OUTPUT = "bonnie.csv"
 CPU = "cpu.json"
 MiB = 1024**2
+MIN_LIMIT = 32 * MiB  # below this bonnie++ itself risks the cgroup's OOM killer
 
 
 @dataclass
@@ -36,13 +44,25 @@ class BonnieWorkload:
 
     def check(self) -> None:
         system.require_tool("bonnie++")
-        if self.file_size < 2 * MiB:
+        if self.file_size < 2 * MIN_LIMIT:
             raise UserError(f"workload {self.name}: bonnie++ needs a file size of at least "
-                            "2 MiB")
+                            f"{2 * MIN_LIMIT // MiB} MiB (twice the {MIN_LIMIT // MiB} MiB "
+                            "of memory it is confined to)")
+        reason = memory_limit_support()
+        if reason:
+            need = 2 * system.memory_bytes()
+            raise UserError(f"workload {self.name}: bonnie++ needs a file twice the memory "
+                            f"it can use; with {reason}, that is 2 × RAM = {need // MiB} MiB: "
+                            f"set file_size and image_size to at least that")
+
+    @property
+    def memory_limit(self) -> int:
+        """Bytes of memory the run is confined to: half the file, so -s = 2 × -r."""
+        return self.file_size // 2 // MiB * MiB
 
     @property
     def ram_mib(self) -> int:
-        return max(1, self.file_size // MiB // 2)
+        return self.memory_limit // MiB
 
     def required_bytes(self) -> int:
         return self.file_size + self.files_k * 1024 * 4096
@@ -61,7 +81,13 @@ class BonnieWorkload:
         cmd = self.command(where.directory)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        cgroup = where.memory_cgroup
+
+        def join_cgroup() -> None:
+            Path(cgroup, "cgroup.procs").write_text(str(os.getpid()))
+
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
+                              preexec_fn=join_cgroup if cgroup else None)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         (run_dir / CPU).write_text(json.dumps({
@@ -77,7 +103,8 @@ class BonnieWorkload:
             return RunOutput(status="failed", metadata={"command": cmd},
                              reason=f"bonnie++ printed no result (exit {proc.returncode}): "
                                     f"{first.strip()}")
-        return RunOutput(measurements=measurements, metadata={"command": cmd})
+        return RunOutput(measurements=measurements, metadata={
+            "command": cmd, "memory_limit_bytes": self.memory_limit, "memory_cgroup": cgroup})
 
     def parse(self, run_dir: Path) -> list[Measurement]:
         measurements = parse_bonnie((run_dir / OUTPUT).read_text())

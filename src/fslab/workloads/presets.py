@@ -6,7 +6,7 @@ one section, `hpc` is a write phase then a stonewalled read phase over the same 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fslab.errors import UserError
@@ -14,10 +14,21 @@ from fslab.workloads.fio import FioWorkload
 
 Section = dict[str, Any]
 
+# Where a preset's parameter comes from (`fslab presets` prints it beside each one).
+STUDY = "study"
+FIO_DEFAULT = "fio default"
+FSLAB = "fslab's choice"
+CAMPAIGN = "campaign"  # runtime and size: the campaign's (fitted to the image by default)
+
 
 @dataclass(frozen=True)
 class Preset:
-    """A named suite of fio jobs sharing global options."""
+    """A named suite of fio jobs sharing global options.
+
+    `sources` says where each parameter comes from: "param" for every job, "job:param"
+    for one; anything not listed comes from `default_source`. `unstated` lists what the
+    study left open and fio's default therefore decides (shown as "fio default").
+    """
 
     name: str
     description: str
@@ -26,17 +37,56 @@ class Preset:
     jobs: dict[str, list[Section]]
     time_based: bool = True
     sized: bool = True  # jobs take the campaign's file size (aged: nrfiles × filesize)
+    sources: dict[str, str] = field(default_factory=dict)
+    default_source: str = STUDY
+    unstated: dict[str, str] = field(default_factory=dict)  # param -> fio's default
+    buffered: bool = False  # reproduces a study's buffered I/O verbatim: labelled so
 
+    def source_of(self, job: str, param: str) -> str:
+        """Where one parameter of one job comes from."""
+        if param in ("runtime", "size", "time_based"):
+            return CAMPAIGN if param != "time_based" else self.sources.get(param, STUDY)
+        return self.sources.get(f"{job}:{param}",
+                                self.sources.get(param, self.default_source))
+
+
+# The comparison fslab runs by default (issue 12): basic5's five jobs with the page
+# cache taken out, so that the numbers are the storage stack's.
+DIRECT5 = Preset(
+    name="direct5",
+    description=(
+        "fslab's default comparison: basic5's five jobs (random 4 KiB reads, writes and a "
+        "70/30 mix with 4 threads, sequential 1 MiB reads and writes with one) with "
+        "O_DIRECT (direct=1), so the page cache is not what is measured, and a 1 s "
+        "ramp_time, so a cold job's first second is not either. Loop images do direct "
+        "I/O to their image file by default as well."
+    ),
+    source="fslab's choice, after the seed-000 desktop suite (basic5)",
+    global_options={"ioengine": "sync", "direct": 1, "ramp_time": 1},
+    jobs={
+        "randread": [{"rw": "randread", "bs": "4k", "numjobs": 4}],
+        "randwrite": [{"rw": "randwrite", "bs": "4k", "numjobs": 4}],
+        "seqread": [{"rw": "read", "bs": "1M", "numjobs": 1}],
+        "seqwrite": [{"rw": "write", "bs": "1M", "numjobs": 1}],
+        "mixed": [{"rw": "randrw", "rwmixread": 70, "bs": "4k", "numjobs": 4}],
+    },
+    sources={"rw": STUDY, "bs": STUDY, "numjobs": STUDY, "rwmixread": STUDY,
+             "ioengine": STUDY},
+    default_source=FSLAB,
+    unstated={"iodepth": "1"},
+)
 
 BASIC5 = Preset(
     name="basic5",
     description=(
-        "The five-job desktop suite: random 4 KiB reads and writes and a 70/30 random mix "
-        "with 4 threads, sequential 1 MiB reads and writes with one; buffered synchronous "
-        "I/O, time-based. Short buffered writes measure the page cache as much as the "
-        "device: set direct = 1 or end_fsync = 1 in the workload's options to take it out."
+        "The seed-000 desktop suite verbatim: random 4 KiB reads and writes and a 70/30 "
+        "random mix with 4 threads, sequential 1 MiB reads and writes with one; buffered "
+        "synchronous I/O, time-based. Buffered, as published: with files smaller than RAM "
+        "it measures the page cache as much as the device, and fslab marks such results "
+        "cache-bound. For a file-system comparison use direct5 (the default)."
     ),
-    source="the bash-loop fio comparisons fslab replaces (5 jobs × 10 repetitions × 4 fs)",
+    source="seed 000: the bash-loop fio comparisons fslab replaces (5 jobs × 10 "
+           "repetitions × 4 fs)",
     global_options={"ioengine": "sync"},
     jobs={
         "randread": [{"rw": "randread", "bs": "4k", "numjobs": 4}],
@@ -45,26 +95,30 @@ BASIC5 = Preset(
         "seqwrite": [{"rw": "write", "bs": "1M", "numjobs": 1}],
         "mixed": [{"rw": "randrw", "rwmixread": 70, "bs": "4k", "numjobs": 4}],
     },
+    unstated={"iodepth": "1", "direct": "0 (buffered)"},
+    buffered=True,
 )
 
 SERVER6 = Preset(
     name="server6",
     description=(
         "Server suite: asynchronous direct I/O (libaio, direct=1), one job per category, "
-        "stonewalled. Sequential 1 MiB, random 4 KiB, a 50/50 mix, a web server (80 % "
-        "reads of small blocks, iodepth 64), a database (50/50 over 8-64 KiB, iodepth 128) "
-        "and HPC N-to-N checkpointing (4 processes each write then read their own file). "
-        "Sizes scale to the target (the study used 10-100 GB per job and 600 s)."
+        "stonewalled. Sequential 1 MiB, random 4 KiB, a 50/50 mix (at fio's default "
+        "iodepth: the study stated none), a web server (80 % reads of small blocks, "
+        "iodepth 64), a database (50/50 over 8-64 KiB, iodepth 128) and HPC N-to-N "
+        "checkpointing (4 processes each write then read their own file: two sections, "
+        "two observations). Sizes scale to the target (the study used 10-100 GB per job "
+        "and 600 s)."
     ),
-    source="server file-system study (libaio/direct suites for web, database, HPC); iodepth "
-           "32 for the plain categories is fslab's choice, the study did not state it",
+    source="seed 002: server file-system study (libaio/direct suites for web, database, "
+           "HPC)",
     global_options={"ioengine": "libaio", "direct": 1, "stonewall": True},
     jobs={
-        "seqread": [{"rw": "read", "bs": "1M", "iodepth": 32}],
-        "seqwrite": [{"rw": "write", "bs": "1M", "iodepth": 32}],
-        "randread": [{"rw": "randread", "bs": "4k", "iodepth": 32}],
-        "randwrite": [{"rw": "randwrite", "bs": "4k", "iodepth": 32}],
-        "mixed": [{"rw": "randrw", "rwmixread": 50, "bs": "4k", "iodepth": 32}],
+        "seqread": [{"rw": "read", "bs": "1M"}],
+        "seqwrite": [{"rw": "write", "bs": "1M"}],
+        "randread": [{"rw": "randread", "bs": "4k"}],
+        "randwrite": [{"rw": "randwrite", "bs": "4k"}],
+        "mixed": [{"rw": "randrw", "rwmixread": 50, "bs": "4k"}],
         "web": [{"rw": "randrw", "rwmixread": 80, "bssplit": "512/10:1k/10:2k/10:4k/50:8k/20",
                  "iodepth": 64}],
         "db": [{"rw": "randrw", "rwmixread": 50, "bssplit": "8k/40:16k/30:32k/20:64k/10",
@@ -76,6 +130,10 @@ SERVER6 = Preset(
              "filename_format": "hpc.$jobnum", "time_based": False, "runtime": None},
         ],
     },
+    sources={"web:bssplit": FSLAB + " (the study: 80 % reads of small blocks)",
+             "db:bssplit": FSLAB + " (the study: a range of 8-64 KiB)",
+             "hpc:bs": FSLAB, "hpc:iodepth": FSLAB, "filename_format": FSLAB},
+    unstated={"iodepth": "1"},
 )
 
 
@@ -86,11 +144,13 @@ def _randrw(bs: str) -> Preset:
             f"70/30 random read-write at {bs.upper().replace('K', ' KiB')}, direct "
             "asynchronous I/O, 8 jobs reported as a group: the RAID-1 mirror study's load."
         ),
-        source="mirror (RAID-1) study: randrw 70/30, direct=1, libaio, numjobs 8, "
-               "group_reporting; iodepth 16 is fslab's choice",
+        source="seed 001: mirror (RAID-1) study: randrw 70/30, direct=1, libaio, numjobs 8, "
+               "group_reporting",
         global_options={"ioengine": "libaio", "direct": 1, "group_reporting": True},
         jobs={f"randrw{bs}": [{"rw": "randrw", "rwmixread": 70, "bs": bs, "iodepth": 16,
                                "numjobs": 8}]},
+        sources={"iodepth": FSLAB + " (the study's own fio output was not available to "
+                                     "check it)"},
     )
 
 
@@ -103,17 +163,19 @@ AGED = Preset(
         "writes, time-based. Writes only: files created on open are empty, and reading "
         "them fails (EIO) until written."
     ),
-    source="file-system aging studies (fio on aged images: nrfiles, openfiles 100, "
-           "create_on_open, gaussian file_service_type, periodic fsync)",
+    source="seed 004: file-system aging studies (fio on aged images: nrfiles, openfiles "
+           "100, create_on_open, gaussian file_service_type, periodic fsync)",
     global_options={"ioengine": "sync"},
     jobs={"aged": [{"rw": "randwrite", "bs": "4k", "numjobs": 4,
                     "nrfiles": 2000, "filesize": "4k", "openfiles": 100,
                     "create_on_open": 1, "file_service_type": "normal", "fsync": 32}]},
     sized=False,
+    sources={"numjobs": FSLAB, "nrfiles": FSLAB, "filesize": FSLAB},
+    buffered=True,
 )
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
-    BASIC5, SERVER6, _randrw("16k"), _randrw("128k"), AGED)}
+    DIRECT5, BASIC5, SERVER6, _randrw("16k"), _randrw("128k"), AGED)}
 
 
 def get_preset(name: str) -> Preset:

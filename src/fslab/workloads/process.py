@@ -1,4 +1,4 @@
-"""Helpers for workloads that fslab runs itself (not through fio): CPU use and caches."""
+"""CPU use: of the workload process (fslab's own workloads) and of the whole host."""
 
 from __future__ import annotations
 
@@ -35,3 +35,55 @@ def cpu_use() -> Iterator[CpuUse]:
         wall = max(time.perf_counter() - start, 1e-9)
         use.usr_pct = 100.0 * (after.ru_utime - before.ru_utime) / wall
         use.sys_pct = 100.0 * (after.ru_stime - before.ru_stime) / wall
+
+
+@dataclass
+class HostCpu:
+    """System-wide CPU over a span (/proc/stat), as % of one core: kernel threads
+    (btrfs workers, loop, kworkers) and daemons (zfs-fuse) count, not just the workload."""
+
+    pct: float = float("nan")
+    seconds: float = float("nan")  # busy CPU-seconds over the span
+
+
+def _busy_and_total() -> tuple[int, int] | None:
+    try:
+        with open("/proc/stat") as handle:
+            fields = [int(v) for v in handle.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    total = sum(fields[:8])  # guest time is already inside user and nice
+    return total - idle, total
+
+
+@contextmanager
+def host_cpu() -> Iterator[HostCpu]:
+    """Measure the host's busy CPU over the block."""
+    import os
+
+    use = HostCpu()
+    before = _busy_and_total()
+    start = time.perf_counter()
+    try:
+        yield use
+    finally:
+        after = _busy_and_total()
+        wall = max(time.perf_counter() - start, 1e-9)
+        if before and after:
+            ticks = os.sysconf("SC_CLK_TCK")
+            use.seconds = (after[0] - before[0]) / ticks
+            use.pct = 100.0 * use.seconds / wall
+
+
+def host_cpu_measurements(use: HostCpu, measurements: list[Measurement]) -> list[Measurement]:
+    """The host's CPU share for a run with one observation, and per completed I/O when the
+    workload counted its I/Os; none when the run holds several observations (sections
+    that ran one after the other share the span, which belongs to none of them alone)."""
+    if use.pct != use.pct or len({m.section for m in measurements}) > 1:
+        return []
+    out = [Measurement("total", "host_cpu_pct", use.pct)]
+    ios = sum(m.value for m in measurements if m.metric == "ios" and not m.host)
+    if ios:
+        out.append(Measurement("total", "host_cpu_ns_per_io", use.seconds * 1e9 / ios))
+    return out

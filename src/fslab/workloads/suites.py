@@ -11,7 +11,14 @@ from fslab.units import parse_size
 from fslab.workloads.base import Workload
 from fslab.workloads.bonnie import BonnieWorkload
 from fslab.workloads.files import FilesWorkload
-from fslab.workloads.presets import PRESETS, Preset, job_numjobs, preset_workloads
+from fslab.workloads.presets import (
+    CAMPAIGN,
+    FIO_DEFAULT,
+    PRESETS,
+    Preset,
+    job_numjobs,
+    preset_workloads,
+)
 from fslab.workloads.smallfiles import SmallFilesWorkload
 
 MiB = 1024**2
@@ -37,12 +44,19 @@ def _fio_suite(preset: Preset) -> Suite:
         return list(preset_workloads(preset.name, only=only, runtime=runtime,
                                      file_size=file_size, overrides=options))
 
-    shared = " ".join(k if v is True else f"{k}={v}" for k, v in preset.global_options.items())
-    jobs = {name: "; ".join(" ".join(f"{k}={int(v) if isinstance(v, bool) else v}"
-                                     for k, v in section.items()
-                                     if v is not None and k != "_section")
-                            for section in sections) + f"; {shared}"
-            for name, sections in preset.jobs.items()}
+    def shown(job: str, key: str, value: Any) -> str:
+        text = f"{key}={int(value) if isinstance(value, bool) else value}"
+        return f"{text} [{preset.source_of(job, key)}]"
+
+    jobs = {}
+    for name, sections in preset.jobs.items():
+        parts = ["; ".join(shown(name, k, v) for k, v in section.items()
+                           if v is not None and k != "_section") for section in sections]
+        shared = [shown(name, k, v) for k, v in preset.global_options.items()]
+        shared += [f"{k}={v} [{FIO_DEFAULT}]" for k, v in preset.unstated.items()
+                   if not any(k in section for section in sections)]
+        shared += [f"runtime, size [{CAMPAIGN}]"] if preset.sized else [f"runtime [{CAMPAIGN}]"]
+        jobs[name] = " | ".join(parts) + " — " + "; ".join(shared)
     return Suite(preset.name, preset.description, preset.source, jobs,
                  {name: job_numjobs(preset, name) for name in preset.jobs}, build,
                  options="any fio option (applied to [global])")
