@@ -5,71 +5,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
-from fslab.analysis.bootstrap import median_ci, ratio_ci
+from fslab.analysis.bootstrap import median_ci
 from fslab.analysis.compare import classify, compare_cells
 from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.groups import cliffs_delta, mad_outliers, magnitude, omnibus, pairwise
-from fslab.analysis.posthoc import holm
-from fslab.analysis.verdicts import verdicts
-
-# Montgomery, Design and Analysis of Experiments, Table 3.1: etch rate (Å/min) at four
-# RF power levels; the book's ANOVA gives F0 = 66.80 (P < 0.01).
-ETCH = {
-    "160W": np.array([575, 542, 530, 539, 570.0]),
-    "180W": np.array([565, 593, 590, 579, 610.0]),
-    "200W": np.array([600, 651, 610, 637, 629.0]),
-    "220W": np.array([725, 700, 715, 685, 710.0]),
-}
-
-
-def test_anova_matches_the_textbook():
-    result = omnibus(ETCH)
-    assert result.test == "one-way ANOVA"
-    assert result.statistic == pytest.approx(66.80, abs=0.01)
-    assert result.p_value < 0.01
-    assert "Shapiro–Wilk" in result.reason and "Brown–Forsythe" in result.reason
-
-
-def test_tukey_pairs_match_statsmodels():
-    from statsmodels.stats.multicomp import pairwise_tukeyhsd
-
-    pairs = {(p.a, p.b): p for p in pairwise(ETCH, "Tukey HSD")}
-    values = np.concatenate(list(ETCH.values()))
-    labels = np.repeat(list(ETCH), 5)
-    reference = pairwise_tukeyhsd(values, labels).summary().data[1:]
-    for a, b, _, p_adj, *_ in reference:
-        assert pairs[(a, b)].p_adj == pytest.approx(p_adj, abs=2e-3)
-
-
-def test_unequal_variances_choose_welch_and_games_howell():
-    rng = np.random.default_rng(3)
-    groups = {"a": rng.normal(100, 1, 12), "b": rng.normal(103, 12, 12),
-              "c": rng.normal(98, 25, 12)}
-    result = omnibus(groups)
-    assert result.test == "Welch's ANOVA" and result.posthoc == "Games–Howell"
-    from statsmodels.stats.oneway import anova_oneway
-
-    second = anova_oneway(list(groups.values()), use_var="unequal")
-    assert result.p_value == pytest.approx(second.pvalue)
-
-
-def test_skewed_data_choose_kruskal_and_dunn():
-    rng = np.random.default_rng(5)
-    groups = {k: rng.lognormal(mu, 1.2, 15) for k, mu in (("a", 0), ("b", 0.3), ("c", 1.5))}
-    result = omnibus(groups)
-    assert result.test == "Kruskal–Wallis"
-    assert result.p_value == pytest.approx(stats.kruskal(*groups.values()).pvalue)
-    pairs = pairwise(groups, result.posthoc)
-    assert all(p.test == "Dunn (Holm)" for p in pairs)
-
-
-def test_holm_against_statsmodels():
-    from statsmodels.stats.multitest import multipletests
-
-    p = [0.01, 0.04, 0.03, 0.005, 0.2]
-    assert holm(p) == pytest.approx(multipletests(p, method="holm")[1].tolist())
+from fslab.analysis.model import cliffs_delta, compare, magnitude
+from fslab.analysis.stats import mad_outliers
+from fslab.analysis.verdicts import headline, verdicts
 
 
 def test_cliffs_delta_by_definition_and_magnitude():
@@ -81,14 +23,11 @@ def test_cliffs_delta_by_definition_and_magnitude():
     assert magnitude(0.4) == "medium" and magnitude(0.9) == "large"
 
 
-def test_ratio_and_median_intervals_cover_the_truth():
+def test_median_interval_covers_the_median():
     rng = np.random.default_rng(8)
-    a, b = rng.normal(200, 10, 30), rng.normal(100, 5, 30)
-    low, high = ratio_ci(a, b)
-    assert low < 2.0 < high and high - low < 0.2
     data = rng.normal(50, 5, 40)
-    mlow, mhigh = median_ci(data)
-    assert mlow < np.median(data) < mhigh
+    low, high = median_ci(data)
+    assert low < np.median(data) < high
     assert math.isnan(median_ci([1.0, 2.0])[0])
 
 
@@ -117,17 +56,26 @@ def test_verdicts_honour_direction_and_significance():
     slow = [1000, 1020, 990, 1010, 1005.0]
     metrics = metrics_frame({"xfs": fast, "ext4": slow})
     tests, pairs = compare_targets(metrics)
+    table = headline(summarize(metrics), tests, pairs)
+    row = table.iloc[0]
+    assert (row.winner, row.runner_up, row.certainty) == ("xfs", "ext4", "certain")
+    assert row.ratio == pytest.approx(np.exp(np.mean(np.log(fast) - np.log(slow))))
+    assert row.verdict.startswith("xfs: 2.09× ext4 (95 % CI")
     lines = verdicts(summarize(metrics), tests, pairs)
-    assert lines[0].startswith("xfs: 2.09× the randwrite IOPS of ext4")
-    assert "large effect" in lines[0]
+    assert lines[0] == "== randwrite =="
+    assert any("xfs 2.09× ext4 (95 % CI" in line and "large effect" in line for line in lines)
     latency = metrics_frame({"xfs": fast, "ext4": slow}, "clat_mean_ns", "lower")
     latency["unit"] = "ns"
     tests, pairs = compare_targets(latency)
-    line = verdicts(summarize(latency), tests, pairs)[0]
-    assert line.startswith("ext4: 0.479× the randwrite mean latency of xfs, lower is better")
+    table = headline(summarize(latency), tests, pairs)
+    assert table.iloc[0].winner == "ext4" and table.iloc[0].ratio < 0.5  # lower is better
+    lines = verdicts(summarize(latency), tests, pairs)
+    assert any("(lower is better): ext4: 0.479× xfs" in line for line in lines)
     same = metrics_frame({"xfs": [100, 101, 99, 100.5], "ext4": [100.2, 99.8, 100.4, 99.9]})
     tests, pairs = compare_targets(same)
-    assert "no significant difference" in verdicts(summarize(same), tests, pairs)[0]
+    row = headline(summarize(same), tests, pairs).iloc[0]
+    assert row.winner == "" and row.verdict.startswith("no detectable difference")
+    assert "could have shown" in row.verdict
 
 
 def test_compare_flags_a_20_percent_regression_and_not_itself():
@@ -136,11 +84,14 @@ def test_compare_flags_a_20_percent_regression_and_not_itself():
     worse = base.assign(value=base["value"] * 0.8)
     cells = compare_cells(base, worse)
     assert cells["verdict"].tolist() == ["regressed"]
-    assert cells["change"].iloc[0] == pytest.approx(-0.2)
+    assert cells["change"].iloc[0] == pytest.approx(-0.2)  # a ratio of geometric means
     assert cells["change_ci_high"].iloc[0] < -0.02
     assert classify(-0.2, -0.25, -0.15, "lower", 0.02)[0] == "improved"
 
 
-def test_identical_observations_are_not_tested():
-    result = omnibus({"a": np.array([5.0, 5.0, 5.0]), "b": np.array([5.0, 5.0])})
-    assert (result.test, result.reason) == ("none", "all observations are equal")
+def test_identical_observations_have_no_spread_to_test():
+    found = compare({"a": {1: 5.0, 2: 5.0, 3: 5.0}, "b": {1: 5.0, 2: 5.0, 3: 5.0}})
+    (pair,) = found.pairs
+    assert (pair.ratio, pair.p_adj, pair.significant) == (1.0, 1.0, False)
+    assert compare({"a": {1: 0.0, 2: 1.0}, "b": {1: 1.0, 2: 2.0}}) == (
+        "values of 0 or below cannot be compared as ratios")

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fslab.background import Background
 from fslab.errors import UserError
 from fslab.store import ResultsDir
 from fslab.units import format_bytes
@@ -81,12 +80,15 @@ def run(
     progress: Progress | None = None,
     until_ci: float | None = None,
     max_iterations: int = 20,
+    until_detectable: float | None = None,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
     With `until_ci` (a percentage), iterations are added one at a time until every
     headline cell's 95 % CI half-width is within that share of its mean, or until
-    `max_iterations`; the cells that did not get there are returned.
+    `max_iterations`; the cells that did not get there are returned. With
+    `until_detectable` (a percentage), until every headline comparison could detect a
+    difference of that size (its minimum detectable ratio at or below 1 + PCT/100).
     """
     from fslab.distributed import parse_hosts
     from fslab.lab import Lab
@@ -102,16 +104,27 @@ def run(
     else:
         results = ResultsDir.create(out)
         results.write_campaign(campaign.to_dict())
+    from fslab.ceiling import ceiling_workloads, measure_ceilings
     from fslab.environment import capture
 
+    known = results.environment().get("ceilings") if resume else None
     environment = capture(lab.root)
     environment["targets"] = {name: t.describe() for name, t in targets.items()}
+    if known:
+        environment["ceilings"] = known
     results.write_environment(environment)
+    if campaign.ceiling and ceiling_workloads(plan):
+        environment["ceilings"] = measure_ceilings(plan, lab, results, known)
+        results.write_environment(environment)
     hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
     runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts)
     outcome = runner.execute()
     summary = analyze(out, full=False)
-    open_cells = unconverged(summary, until_ci) if until_ci else []
+    def still_open() -> list[str]:
+        found = unconverged(summary, until_ci) if until_ci else []
+        return found + (undetectable(out, until_detectable) if until_detectable else [])
+
+    open_cells = still_open()
     while open_cells and campaign.iterations < max_iterations:
         campaign.iterations += 1
         results.write_campaign(campaign.to_dict())
@@ -120,7 +133,7 @@ def run(
         outcome.ok, outcome.failed = outcome.ok + more.ok, outcome.failed + more.failed
         outcome.warnings += more.warnings
         summary = analyze(out, full=False)
-        open_cells = unconverged(summary, until_ci)
+        open_cells = still_open()
     return RunResult(results, outcome, summary, open_cells)
 
 
@@ -132,6 +145,18 @@ def unconverged(summary: pd.DataFrame, percent: float) -> list[str]:
     wide = cells[~(cells["ci_half_width_pct"] <= percent)]
     return [f"{r.target} {r.workload} {r.op} {r.metric}: ±{r.ci_half_width_pct:.1f} %"
             for r in wide.itertuples()]
+
+
+def undetectable(results_dir: Path, percent: float) -> list[str]:
+    """Headline comparisons whose minimum detectable ratio is above 1 + `percent` %."""
+    from fslab.analysis.comparisons import compare_targets
+
+    metrics = ResultsDir.open(Path(results_dir)).load_metrics(categorical=True)
+    tests, _ = compare_targets(metrics)
+    wanted = 1 + percent / 100
+    wide = tests[~(tests["mde_ratio"] <= wanted)]
+    return [f"{r.workload} {r.op} {r.metric}: could detect {r.mde_ratio:.3g}×, not "
+            f"{wanted:.3g}×" for r in wide.itertuples()]
 
 
 def resume_campaign(out: Path) -> Campaign:
@@ -156,13 +181,22 @@ def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
     results = ResultsDir.open(Path(results_dir))
     if full:
         return _analysis(results).summary
-    from fslab.analysis.summary import summarize
     from fslab.store import write_atomic
 
-    summary = summarize(results.load_metrics())
+    summary = summarize_results(results, results.load_metrics())
     results.stats_dir.mkdir(exist_ok=True)
     write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
     return summary
+
+
+def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
+                      runs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
+    from fslab.analysis.cachebound import mark_cache_bound
+    from fslab.analysis.summary import summarize
+
+    return mark_cache_bound(summarize(metrics, runs), results.run_records(),
+                            results.environment())
 
 
 def import_results(paths: list[Path], out: Path, pattern: str | None = None,
@@ -195,10 +229,13 @@ def _no_cycle_collection() -> Iterator[None]:
 
 
 def _load_analysis_libraries() -> None:
-    """What the analysis imports (~0.6 s), loaded while the files are parsed."""
+    """What the analysis imports (pandas, scipy.stats, statsmodels: ~2 s), loaded while
+    the files are parsed rather than after."""
     import pandas  # noqa: F401
     import pyarrow.parquet  # noqa: F401
-    import scipy.special  # noqa: F401
+    import scipy.stats  # noqa: F401
+    import statsmodels.formula.api
+    import statsmodels.stats.power  # noqa: F401
 
     import fslab.analysis.comparisons
     import fslab.analysis.drivers
@@ -215,51 +252,45 @@ class Analysis:
     tests: Any
     pairwise: Any
     verdicts: list[str]
+    headline: Any  # per workload × op × metric: winner, ratio to the runner-up, certainty
     drivers: Any
     hosts: Any  # per-host spread of distributed runs (empty otherwise)
 
 
 def _analysis(results: ResultsDir) -> Analysis:
+    from fslab.analysis.aged import aged_vs_fresh
     from fslab.analysis.comparisons import compare_targets
-    from fslab.analysis.drivers import as_frame, fit_models, model_inputs
+    from fslab.analysis.drivers import drivers
+    from fslab.analysis.hosts import host_spread
     from fslab.analysis.observations import per_run
-    from fslab.analysis.summary import summarize
-    from fslab.analysis.verdicts import verdicts
+    from fslab.analysis.verdicts import headline, verdicts
     from fslab.store import write_atomic
 
     metrics = results.load_metrics(categorical=True)
     runs = per_run(metrics)  # shared by every step below
-    # The models run in a child on the other core while the tests run here.
-    inputs = model_inputs(runs)
-    factors_pending = Background(fit_models, inputs)
-    try:
-        summary = summarize(metrics, runs)
-        tests, pairs = compare_targets(metrics, runs)
-        results.stats_dir.mkdir(exist_ok=True)
-        write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
-        write_atomic(results.stats_dir / "tests.csv", tests.to_csv(index=False))
-        write_atomic(results.stats_dir / "pairwise.csv", pairs.to_csv(index=False))
-        lines = verdicts(summary, tests, pairs)
-        write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-        factors = as_frame(factors_pending.result())
-    finally:
-        factors_pending.close()  # the child ends here also when a step above failed
-    write_atomic(results.stats_dir / "drivers.csv", factors.to_csv(index=False))
-    from fslab.analysis.hosts import host_spread
-
+    environment = results.environment()
+    summary = summarize_results(results, metrics, runs)
+    tests, pairs = compare_targets(metrics, runs,
+                                   blocked_allowed=not environment.get("imported"))
+    factors = drivers(runs)
     spread = host_spread(metrics)
+    ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
+    lines = verdicts(summary, tests, pairs)
+    winners = headline(summary, tests, pairs)
+    lines += [f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
+              f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
+              f"p_adj = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]
+    results.stats_dir.mkdir(exist_ok=True)
+    tables = {"summary.csv": summary, "tests.csv": tests, "pairwise.csv": pairs,
+              "headline.csv": winners, "drivers.csv": factors}
     if not spread.empty:
-        write_atomic(results.stats_dir / "hosts.csv", spread.to_csv(index=False))
-    from fslab.analysis.aged import aged_vs_fresh
-
-    ages = aged_vs_fresh(metrics, pairs, results.environment().get("targets", {}))
+        tables["hosts.csv"] = spread
     if not ages.empty:
-        write_atomic(results.stats_dir / "aged_vs_fresh.csv", ages.to_csv(index=False))
-        lines += [f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
-                  f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
-                  f"p = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]
-        write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    return Analysis(metrics, runs, summary, tests, pairs, lines, factors, spread)
+        tables["aged_vs_fresh.csv"] = ages
+    for name, table in tables.items():
+        write_atomic(results.stats_dir / name, table.to_csv(index=False))
+    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
+    return Analysis(metrics, runs, summary, tests, pairs, lines, winners, factors, spread)
 
 
 def report(results_dir: Path, output: Path | None = None) -> Path:
@@ -286,7 +317,8 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
     page = build_report(results.path, done.summary, done.tests, done.pairwise, done.verdicts,
                         done.runs, results.load_runs(), results.environment(), campaign,
-                        list(results.run_records()), done.drivers, done.hosts)
+                        list(results.run_records()), done.drivers, done.hosts,
+                        done.headline)
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
     return output

@@ -79,6 +79,9 @@ class CampaignFile(BaseModel):
     image_size: str | int = DEFAULT_IMAGE_SIZE
     file_size: str | int = "auto"
     hosts: list[str] = []  # fio servers (HOST or HOST:PORT) to drive with fio --client
+    # Measure the device under the loop images for each fio job first (ceiling.py), so
+    # that results above it are marked cache-bound.
+    ceiling: bool = True
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -106,6 +109,7 @@ class Campaign:
     out: str | None = None
     base_dir: Path = field(default_factory=Path.cwd)
     hosts: list[str] = field(default_factory=list)
+    ceiling: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
@@ -122,6 +126,8 @@ class Campaign:
             data["out"] = self.out
         if self.hosts:
             data["hosts"] = list(self.hosts)
+        if not self.ceiling:
+            data["ceiling"] = False
         data["target"] = [_target_dict(spec) for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
@@ -183,6 +189,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         out=overrides.out or parsed.out,
         base_dir=base_dir,
         hosts=list(overrides.hosts or parsed.hosts),
+        ceiling=parsed.ceiling,
     )
     if campaign.hosts:
         from fslab.distributed import parse_hosts

@@ -74,12 +74,18 @@ def run(
         "--until-ci", help="Add iterations until every CI half-width is within PCT % of "
                            "its mean.", metavar="PCT")] = None,
     max_iterations: Annotated[int, typer.Option(
-        "--max-iterations", help="Cap for --until-ci.")] = 20,
+        "--max-iterations", help="Cap for --until-ci and --until-detectable.")] = 20,
+    until_detectable: Annotated[float | None, typer.Option(
+        "--until-detectable", help="Add iterations until every comparison could detect a "
+        "difference of PCT % (80 % power), up to --max-iterations.",
+        metavar="PCT")] = None,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
     if until_ci is not None and until_ci <= 0:
         raise UserError("--until-ci must be a percentage above 0, e.g. 5")
+    if until_detectable is not None and until_detectable <= 0:
+        raise UserError("--until-detectable must be a percentage above 0, e.g. 5")
     overrides = Overrides(
         fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
         runtime=runtime, image_size=size, file_size=file_size,
@@ -114,7 +120,8 @@ def run(
             result = api.run(campaign, out=out, lab=the_lab, resume=resume,
                              confirmed_devices=devices, force_device=force_device,
                              progress=progress, until_ci=until_ci,
-                             max_iterations=max_iterations)
+                             max_iterations=max_iterations,
+                             until_detectable=until_detectable)
     except KeyboardInterrupt:
         target = out or "DIR"
         err_console.print(f"fslab: interrupted; everything fslab made was released. "
@@ -123,14 +130,17 @@ def run(
     _print_summary(result.results.path, result.summary)
     for warning in result.runner.warnings:
         err_console.print(f"[yellow]warning: {warning}[/yellow]")
-    if until_ci is not None:
+    if until_ci is not None or until_detectable is not None:
+        goal = " and ".join(filter(None, [
+            f"±{until_ci:g} % CIs" if until_ci else "",
+            f"{until_detectable:g} % detectable" if until_detectable else ""]))
         if result.unconverged:
-            console.print(f"[yellow]Not within ±{until_ci:g} % after "
-                          f"{max_iterations} iterations:[/yellow]")
+            console.print(f"[yellow]Not at {goal} after {max_iterations} "
+                          "iterations:[/yellow]")
             for cell in result.unconverged:
                 console.print(f"  {escape(cell)}")
         else:
-            console.print(f"Every cell within ±{until_ci:g} % of its mean.")
+            console.print(f"Every cell at {goal}.")
     console.print(f"Next: fslab analyze {result.results.path} (tests, effect sizes, verdicts); "
                   f"fslab report {result.results.path} (HTML)")
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
@@ -294,7 +304,7 @@ def age(
     from fslab.aging.config import AgingConfig, load_config, mix_from_csv
     from fslab.aging.run import age as run_age
     from fslab.campaign import Overrides, load_campaign
-    from fslab.units import parse_duration, parse_size
+    from fslab.units import format_bytes, parse_duration, parse_size
 
     if image not in ("sparse", "metadata", "none"):
         raise UserError("--image must be sparse, metadata or none")
@@ -318,12 +328,19 @@ def age(
         settings.mix = mix_from_csv(mix)
     (spec,) = load_campaign(None, Overrides(fs=[fs], image_size=size)).targets
     record = run_age(spec, settings, out, Lab(lab), image)
-    console.print(f"Aged {fs} with {record['ops_done']} operations in {record['seconds']:.1f} s "
-                  f"({record['ops_per_s']:.0f} ops/s, stopped by {record['stopped_by']}); "
-                  f"op sequence {record['op_sequence_sha256'][:16]}…")
+    console.print(
+        f"Aged {fs}: {record['ops_attempted']} operations attempted, "
+        f"{record['ops_succeeded']} succeeded, {record['ops_failed']} failed, in "
+        f"{record['seconds']:.1f} s ({record['ops_per_s']:.0f} successful ops/s, "
+        f"{format_bytes(record['bytes_written'])} written; stopped by "
+        f"{record['stopped_by']}); op sequence {record['op_sequence_sha256'][:16]}…")
+    for what, count in (record.get("failures") or {}).items():
+        console.print(f"  failed: {escape(what)} × {count}")
+    kept = record.get("image") or {}
     console.print(f"Wrote {out}: aging.json, oplog.parquet, utilization.csv, "
-                  f"fragmentation.json" + (f", {record['image']['path']}"
-                                           if record.get("image") else ""))
+                  f"fragmentation.json" + (f", {kept['path']}" if kept.get("path") else ""))
+    if kept.get("reason"):
+        console.print(f"No image kept: {escape(kept['reason'])}")
 
 
 @app.command()

@@ -189,7 +189,8 @@ class Runner:
             caches_dropped = system.sync_and_drop_caches()
             with memory_limited(session, run, where) as where, host_cpu() as cpu:
                 output = run.workload.run(where, run_dir)
-            if output.status == "ok" and not self.hosts:
+            if (output.status == "ok" and not self.hosts
+                    and getattr(run.workload, "measures_host_cpu", True)):
                 output.measurements += host_cpu_measurements(cpu, output.measurements)
                 output.metadata["host_cpu"] = {"pct_of_one_core": cpu.pct,
                                                "busy_seconds": cpu.seconds}

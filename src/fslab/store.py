@@ -28,7 +28,17 @@ from fslab.metrics import COLUMNS
 # Results format history:
 #   1 — first version: runs/<id>/run.json with measurements, metrics.parquet
 #       (columns of fslab.metrics.COLUMNS, including sample and note).
-FORMAT_VERSION = 1
+#   2 — one observation per fio section: a multi-section job's rows carry the workload
+#       `<workload>/<section>` (run.json's workload_metadata.observations says which jobs
+#       formed which); stats/pairwise.csv `ratio` is a ratio of geometric means from the
+#       log-scale model (was: of arithmetic means, bootstrap CI), with `test` naming the
+#       model; summary.csv gains cache_bound and cache_bound_reason; DIR/ceiling/ holds
+#       the raw-device runs. Version 1 directories read as before.
+FORMAT_VERSION = 2
+FORMAT_NOTES = {
+    2: "one observation per fio section; pairwise ratio = ratio of geometric means "
+       "(log-scale model, Bonferroni); cache_bound in summary.csv",
+}
 RUN_RECORD = "run.json"
 
 
@@ -92,7 +102,8 @@ class ResultsDir:
         path.mkdir(parents=True, exist_ok=True)
         results = cls(path)
         results.runs_dir.mkdir(exist_ok=True)
-        write_json(path / "format.json", {"format": FORMAT_VERSION})
+        write_json(path / "format.json", {"format": FORMAT_VERSION,
+                                          "changes": FORMAT_NOTES[FORMAT_VERSION]})
         return results
 
     @classmethod

@@ -1,8 +1,10 @@
 """The aging engine: run the planned operations against a directory, keep it under a
 target utilisation, trim and probe as configured, and log every successful operation.
 
-Failures (ENOENT on a file not yet created, EEXIST, ENOSPC) are counted per operation
-and errno, never logged as latencies.
+Every planned operation is aimed at a file it can act on (a create at a free name, the
+rest at an existing file near the drawn one), so a failure is the file system's answer
+(ENOSPC, EDQUOT, ...): counted per operation and errno, never logged as a latency, and
+never counted in a rate.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.generator import OpGenerator
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
+READ_CODE, RENAME_CODE = OPS.index("read"), OPS.index("rename")
 CHECK_SHARE = 0.004  # of the file system's size written between utilisation checks
 
 
@@ -35,6 +39,7 @@ class AgingLog:
     op: array = field(default_factory=lambda: array("B"))  # index into OPS
     latency_ns: array = field(default_factory=lambda: array("q"))
     failures: Counter[tuple[str, str]] = field(default_factory=Counter)
+    redirected: Counter[tuple[str, str]] = field(default_factory=Counter)  # planned→done
     utilization: list[tuple[float, int, float]] = field(default_factory=list)  # t, ops, used
     deleted_for_space: int = 0
     fstrims: int = 0
@@ -46,25 +51,46 @@ class AgingLog:
 
 
 class FileSet:
-    """Which file indices exist, with O(1) add, remove and random pick."""
+    """Which file indices exist, with O(1) add, remove and random pick, and the existing
+    (or free) index nearest a drawn one, found by memchr over a presence map."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int) -> None:
         self.items: list[int] = []
         self.where: dict[int, int] = {}
+        self.present = bytearray(capacity)
 
     def add(self, index: int) -> None:
         if index not in self.where:
             self.where[index] = len(self.items)
             self.items.append(index)
+            self.present[index] = 1
 
     def discard(self, index: int) -> None:
         position = self.where.pop(index, None)
         if position is None:
             return
+        self.present[index] = 0
         last = self.items.pop()
         if position < len(self.items):
             self.items[position] = last
             self.where[last] = position
+
+    def near(self, index: int) -> int | None:
+        """The existing file nearest `index` (None when there is none)."""
+        return self._nearest(index, 1) if self.items else None
+
+    def free_near(self, index: int) -> int | None:
+        """The free index nearest `index` (None when every index holds a file)."""
+        return self._nearest(index, 0) if len(self.items) < len(self.present) else None
+
+    def _nearest(self, index: int, value: int) -> int | None:
+        present = self.present
+        if present[index] == value:
+            return index
+        up, down = present.find(value, index), present.rfind(value, 0, index)
+        if up < 0 or down < 0:
+            return up if up >= 0 else (down if down >= 0 else None)
+        return up if up - index <= index - down else down
 
 
 class Engine:
@@ -79,7 +105,7 @@ class Engine:
         self.probe = probe
         self.fstrim = fstrim or (lambda: None)
         self.log = AgingLog()
-        self.files = FileSet()
+        self.files = FileSet(config.max_files)
         self.maintenance_rng = random.Random(config.seed + 1)
         self.buffer = memoryview(os.urandom(max(config.size_max, config.io_size)))
         self._layout()
@@ -157,6 +183,7 @@ class Engine:
                         stopped = True
                         break
                     self._maintain((clock() - start_ns) / 1e9, done)
+                code, file, other = self._resolve(code, file, other)
                 began = clock()
                 try:
                     handlers[code](file, other, size, fraction, sync)
@@ -173,6 +200,31 @@ class Engine:
         log.digest = generator.digest
         self._check_space(log.seconds)
         return log
+
+    def _resolve(self, code: int, file: int, other: int) -> tuple[int, int, int]:
+        """Aim the planned operation at a file it can act on (issue 14): a create at the
+        free name nearest the drawn one, anything else at the existing file nearest it
+        (so a Gaussian or drifting working set keeps its locality). With no file to act
+        on, the operation becomes a create (with no free name, an overwrite); such
+        redirections are counted. A failure is then the file system's own answer."""
+        files = self.files
+        if code == CREATE_CODE:
+            free = files.free_near(file)
+            if free is not None:
+                return code, free, other
+            self.log.redirected[("create", "write")] += 1
+            return WRITE_CODE, files.near(file) or 0, other
+        existing = files.near(file)
+        if existing is None:
+            self.log.redirected[(OPS[code], "create")] += 1
+            return CREATE_CODE, file, other
+        if code == RENAME_CODE:
+            target = files.free_near(other)
+            if target is None:
+                self.log.redirected[("rename", "read")] += 1
+                return READ_CODE, existing, other
+            return code, existing, target
+        return code, existing, other
 
     # -- stop, pause and maintenance ---------------------------------------------------
 
@@ -334,9 +386,14 @@ def run_fstrim(mountpoint: Path) -> Callable[[], None]:
 def summary(log: AgingLog, config: AgingConfig) -> dict[str, Any]:
     """The JSON-ready record of a run (the op log itself goes to Parquet)."""
     counts = Counter(OPS[c] for c in log.op)
+    succeeded = len(log.op)
+    failed = sum(log.failures.values())
     return {
-        "seed": config.seed, "ops_done": log.ops_done, "seconds": log.seconds,
-        "ops_per_s": log.ops_done / log.seconds if log.seconds else 0.0,
+        "seed": config.seed, "ops_done": log.ops_done, "ops_attempted": log.ops_done,
+        "ops_succeeded": succeeded, "ops_failed": failed, "seconds": log.seconds,
+        # a rate counts operations that did something
+        "ops_per_s": succeeded / log.seconds if log.seconds else 0.0,
+        "redirected": {f"{a} -> {b}": n for (a, b), n in sorted(log.redirected.items())},
         "op_sequence_sha256": log.digest, "stopped_by": log.stopped_by,
         "bytes_written": log.bytes_written, "succeeded": dict(counts),
         "failures": {f"{op} {code}": n for (op, code), n in sorted(log.failures.items())},

@@ -2,24 +2,21 @@
 
 A target started from an aged image (`image = X`) is paired with a fresh file system that
 holds the same files (`fresh_copy_of = X`): same content, different layout. For each
-workload × op × headline metric: the ratio of means aged/fresh, its bootstrap CI, and
-the adjusted p of the post-hoc comparison between the two targets.
+workload × op × headline metric, the aged/fresh row is the pair's row of pairwise.csv,
+turned to read aged/fresh: one model, one interval, one p (analysis.model), so
+aged_vs_fresh.csv and pairwise.csv never disagree about a pair.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from fslab.analysis.bootstrap import ratio_ci
-from fslab.analysis.observations import per_run
-from fslab.metrics import HEADLINE_METRICS, HIGHER
+from fslab.metrics import HIGHER
 
 COLUMNS = ["workload", "op", "metric", "better", "aged", "fresh", "ratio", "ratio_ci_low",
-           "ratio_ci_high", "p_adj", "test", "verdict"]
+           "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]
 
 
 def aged_fresh_pairs(targets: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
@@ -29,46 +26,32 @@ def aged_fresh_pairs(targets: dict[str, dict[str, Any]]) -> list[tuple[str, str]
     return [(a, f) for a, image in aged.items() for f, other in fresh.items() if image == other]
 
 
-def aged_vs_fresh(metrics: pd.DataFrame, pairwise: pd.DataFrame,
+def aged_vs_fresh(summary: pd.DataFrame, pairwise: pd.DataFrame,
                   targets: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """One row per aged/fresh pair and compared metric, read off pairwise.csv."""
     pairs = aged_fresh_pairs(targets)
-    if not pairs or metrics.empty:
+    if not pairs or pairwise.empty:
         return pd.DataFrame(columns=COLUMNS)
-    values = per_run(metrics)
-    values = values[values["metric"].isin(HEADLINE_METRICS)]
+    direction = dict(zip(summary["metric"], summary["better"], strict=False))
     rows = []
-    for (workload, op, metric), group in values.groupby(["workload", "op", "metric"]):
-        by_target = {t: g["value"].to_numpy(dtype=float) for t, g in group.groupby("target")}
-        better = group["better"].iloc[0]
-        for aged, fresh in pairs:
-            if aged not in by_target or fresh not in by_target:
+    for aged, fresh in pairs:
+        for row in pairwise.itertuples():
+            if {row.a, row.b} != {aged, fresh}:
                 continue
-            a, f = by_target[aged], by_target[fresh]
-            ratio = float(np.mean(a) / np.mean(f)) if np.mean(f) else math.nan
-            low, high = ratio_ci(a, f)
-            p_adj, test = _posthoc(pairwise, workload, op, metric, aged, fresh)
-            rows.append({"workload": workload, "op": op, "metric": metric, "better": better,
-                         "aged": aged, "fresh": fresh, "ratio": ratio, "ratio_ci_low": low,
-                         "ratio_ci_high": high, "p_adj": p_adj, "test": test,
-                         "verdict": _verdict(ratio, low, high, p_adj, better)})
+            ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
+            if row.a != aged:
+                ratio, low, high = 1 / ratio, 1 / high, 1 / low
+            better = direction.get(row.metric, HIGHER)
+            rows.append({"workload": row.workload, "op": row.op, "metric": row.metric,
+                         "better": better, "aged": aged, "fresh": fresh, "ratio": ratio,
+                         "ratio_ci_low": low, "ratio_ci_high": high, "p_adj": row.p_adj,
+                         "test": row.test, "mde_ratio": row.mde_ratio,
+                         "verdict": _verdict(ratio, bool(row.significant), better)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _posthoc(pairwise: pd.DataFrame, workload: str, op: str, metric: str, a: str,
-             b: str) -> tuple[float, str]:
-    if pairwise.empty:
-        return math.nan, ""
-    rows = pairwise[(pairwise.workload == workload) & (pairwise.op == op)
-                    & (pairwise.metric == metric) & ~pairwise["test"].str.startswith("Wilcoxon")
-                    & (((pairwise.a == a) & (pairwise.b == b))
-                       | ((pairwise.a == b) & (pairwise.b == a)))]
-    if rows.empty:
-        return math.nan, ""
-    return float(rows["p_adj"].iloc[0]), str(rows["test"].iloc[0])
-
-
-def _verdict(ratio: float, low: float, high: float, p: float, better: str) -> str:
-    if not (p == p and p < 0.05):
-        return "no significant difference"
+def _verdict(ratio: float, significant: bool, better: str) -> str:
+    if not significant:
+        return "no detectable difference"
     worse = ratio < 1 if better == HIGHER else ratio > 1
     return "aged is worse" if worse else "aged is better"

@@ -1,12 +1,11 @@
-"""Percentile bootstrap intervals: of a cell's median, and of a ratio of two means.
+"""The percentile bootstrap interval of a cell's median (Efron & Tibshirani 1993, §13),
+with a fixed seed, so the same data always give the same interval.
 
-Both are percentile bootstraps (Efron & Tibshirani 1993, §13) with a fixed seed, so the
-same data always give the same interval. Neither resamples value by value:
-- the median of a resample of n values is one (or the mean of two) of its order
-  statistics, and the k-th smallest of a resample is x_(⌈n·U⌉) where U, the k-th smallest
-  of n uniforms, is Beta(k, n + 1 − k) — so a bootstrap median costs one Beta draw, not
-  a sort of n values (the same distribution, drawn exactly);
-- a group's bootstrap means are drawn once and shared by every pair it is part of.
+Not resampled value by value: the median of a resample of n values is one (or the mean
+of two) of its order statistics, and the k-th smallest of a resample is x_(⌈n·U⌉) where
+U, the k-th smallest of n uniforms, is Beta(k, n + 1 − k) — so a bootstrap median costs
+one Beta draw, not a sort of n values (the same distribution, drawn exactly; a test holds
+it to a plain resampling bootstrap).
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import math
 
 import numpy as np
 
-BOOTSTRAP_RESAMPLES = 1000  # resamples of the data for a ratio of means
 MEDIAN_DRAWS = 20000  # bootstrap medians, drawn exactly, once per n (cached)
 BOOTSTRAP_SEED = 20261122  # fixed: the same data always give the same intervals
 CONFIDENCE = 0.95
@@ -67,35 +65,3 @@ def _median_order_indices(n: int) -> tuple[np.ndarray, np.ndarray | None]:
 def _order_index(u: np.ndarray, n: int) -> np.ndarray:
     """Index into the sorted data of the value a uniform u picks when resampling."""
     return np.clip(np.ceil(u * n).astype(int) - 1, 0, n - 1)
-
-
-def bootstrap_means(values: np.ndarray, seed_offset: int = 0) -> np.ndarray:
-    """BOOTSTRAP_RESAMPLES means of resamples (with replacement) of `values`."""
-    data = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(BOOTSTRAP_SEED + seed_offset)
-    means = np.empty(BOOTSTRAP_RESAMPLES)
-    # Resamples in blocks of ~2^17 values: one matrix of all of them (8 MB at n = 1000)
-    # costs twice as much in fresh pages as the arithmetic.
-    block = max(1, min(BOOTSTRAP_RESAMPLES, 2**17 // max(len(data), 1)))
-    for start in range(0, BOOTSTRAP_RESAMPLES, block):
-        stop = min(start + block, BOOTSTRAP_RESAMPLES)
-        picks = rng.integers(0, len(data), (stop - start, len(data)))
-        means[start:stop] = data.take(picks).mean(axis=1)
-    return means
-
-
-def ratio_ci(a: np.ndarray, b: np.ndarray, confidence: float = CONFIDENCE,
-             means: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, float]:
-    """Percentile bootstrap CI of mean(a) / mean(b), each group resampled independently.
-
-    `means` passes the two groups' bootstrap means when they were drawn already (see
-    `bootstrap_means`); they must come from independent draws (different seed offsets).
-    """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if len(a) < 2 or len(b) < 2 or b.mean() == 0:
-        return math.nan, math.nan
-    ma, mb = means if means is not None else (bootstrap_means(a, 0), bootstrap_means(b, 1))
-    ratios = ma / np.where(mb == 0, np.nan, mb)
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.nanpercentile(ratios, [tail, 100 - tail])
-    return float(low), float(high)

@@ -1,7 +1,10 @@
 """Compare two results directories cell by cell: improved, regressed or unchanged.
 
-A cell changes only when the 95 % bootstrap CI of new/base − 1 lies wholly beyond the
-noise threshold in one direction (direction honoured: lower latency is an improvement).
+A cell changes only when the 95 % interval of new/base − 1 lies wholly beyond the noise
+threshold in one direction (direction honoured: lower latency is an improvement). The
+change is a ratio of geometric means with its Welch t interval on the logs: the model
+every comparison of fslab uses (analysis.model), two groups, unblocked (the two
+campaigns' iterations are not blocks of each other).
 With fewer than two runs on either side there is no interval, and the cell is called
 from its point estimate and flagged as such.
 """
@@ -14,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.bootstrap import ratio_ci
+from fslab.analysis.model import compare
 from fslab.analysis.observations import per_run
 from fslab.metrics import HEADLINE_METRICS, HIGHER
 
@@ -44,8 +47,8 @@ def compare_cells(base: pd.DataFrame, new: pd.DataFrame,
         a, b = a[np.isfinite(a)], b[np.isfinite(b)]
         if not len(a) or not len(b) or a.mean() == 0:
             continue
-        change = b.mean() / a.mean() - 1
-        low, high = ratio_ci(b, a)
+        change, low, high = _ratio(b, a)
+        change -= 1
         better = group["better"].iloc[0]
         verdict, note = classify(change, low - 1, high - 1, better, threshold)
         rows.append({**dict(zip(CELL, key, strict=True)), "unit": group["unit"].iloc[0],
@@ -54,6 +57,17 @@ def compare_cells(base: pd.DataFrame, new: pd.DataFrame,
                      "change_ci_low": low - 1, "change_ci_high": high - 1,
                      "verdict": verdict, "note": note})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _ratio(new: np.ndarray, base: np.ndarray) -> tuple[float, float, float]:
+    """new/base as a ratio of geometric means with its 95 % interval (NaN ends when a side
+    has fewer than 2 runs, or values are not positive: then the ratio of means)."""
+    found = compare({"new": dict(enumerate(new.tolist())),
+                     "base": dict(enumerate(base.tolist()))}, blocked_allowed=False)
+    if isinstance(found, str):
+        return float(new.mean() / base.mean()), math.nan, math.nan
+    (pair,) = found.pairs  # sorted names: "base" vs "new"
+    return 1 / pair.ratio, 1 / pair.ratio_ci_high, 1 / pair.ratio_ci_low
 
 
 def classify(change: float, low: float, high: float, better: str,

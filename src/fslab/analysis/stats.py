@@ -52,3 +52,19 @@ def mean_ci(values: np.ndarray | list[float], confidence: float = CONFIDENCE) ->
     sd = float(data.std(ddof=1))
     half = float(stdtrit(n - 1, 0.5 + confidence / 2.0)) * sd / math.sqrt(n)
     return MeanCI(n, mean, sd, mean - half, mean + half)
+
+
+# |x − median| / (1.4826 · MAD) above this flags an outlier (Iglewicz & Hoaglin 1993, 3.5).
+MAD_OUTLIER_Z = 3.5
+
+
+def mad_outliers(values: np.ndarray) -> np.ndarray:
+    """Boolean mask of robust outliers by the median/MAD rule; nothing is dropped."""
+    data = np.asarray(values, dtype=float)
+    if not data.size:
+        return np.zeros(0, dtype=bool)
+    median = np.nanmedian(data)
+    mad = 1.4826 * np.nanmedian(np.abs(data - median))
+    if not mad:
+        return np.zeros(len(data), dtype=bool)
+    return np.abs(data - median) / mad > MAD_OUTLIER_Z

@@ -8,9 +8,8 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.bootstrap import median_ci
-from fslab.analysis.groups import mad_outliers
 from fslab.analysis.observations import observations, per_run
-from fslab.analysis.stats import NOISY_HALF_WIDTH, mean_ci
+from fslab.analysis.stats import NOISY_HALF_WIDTH, mad_outliers, mean_ci
 from fslab.metrics import HIGHER
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]

@@ -1,4 +1,7 @@
-"""Verdicts in words, honouring each metric's direction and the tests' significance."""
+"""Verdicts in words: per workload, a headline table (the winner of each metric or "no
+detectable difference", its ratio to the runner-up with the interval, one word of
+certainty), then every pair. Every ranking honours the metric's direction; a verdict and
+its interval come from one model (analysis.model), so they cannot disagree."""
 
 from __future__ import annotations
 
@@ -6,60 +9,145 @@ import math
 
 import pandas as pd
 
-from fslab.analysis.comparisons import significant
-from fslab.metrics import HEADLINE_METRICS, HIGHER
+from fslab.analysis.model import certainty
+from fslab.metrics import HEADLINE_METRICS, HIGHER, title
 
-TITLES = {
-    "iops": "IOPS", "bw_bytes": "bandwidth", "ops_per_s": "operations/s",
-    "seconds": "time", "clat_mean_ns": "mean latency", "clat_p99_ns": "p99 latency",
-    "lat_max_ns": "max latency", "sync_seconds": "sync time",
-}
+HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "winner", "runner_up", "ratio",
+                    "ratio_ci_low", "ratio_ci_high", "p_adj", "certainty", "mde_ratio",
+                    "verdict"]
+
+
+def headline(summary: pd.DataFrame, tests: pd.DataFrame,
+             pairwise: pd.DataFrame) -> pd.DataFrame:
+    """One row per workload × op × headline metric compared: who wins, by how much."""
+    rows = []
+    for test in tests.itertuples():
+        if test.metric not in HEADLINE_METRICS:
+            continue
+        cells = summary[(summary.workload == test.workload) & (summary.op == test.op)
+                        & (summary.metric == test.metric)]
+        better = str(cells["better"].iloc[0]) if not cells.empty else HIGHER
+        base = {"workload": test.workload, "op": test.op, "metric": test.metric,
+                "better": better}
+        cached = _cache_bound(summary, str(test.workload))
+        if test.test == "none":
+            rows.append({**base, "verdict": f"not compared: {test.reason}"})
+            continue
+        ranked = cells.dropna(subset=["mean"]).sort_values("mean", ascending=better != HIGHER)
+        if len(ranked) < 2:
+            continue
+        winner, runner_up = str(ranked["target"].iloc[0]), str(ranked["target"].iloc[1])
+        pair = _pair(pairwise, test, winner, runner_up)
+        if pair is None:
+            continue
+        ratio, low, high, p_adj, mde = pair
+        row = {**base, "winner": winner, "runner_up": runner_up, "ratio": ratio,
+               "ratio_ci_low": low, "ratio_ci_high": high, "p_adj": p_adj,
+               "certainty": certainty(p_adj), "mde_ratio": mde}
+        if winner in cached or runner_up in cached:
+            why = cached.get(winner) or cached[runner_up]
+            row |= {"winner": "", "certainty": "cache-bound",
+                    "verdict": f"cache-bound, not ranked ({why})"}
+        elif p_adj < 0.05:
+            row["verdict"] = (f"{winner}: {ratio:.3g}× {runner_up} (95 % CI {low:.3g}–"
+                              f"{high:.3g}×, {certainty(p_adj)})")
+        else:
+            row |= {"winner": "", "verdict": f"no detectable difference (could have shown "
+                                             f"{_mde_text(mde)}; {winner} ahead by "
+                                             f"{ratio:.3g}×, 95 % CI {low:.3g}–{high:.3g}×)"}
+        rows.append(row)
+    return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)
 
 
 def verdicts(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]:
-    """One line per headline comparison: who wins, by how much, how sure."""
-    lines = []
-    post = pairwise[~pairwise["test"].str.startswith("Wilcoxon")] if not pairwise.empty \
-        else pairwise
-    for _, test in tests.iterrows():
-        if test["metric"] not in HEADLINE_METRICS:
-            continue
-        op = "" if test["op"] in str(test["workload"]) else f" {test['op']}"
-        what = f"{test['workload']}{op} {TITLES.get(test['metric'], test['metric'])}"
-        if test["test"] == "none":
-            lines.append(f"{what}: not tested — {test['reason']}")
-            continue
-        if not significant(test["p_value"]):
-            lines.append(f"{what}: no significant difference between targets "
-                         f"({test['test']} p {_p(test['p_value'])})")
-            continue
-        rows = post[(post.workload == test["workload"]) & (post.op == test["op"])
-                    & (post.metric == test["metric"])]
-        better = _direction(summary, test)
-        for _, pair in rows.iterrows():
-            lines.append(_pair_line(what, pair, better))
+    """verdicts.txt: per workload its headline table, then every pair, grouped."""
+    table = headline(summary, tests, pairwise)
+    lines: list[str] = []
+    workloads = sorted(set(tests["workload"].astype(str))) if not tests.empty else []
+    for workload in workloads:
+        lines.append(f"== {workload} ==")
+        for row in table[table.workload == workload].itertuples():
+            direction = "" if row.better == HIGHER else " (lower is better)"
+            lines.append(f"  {_what(row.op, row.metric, workload)}{direction}: {row.verdict}")
+        noise = tests[tests.workload == workload]
+        lines += [f"  {line}" for line in _noise_lines(noise)]
+        lines.append("  pairs:")
+        cached = _cache_bound(summary, workload)
+        for pair in pairwise[pairwise.workload == workload].itertuples():
+            lines.append(f"    {_pair_line(pair, summary, cached)}")
     return lines
 
 
-def _direction(summary: pd.DataFrame, test: pd.Series) -> str:
-    cells = summary[(summary.workload == test["workload"]) & (summary.op == test["op"])
-                    & (summary.metric == test["metric"])]
+def _noise_lines(tests: pd.DataFrame) -> list[str]:
+    """'With 3 iterations and 20 % noise, differences below 1.6× cannot be told apart'."""
+    out = []
+    for row in tests.itertuples():
+        if row.test == "none" or row.mde_ratio != row.mde_ratio:
+            continue
+        if row.metric not in ("iops", "ops_per_s", "seconds", "bw_bytes") or (
+                row.metric == "bw_bytes" and "iops" in set(tests["metric"])):
+            continue
+        out.append(f"{_what(row.op, row.metric, row.workload)}: with {row.n} iterations "
+                   f"and {100 * row.noise:.0f} % noise, differences below "
+                   f"{_mde_text(row.mde_ratio)} cannot be told apart ({row.test})")
+    return out
+
+
+def _pair_line(pair: object, summary: pd.DataFrame, cached: dict[str, str]) -> str:
+    what = _what(pair.op, pair.metric, pair.workload)  # type: ignore[attr-defined]
+    a, b = pair.a, pair.b  # type: ignore[attr-defined]
+    ratio, low, high = pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high  # type: ignore
+    p_text = f"p_adj {_p(pair.p_adj)}"  # type: ignore[attr-defined]
+    if a in cached or b in cached:
+        return f"{what}: {a} vs {b}: cache-bound, not ranked"
+    better = _better(summary, pair)
+    if not pair.significant:  # type: ignore[attr-defined]
+        return (f"{what}: {a} vs {b}: no detectable difference ({ratio:.3g}×, 95 % CI "
+                f"{low:.3g}–{high:.3g}×, {p_text}; could have shown "
+                f"{_mde_text(pair.mde_ratio)})")  # type: ignore[attr-defined]
+    a_wins = (ratio > 1) == (better == HIGHER)
+    if not a_wins:
+        a, b, ratio, low, high = b, a, 1 / ratio, 1 / high, 1 / low
+    direction = "" if better == HIGHER else ", lower is better"
+    return (f"{what}: {a} {ratio:.3g}× {b}{direction} (95 % CI {low:.3g}–{high:.3g}×, "
+            f"{p_text}, {certainty(pair.p_adj)}, "  # type: ignore[attr-defined]
+            f"{pair.magnitude} effect)")  # type: ignore[attr-defined]
+
+
+def _better(summary: pd.DataFrame, pair: object) -> str:
+    cells = summary[summary.metric == pair.metric]  # type: ignore[attr-defined]
     return str(cells["better"].iloc[0]) if not cells.empty else HIGHER
 
 
-def _pair_line(what: str, pair: pd.Series, better: str) -> str:
-    ratio, low, high = pair["ratio"], pair["ratio_ci_low"], pair["ratio_ci_high"]
-    a_wins = (ratio >= 1) == (better == HIGHER)
-    winner, loser = (pair["a"], pair["b"]) if a_wins else (pair["b"], pair["a"])
-    if not a_wins:  # express as winner / loser
-        ratio, low, high = 1 / ratio, 1 / high if high else math.nan, 1 / low if low else math.nan
-    direction = "" if better == HIGHER else ", lower is better"
-    p_text = f"{pair['test']} p {_p(pair['p_adj'])}"
-    if not significant(pair["p_adj"]):
-        return (f"{what}: {pair['a']} vs {pair['b']}: no significant difference "
-                f"({ratio:.3g}×, 95 % CI {low:.3g}–{high:.3g}×, {p_text})")
-    return (f"{winner}: {ratio:.3g}× the {what} of {loser}{direction} (95 % CI "
-            f"{low:.3g}–{high:.3g}×, {p_text}, {pair['magnitude']} effect)")
+def _pair(pairwise: pd.DataFrame, test: object, winner: str, runner_up: str
+          ) -> tuple[float, float, float, float, float] | None:
+    """(ratio winner/runner-up, CI low, CI high, p_adj, MDE) from the pairwise table."""
+    rows = pairwise[(pairwise.workload == test.workload) & (pairwise.op == test.op)  # type: ignore
+                    & (pairwise.metric == test.metric)]  # type: ignore[attr-defined]
+    for row in rows.itertuples():
+        if (row.a, row.b) == (winner, runner_up):
+            return row.ratio, row.ratio_ci_low, row.ratio_ci_high, row.p_adj, row.mde_ratio
+        if (row.a, row.b) == (runner_up, winner):
+            return (1 / row.ratio, 1 / row.ratio_ci_high, 1 / row.ratio_ci_low, row.p_adj,
+                    row.mde_ratio)
+    return None
+
+
+def _cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
+    """Targets whose cells of this workload are cache-bound, with the reason."""
+    if "cache_bound" not in summary:
+        return {}
+    cells = summary[(summary.workload == workload) & summary["cache_bound"].astype(bool)]
+    return dict(zip(cells["target"], cells["cache_bound_reason"], strict=True))
+
+
+def _what(op: str, metric: str, workload: str) -> str:
+    op_text = "" if op in str(workload) or op == "total" else f"{op} "
+    return f"{op_text}{title(metric, long=True)}"
+
+
+def _mde_text(mde: float) -> str:
+    return "n/a" if mde != mde or math.isinf(mde) else f"{mde:.3g}×"
 
 
 def _p(value: float) -> str:

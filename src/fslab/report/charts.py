@@ -8,16 +8,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.metrics import HEADLINE_METRICS, HIGHER
+from fslab.metrics import HEADLINE_METRICS, HIGHER, title
 from fslab.units import display_scale
 
 Chart = dict[str, Any]
 PERCENTILES = [("clat_p50_ns", "p50"), ("clat_p90_ns", "p90"), ("clat_p99_ns", "p99"),
                ("clat_p99_9_ns", "p99.9"), ("clat_p99_99_ns", "p99.99")]
-TITLES = {"iops": "IOPS", "bw_bytes": "bandwidth", "ops_per_s": "operations/s",
-          "seconds": "time", "clat_mean_ns": "mean completion latency",
-          "clat_p99_ns": "p99 completion latency", "lat_max_ns": "max latency",
-          "sync_seconds": "sync after phase"}
 
 
 def _layout(title: str, y_title: str, **extra: Any) -> dict[str, Any]:
@@ -51,7 +47,7 @@ def bar_charts(summary: pd.DataFrame, workload: str) -> list[Chart]:
                 "hovertemplate": "%{x} " + str(op) + ": %{y:.4g} " + label + "<extra></extra>",
             })
         charts.append({"data": traces, "layout": _layout(
-            f"{workload}: {TITLES.get(metric, metric)} ({direction}), mean ± 95 % CI",
+            f"{workload}: {title(metric, long=True)} ({direction}), mean ± 95 % CI",
             label, barmode="group")})
     return charts
 
@@ -72,7 +68,7 @@ def strip_chart(values: pd.DataFrame, workload: str) -> Chart | None:
                        "text": [f"iteration {i}" for i in group["iteration"]],
                        "hovertemplate": "%{text}: %{y:.4g} " + label + "<extra></extra>"})
     return {"data": traces, "layout": _layout(
-        f"{workload}: {TITLES.get(metric, metric)} of every iteration", label,
+        f"{workload}: {title(metric, long=True)} of every iteration", label,
         showlegend=False)}
 
 
@@ -97,7 +93,7 @@ def qq_chart(values: pd.DataFrame, workload: str) -> Chart | None:
          "x": theoretical.tolist(), "y": ordered.tolist()},
         {"type": "scatter", "mode": "lines", "name": "normal",
          "x": line_x, "y": [slope * x + intercept for x in line_x]},
-    ], "layout": _layout(f"{workload}: QQ plot of {TITLES.get(metric, metric)} residuals "
+    ], "layout": _layout(f"{workload}: QQ plot of {title(metric, long=True)} residuals "
                          "(standardised)", "sample quantile",
                          xaxis={"title": {"text": "normal quantile"}})}
 
@@ -131,7 +127,7 @@ def verdict_heatmap(summary: pd.DataFrame) -> Chart | None:
         means = group.set_index("target")["mean"]
         higher = group["better"].iloc[0] == HIGHER
         best = means.max() if higher else means.min()
-        rows.append(f"{workload} {op} {TITLES.get(metric, metric)}")
+        rows.append(f"{workload} {op} {title(metric, long=True)}")
         ratios = [(means[t] / best if higher else best / means[t]) if t in means and best
                   else None for t in targets]
         z.append(_finite(ratios))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.metrics import HEADLINE_METRICS
+from fslab.metrics import HEADLINE_METRICS, title
 from fslab.report import charts
 from fslab.units import format_value
 
@@ -115,20 +115,22 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
                  runs: pd.DataFrame, environment: dict[str, Any],
                  campaign: dict[str, Any], records: list[dict[str, Any]],
                  drivers: pd.DataFrame | None = None,
-                 hosts: pd.DataFrame | None = None) -> str:
+                 hosts: pd.DataFrame | None = None,
+                 winners: pd.DataFrame | None = None) -> str:
     """The whole report as one HTML string. `values` is the per-run table
     (analysis.observations.per_run); `runs` the status of every run."""
     name = campaign.get("name", results_dir.name)
     page = Page(f"fslab report: {name}")
     page.add(f"<h1>fslab report: {esc(name)}</h1><p class='muted'>{esc(results_dir)} · "
              f"generated {esc(time.strftime('%Y-%m-%d %H:%M'))}</p>")
-    found = [line for line in verdict_lines if "no significant difference" not in line]
-    level = [line for line in verdict_lines if "no significant difference" in line]
-    page.add("<h2>Verdicts</h2>" + "".join(f"<p class='verdict'>{esc(line)}</p>"
-                                           for line in found)
-             + (f"<details><summary>No significant difference ({len(level)})</summary>"
-                + "".join(f"<p class='verdict'>{esc(line)}</p>" for line in level)
-                + "</details>" if level else ""))
+    page.add("<h2>Verdicts</h2>" + _verdicts(verdict_lines, winners))
+    cached = summary[summary["cache_bound"]] if "cache_bound" in summary else summary[:0]
+    if not cached.empty:
+        cells = cached.drop_duplicates(["target", "workload"])
+        page.add("<h3>Cache-bound results</h3><p>These cells are not a property of the file "
+                 "system, and are not ranked:</p><ul>" + "".join(
+                     f"<li>{esc(r.target)} · {esc(r.workload)}: {esc(r.cache_bound_reason)}"
+                     "</li>" for r in cells.itertuples()) + "</ul>")
     page.chart(charts.verdict_heatmap(summary))
     for workload in sorted(summary["workload"].unique()) if not summary.empty else []:
         page.add(f"<h2>Workload {esc(workload)}</h2>")
@@ -142,13 +144,14 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
     headline = summary[summary["metric"].isin(HEADLINE_METRICS)]
     page.add("<details open><summary>Per cell (headline metrics)</summary>" + table(
         headline, ["target", "workload", "op", "metric", "n", "mean", "ci_low", "ci_high",
-                   "median", "median_ci_low", "median_ci_high", "cv", "outliers"],
+                   "median", "median_ci_low", "median_ci_high", "cv", "outliers",
+                   "of_raw", "cache_bound_reason"],
         units=True) + "</details>")
     if drivers is not None and not drivers.empty:
-        page.add("<details open><summary>What drives performance (cross-validated models; "
-                 "share of explained variance per factor)</summary>"
+        page.add("<details open><summary>What drives performance (factorial ANOVA of log "
+                 "values: each term's partial ω² and share of the variation)</summary>"
                  + table(drivers, list(drivers.columns)) + "</details>")
-    page.add("<details><summary>Tests between targets, and why each was chosen</summary>"
+    page.add("<details><summary>The model of each comparison, and why</summary>"
              + table(tests, list(tests.columns)) + "</details>")
     page.add("<details><summary>Pairwise comparisons and effect sizes</summary>"
              + table(pairwise, list(pairwise.columns)) + "</details>")
@@ -162,6 +165,35 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
     page.add("<h2>Setup and environment</h2>" + _environment(environment))
     page.add("<h2>Methodology</h2>" + _methodology(campaign, records, summary))
     return page.render()
+
+
+def _verdicts(lines: list[str], winners: pd.DataFrame | None) -> str:
+    """Per workload: the headline table (winner, ratio to the runner-up, certainty), then
+    its pairs, folded."""
+    parts = []
+    workload = ""
+    pairs: dict[str, list[str]] = {}
+    for line in lines:
+        if line.startswith("== ") and line.endswith(" =="):
+            workload = line[3:-3]
+        elif line.startswith("    "):
+            pairs.setdefault(workload, []).append(line.strip())
+    for name in sorted(set(winners["workload"].astype(str)) if winners is not None
+                       and not winners.empty else pairs):
+        parts.append(f"<h3>{esc(name)}</h3>")
+        if winners is not None and not winners.empty:
+            rows = winners[winners["workload"].astype(str) == name].copy()
+            rows["metric"] = [title(m, long=True) for m in rows["metric"]]
+            parts.append(table(rows, ["op", "metric", "better", "winner", "runner_up",
+                                      "ratio", "ratio_ci_low", "ratio_ci_high", "certainty",
+                                      "mde_ratio", "verdict"]))
+        if pairs.get(name):
+            parts.append(f"<details><summary>Every pair ({len(pairs[name])})</summary>"
+                         + "".join(f"<p class='verdict'>{esc(p)}</p>" for p in pairs[name])
+                         + "</details>")
+    rest = [line for line in lines if not line.startswith(("== ", "  "))]
+    parts += [f"<p class='verdict'>{esc(line)}</p>" for line in rest]
+    return "".join(parts)
 
 
 def _environment(environment: dict[str, Any]) -> str:
@@ -188,19 +220,38 @@ def _methodology(campaign: dict[str, Any], records: list[dict[str, Any]],
         f"{campaign.get('seed', 'unknown')}.",
         f"Caches: synced and dropped before {dropped} of {len(records)} runs.",
         f"Runtime per fio job: {campaign.get('runtime', 'n/a')} s.",
-        "Observation: one run. All fio jobs of a run are summed (IOPS, bandwidth); latency "
-        "means are weighted by completed I/Os; percentiles come from merged json+ bins.",
+        "Observation: one fio section of one run. The clones of a section (numjobs) are "
+        "summed (IOPS, bandwidth); latency means are weighted by completed I/Os; "
+        "percentiles come from merged json+ bins. Different sections of one job file are "
+        "different observations (workload/section), never added up; jobs fio grouped "
+        "(group_reporting) stay one.",
+        "Cache-bound: a cell whose IOPS or bandwidth exceeds 1.25× what the loop images' "
+        "own disk delivered for the same job (measured once per campaign on a raw loop "
+        "device with direct I/O: environment.json 'ceilings'), or whose runs did buffered "
+        "I/O on files that fit in RAM, is marked and never ranked.",
+        "CPU: the workload's own (fio's usr + sys, as % of one core, summed over a "
+        "section's jobs), system-wide CPU from /proc/stat during the run (kernel threads "
+        "and daemons included), and each per completed I/O.",
         "Confidence intervals: Student t for means; percentile bootstrap for medians "
         "(20,000 bootstrap medians, each drawn exactly as an order statistic) and for "
         "ratios of means (1,000 resamples per group). Outliers are flagged by the "
         "median/MAD rule (3.5), never dropped.",
-        "Between targets: Shapiro–Wilk on residuals and Brown–Forsythe choose one-way "
-        "ANOVA + Tukey HSD, Welch's ANOVA + Games–Howell, or Kruskal–Wallis + Dunn (Holm); "
-        "paired Wilcoxon where iterations pair up; Cliff's delta for effect size. "
-        "Studentized-range p-values by fixed-grid integration (within 2e-4 of scipy); the "
-        "other tests follow scipy.stats' definitions and choice of exact or asymptotic "
-        "method (Mann–Whitney exact for samples of at most 8 without ties; Wilcoxon exact "
-        "without ties or zeros up to 50 pairs) and are tested against it.",
+        "Between targets, one model per comparison, on the ratio scale: values are "
+        "compared as logarithms, so every effect is a ratio of geometric means ('xfs "
+        "1.8× ext4'). When the same iterations ran on every target (fslab's own "
+        "campaigns), each pair is compared within iterations (a paired t on the log "
+        "ratios, the block design's contrast): a slow or fast moment of the machine moves "
+        "both targets and cancels instead of counting as noise, and each pair keeps its "
+        "own spread. Otherwise (imported results) Welch's t on the logs. All pairs of a "
+        "comparison form one family: the adjusted p is the Bonferroni p and the interval "
+        "the matching simultaneous one, so 'the interval excludes 1' and 'significant' "
+        "always agree. 'Could have shown' is the smallest ratio that comparison would "
+        "detect 4 times out of 5 (80 % power) at its n and noise. tests.csv and "
+        "pairwise.csv name the model of every row and why; Cliff's delta describes the "
+        "overlap. Distributions and power from scipy.stats and statsmodels.",
+        "What drives performance: the factorial ANOVA (statsmodels OLS, type-II sums of "
+        "squares, two-factor interactions) of log values on file system, target options, "
+        "workload and op; each term's partial ω² and share of the variation.",
         "Implementations: " + "; ".join(
             f"{t} = {i}" for t, i in summary.drop_duplicates("target")[
                 ["target", "fs_impl"]].itertuples(index=False)) if not summary.empty else "",

@@ -11,22 +11,15 @@ from rich.table import Table
 from rich.text import Text
 
 from fslab.analysis.stats import NOISY_HALF_WIDTH
-from fslab.metrics import HEADLINE_METRICS, HIGHER
+from fslab.metrics import HEADLINE_METRICS, HIGHER, title
 from fslab.plan import Plan
 from fslab.targets import Target
 from fslab.units import format_value
 from fslab.workloads.base import Where
 
-METRIC_TITLES = {
-    "iops": "IOPS",
-    "bw_bytes": "bandwidth",
-    "ops_per_s": "ops/s",
-    "seconds": "time",
-    "clat_mean_ns": "mean clat",
-    "clat_p99_ns": "p99 clat",
-    "lat_max_ns": "max latency",
-    "sync_seconds": "sync after",
-}
+# System-wide CPU is in summary.csv, the report and the verdicts; a terminal row has no
+# room for all four CPU columns.
+TERMINAL_LEAVES_OUT = ("host_cpu_pct", "host_cpu_ns_per_io")
 
 
 def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> RenderableType:
@@ -36,7 +29,7 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
         parts.append(Text("No measurements yet."))
     else:
         parts.append(_targets_table(summary))
-    marks = {"noisy": False, "overlap": False, "above_raw": False}
+    marks = {"noisy": False, "overlap": False, "above_raw": False, "cache": False}
     for workload, cells in summary.groupby("workload", sort=True):
         parts.append(_workload_table(str(workload), cells, marks))
     if marks["noisy"]:
@@ -49,6 +42,12 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
             "Green: the best target in the column (direction honoured: higher IOPS and "
             "bandwidth, lower latency). '?' after it: its 95 % CI overlaps the runner-up's, "
             "so the ranking is not established.", style="dim"))
+    if marks["cache"]:
+        reasons = summary.loc[summary["cache_bound"], "cache_bound_reason"].drop_duplicates()
+        parts.append(Text(
+            "‡ cache-bound: not a property of the file system, and not ranked ("
+            + "; ".join(reasons.head(3)) + ("; …" if len(reasons) > 3 else "") + ").",
+            style="magenta"))
     if marks["above_raw"]:
         parts.append(Text(
             "IOPS vs raw above 100 %: the file system beat its raw loop device. With loop "
@@ -77,14 +76,15 @@ def _targets_table(summary: pd.DataFrame) -> Table:
 
 
 def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) -> Table:
-    metrics = [m for m in HEADLINE_METRICS if m in set(cells["metric"])]
+    metrics = [m for m in HEADLINE_METRICS if m in set(cells["metric"])
+               and m not in TERMINAL_LEAVES_OUT]
     has_raw = "of_raw" in cells and cells["of_raw"].notna().any()
     table = Table(title=f"{workload}: mean ± 95 % CI half-width", title_justify="left")
     table.add_column("target")
     table.add_column("op")
     for metric in metrics:
         better = "↑" if cells.loc[cells.metric == metric, "better"].iloc[0] == HIGHER else "↓"
-        table.add_column(f"{METRIC_TITLES.get(metric, metric)} {better}", justify="right")
+        table.add_column(f"{title(metric)} {better}", justify="right")
     if has_raw:
         table.add_column("IOPS vs raw", justify="right")
     indexed = cells.set_index(["op", "target", "metric"])
@@ -122,6 +122,9 @@ def _cell_text(cell: pd.Series, marks: dict[str, bool]) -> Text:
     if cell["noisy"]:
         text.append("⚠", style="yellow")
         marks["noisy"] = True
+    if cell.get("cache_bound", False):
+        text.append("‡", style="magenta")
+        marks["cache"] = True
     return text
 
 

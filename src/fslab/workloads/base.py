@@ -39,7 +39,8 @@ class Workload(Protocol):
     name: str
     family: str
     # A workload with `memory_limit` (bytes, > 0) runs in a memory cgroup of that size,
-    # which the runner makes (memlimit.py); most have none.
+    # which the runner makes (memlimit.py); most have none. The runner adds system-wide
+    # CPU rows to every workload's results unless it sets `measures_host_cpu = False`.
 
     def check(self) -> None:
         """Raise UserError with one line when the workload cannot run here."""

@@ -22,6 +22,7 @@ class NullWorkload:
     jitter: float = 0.0
     sleep_s: float = 0.0
     fail: bool = False
+    measures_host_cpu: bool = False  # known numbers only: no system-wide CPU row
 
     def check(self) -> None:
         return None

@@ -1,0 +1,82 @@
+"""Cache-bound cells: results that are not a property of the file system.
+
+A cell is cache-bound when
+- its mean IOPS or bandwidth exceeds what the device under the loop images delivered for
+  the same job (the ceiling, measured once per campaign: fslab/ceiling.py) by more than
+  CEILING_MARGIN, or
+- its runs did buffered I/O on a file set that fits in the machine's RAM (a study preset
+  reproduced verbatim, e.g. basic5): the page cache can hold all of it.
+Such a cell is marked, never crowned, and verdicts about it say so instead of naming a
+winner. Pure: tables in, table out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+
+from fslab.ceiling import ceiling_of
+
+# A single ceiling measurement on a loop device swings (PLATFORM.md: 2-4x between runs);
+# a result counts as above it only beyond this factor.
+CEILING_MARGIN = 1.25
+RATE_METRICS = ("iops", "bw_bytes")
+
+
+def mark_cache_bound(summary: pd.DataFrame, records: Iterable[dict[str, Any]],
+                     environment: dict[str, Any]) -> pd.DataFrame:
+    """`summary` with cache_bound / cache_bound_reason columns (and of_raw from the
+    ceiling where no raw target ran); cache-bound cells lose their best flags."""
+    out = summary.copy()
+    reasons: dict[tuple[str, str], list[str]] = {
+        key: [reason] for key, reason in _buffered_in_ram(records, environment).items()}
+    ceilings = environment.get("ceilings") or {}
+    of_raw = out["of_raw"].to_numpy(dtype=float, copy=True) if "of_raw" in out else None
+    for index, row in enumerate(out.itertuples()):
+        if row.metric not in RATE_METRICS or not isinstance(row.mean, float):
+            continue
+        ceiling = ceiling_of(ceilings, str(row.workload), str(row.op), str(row.metric))
+        if not ceiling:
+            continue
+        if of_raw is not None and math.isnan(of_raw[index]):
+            of_raw[index] = row.mean / ceiling
+        if row.mean > CEILING_MARGIN * ceiling:
+            reasons.setdefault((str(row.target), str(row.workload)), []).append(
+                f"{row.op} {row.metric} {row.mean / ceiling:.1f}× the device's own "
+                f"for this job: above what the disk under the image can deliver")
+    if of_raw is not None:
+        out["of_raw"] = of_raw
+    keys = list(zip(out["target"].astype(str), out["workload"].astype(str), strict=True))
+    out["cache_bound_reason"] = [_reason(reasons, key) for key in keys]
+    out["cache_bound"] = out["cache_bound_reason"] != ""
+    for column in ("best", "best_clear"):
+        if column in out:
+            out[column] = out[column] & ~out["cache_bound"]
+    return out
+
+
+def _reason(reasons: dict[tuple[str, str], list[str]], key: tuple[str, str]) -> str:
+    """A cell's reasons: its own (target, workload)'s, and its job's for a section."""
+    target, workload = key
+    found = reasons.get(key, []) + (reasons.get((target, workload.split("/", 1)[0]), [])
+                                    if "/" in workload else [])
+    return "; ".join(dict.fromkeys(found))
+
+
+def _buffered_in_ram(records: Iterable[dict[str, Any]],
+                     environment: dict[str, Any]) -> dict[tuple[str, str], str]:
+    memory = int(environment.get("memory_bytes") or 0)
+    found: dict[tuple[str, str], str] = {}
+    for record in records:
+        io = (record.get("workload_metadata") or {}).get("io") or {}
+        if io.get("direct", True) or not memory:
+            continue
+        size = int(io.get("file_set_bytes") or 0)
+        if size < memory:
+            found[(str(record.get("target")), str(record.get("workload")))] = (
+                f"buffered I/O on {size / 2**20:.0f} MiB of files, which the "
+                f"{memory / 2**30:.0f} GiB of RAM can cache")
+    return found
