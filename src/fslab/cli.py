@@ -298,6 +298,16 @@ def age(
         help="Fragmentation probe every N operations (and always at the end).")] = None,
     image: Annotated[str, typer.Option(
         help="Keep the aged state: sparse (full copy), metadata, or none.")] = "sparse",
+    recipe: Annotated[str | None, typer.Option(
+        help="mix (fs-drift-like operations), interleaved (a tree grown piece by piece in "
+             "shuffled rounds; the default) or versioned (git-pull-like versions).")] = None,
+    written: Annotated[str | None, typer.Option(
+        help="Stop after writing this multiple of the capacity, e.g. 20x.")] = None,
+    layout_target: Annotated[float | None, typer.Option(
+        "--layout-target", help="Stop when the layout score falls to this.")] = None,
+    plateau: Annotated[float | None, typer.Option(
+        help="Stop when layout score and free extents change less than this share over "
+             "the last probes, e.g. 0.01.")] = None,
     lab: LabOption = None,
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
@@ -316,7 +326,22 @@ def age(
         settings.duration_s = float(parse_duration(duration))
     if bytes_limit:
         settings.bytes_limit = parse_size(bytes_limit)
-    if not (settings.ops or settings.duration_s or settings.bytes_limit or stop_file):
+    if recipe is not None:
+        settings.recipe = recipe
+    elif not (config or mix or ops):
+        settings.recipe = "interleaved"  # the default: measurable aging in minutes
+    if written is not None:
+        try:
+            settings.written = float(written.lower().rstrip("x"))
+        except ValueError:
+            raise UserError(f"--written takes a multiple of the capacity, e.g. 20x, not "
+                            f"{written!r}") from None
+    settings.layout_target = layout_target if layout_target is not None else (
+        settings.layout_target)
+    settings.plateau = plateau if plateau is not None else settings.plateau
+    if not (settings.ops or settings.duration_s or settings.bytes_limit or stop_file
+            or settings.written or settings.layout_target is not None or settings.plateau
+            or settings.recipe == "interleaved"):
         settings.ops = 10_000
     for name, value in (("utilization", utilization), ("stop_file", stop_file),
                         ("pause_file", pause_file), ("fstrim_every", fstrim_every),

@@ -24,6 +24,7 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "cpu_ns_per_io": ("ns", LOWER),  # the workload's CPU time per completed I/O
     "host_cpu_pct": ("%", LOWER),  # system-wide CPU during the run (kernel threads too)
     "host_cpu_ns_per_io": ("ns", LOWER),
+    "layout_score": ("1", HIGHER),  # share of blocks read right after the one before
     "iops": ("1/s", HIGHER),
     "bw_bytes": ("bytes/s", HIGHER),
     "io_bytes": ("bytes", HIGHER),
@@ -47,8 +48,8 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
 
 # The metrics the summary tables show when a workload has them, in display order.
 HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "seconds", "clat_mean_ns", "clat_p99_ns",
-                    "lat_max_ns", "sync_seconds", "cpu_total", "host_cpu_pct",
-                    "cpu_ns_per_io", "host_cpu_ns_per_io")
+                    "lat_max_ns", "sync_seconds", "layout_score", "cpu_total",
+                    "host_cpu_pct", "cpu_ns_per_io", "host_cpu_ns_per_io")
 
 # One table of display names (terminal, HTML, verdicts): (short, long).
 METRIC_TITLES: dict[str, tuple[str, str]] = {
@@ -64,6 +65,7 @@ METRIC_TITLES: dict[str, tuple[str, str]] = {
     "host_cpu_pct": ("host CPU", "system-wide CPU (% of one core)"),
     "cpu_ns_per_io": ("CPU/IO", "workload CPU per I/O"),
     "host_cpu_ns_per_io": ("host CPU/IO", "system-wide CPU per I/O"),
+    "layout_score": ("layout", "dynamic layout score"),
 }
 
 

@@ -13,6 +13,7 @@ OPS = ("create", "write", "append", "truncate", "delete", "read", "random_read",
 # A mix that grows the file set while churning it, after fs-drift's defaults.
 DEFAULT_MIX = {"create": 12, "write": 8, "append": 14, "truncate": 4, "delete": 8,
                "read": 18, "random_read": 16, "random_write": 14, "rename": 6}
+RECIPES = ("mix", "interleaved", "versioned")
 # ln(bytes) of file sizes in file-system metadata studies (Agrawal et al., FAST '07).
 LOGNORMAL_MU = 9.48
 LOGNORMAL_SIGMA = 2.46
@@ -51,6 +52,21 @@ class AgingConfig:
     fstrim_every: int | None = None  # operations between fstrim runs
     fstrim_seconds: float | None = None  # seconds between fstrim runs
     probe_every: int | None = None  # operations between fragmentation probes
+    # What to run: the fs-drift-like op mix, or a recipe (aging/recipes.py).
+    recipe: str = "mix"  # mix | interleaved | versioned
+    # Stop when a target is reached (issue 14), besides ops / duration / bytes:
+    written: float | None = None  # bytes written as a multiple of the capacity
+    layout_target: float | None = None  # the layout score fell to this (at a probe)
+    plateau: float | None = None  # layout score and free extents changed < this share...
+    plateau_probes: int = 3  # ... over this many probes in a row
+    # Recipes' tree: files, the piece a file grows by per round (interleaved), the share
+    # of the capacity the tree fills.
+    tree_files: int = 4000
+    piece: int = 4096
+    fill: float = 0.5
+    version_change: float = 0.1  # versioned: share of files rewritten per version
+    version_add: float = 0.03  # ... added
+    version_delete: float = 0.02  # ... deleted
 
     def validate(self) -> None:
         unknown = sorted(set(self.mix) - set(OPS))
@@ -67,8 +83,20 @@ class AgingConfig:
             raise UserError("sizes must be lognormal, fixed or uniform")
         if self.utilization is not None and not 0.05 <= self.utilization <= 0.999:
             raise UserError("utilization must be between 0.05 and 0.999, e.g. 0.8")
-        if not (self.ops or self.duration_s or self.bytes_limit or self.stop_file):
-            raise UserError("give a stop condition: ops, duration, bytes or a stop file")
+        if self.recipe not in RECIPES:
+            raise UserError(f"unknown aging recipe {self.recipe!r} (known: "
+                            f"{', '.join(RECIPES)})")
+        if not (self.ops or self.duration_s or self.bytes_limit or self.stop_file
+                or self.written or self.layout_target is not None or self.plateau
+                or self.recipe == "interleaved"):
+            raise UserError("give a stop condition: ops, duration, bytes, written, a "
+                            "layout target, a plateau or a stop file")
+        if self.written is not None and self.written <= 0:
+            raise UserError("written must be a positive multiple of the capacity, e.g. 20x")
+        if not 0.01 <= self.fill <= 0.95:
+            raise UserError("fill must be between 0.01 and 0.95 of the capacity")
+        if self.tree_files < 1 or self.piece < 512:
+            raise UserError("tree_files must be positive and piece at least 512 bytes")
         if self.max_files < 1 or self.levels < 0 or self.dirs_per_level < 1:
             raise UserError("max_files, levels and dirs_per_level must be positive")
 

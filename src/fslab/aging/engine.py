@@ -29,6 +29,7 @@ CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
 READ_CODE, RENAME_CODE = OPS.index("read"), OPS.index("rename")
 CHECK_SHARE = 0.004  # of the file system's size written between utilisation checks
+PROBE_FOR_STOPS = 2000  # operations between probes when a stop rule needs them
 
 
 @dataclass
@@ -97,7 +98,7 @@ class Engine:
     """Runs one aging configuration in `root` (a directory on the target)."""
 
     def __init__(self, config: AgingConfig, root: Path,
-                 probe: Callable[[int], None] | None = None,
+                 probe: Callable[[int], dict[str, Any] | None] | None = None,
                  fstrim: Callable[[], None] | None = None) -> None:
         config.validate()
         self.config = config
@@ -110,13 +111,19 @@ class Engine:
         self.buffer = memoryview(os.urandom(max(config.size_max, config.io_size)))
         self._layout()
         self._next_trim = config.fstrim_every or 0
-        self._next_probe = config.probe_every or 0
+        # Probe-based stops need probes: every PROBE_FOR_STOPS operations unless set.
+        self.probe_every = config.probe_every or (
+            PROBE_FOR_STOPS if (config.layout_target is not None or config.plateau) else 0)
+        self._next_probe = self.probe_every
+        self.probes: list[dict[str, Any]] = []
+        self._deadline: float | None = None
         self._next_trim_s = config.fstrim_seconds or 0.0
         # Check utilisation every `check_every` operations, and also whenever writes since
         # the last check reach CHECK_SHARE of the file system: large files must not carry
         # the used share past the target between two checks.
         stats = os.statvfs(root) if root.exists() else os.statvfs(root.parent)
-        self._check_bytes = max(1, int(stats.f_blocks * stats.f_frsize * CHECK_SHARE))
+        self.capacity = stats.f_blocks * stats.f_frsize
+        self._check_bytes = max(1, int(self.capacity * CHECK_SHARE))
         self._written_at_check = 0
 
     def _layout(self) -> None:
@@ -146,10 +153,31 @@ class Engine:
     def run(self) -> AgingLog:
         """Run to a stop condition; the directory descriptors are closed whatever happens
         (an open one would keep the target busy and its unmount failing)."""
+        self._deadline = (time.perf_counter() + self.config.duration_s
+                          if self.config.duration_s else None)
         try:
+            if self.config.recipe != "mix":
+                return self._run_recipe()
             return self._run()
         finally:
             self.close()
+
+    def _run_recipe(self) -> AgingLog:
+        from fslab.aging.recipes import RecipeRun
+
+        recipe = RecipeRun(self)
+        start = time.perf_counter()
+        try:
+            ended = getattr(recipe, self.config.recipe)()
+        finally:
+            recipe.close()
+        log = self.log
+        log.ops_done = recipe.done
+        log.seconds = time.perf_counter() - start
+        log.stopped_by = log.stopped_by or ended
+        log.digest = f"recipe {self.config.recipe} seed {self.config.seed}"
+        self._check_space(log.seconds)
+        return log
 
     def _run(self) -> AgingLog:
         config, log = self.config, self.log
@@ -158,7 +186,6 @@ class Engine:
                     self._read, self._random_read, self._random_write, self._rename]
         clock = time.perf_counter_ns
         start_ns = clock()
-        deadline = time.perf_counter() + config.duration_s if config.duration_s else None
         limit = config.ops if config.ops is not None else float("inf")
         check = max(1, config.check_every)
         times, codes_log, latencies = log.t, log.op, log.latency_ns
@@ -179,10 +206,10 @@ class Engine:
                              >= self._check_bytes):
                     self._written_at_check = log.bytes_written
                     log.ops_done = done
-                    if self._should_stop(deadline):
+                    if self.stop_reached(done):
                         stopped = True
                         break
-                    self._maintain((clock() - start_ns) / 1e9, done)
+                    self.maintain((clock() - start_ns) / 1e9, done)
                 code, file, other = self._resolve(code, file, other)
                 began = clock()
                 try:
@@ -228,13 +255,22 @@ class Engine:
 
     # -- stop, pause and maintenance ---------------------------------------------------
 
-    def _should_stop(self, deadline: float | None) -> bool:
+    def stop_reached(self, done: int) -> bool:
+        """Whether a stop condition holds now (and which: log.stopped_by)."""
         config, log = self.config, self.log
-        if deadline is not None and time.perf_counter() >= deadline:
+        if config.ops is not None and done >= config.ops:
+            log.stopped_by = "ops"
+            return True
+        if self._deadline is not None and time.perf_counter() >= self._deadline:
             log.stopped_by = "duration"
             return True
         if config.bytes_limit is not None and log.bytes_written >= config.bytes_limit:
             log.stopped_by = "bytes"
+            return True
+        if config.written is not None and log.bytes_written >= config.written * self.capacity:
+            log.stopped_by = f"written {config.written:g}× the capacity"
+            return True
+        if self._probe_target_reached():
             return True
         if config.stop_file is not None and config.stop_file.exists():
             log.stopped_by = "stop file"
@@ -246,7 +282,31 @@ class Engine:
                 return True
         return False
 
-    def _maintain(self, now: float, done: int) -> None:
+    def _probe_target_reached(self) -> bool:
+        """A layout score at or below the target, or a plateau of layout score and free
+        extents (each changed less than `plateau` over the last `plateau_probes`)."""
+        config, probes = self.config, self.probes
+        scores = [p["used"].get("layout_score") for p in probes if p.get("used")]
+        scores = [s for s in scores if isinstance(s, float) and s == s]
+        if config.layout_target is not None and scores and scores[-1] <= config.layout_target:
+            self.log.stopped_by = f"layout score {scores[-1]:.3f} <= {config.layout_target:g}"
+            return True
+        window = config.plateau_probes + 1
+        if not config.plateau or len(probes) < window:
+            return False
+        recent = probes[-window:]
+        series = [[p["used"].get("layout_score") for p in recent],
+                  [p["free"].get("free_extents") for p in recent]]
+        for values in series:
+            if any(not isinstance(v, (int, float)) or v != v for v in values):
+                continue
+            base = max(abs(values[0]), 1e-9)
+            if max(values) - min(values) > config.plateau * base:
+                return False
+        self.log.stopped_by = f"plateau (< {config.plateau:.0%} change over {window} probes)"
+        return True
+
+    def maintain(self, now: float, done: int) -> None:
         config = self.config
         self._check_space(now)
         if config.fstrim_every and done >= self._next_trim:
@@ -257,9 +317,11 @@ class Engine:
             self.fstrim()
             self.log.fstrims += 1
             self._next_trim_s = now + config.fstrim_seconds
-        if config.probe_every and self.probe and done >= self._next_probe:
-            self.probe(done)
-            self._next_probe += config.probe_every
+        if self.probe_every and self.probe and done >= self._next_probe:
+            found = self.probe(done)
+            if isinstance(found, dict):
+                self.probes.append(found)
+            self._next_probe = done + self.probe_every
 
     def used_share(self) -> float:
         stats = os.statvfs(self.root)

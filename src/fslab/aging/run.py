@@ -64,13 +64,14 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         images = next((str(Path(r.path).parent) for r in mounted.resources
                        if r.kind == "file"), "")
 
-        def probe(ops_done: int) -> None:
+        def probe(ops_done: int) -> dict[str, Any]:
             os.sync()
             free = free_space(mounted.description.get("fs", spec.fs), device,
                               str(mounted.path), pool, images)
             used = used_space_probe(root)
             snapshots.append({"ops": ops_done, "t": time.time(), "free": asdict(free),
                               "used": used})
+            return snapshots[-1]
 
         engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
         log = engine.run()

@@ -111,6 +111,14 @@ def _agedfiles(only: list[str], runtime: int, file_size: int,
     ])
 
 
+def _scan(only: list[str], runtime: int, file_size: int,
+          options: dict[str, Any]) -> list[Workload]:
+    from fslab.workloads.scan import ScanWorkload
+
+    _only_keys(options, {"subdir"}, "scan")
+    return _pick(only, [ScanWorkload("scan", str(options.get("subdir", "")))])
+
+
 def _only_keys(options: dict[str, Any], allowed: set[str], suite: str) -> None:
     unknown = sorted(set(options) - allowed)
     if unknown:
@@ -148,6 +156,14 @@ SUITES: dict[str, Suite] = {
          "aged_create": "create 1,000 new files (lognormal sizes up to 64 KiB)"},
         {"aged_readall": 1, "aged_overwrite": 1, "aged_append": 1, "aged_create": 1},
         _agedfiles, options="count, size, seed"),
+    "scan": Suite(
+        "scan",
+        "Drop caches, then read every file of the target's tree in directory order (as "
+        "grep -r or a backup does): bytes/s, files/s and the dynamic layout score of that "
+        "read order (FIEMAP). For aged images against fresh copies of their files.",
+        "file-system aging studies (Conway et al., FAST '17: a cold recursive scan)",
+        {"scan": "walk the tree in readdir order, read every file, caches dropped first"},
+        {"scan": 1}, _scan, options="subdir"),
     "bonnie": Suite(
         "bonnie",
         "bonnie++ with -s at the campaign's file size and -r half of it (bonnie++ "

@@ -1,0 +1,66 @@
+"""Verdicts on real campaigns (issue 13): identical targets are found equal, a known
+handicap is found with the truth inside its interval."""
+
+import pandas as pd
+import pytest
+
+from fslab import api
+from fslab.campaign import load_campaign
+from fslab.targets.device_options import throttle_support
+from tests.conftest import requires
+
+CAMPAIGN = """
+name = "{name}"
+iterations = {iterations}
+runtime = 1
+image_size = "256M"
+file_size = "16M"
+seed = {seed}
+ceiling = false
+{targets}
+[[workload]]
+preset = "direct5"
+only = ["randread"]
+"""
+
+
+def run(tmp_path, lab, name, targets, iterations=3, seed=1):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(CAMPAIGN.format(name=name, iterations=iterations, seed=seed,
+                                    targets=targets))
+    out = tmp_path / name
+    result = api.run(load_campaign(path), out=out, lab=lab)
+    assert result.runner.failed == 0
+    api.analyze(out)
+    pairs = pd.read_csv(out / "stats" / "pairwise.csv")
+    tests = pd.read_csv(out / "stats" / "tests.csv")
+    return pairs[(pairs.metric == "iops") & (pairs.op == "read")], tests
+
+
+@pytest.mark.privileged
+def test_identical_targets_show_no_difference(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "losetup")
+    targets = "".join(f'[[target]]\nname = "ext4-{x}"\nfs = "ext4"\n' for x in "abc")
+    pairs, tests = run(tmp_path, lab, "aa", targets)
+    assert len(pairs) == 3
+    assert not pairs["significant"].any(), pairs[["a", "b", "ratio", "p_adj"]]
+    # and each interval says so: it holds 1
+    assert ((pairs.ratio_ci_low <= 1) & (pairs.ratio_ci_high >= 1)).all()
+    assert tests[tests.metric == "iops"]["blocked"].all()
+
+
+@pytest.mark.privileged
+def test_a_known_handicap_is_found_with_the_truth_in_its_interval(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "losetup")
+    if throttle_support():
+        pytest.fail(f"CI must run every test: {throttle_support()}")
+    targets = ('[[target]]\nname = "fast"\nfs = "ext4"\nthrottle = { read_iops = 400 }\n'
+               '[[target]]\nname = "slow"\nfs = "ext4"\nthrottle = { read_iops = 200 }\n')
+    pairs, _ = run(tmp_path, lab, "ab", targets)
+    (pair,) = pairs.itertuples()
+    ratio, low, high = pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high
+    if (pair.a, pair.b) == ("slow", "fast"):
+        ratio, low, high = 1 / ratio, 1 / high, 1 / low
+    assert pair.significant
+    assert low <= 2.0 <= high, (ratio, low, high)  # both capped: the truth is 400/200
+    assert ratio == pytest.approx(2.0, rel=0.1)
