@@ -175,7 +175,7 @@ class Engine:
         log.ops_done = recipe.done
         log.seconds = time.perf_counter() - start
         log.stopped_by = log.stopped_by or ended
-        log.digest = f"recipe {self.config.recipe} seed {self.config.seed}"
+        log.digest = recipe.sequence.hexdigest()
         self._check_space(log.seconds)
         return log
 

@@ -17,6 +17,7 @@ append, write, delete), and keep under the target fill of the capacity.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import time
@@ -75,6 +76,7 @@ class RecipeRun:
         self.start_ns = time.perf_counter_ns()
         self.done = 0
         self.dirs: dict[str, int] = {}
+        self.sequence = hashlib.sha256()  # every planned operation, in order
 
     # -- operations, logged as the op mix logs them ------------------------------------
 
@@ -87,7 +89,8 @@ class RecipeRun:
             fd = self.dirs[directory] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         return fd
 
-    def _timed(self, code: int, action: object) -> None:
+    def _timed(self, code: int, action: object, relative: str = "", size: int = 0) -> None:
+        self.sequence.update(f"{code} {relative} {size}\n".encode())
         log = self.engine.log
         began = time.perf_counter_ns()
         try:
@@ -118,11 +121,11 @@ class RecipeRun:
                 os.close(fd)
             self.engine.log.bytes_written += size
 
-        self._timed(APPEND if append else CREATE, action)
+        self._timed(APPEND if append else CREATE, action, relative, size)
 
     def delete(self, relative: str) -> None:
         self._timed(DELETE, lambda: os.unlink(os.path.basename(relative),
-                                              dir_fd=self._dir_fd(relative)))
+                                              dir_fd=self._dir_fd(relative)), relative)
 
     # -- stop rules and maintenance ------------------------------------------------------
 
