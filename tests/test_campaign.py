@@ -120,3 +120,26 @@ def test_job_file_writing_outside_target_is_refused(tmp_path):
 def test_workload_filter_flag():
     campaign = load_campaign(None, Overrides(workloads=["randread", "seqwrite"]))
     assert [w.name for w in build_workloads(campaign)] == ["randread", "seqwrite"]
+
+
+def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path):
+    from fslab.resume import progress_line, resume_campaign
+    from fslab.store import ResultsDir
+
+    flags = Overrides(fs=["ext4"], workloads=["randread"], iterations=2, runtime="3")
+    (tmp_path / "c.toml").write_text('iterations = 2\n[[target]]\nfs = "ext4"\n'
+                                     '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
+    out = tmp_path / "r"
+    original = load_campaign(None, flags)  # no seed given: one is drawn and saved
+    ResultsDir.create(out).write_campaign(original.to_dict())
+    assert resume_campaign(out, None, flags).seed == original.seed  # as typed: fine
+    assert resume_campaign(out, tmp_path / "c.toml").seed == original.seed
+    assert resume_campaign(out, None, Overrides(iterations=3)).iterations == 3  # extends
+    with pytest.raises(UserError) as error:
+        resume_campaign(out, None, Overrides(runtime="9", fs=["xfs"]))
+    message = str(error.value)
+    assert "runtime: saved 3, given 9" in message and "target: saved ext4, given xfs" in message
+    run_dir = ResultsDir.open(out).fresh_run_dir("i001-ext4-randread")
+    (run_dir / "run.json").write_text('{"run_id": "i001-ext4-randread"}')
+    assert progress_line(original, out) == (
+        "1 of 2 runs done; continuing with iteration 2, run 1 (i002-ext4-randread)")

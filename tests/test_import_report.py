@@ -214,3 +214,39 @@ def test_import_command_analyses_unless_told_not_to(tmp_path):
                      "--no-analyze")
     assert bare.returncode == 0, bare.stderr
     assert not (tmp_path / "b" / "stats").exists() and "fslab analyze" in bare.stdout
+
+
+def test_bad_files_never_cost_the_good_ones(tmp_path):
+    """Issue 15: a tree of good fio files and bad ones (junk, truncated, empty, binary, a
+    wrong-typed section, NaN, a script tag): every good file imported, every bad one
+    listed with its reason (a table, import_errors.csv), a distinct exit code."""
+    import csv
+
+    fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
+    good = (FIO / "seqwrite-1job.json").read_text()
+    data = json.loads(good[good.index("{"):])
+    bad = tmp_path / "tree" / "ext4" / "bad"
+    bad.mkdir()
+    wrong = json.loads(json.dumps(data))
+    wrong["jobs"][0]["read"] = "n/a"
+    nan = good.replace('"iops" : 0.000000', '"iops" : NaN', 1)
+    files = {"truncated.json": good[: len(good) // 2], "empty.json": "",
+             "binary.json": "\x00\x01\x02{\x03", "wrong-type.json": json.dumps(wrong),
+             "no-jobs.json": json.dumps({"fio version": "fio-3.33", "jobs": []}),
+             "nan.json": nan}
+    for name, text in files.items():
+        (bad / name).write_text(text)
+    script = json.loads(json.dumps(data))
+    script["jobs"][0]["jobname"] = "<script>alert(1)</script>"
+    (tmp_path / "tree" / "xfs" / "1" / "script.json").write_text(json.dumps(script))
+    done = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "o"),
+                     "--no-analyze")
+    assert done.returncode == 4, done.stderr
+    assert "Traceback" not in done.stderr and "Skipped files" in done.stderr
+    listed = {row["file"]: row["reason"] for row in
+              csv.DictReader((tmp_path / "o" / "import_errors.csv").open())}
+    assert {f"ext4/bad/{n}" for n in ("truncated.json", "empty.json", "binary.json",
+                                      "wrong-type.json", "no-jobs.json")} <= set(listed)
+    assert all(reason for reason in listed.values())
+    metrics = api.load(tmp_path / "o")
+    assert len(set(metrics["run_id"])) >= 13  # the 12 good files and the script-named one

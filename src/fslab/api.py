@@ -161,12 +161,9 @@ def undetectable(results_dir: Path, percent: float) -> list[str]:
 
 def resume_campaign(out: Path) -> Campaign:
     """The campaign saved in a results directory, for `--resume`."""
-    results = ResultsDir.open(out)
-    if not results.campaign_path().exists():
-        raise UserError(f"{out} has no campaign.toml to resume")
-    from fslab.campaign import Overrides, load_campaign
+    from fslab.resume import resume_campaign as saved
 
-    return load_campaign(results.campaign_path(), Overrides(out=str(out)))
+    return saved(out)
 
 
 def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:

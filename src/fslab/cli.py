@@ -94,9 +94,11 @@ def run(
     if resume:
         if out is None:
             raise UserError("--resume needs --out DIR: the results directory to continue")
-        if campaign_file or any(v is not None for k, v in vars(overrides).items() if k != "out"):
-            raise UserError("--resume continues the campaign saved in --out; drop other options")
-        campaign = api.resume_campaign(out)
+        from fslab.resume import progress_line, resume_campaign
+
+        campaign = resume_campaign(out, campaign_file, overrides)
+        if not dry_run:
+            console.print(progress_line(campaign, out))
     else:
         campaign = load_campaign(campaign_file, overrides)
     devices = frozenset(confirm_device or [])
@@ -225,8 +227,14 @@ def import_(
 ) -> None:
     """Build a results directory from fio JSON, dd logs or bonnie++ CSV collected elsewhere."""
     report = api.import_results(paths, out, pattern, analyze_after=analyze)
-    for name, reason in report.skipped:
-        err_console.print(f"skipped {name}: {reason}", markup=False, highlight=False)
+    if report.skipped:
+        table = Table(title=f"Skipped files ({len(report.skipped)}; also in "
+                            f"{out / 'import_errors.csv'})", title_justify="left")
+        table.add_column("file")
+        table.add_column("reason")
+        for name, reason in report.skipped:
+            table.add_row(escape(name), escape(reason))
+        err_console.print(table)
     console.print(f"Imported {report.imported} files ({report.rows} values) into {out}; "
                   f"skipped {len(report.skipped)}.")
     if not report.imported:
@@ -236,6 +244,8 @@ def import_(
                       f"verdicts.txt). Next: fslab report {out}")
     else:
         console.print(f"Next: fslab analyze {out}")
+    if report.skipped:
+        raise typer.Exit(ExitCode.SKIPPED_FILES)
 
 
 @app.command()

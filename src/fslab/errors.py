@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     REGRESSION = 1  # reserved for `fslab compare`
     USER_ERROR = 2
     RUN_FAILURES = 3  # campaign finished but some runs failed
+    SKIPPED_FILES = 4  # `fslab import` wrote what it could read; some files were skipped
     INTERRUPTED = 130
 
 

@@ -126,9 +126,22 @@ def discover(paths: list[Path]) -> Iterator[tuple[str, str]]:
 
 
 def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | None, str]:
-    """Parse one file: (relative path, record or None, reason when None)."""
+    """Parse one file: (relative path, record or None, reason when None).
+
+    One bad file never costs the others: whatever goes wrong reading it (a parser bug
+    included) becomes that file's reason."""
     root, file, pattern = args
     relative = relative_path(root, file)
+    try:
+        return _read_one(root, file, pattern, relative)
+    except UserError as exc:
+        return relative, None, str(exc)
+    except Exception as exc:  # isolation is the point: name the file and go on
+        return relative, None, f"unreadable ({type(exc).__name__}: {exc})"
+
+
+def _read_one(root: str, file: str, pattern: str | None,
+              relative: str) -> tuple[str, dict[str, Any] | None, str]:
     try:
         with open(file, "rb") as handle:
             raw = handle.read()
@@ -241,6 +254,9 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     write_atomic(results.path / "runs.csv", _csv(runs))
     write_atomic(results.path / "import-report.json", json.dumps(
         {"imported": report.imported, "skipped": report.skipped}, indent=1))
+    write_atomic(results.path / "import_errors.csv",
+                 _csv([{"file": name, "reason": reason} for name, reason in report.skipped])
+                 if report.skipped else "file,reason\n")
     return report
 
 
