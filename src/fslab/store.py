@@ -112,7 +112,14 @@ class ResultsDir:
         marker = path / "format.json"
         if not marker.exists():
             raise UserError(f"{path} is not an fslab results directory (no format.json)")
-        version = json.loads(marker.read_text()).get("format", 0)
+        try:
+            found = json.loads(marker.read_text())
+            version = found.get("format", 0) if isinstance(found, dict) else None
+            if not isinstance(version, int) or isinstance(version, bool):
+                raise ValueError(f"format is {version!r}, not a version number")
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            raise UserError(f"{marker} is damaged ({exc}); it should read "
+                            f'{{"format": {FORMAT_VERSION}}}') from None
         if version > FORMAT_VERSION:
             raise UserError(
                 f"{path} was written by a newer fslab (format {version}; this one reads up to "
@@ -146,20 +153,31 @@ class ResultsDir:
         write_json(self.runs_dir / run_id / RUN_RECORD, record)
 
     def run_records(self) -> Iterator[dict[str, Any]]:
-        """Every finished run's record, in run-id order."""
+        """Every finished run's record, in run-id order; a damaged one is skipped and
+        named in `damaged` (one bad run directory never costs the others)."""
+        self.damaged: dict[str, str] = {}
         if not self.runs_dir.is_dir():
             return
         for run_dir in sorted(self.runs_dir.iterdir()):
             record_path = run_dir / RUN_RECORD
-            if record_path.exists():
-                yield json.loads(record_path.read_text())
+            if not record_path.exists():
+                continue
+            try:
+                record = json.loads(record_path.read_text())
+                if not isinstance(record, dict) or not isinstance(record.get("run_id"), str):
+                    raise ValueError("not a run record")
+            except (OSError, ValueError, UnicodeDecodeError) as exc:
+                self.damaged[run_dir.name] = f"{RUN_RECORD} unreadable: {exc}"
+                continue
+            yield record
 
     def completed_run_ids(self) -> set[str]:
         return {record["run_id"] for record in self.run_records()}
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """Every metrics row of every finished run."""
-        return [row for record in self.run_records() for row in record.get("metrics", [])]
+        return [row for record in self.run_records() for row in record.get("metrics", [])
+                if isinstance(row, dict)]
 
     def rebuild_metrics(self, rows: list[dict[str, Any]] | None = None) -> int:
         """Rewrite metrics.parquet from `rows` (default: every run record); return the count.
@@ -199,12 +217,24 @@ class ResultsDir:
 
         if not self.metrics_path.exists():
             return pd.DataFrame(columns=list(COLUMNS))
-        if not categorical:
-            return pd.read_parquet(self.metrics_path)
+        try:
+            return self._read_metrics(categorical)
+        except Exception as exc:  # pyarrow raises its own types for a damaged file
+            if not any(True for _ in self.run_records()):
+                raise UserError(f"{self.metrics_path} is damaged ({type(exc).__name__}) "
+                                "and there are no run records to rebuild it from") from None
+        self.rebuild_metrics()  # a run's record keeps its rows: the table comes back
+        return self._read_metrics(categorical)
+
+    def _read_metrics(self, categorical: bool) -> Any:
         import pyarrow.parquet as pq
 
-        text = [f.name for f in metrics_schema() if f.type == "string"]
-        return pq.read_table(self.metrics_path, read_dictionary=text).to_pandas()
+        table = pq.read_table(self.metrics_path, read_dictionary=[
+            f.name for f in metrics_schema() if f.type == "string"] if categorical else None)
+        missing = set(COLUMNS) - set(table.column_names)
+        if missing:
+            raise ValueError(f"columns missing: {', '.join(sorted(missing))}")
+        return table.to_pandas()
 
     def load_runs(self) -> Any:
         """One row per finished run: status and reason (failed runs included)."""

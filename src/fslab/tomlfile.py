@@ -15,5 +15,7 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         return tomllib.loads(path.read_text())
     except OSError as exc:
         raise UserError(f"cannot read {what} {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: malformed TOML: {exc}") from exc

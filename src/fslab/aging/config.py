@@ -119,10 +119,14 @@ def load_config(path: Path) -> AgingConfig:
     unknown = sorted(set(data) - known)
     if unknown:
         raise UserError(f"{path}: unknown aging key {', '.join(unknown)}")
-    for key in ("stop_file", "pause_file"):
-        if key in data:
-            data[key] = Path(data[key])
-    return AgingConfig(**data)
+    from pydantic import TypeAdapter, ValidationError
+
+    try:  # types checked strictly enough that validate() compares numbers with numbers
+        return TypeAdapter(AgingConfig).validate_python(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise UserError(f"{path}: {where}: {error['msg']}") from None
 
 
 def mix_from_csv(path: Path) -> dict[str, float]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 
+from fslab.errors import UserError
 from fslab.metrics import Measurement
 
 CSV_VERSION = "1.98"
@@ -36,7 +37,7 @@ _LATENCY = re.compile(r"^(\d+(?:\.\d+)?)(ns|us|ms|s)$")
 _NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
-class BonnieParseError(ValueError):
+class BonnieParseError(UserError, ValueError):
     """No bonnie++ CSV line in the text."""
 
 
@@ -51,7 +52,16 @@ def find_csv_line(text: str) -> list[str]:
 
 def parse_bonnie(text: str) -> list[Measurement]:
     """Every rate, %CPU and latency of one bonnie++ result line."""
-    fields = find_csv_line(text)
+    try:
+        return _parse(find_csv_line(text))
+    except ValueError as exc:
+        if isinstance(exc, BonnieParseError):
+            raise
+        raise BonnieParseError(f"bonnie++ CSV line with a field that is not a number: "
+                               f"{exc}") from None
+
+
+def _parse(fields: list[str]) -> list[Measurement]:
     out: list[Measurement] = []
     tests = [(op, metric, index) for op, metric, index in IO_TESTS]
     tests += [(op, "ops_per_s", index) for op, index in FILE_TESTS]

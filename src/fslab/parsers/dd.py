@@ -29,12 +29,16 @@ def rate_in_bytes(rate: str, unit: str) -> float:
 
 def parse_dd(text: str, op: str = "copy") -> list[Measurement]:
     """Every "copied" line of a dd log as one sample (sample = its order in the log)."""
-    out = []
-    for sample, match in enumerate(m for line in text.splitlines()
-                                   if (m := _LINE.match(line.strip()))):
+    out: list[Measurement] = []
+    matches = (m for line in text.splitlines() if (m := _LINE.match(line.strip())))
+    for match in matches:
+        sample = len(out) // 2
         size = int(match.group("bytes"))
-        seconds = float(match.group("seconds").replace(",", "."))
-        printed = rate_in_bytes(match.group("rate"), match.group("unit"))
+        try:
+            seconds = float(match.group("seconds").replace(",", "."))
+            printed = rate_in_bytes(match.group("rate"), match.group("unit"))
+        except ValueError:  # "1.2.3 s": not a line dd printed
+            continue
         rate = size / seconds if seconds > 0 else printed
         out.append(Measurement(op, "bw_bytes", rate, sample=sample))
         out.append(Measurement(op, "seconds", seconds, sample=sample))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from fslab.errors import UserError
 from fslab.metrics import Measurement, cpu_measurements
 
 DIRECTIONS = ("read", "write", "trim")
@@ -31,7 +32,7 @@ PERCENTILES = {50.0: "clat_p50_ns", 90.0: "clat_p90_ns", 99.0: "clat_p99_ns",
                99.9: "clat_p99_9_ns", 99.99: "clat_p99_99_ns"}
 
 
-class FioParseError(ValueError):
+class FioParseError(UserError, ValueError):
     """The text holds no fio JSON result."""
 
 
@@ -85,8 +86,9 @@ def load_fio(raw: bytes | str) -> dict[str, Any]:
         if b"(groupid=" in raw:
             return load_fio_text(raw)
         raise
-    if arrays:
-        for job in data.get("jobs") or data.get("client_stats") or []:
+    jobs = data.get("jobs") or data.get("client_stats") or []
+    if arrays and isinstance(jobs, list):
+        for job in (j for j in jobs if isinstance(j, dict)):
             for stats in (job.get(d) for d in (*DIRECTIONS, "sync")):
                 for block in stats.values() if isinstance(stats, dict) else ():
                     index = block.get("bins") if isinstance(block, dict) else None
@@ -99,7 +101,10 @@ def load_fio_text(raw: bytes) -> dict[str, Any]:
     """fio's normal output in the JSON's shape (parsers.fio_text), or FioParseError."""
     from fslab.parsers.fio_text import parse_fio_text
 
-    data = parse_fio_text(raw.decode(errors="replace"))
+    try:
+        data = parse_fio_text(raw.decode(errors="replace"))
+    except (ValueError, KeyError, IndexError) as exc:
+        raise FioParseError(f"fio text output with a figure fslab cannot read: {exc}") from None
     if not data["jobs"]:
         raise FioParseError("no fio job found in the text")
     return data
