@@ -3,11 +3,12 @@ once per campaign and device, so that a result above it is called what it is.
 
 A file system on a loop image cannot be faster than the disk the image lives on; a
 result that is, came from a cache (the page cache, the host's or the hypervisor's).
-Before the campaign's runs, each of its fio preset jobs runs once on a `raw` target: a
-loop device with direct I/O over a filled image large enough for the job's regions, in
-the lab directory (so on the same disk as the images). The runs are kept in DIR/ceiling/
-(a results directory of its own: raw output beside parsed values) and their IOPS and
-bandwidth in environment.json under "ceilings", keyed by the lab's device.
+Before the campaign's runs, each of its fio preset jobs runs once, with O_DIRECT, on a
+`raw` target: a loop device with direct I/O over a filled image large enough for the
+job's regions, in the lab directory (so on the same disk as the images). The runs are
+kept in DIR/ceiling/ (a results directory of its own: raw output beside parsed values)
+and their IOPS and bandwidth in environment.json under "ceilings", keyed by the lab's
+device.
 """
 
 from __future__ import annotations
@@ -62,7 +63,11 @@ def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
     spec = TargetSpec(name=CEILING_TARGET, fs="raw", size=ceiling_size(plan, missing),
                       options={"direct_io": True})
     campaign: Campaign = dataclasses.replace(plan.campaign, targets=[spec], iterations=1)
-    sub_plan = make_plan(campaign, list(missing))
+    # What the device delivers: O_DIRECT always (a buffered job on the raw device would
+    # measure the block device's own page cache).
+    direct = [dataclasses.replace(w, global_options={**w.global_options, "direct": 1})
+              for w in missing]
+    sub_plan = make_plan(campaign, list(direct))
     path = results.path / CEILING_DIR
     store = ResultsDir.open(path) if (path / "format.json").exists() else ResultsDir.create(path)
     from fslab.runner import Runner
