@@ -8,6 +8,7 @@ campaign loses at most the run in flight.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -32,6 +33,9 @@ from fslab.units import format_bytes
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import host_cpu, host_cpu_measurements
 
+# Below this much free space on the results disk a campaign stops (a run's raw output
+# and record need a few MiB; a metrics table rewritten per run needs its size again).
+RESULTS_MIN_FREE = 8 * 1024**2
 # Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
 SPACE_SETTLE_S = 20.0
 NO_SPACE = "needs"  # how a failed free-space check's reason begins
@@ -84,6 +88,7 @@ class Runner:
     host: str = field(default_factory=socket.gethostname)
     hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
     _rows: list[dict[str, Any]] = field(default_factory=list)
+    _provisions: int = 0
 
     def execute(self) -> RunnerResult:
         outcome = RunnerResult()
@@ -127,7 +132,37 @@ class Runner:
     def _one_run(
         self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
     ) -> tuple[str, str]:
-        run_dir = self.results.fresh_run_dir(run.run_id)
+        with self._results_space():
+            self._check_results_space()
+            run_dir = self.results.fresh_run_dir(run.run_id)
+        status, reason = self._measure(session, mounted, broken, run, run_dir)
+        return status, reason
+
+    @contextmanager
+    def _results_space(self) -> Iterator[None]:
+        """A full results disk stops the campaign with one line (resources are released
+        on the way out; finished runs stay; --resume continues once there is room)."""
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise UserError(self._full_message(exc.strerror or "no space")) from None
+
+    def _check_results_space(self) -> None:
+        free = shutil.disk_usage(self.results.path).free
+        if free < RESULTS_MIN_FREE:
+            raise UserError(self._full_message(f"{format_bytes(free)} free"))
+
+    def _full_message(self, detail: str) -> str:
+        return (f"the results directory {self.results.path} is out of space ({detail}); "
+                f"finished runs are kept: free some space, then continue with "
+                f"fslab run --resume --out {self.results.path}")
+
+    def _measure(
+        self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str],
+        run: RunSpec, run_dir: Path,
+    ) -> tuple[str, str]:
         started = time.time()
         target = self.targets[run.target.name]
         caches_dropped = False
@@ -139,14 +174,14 @@ class Runner:
                 place = mounted.get(run.target.name)
                 reused = place is not None
                 if place is None:
-                    place = mounted[run.target.name] = target.provision(session)
+                    place = mounted[run.target.name] = self._provision(target, session)
                 description = place.description
                 output, caches_dropped = self._run_workload(session, place, run, run_dir)
                 if reused and output.reason.startswith(NO_SPACE):
                     # Earlier runs' deleted files were not given back yet (zfs-fuse is
                     # slow to): this run gets a fresh file system instead, and says so.
                     target.teardown(session, mounted.pop(run.target.name))
-                    place = mounted[run.target.name] = target.provision(session)
+                    place = mounted[run.target.name] = self._provision(target, session)
                     description = {**place.description,
                                    "reprovisioned": "space not reclaimed after earlier runs"}
                     output, caches_dropped = self._run_workload(session, place, run,
@@ -159,8 +194,18 @@ class Runner:
                 output = RunOutput(status="failed", reason=reason)
                 description = mounted[run.target.name].description if (
                     run.target.name in mounted) else target.describe()
-        self._save(run, output, description, started, caches_dropped)
+        with self._results_space():
+            self._check_results_space()  # fio's output may have filled it
+            self._save(run, output, description, started, caches_dropped)
         return output.status, output.reason
+
+    def _provision(self, target: Target, session: Session) -> Mounted:
+        """A fresh file system (or pool, or directory) for the runs that follow, stamped
+        with when it was made: a run.json tells which runs shared one."""
+        place = target.provision(session)
+        self._provisions += 1
+        place.description["provisioned"] = {"at": time.time(), "number": self._provisions}
+        return place
 
     def _run_workload(self, session: Session, place: Mounted, run: RunSpec,
                       run_dir: Any) -> tuple[RunOutput, bool]:

@@ -71,14 +71,15 @@ def _by_iteration(iterations: np.ndarray, values: np.ndarray) -> dict[int, float
 
 def _test_row(found: Comparison) -> dict[str, object]:
     """One comparison's row of tests.csv."""
-    sds = [s for p in found.pairs for s in (p.sd_log_a, p.sd_log_b)]
+    sds = [p.noise for p in found.pairs]  # what the minimum detectable ratio rests on
     ns = sorted({n for p in found.pairs for n in (p.n_a, p.n_b)})
     mdes = [p.mde_ratio for p in found.pairs if p.mde_ratio == p.mde_ratio]
     return {"test": found.model, "statistic": found.statistic, "p_value": found.p_value,
             "reason": found.reason, "blocked": found.blocked,
             "targets": len({name for p in found.pairs for name in (p.a, p.b)}),
             "n": "/".join(map(str, ns)),
-            # typical run-to-run noise: the SD of log values ≈ the relative SD
+            # typical run-to-run noise behind the comparisons (SD of logs ≈ relative SD;
+            # blocked: of the within-iteration differences, per target)
             "noise": float(np.median(sds)) if sds else math.nan,
             "spread_ratio": found.spread_ratio,
             "mde_ratio": float(np.median(mdes)) if mdes else math.nan}

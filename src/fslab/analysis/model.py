@@ -64,6 +64,7 @@ class PairResult:
     mde_ratio: float  # smallest ratio detectable at 80 % power (≥ 1)
     sd_log_a: float
     sd_log_b: float
+    noise: float  # the pair's run-to-run spread per target, on the log scale (≈ relative SD)
     cliffs_delta: float
     magnitude: str
 
@@ -135,13 +136,15 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         se = sd / math.sqrt(n)
         df = float(n - 1)
         mde_sd = _paired_mde_d(n, alpha / m) * sd
+        noise = sd / math.sqrt(2)  # a difference of two runs has twice one run's variance
         model = BLOCKED
     else:
         va, vb = float(x.var(ddof=1)), float(y.var(ddof=1))
         se = math.sqrt(va / len(x) + vb / len(y))
         estimate = float(x.mean() - y.mean())
         df = _welch_df(va, vb, len(x), len(y))
-        mde_sd = _welch_mde_d(len(x), len(y), alpha / m) * math.sqrt((va + vb) / 2)
+        noise = math.sqrt((va + vb) / 2)
+        mde_sd = _welch_mde_d(len(x), len(y), alpha / m) * noise
         model = UNBLOCKED
     if se > 0:
         t = estimate / se
@@ -157,7 +160,7 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         a, b, model, len(x), len(y), df, math.exp(estimate), math.exp(estimate - half),
         math.exp(estimate + half), t, p, p_adj, bool(p_adj < alpha),
         math.exp(mde_sd) if mde_sd == mde_sd else math.nan,
-        float(x.std(ddof=1)), float(y.std(ddof=1)), delta, magnitude(delta))
+        float(x.std(ddof=1)), float(y.std(ddof=1)), noise, delta, magnitude(delta))
 
 
 def _welch_df(va: float, vb: float, na: int, nb: int) -> float:

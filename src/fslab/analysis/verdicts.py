@@ -21,9 +21,12 @@ def headline(summary: pd.DataFrame, tests: pd.DataFrame,
              pairwise: pd.DataFrame) -> pd.DataFrame:
     """One row per workload × op × headline metric compared: who wins, by how much."""
     rows = []
+    with_iops = {(t.workload, t.op) for t in tests.itertuples() if t.metric == "iops"}
     for test in tests.itertuples():
         if test.metric not in HEADLINE_METRICS:
             continue
+        if test.metric == "bw_bytes" and (test.workload, test.op) in with_iops:
+            continue  # the same ratio as IOPS (every pair keeps it in pairwise.csv)
         cells = summary[(summary.workload == test.workload) & (summary.op == test.op)
                         & (summary.metric == test.metric)]
         better = str(cells["better"].iloc[0]) if not cells.empty else HIGHER
@@ -62,6 +65,11 @@ def headline(summary: pd.DataFrame, tests: pd.DataFrame,
 def verdicts(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]:
     """verdicts.txt: per workload its headline table, then every pair, grouped."""
     table = headline(summary, tests, pairwise)
+    if not table.empty:  # ops as they ran, metrics in the tables' order
+        rank = {metric: index for index, metric in enumerate(HEADLINE_METRICS)}
+        table = table.assign(_op=table["op"].map(lambda op: (op == "total", op)),
+                             _metric=table["metric"].map(rank)).sort_values(
+            ["workload", "_op", "_metric"], kind="stable")
     lines: list[str] = []
     workloads = sorted(set(tests["workload"].astype(str))) if not tests.empty else []
     for workload in workloads:
@@ -142,7 +150,8 @@ def _cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
 
 
 def _what(op: str, metric: str, workload: str) -> str:
-    op_text = "" if op in str(workload) or op == "total" else f"{op} "
+    per_run = metric.startswith(("cpu_", "host_cpu_"))  # CPU belongs to the whole run
+    op_text = "" if per_run or op in str(workload) else f"{op} "
     return f"{op_text}{title(metric, long=True)}"
 
 

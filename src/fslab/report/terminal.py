@@ -43,17 +43,19 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
             "bandwidth, lower latency). '?' after it: its 95 % CI overlaps the runner-up's, "
             "so the ranking is not established.", style="dim"))
     if marks["cache"]:
-        reasons = summary.loc[summary["cache_bound"], "cache_bound_reason"].drop_duplicates()
+        cells = summary[summary["cache_bound"]].drop_duplicates(["target", "workload"])
+        named = [f"{r.target} {r.workload}: {r.cache_bound_reason}"
+                 for r in cells.itertuples()]
         parts.append(Text(
             "‡ cache-bound: not a property of the file system, and not ranked ("
-            + "; ".join(reasons.head(3)) + ("; …" if len(reasons) > 3 else "") + ").",
+            + "; ".join(named[:4]) + ("; …" if len(named) > 4 else "") + ").",
             style="magenta"))
     if marks["above_raw"]:
         parts.append(Text(
-            "IOPS vs raw above 100 %: the file system beat its raw loop device. With loop "
-            "direct I/O off, files just laid out sit in the host's page cache while the raw "
-            "device's blocks were flushed; set direct_io = true on every target for a true "
-            "ceiling.", style="dim"))
+            "IOPS vs raw: the mean as a share of what the disk under the images delivered "
+            "for the same job (one O_DIRECT run per campaign on a raw loop device, which "
+            "swings between runs on this kind of disk); above 125 % is marked cache-bound.",
+            style="dim"))
     if runs is not None and not runs.empty:
         bad = runs[runs["status"] != "ok"]
         if not bad.empty:

@@ -1,0 +1,159 @@
+"""Faults, end to end (issue 15): a target filling up mid-run, a FUSE daemon dying, the
+results disk filling up, and two campaigns sharing one lab — real file systems, real fio,
+nothing left mounted afterwards."""
+
+import itertools
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+from fslab import api, system
+from fslab.campaign import load_campaign
+from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
+
+FILL = """[global]
+ioengine=sync
+direct=1
+rw=write
+bs=1M
+[first]
+size=120M
+[second]
+size=120M
+"""
+
+
+@pytest.mark.privileged
+def test_a_target_filling_up_fails_that_run_and_the_next_gets_a_fresh_one(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "losetup")
+    (tmp_path / "fill.fio").write_text(FILL)  # 240 MiB of files on a 256 MiB image
+    (tmp_path / "c.toml").write_text(
+        'name = "enospc"\niterations = 2\nruntime = 1\nimage_size = "256M"\n'
+        'file_size = "16M"\nseed = 5\nfresh = "campaign"\nceiling = false\n'
+        '[[target]]\nfs = "ext4"\n'
+        '[[workload]]\njob_file = "fill.fio"\nname = "fill"\n'
+        '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
+    out = tmp_path / "r"
+    result = api.run(load_campaign(tmp_path / "c.toml"), out=out, lab=lab)
+    records = {r["run_id"]: r for r in (json.loads(p.read_text())
+                                        for p in (out / "runs").glob("*/run.json"))}
+    fills = [r for r in records.values() if r["workload"] == "fill"]
+    assert len(fills) == 2 and all(r["status"] == "failed" for r in fills)
+    assert all("No space left on device" in r["reason"] or "error 28" in r["reason"]
+               for r in fills), [r["reason"] for r in fills]
+    reads = [r for r in records.values() if r["workload"] == "randread"]
+    assert [r["status"] for r in reads] == ["ok", "ok"]  # the campaign went on
+    assert result.runner.failed == 2
+    # fresh = "campaign" reuses a target, except after a failure: the next run got a new one
+    by_order = sorted(records.values(), key=lambda r: r["started"])
+    for before, after in itertools.pairwise(by_order):
+        if before["status"] == "failed":
+            made = [r["target_description"]["provisioned"]["number"] for r in (before, after)]
+            assert made[1] > made[0]
+    assert not leftovers(lab.root)
+
+
+def fuse_daemons(program: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-x", program], capture_output=True, text=True).stdout
+    return [int(pid) for pid in out.split()]
+
+
+@pytest.mark.privileged
+def test_a_fuse_daemon_dying_mid_run_fails_that_run_and_releases_its_mount(tmp_path, lab):
+    requires("fio", "mkntfs", "ntfs-3g")
+    if fuse_daemons("ntfs-3g"):
+        pytest.skip("an ntfs-3g not started by this test is running")
+    (tmp_path / "c.toml").write_text(
+        'name = "fuse"\niterations = 2\nruntime = 3\nimage_size = "256M"\n'
+        'file_size = "16M"\nseed = 2\nceiling = false\n[[target]]\nfs = "ntfs"\n'
+        '[[workload]]\npreset = "direct5"\nonly = ["randwrite"]\n')
+    out = tmp_path / "r"
+    killed: list[int] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not killed:
+            runs = out / "runs"
+            busy = runs.exists() and any(
+                (d / "job.fio").exists() and (d / "fio.json").exists() is False
+                and not (d / "run.json").exists() for d in runs.iterdir())
+            if busy and fuse_daemons("ntfs-3g"):
+                time.sleep(2.0)  # layout done, fio measuring
+                for pid in fuse_daemons("ntfs-3g"):
+                    os.kill(pid, 9)  # the test plays the crash
+                    killed.append(pid)
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    result = api.run(load_campaign(tmp_path / "c.toml"), out=out, lab=lab)
+    thread.join()
+    assert killed
+    runs = api.runs(out)
+    assert (runs.status == "failed").sum() == 1, runs.to_dict("records")
+    assert runs.loc[runs.status == "failed", "reason"].iloc[0]
+    assert (runs.status == "ok").sum() == 1  # the next iteration ran on a new mount
+    assert result.runner.failed == 1
+    assert not leftovers(lab.root) and not fuse_daemons("ntfs-3g")
+
+
+@pytest.mark.privileged
+def test_a_full_results_disk_stops_in_one_line_and_resume_finishes(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "losetup")
+    disk = tmp_path / "small"
+    disk.mkdir()
+    system.run(["mount", "-t", "tmpfs", "-o", "size=12M", "tmpfs", str(disk)])
+    try:
+        from fslab.runner import RESULTS_MIN_FREE
+
+        free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
+        (disk / "filler").write_bytes(b"\0" * (free - RESULTS_MIN_FREE - 600 * 1024))
+        args = ["run", "--fs", "ext4", "--workloads", "randread", "--iterations", "4",
+                "--runtime", "1", "--size", "256M", "--file-size", "16M", "--seed", "2",
+                "--out", str(disk / "r"), "--lab", str(lab.root)]
+        stopped = fslab_cmd(*args)
+        assert stopped.returncode == 2, stopped.stderr
+        lines = [line for line in stopped.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and "out of space" in lines[0] and "--resume" in lines[0]
+        assert "Traceback" not in stopped.stderr
+        assert not leftovers(lab.root)
+        done_before = len(list((disk / "r" / "runs").glob("*/run.json")))
+        assert done_before < 4
+        (disk / "filler").unlink()  # space is back
+        resumed = fslab_cmd(*args, "--resume")
+        assert resumed.returncode == 0, resumed.stderr
+        assert f"{done_before} of 4 runs done" in resumed.stdout
+        assert sorted(p.parent.name for p in (disk / "r" / "runs").glob("*/run.json")) == [
+            f"i00{i}-ext4-randread" for i in (1, 2, 3, 4)]
+    finally:
+        system.run(["umount", str(disk)], check=False)
+    assert not leftovers(lab.root)
+
+
+@pytest.mark.privileged
+def test_two_campaigns_share_a_lab_and_cleanup_leaves_live_runs_alone(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "losetup")
+    args = ["run", "--fs", "ext4", "--workloads", "randread,seqread", "--iterations", "2",
+            "--runtime", "2", "--size", "256M", "--file-size", "16M", "--lab",
+            str(lab.root)]
+    first, second = (subprocess.Popen([*FSLAB, *args, "--seed", str(n), "--out",
+                                       str(tmp_path / f"r{n}")], cwd=REPO, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for n in (1, 2))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list(lab.sessions())) < 2:
+        time.sleep(0.1)
+    assert len(list(lab.sessions())) == 2
+    cleaned = fslab_cmd("cleanup", "--lab", str(lab.root))
+    assert cleaned.returncode == 0 and "released" not in cleaned.stdout
+    assert "left alone" in cleaned.stdout
+    for proc in (first, second):
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    for n in (1, 2):
+        assert len(list((tmp_path / f"r{n}" / "runs").glob("*/run.json"))) == 4
+    assert not leftovers(lab.root) and not list(lab.sessions())
