@@ -154,8 +154,16 @@ def process_state(pid: int) -> str:
 
 
 def is_mountpoint(path: Path) -> bool:
-    """True when `path` is currently a mount point (read from /proc/self/mountinfo)."""
-    target = str(path.resolve()) if path.exists() else str(path)
+    """True when `path` is currently a mount point (read from /proc/self/mountinfo).
+
+    Never stats the mount itself: a FUSE mount whose daemon died answers every stat with
+    ENOTCONN, and must still be found (and released)."""
+    import os
+
+    try:
+        target = str(path.parent.resolve() / path.name)
+    except OSError:
+        target = os.path.abspath(path)
     return target in mounted_paths()
 
 
