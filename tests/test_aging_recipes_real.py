@@ -84,3 +84,14 @@ def test_interleaved_tree_scans_slower_than_a_fresh_copy_of_it(tmp_path, lab):
     ages = pd.read_csv(tmp_path / "r" / "stats" / "aged_vs_fresh.csv")
     row = ages[(ages.metric == "layout_score")].iloc[0]
     assert (row.aged, row.fresh, row.verdict) == ("aged", "fresh", "aged is worse")
+
+
+@pytest.mark.privileged
+@pytest.mark.parametrize("fs", ["raw", "md-raid1-ext4", "xfs"])
+def test_age_refuses_in_one_line_what_it_cannot_age(tmp_path, fs):
+    requires()
+    result = fslab_cmd("age", "--fs", fs, "--size", "128M", "--ops", "10", "--out",
+                       str(tmp_path / "o"), "--lab", str(tmp_path / "lab"))
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("fslab: error: ") and "Traceback" not in result.stderr

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from fslab import api
 from fslab.campaign import Overrides, load_campaign
-from fslab.errors import ExitCode, UserError
+from fslab.errors import ExitCode, ToolError, UserError
 from fslab.lab import Lab
 
 app = typer.Typer(
@@ -441,6 +441,9 @@ def main() -> None:
     except UserError as exc:
         err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(ExitCode.USER_ERROR)
+    except ToolError as exc:  # outside a run (a run records it as its reason)
+        err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(ExitCode.TOOL_FAILED)
     except KeyboardInterrupt:
         err_console.print("fslab: interrupted")
         sys.exit(ExitCode.INTERRUPTED)

@@ -13,6 +13,7 @@ class ExitCode(IntEnum):
     USER_ERROR = 2
     RUN_FAILURES = 3  # campaign finished but some runs failed
     SKIPPED_FILES = 4  # `fslab import` wrote what it could read; some files were skipped
+    TOOL_FAILED = 5  # an external command (mkfs, mount, fio ...) failed outside a run
     INTERRUPTED = 130
 
 

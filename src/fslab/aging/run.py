@@ -49,6 +49,10 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} already exists and is not empty: choose another --out")
     config.validate()
+    if spec.fs == "raw":
+        raise UserError("fslab age ages a file system; raw is the bare loop device: choose "
+                        "a file system (ext4, xfs, btrfs, zfs, ntfs, exfat, fat32, tmpfs, "
+                        "dir:PATH)")
     target = make_target(spec)
     target.check()
     out.mkdir(parents=True, exist_ok=True)
