@@ -87,3 +87,18 @@ def test_job_file_sections_are_separate_observations(tmp_path, lab):
         expected = sum(j["read"]["iops"] for j in fio["jobs"] if j["jobname"] == section)
         assert iops[(f"server/{section}", "read")] == pytest.approx(expected)
     assert ("server/randread", "total") not in iops.index
+    # As the old parser left it: one observation, the sections' IOPS summed.
+    record = json.loads((run_dir / "run.json").read_text())
+    summed = sum(j["read"]["iops"] for j in fio["jobs"])
+    old = dict(record["metrics"][0], workload="server", op="read", metric="iops",
+               value=summed, unit="1/s", better="higher")
+    record["metrics"] = [old]
+    (run_dir / "run.json").write_text(json.dumps(record))
+    api.results_dir(out).rebuild_metrics()
+    api.analyze(out)
+    assert set(api.load(out)["workload"]) == {"server"}
+    found = api.reparse(out)  # the parser of this version, on the raw output kept
+    assert (found.reparsed, found.kept) == (1, [])
+    assert set(api.load(out)["workload"]) == {"server/seqread", "server/randread"}
+    summary = (out / "stats" / "summary.csv").read_text()
+    assert "server/randread" in summary and ",server," not in summary

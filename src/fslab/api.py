@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from fslab.importer import ImportReport
     from fslab.lab import CleanupReport, Lab
     from fslab.plan import Plan
+    from fslab.reparse import ReparseReport
     from fslab.runner import Progress, RunnerResult
     from fslab.targets import Target
 
@@ -196,6 +197,13 @@ def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
                             results.environment())
 
 
+def reparse(results_dir: Path) -> ReparseReport:
+    """`fslab reparse`: rows rebuilt from every run's raw output (see fslab.reparse)."""
+    from fslab.reparse import reparse as run_parsers
+
+    return run_parsers(Path(results_dir))
+
+
 def import_results(paths: list[Path], out: Path, pattern: str | None = None,
                    analyze_after: bool = True) -> ImportReport:
     """`fslab import`: a results directory from files collected elsewhere, analysed (as
@@ -338,6 +346,11 @@ def compare(base: Path, new: Path, threshold: float | None = None,
         write_atomic(Path(output), build_compare_report(Path(base), Path(new), cells,
                                                         differences, threshold))
     return cells, differences
+
+
+def results_dir(path: Path) -> ResultsDir:
+    """An existing results directory (format checked)."""
+    return ResultsDir.open(Path(path))
 
 
 def load(results_dir: Path) -> pd.DataFrame:

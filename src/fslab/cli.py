@@ -161,6 +161,20 @@ def analyze(
 
 
 @app.command()
+def reparse(
+    results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
+) -> None:
+    """Parse every run again from its raw output (after a parser fix); nothing is re-run."""
+    found = api.reparse(results_dir)
+    console.print(f"Reparsed {found.reparsed} runs of {results_dir} ({found.rows} values in "
+                  "metrics.parquet" + ("; stats/ updated" if (results_dir / "stats").exists()
+                                       else "") + ").")
+    for run_id, reason in found.kept:
+        err_console.print(f"kept as they were: {run_id}: {reason}", markup=False,
+                          highlight=False)
+
+
+@app.command()
 def report(
     results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
     output: Annotated[Path | None, typer.Option(
