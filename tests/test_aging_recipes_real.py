@@ -95,3 +95,27 @@ def test_age_refuses_in_one_line_what_it_cannot_age(tmp_path, fs):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr
     assert lines[0].startswith("fslab: error: ") and "Traceback" not in result.stderr
+
+
+@pytest.mark.privileged
+def test_a_campaign_ages_a_target_then_measures_it_against_a_fresh_copy(tmp_path, lab):
+    requires("mkfs.ext4", "losetup", "fio")
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(
+        'iterations = 2\nseed = 3\nimage_size = "256M"\n'
+        '[[target]]\nname = "aged"\nfs = "ext4"\n'
+        'age = { recipe = "interleaved", tree_files = 300, fill = 0.2, seed = 4 }\n'
+        '[[target]]\nname = "fresh"\nfs = "ext4"\nfresh_copy_of = "aged"\n'
+        '[[workload]]\npreset = "scan"\n')
+    out = tmp_path / "r"
+    result = api.run(load_campaign(campaign), out=out, lab=lab)
+    assert result.runner.failed == 0, api.runs(out).to_dict("records")
+    aging = json.loads((out / "aged" / "aged" / "aging.json").read_text())
+    assert aging["stopped_by"] == "recipe complete" and aging["ops_failed"] == 0
+    assert (out / "aged" / "aged" / "image.img").exists()
+    api.analyze(out)
+    ages = pd.read_csv(out / "stats" / "aged_vs_fresh.csv")
+    row = ages[ages.metric == "layout_score"].iloc[0]
+    assert (row.aged, row.fresh, row.verdict) == ("aged", "fresh", "aged is worse")
+    saved = (out / "campaign.toml").read_text()
+    assert 'fresh_copy_of = "aged"' in saved and "recipe = \"interleaved\"" in saved

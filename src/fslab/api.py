@@ -105,8 +105,11 @@ def run(
     else:
         results = ResultsDir.create(out)
         results.write_campaign(campaign.to_dict())
+    from fslab.aging.in_campaign import age_targets
     from fslab.ceiling import ceiling_workloads, measure_ceilings
     from fslab.environment import capture
+
+    age_targets(campaign.targets, lab, results)  # before describing: they start aged
 
     known = results.environment().get("ceilings") if resume else None
     environment = capture(lab.root)

@@ -49,6 +49,8 @@ class TargetEntry(BaseModel):
     device: str = ""
     image: str | None = None  # start from this aged image (fslab age's image.img)
     fresh_copy_of: str | None = None  # a fresh file system holding that image's files
+    # (an image file, or the name of a target of this campaign that has `age`)
+    age: dict[str, Any] | None = None  # age this target once, then start from that image
     direct_io: bool | None = None  # loop device direct I/O
     throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
@@ -208,12 +210,13 @@ def _resolve_targets(
 ) -> list[TargetSpec]:
     by_name = {(entry.name or entry.fs): entry for entry in entries}
     if fs_flag:
-        chosen = [by_name.get(name) or _entry_from_flag(name) for name in fs_flag]
+        chosen = [by_name.get(name) or entry_from_flag(name) for name in fs_flag]
     elif entries:
         chosen = entries
     else:
         chosen = [TargetEntry(fs=fs) for fs in DEFAULT_FS]
-    specs = [_target_spec(entry, image_size) for entry in chosen]
+    aging = {entry.name or entry.fs for entry in chosen if entry.age is not None}
+    specs = [_target_spec(entry, image_size, aging) for entry in chosen]
     names = [spec.name for spec in specs]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -221,7 +224,7 @@ def _resolve_targets(
     return specs
 
 
-def _entry_from_flag(text: str) -> TargetEntry:
+def entry_from_flag(text: str) -> TargetEntry:
     """'ext4' -> an ext4 target; 'dir:/data' -> a directory target."""
     if text.startswith("dir:"):
         path = text[4:]
@@ -231,7 +234,8 @@ def _entry_from_flag(text: str) -> TargetEntry:
     return TargetEntry(fs=text)
 
 
-def _target_spec(entry: TargetEntry, default_image_size: int) -> TargetSpec:
+def _target_spec(entry: TargetEntry, default_image_size: int,
+                 aging: frozenset[str] | set[str] = frozenset()) -> TargetSpec:
     if entry.fs not in FS_KINDS:
         known = ", ".join(k for k in FS_KINDS if k != "null")
         raise UserError(f"unknown file system {entry.fs!r}: known: {known} (or dir:PATH)")
@@ -244,8 +248,15 @@ def _target_spec(entry: TargetEntry, default_image_size: int) -> TargetSpec:
     options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(mkfs)
     size = parse_size(entry.image_size) if entry.image_size is not None else default_image_size
     extra = dict(entry.options)
+    if entry.age is not None:
+        if entry.image is not None:
+            raise UserError(f"target {name}: give age = {{...}} or image = ..., not both")
+        extra["age"] = dict(entry.age)
     for key in ("image", "fresh_copy_of"):
         value = getattr(entry, key)
+        if key == "fresh_copy_of" and value in aging:
+            extra[key] = f"target:{value}"  # that target's image, once it is aged
+            continue
         if value is not None:
             path = Path(value).expanduser().resolve()
             if not path.is_file():
@@ -350,9 +361,11 @@ def _target_dict(spec: TargetSpec) -> dict[str, Any]:
     if spec.device:
         data["device"] = spec.device
     options = dict(spec.options)
-    for key in ("direct_io", "throttle", "image", "fresh_copy_of"):
+    for key in ("direct_io", "throttle", "image", "fresh_copy_of", "age"):
         if key in options:
-            data[key] = options.pop(key)
+            value = options.pop(key)
+            data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(
+                value).startswith("target:") else value
     if options:
         data["options"] = options
     return data

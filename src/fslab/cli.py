@@ -332,12 +332,24 @@ def age(
     plateau: Annotated[float | None, typer.Option(
         help="Stop when layout score and free extents change less than this share over "
              "the last probes, e.g. 0.01.")] = None,
+    mkfs_options: Annotated[str | None, typer.Option(
+        "--mkfs-options", help="Extra mkfs options, as for a [[target]].")] = None,
+    mount_options: Annotated[str | None, typer.Option(
+        "--mount-options", help="Mount options, as for a [[target]].")] = None,
+    direct_io: Annotated[bool | None, typer.Option(
+        "--direct-io/--no-direct-io", help="Loop device direct I/O (default on).")] = None,
+    device: Annotated[str | None, typer.Option(
+        help="Age a real block device instead of an image (with --confirm-device).")] = None,
+    confirm_device: Annotated[str | None, typer.Option(
+        "--confirm-device", help="Repeat the device to confirm it may be formatted.")] = None,
+    force_device: Annotated[bool, typer.Option(
+        "--force-device", help="Format a device that carries a signature.")] = False,
     lab: LabOption = None,
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
     from fslab.aging.config import AgingConfig, load_config, mix_from_csv
     from fslab.aging.run import age as run_age
-    from fslab.campaign import Overrides, load_campaign
+    from fslab.campaign import Overrides
     from fslab.units import format_bytes, parse_duration, parse_size
 
     if image not in ("sparse", "metadata", "none"):
@@ -375,8 +387,18 @@ def age(
             setattr(settings, name, value)
     if mix:
         settings.mix = mix_from_csv(mix)
-    (spec,) = load_campaign(None, Overrides(fs=[fs], image_size=size)).targets
-    record = run_age(spec, settings, out, Lab(lab), image)
+    from fslab.campaign import CampaignFile, entry_from_flag, resolve
+
+    entry = entry_from_flag(fs)
+    if not fs.startswith("dir:"):
+        entry = entry.model_copy(update={
+            "mkfs_options": mkfs_options or [], "mount_options": mount_options or "",
+            "direct_io": direct_io, "device": device or ""})
+    (spec,) = resolve(CampaignFile(target=[entry]), Overrides(image_size=size),
+                      Path.cwd()).targets
+    devices = frozenset([confirm_device]) if confirm_device else frozenset()
+    record = run_age(spec, settings, out, Lab(lab), image, confirmed_devices=devices,
+                     force_device=force_device)
     console.print(
         f"Aged {fs}: {record['ops_attempted']} operations attempted, "
         f"{record['ops_succeeded']} succeeded, {record['ops_failed']} failed, in "

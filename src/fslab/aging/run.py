@@ -44,7 +44,8 @@ def used_space_probe(root: Path) -> dict[str, Any]:
 
 
 def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None,
-        image: str = "sparse") -> dict[str, Any]:
+        image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
+        force_device: bool = False) -> dict[str, Any]:
     """Age a fresh target into `out`: logs, fragmentation over time, an image."""
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} already exists and is not empty: choose another --out")
@@ -53,7 +54,7 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         raise UserError("fslab age ages a file system; raw is the bare loop device: choose "
                         "a file system (ext4, xfs, btrfs, zfs, ntfs, exfat, fat32, tmpfs, "
                         "dir:PATH)")
-    target = make_target(spec)
+    target = make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
     target.check()
     out.mkdir(parents=True, exist_ok=True)
     lab = lab or Lab()

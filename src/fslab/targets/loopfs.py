@@ -64,7 +64,8 @@ class LoopFsTarget(BaseTarget):
 
     kind: ClassVar[str] = "loopfs"
     capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, FIEMAP, DROP_CACHES})
-    allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS | {"image", "fresh_copy_of"}
+    allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS | {"image", "fresh_copy_of",
+                                                                  "age"}
 
     def __init__(self, spec: TargetSpec, *, confirmed_devices: frozenset[str] = frozenset(),
                  force_device: bool = False, **_: Any) -> None:
@@ -113,6 +114,9 @@ class LoopFsTarget(BaseTarget):
         state = {}
         if self.spec.options.get("image"):
             state = {"state": "aged", "image": self.spec.options["image"]}
+        elif self.spec.options.get("age") is not None:
+            state = {"state": "aged", "image": "(aged by this campaign first)",
+                     "age": self.spec.options["age"]}
         elif self.spec.options.get("fresh_copy_of"):
             state = {"state": "fresh", "image": self.spec.options["fresh_copy_of"]}
         return {**state,
