@@ -13,10 +13,12 @@ run: deps
 
 test: system-deps-test venv
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy src/fslab
 	$(BIN)/python -m pytest -q
 
 lint: deps
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy src/fslab
 
 deps: system-deps venv
 

@@ -350,11 +350,11 @@ def _signals_unwind() -> Iterator[None]:
 def _signals_ignored() -> Iterator[None]:
     """Let cleanup finish even if the user presses Ctrl-C again."""
     handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous: dict[int, Callable[..., Any] | int | None] = {}
+    previous: dict[signal.Signals, Callable[..., Any] | int | None] = {}
     for sig in handled:
         previous[sig] = signal.signal(sig, signal.SIG_IGN)
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        for handled_sig, old in previous.items():
+            signal.signal(handled_sig, old)

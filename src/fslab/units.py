@@ -111,6 +111,7 @@ def display_scale(values: list[float], unit: str) -> tuple[float, str]:
     """Choose one divisor and label that suits all `values` (for a table column or axis)."""
     finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
     ref = min(finite) if finite else 1.0
+    steps: list[tuple[float, str]]
     if unit == "bytes/s":
         steps = [(1, "B/s"), (1024, "KiB/s"), (1024**2, "MiB/s"), (1024**3, "GiB/s")]
     elif unit == "ns":

@@ -227,7 +227,7 @@ def preset_workloads(
             options={k: v for k, v in sections[0].items() if k != "_section"},
             global_options=global_options,
             preset=name,
-            extra_sections=[(s.pop("_section"), s) for s in sections[1:]],
+            extra_sections=[(str(s.pop("_section")), s) for s in sections[1:]],
             section_name=str(sections[0].get("_section", job)),
         ))
     return workloads

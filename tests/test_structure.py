@@ -1,0 +1,84 @@
+"""The package's shape (issue 16): no import circles, no oversized modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "fslab"
+MAX_LINES = 420  # "no module over ~400 lines"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports(path: Path) -> set[str]:
+    """fslab modules imported when `path` is imported: module level only (imports inside
+    functions run later, by design), TYPE_CHECKING blocks left out."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name.startswith("fslab"))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]
+                                    + ([base] if base else []))
+                if base.startswith("fslab"):
+                    found.add(base)
+                    found.update(f"{base}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.If | ast.Try):
+                visit(node.body + node.orelse + [s for h in getattr(node, "handlers", [])
+                                                 for s in h.body])
+
+    visit(tree.body)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    return {name: {m for m in module_imports(path) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    found, state = [], {}
+
+    def walk(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                found.append([*stack[stack.index(nxt):], nxt])
+            elif nxt not in state:
+                walk(nxt, [*stack, nxt])
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            walk(node, [node])
+    return found
+
+
+def test_no_import_circles():
+    edges = graph()
+    assert edges.get("fslab.runner")  # the walker sees imports
+    assert cycles(edges) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+def test_no_module_is_oversized():
+    big = {module_name(p): n for p in PACKAGE.rglob("*.py")
+           if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert big == {}
