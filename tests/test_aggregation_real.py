@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from fslab.parsers.fio import extract_json, parse_fio
+from fslab.parsers.fio import parse_fio
+from fslab.parsers.fio_load import extract_json
 from fslab.targets import TargetSpec, make_target
 from tests.conftest import requires
 

@@ -50,7 +50,7 @@ def test_every_operation_acts_on_a_file_that_exists(tmp_path):
 
 
 def test_file_set_finds_the_nearest_existing_and_free_index():
-    from fslab.aging.engine import FileSet
+    from fslab.aging.fileset import FileSet
 
     files = FileSet(10)
     assert files.near(5) is None and files.free_near(5) == 5

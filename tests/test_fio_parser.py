@@ -5,15 +5,8 @@ from collections import Counter
 
 import pytest
 
-from fslab.parsers.fio import (
-    PERCENTILES,
-    FioParseError,
-    extract_json,
-    job_errors,
-    load_fio,
-    parse_fio,
-    percentiles_from_bins,
-)
+from fslab.parsers.fio import PERCENTILES, job_errors, parse_fio, percentiles_from_bins
+from fslab.parsers.fio_load import FioParseError, extract_json, load_fio
 from tests.conftest import FIXTURES
 
 FIO = FIXTURES / "fio"

@@ -24,7 +24,8 @@ from fslab.importer import read_one
 from fslab.metrics import Measurement
 from fslab.parsers.bonnie import parse_bonnie
 from fslab.parsers.dd import parse_dd
-from fslab.parsers.fio import load_fio, parse_fio
+from fslab.parsers.fio import parse_fio
+from fslab.parsers.fio_load import load_fio
 from tests.conftest import FIXTURES
 
 settings.register_profile("fslab", derandomize=True, database=None, deadline=None,

@@ -11,7 +11,8 @@ from fslab import api
 from fslab.campaign import Overrides, load_campaign
 from fslab.importer import compile_pattern, guess_fields, import_results
 from fslab.parsers.dd import parse_dd
-from fslab.parsers.fio import ALL_CLIENTS, extract_json, parse_fio
+from fslab.parsers.fio import ALL_CLIENTS, parse_fio
+from fslab.parsers.fio_load import extract_json
 from tests.conftest import FIXTURES, fslab_cmd, requires
 
 FIO = FIXTURES / "fio"

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from fslab.errors import UserError
 from fslab.store import ResultsDir
-from fslab.units import format_bytes
 
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
 # run: `fslab import`, `analyze`, `report` and `compare` start ~0.4 s sooner without it.
@@ -50,16 +49,17 @@ def prepare(
     Each problem raises a UserError, or is appended to `problems` when a list is given
     (a dry run shows the plan and what would stop it).
     """
-    from fslab.plan import make_plan
+    from fslab.distributed import preflight_campaign
+    from fslab.plan import check_space, make_plan
     from fslab.runner import build_targets
 
     plan = make_plan(campaign)
     targets = build_targets(plan, confirmed_devices, force_device)
     checks = [target.check for target in targets.values()]
     checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
-    checks.append(lambda: _check_space(plan))
+    checks.append(lambda: check_space(plan))
     if campaign.hosts:
-        checks.append(lambda: _preflight(campaign, targets))
+        checks.append(lambda: preflight_campaign(campaign, targets))
     for check in checks:
         try:
             check()
@@ -375,46 +375,3 @@ def cleanup(lab: Lab | None = None) -> CleanupReport:
 
 def default_out(campaign: Campaign) -> Path:
     return Path("results") / f"{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-
-
-LOOPBACK = ("127.", "localhost", "::1")
-
-
-def _preflight(campaign: Campaign, targets: dict[str, Target]) -> None:
-    """Every host reachable, on the controller's fio version, with the target path."""
-    from fslab.distributed import parse_hosts, preflight
-
-    hosts = parse_hosts(campaign.hosts)
-    remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
-    problems: list[str] = []
-    for name, target in targets.items():
-        if target.spec.fs == "dir":
-            problems += preflight(hosts, Path(target.spec.path))
-        elif remote:
-            raise UserError(f"target {name}: with remote hosts ({remote[0]}), targets must be "
-                            "dir:PATH, a path that exists on every host")
-        else:
-            problems += preflight(hosts, Path("/"))
-    if problems:
-        raise UserError("preflight failed:\n  " + "\n  ".join(dict.fromkeys(problems)))
-
-
-def _check_space(plan: Plan) -> None:
-    """Refuse, before formatting anything, a workload whose files cannot fit an image."""
-    from fslab.campaign import MAX_FILL
-    from fslab.targets import IMAGE_LESS
-
-    checked: set[tuple[str, str]] = set()
-    for run in plan.runs:
-        key = (run.target.name, run.workload.name)
-        if key in checked or run.target.fs in IMAGE_LESS or run.target.device:
-            continue
-        checked.add(key)
-        need = run.workload.required_bytes()
-        room = int(run.target.size * MAX_FILL)
-        if need > room:
-            raise UserError(
-                f"workload {run.workload.name} needs {format_bytes(need)} but target "
-                f"{run.target.name} ({format_bytes(run.target.size)} image) leaves about "
-                f"{format_bytes(room)} for files: raise --size or lower --file-size"
-            )

@@ -195,27 +195,15 @@ def compare(
         "-o", "--output", help="Also write the comparison as an HTML report.")] = None,
 ) -> None:
     """Compare two results directories; exit 1 when anything regressed (for CI)."""
-    from fslab.units import format_value
 
     if threshold < 0:
         raise UserError("--threshold must be a percentage >= 0")
     cells, differences = api.compare(base, new, threshold / 100.0, output)
     if cells.empty:
         raise UserError(f"{base} and {new} share no cells to compare")
-    colours = {"improved": "green", "regressed": "red", "unchanged": "dim"}
-    table = Table(title=f"{base} → {new} (noise threshold {threshold:g} %)",
-                  title_justify="left")
-    for column in ("target", "workload", "op", "metric", "base", "new", "change (95 % CI)",
-                   "verdict"):
-        table.add_column(column)
-    for _, row in cells.iterrows():
-        change = (f"{row['change']:+.1%} ({row['change_ci_low']:+.1%} … "
-                  f"{row['change_ci_high']:+.1%})")
-        table.add_row(row["target"], row["workload"], row["op"], row["metric"],
-                      format_value(row["base_mean"], row["unit"]),
-                      format_value(row["new_mean"], row["unit"]), change,
-                      f"[{colours[row['verdict']]}]{row['verdict']}[/]")
-    console.print(table)
+    from fslab.report.terminal import compare_table
+
+    console.print(compare_table(cells, f"{base} → {new} (noise threshold {threshold:g} %)"))
     for what, a, b in differences:
         console.print(f"[yellow]environment differs: {escape(what)}: {escape(a)} → "
                       f"{escape(b)}[/yellow]")
@@ -281,20 +269,9 @@ def cleanup(lab: LabOption = None) -> None:
 @app.command()
 def targets() -> None:
     """List every kind of target and whether it can run on this machine (and why not)."""
-    from fslab import system
-    from fslab.targets import availability_table
+    from fslab.report.listings import targets_table
 
-    table = Table(title=escape("Targets (names for --fs and [[target]] fs = ...)"),
-                  title_justify="left")
-    for column in ("name", "what", "here"):
-        table.add_column(column)
-    root_note = "" if system.is_root() else " (needs root)"
-    for name, text, reason in availability_table():
-        here = f"[red]no: {reason}[/red]" if reason else "[green]yes[/green]"
-        if not reason and name != "dir":
-            here += root_note
-        table.add_row(name, text, here)
-    console.print(table)
+    console.print(targets_table())
 
 
 @app.command()
@@ -347,55 +324,18 @@ def age(
     lab: LabOption = None,
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
-    from fslab.aging.config import AgingConfig, load_config, mix_from_csv
+    from fslab.aging.flags import AgingFlags, aging_settings, aging_target
     from fslab.aging.run import age as run_age
-    from fslab.campaign import Overrides
-    from fslab.units import format_bytes, parse_duration, parse_size
+    from fslab.units import format_bytes
 
     if image not in ("sparse", "metadata", "none"):
         raise UserError("--image must be sparse, metadata or none")
-    settings = load_config(config) if config else AgingConfig(ops=None)
-    settings.seed = seed
-    if ops is not None:
-        settings.ops = ops
-    if duration:
-        settings.duration_s = float(parse_duration(duration))
-    if bytes_limit:
-        settings.bytes_limit = parse_size(bytes_limit)
-    if recipe is not None:
-        settings.recipe = recipe
-    elif not (config or mix or ops):
-        settings.recipe = "interleaved"  # the default: measurable aging in minutes
-    if written is not None:
-        try:
-            settings.written = float(written.lower().rstrip("x"))
-        except ValueError:
-            raise UserError(f"--written takes a multiple of the capacity, e.g. 20x, not "
-                            f"{written!r}") from None
-    settings.layout_target = layout_target if layout_target is not None else (
-        settings.layout_target)
-    settings.plateau = plateau if plateau is not None else settings.plateau
-    if not (settings.ops or settings.duration_s or settings.bytes_limit or stop_file
-            or settings.written or settings.layout_target is not None or settings.plateau
-            or settings.recipe == "interleaved"):
-        settings.ops = 10_000
-    for name, value in (("utilization", utilization), ("stop_file", stop_file),
-                        ("pause_file", pause_file), ("fstrim_every", fstrim_every),
-                        ("fstrim_seconds", fstrim_seconds),
-                        ("probe_every", probe_every)):
-        if value is not None:
-            setattr(settings, name, value)
-    if mix:
-        settings.mix = mix_from_csv(mix)
-    from fslab.campaign import CampaignFile, entry_from_flag, resolve
-
-    entry = entry_from_flag(fs)
-    if not fs.startswith("dir:"):
-        entry = entry.model_copy(update={
-            "mkfs_options": mkfs_options or [], "mount_options": mount_options or "",
-            "direct_io": direct_io, "device": device or ""})
-    (spec,) = resolve(CampaignFile(target=[entry]), Overrides(image_size=size),
-                      Path.cwd()).targets
+    settings = aging_settings(AgingFlags(
+        seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
+        bytes_limit=bytes_limit, written=written, layout_target=layout_target,
+        plateau=plateau, utilization=utilization, stop_file=stop_file, pause_file=pause_file,
+        fstrim_every=fstrim_every, fstrim_seconds=fstrim_seconds, probe_every=probe_every))
+    spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
     devices = frozenset([confirm_device]) if confirm_device else frozenset()
     record = run_age(spec, settings, out, Lab(lab), image, confirmed_devices=devices,
                      force_device=force_device)
@@ -421,45 +361,21 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
 ) -> None:
     """Run a fio server for a controller's `fslab run --hosts` (Ctrl-C stops it)."""
-    import subprocess
+    from fslab.distributed import run_server
 
-    from fslab import system
-
-    system.require_tool("fio")
     if not 0 < port < 65536:
         raise UserError(f"bad port {port}")
-    family = "ip6" if ":" in bind else "ip"
     console.print(f"fio server listening on {bind}:{port} (Ctrl-C to stop)")
-    proc = subprocess.Popen(["fio", f"--server={family}:{bind},{port}"])
-    try:
-        code = proc.wait()
-    except KeyboardInterrupt:
-        proc.terminate()  # ours: we started it
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    if run_server(bind, port):
         console.print("fio server stopped")
-        return
-    if code:
-        raise UserError(f"fio server exited with {code} (port {port} in use?)")
 
 
 @app.command()
 def presets() -> None:
     """List every preset (fio suites and fslab's own workloads) with its parameters."""
-    from fslab.workloads.suites import SUITES
+    from fslab.report.listings import presets_tables
 
-    for suite in SUITES.values():
-        table = Table(title=f"{suite.name}: {suite.description}", title_justify="left",
-                      caption=escape(f"source: {suite.source}; options: {suite.options}"),
-                      caption_justify="left")
-        table.add_column("workload")
-        table.add_column("parameters")
-        for name, parameters in suite.jobs.items():
-            table.add_row(name, escape(parameters))
-        console.print(table)
+    console.print(presets_tables())
 
 
 def _print_summary(results_dir: Path, summary: object = None) -> None:

@@ -14,9 +14,14 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fslab import system
 from fslab.errors import UserError
+
+if TYPE_CHECKING:
+    from fslab.campaign import Campaign
+    from fslab.targets import Target
 
 DEFAULT_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -114,3 +119,51 @@ def missing_hosts(hosts: list[Host], reported: set[str]) -> list[Host]:
     """Hosts with no jobs in fio's client_stats ('host:port' names as the parser makes)."""
     return [h for h in hosts if f"{h.address}:{h.port}" not in reported
             and h.address not in reported]
+
+
+def run_server(bind: str, port: int) -> bool:
+    """Run a fio server in the foreground until it exits or Ctrl-C stops it (it is ours:
+    we started it). True when stopped by Ctrl-C; a failure to serve is a UserError."""
+    import subprocess
+
+    from fslab import system
+    from fslab.errors import UserError
+
+    system.require_tool("fio")
+    family = "ip6" if ":" in bind else "ip"
+    proc = subprocess.Popen(["fio", f"--server={family}:{bind},{port}"])
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return True
+    if code:
+        raise UserError(f"fio server exited with {code} (port {port} in use?)")
+    return False
+
+
+LOOPBACK = ("127.", "localhost", "::1")
+
+
+def preflight_campaign(campaign: Campaign, targets: dict[str, Target]) -> None:
+    """Every host reachable, on the controller's fio version, with the target path."""
+    from fslab.errors import UserError
+
+    hosts = parse_hosts(campaign.hosts)
+    remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
+    problems: list[str] = []
+    for name, target in targets.items():
+        if target.spec.fs == "dir":
+            problems += preflight(hosts, Path(target.spec.path))
+        elif remote:
+            raise UserError(f"target {name}: with remote hosts ({remote[0]}), targets must be "
+                            "dir:PATH, a path that exists on every host")
+        else:
+            problems += preflight(hosts, Path("/"))
+    if problems:
+        raise UserError("preflight failed:\n  " + "\n  ".join(dict.fromkeys(problems)))

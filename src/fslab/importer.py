@@ -28,7 +28,8 @@ from fslab.errors import UserError
 from fslab.metrics import Measurement, add_rows, empty_columns
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
-from fslab.parsers.fio import FioParseError, load_fio, parse_fio
+from fslab.parsers.fio import parse_fio
+from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.store import ResultsDir, write_atomic
 
 # fslab's own target kinds (fslab.targets.FS_KINDS, spelled out so that an import does

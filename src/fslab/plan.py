@@ -52,3 +52,26 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
         runs += [RunSpec(iteration, position, target, workload)
                  for position, (target, workload) in enumerate(pairs)]
     return Plan(campaign, runs)
+
+
+def check_space(plan: Plan) -> None:
+    """Refuse, before formatting anything, a workload whose files cannot fit an image."""
+    from fslab.campaign import MAX_FILL
+    from fslab.errors import UserError
+    from fslab.targets import IMAGE_LESS
+    from fslab.units import format_bytes
+
+    checked: set[tuple[str, str]] = set()
+    for run in plan.runs:
+        key = (run.target.name, run.workload.name)
+        if key in checked or run.target.fs in IMAGE_LESS or run.target.device:
+            continue
+        checked.add(key)
+        need = run.workload.required_bytes()
+        room = int(run.target.size * MAX_FILL)
+        if need > room:
+            raise UserError(
+                f"workload {run.workload.name} needs {format_bytes(need)} but target "
+                f"{run.target.name} ({format_bytes(run.target.size)} image) leaves about "
+                f"{format_bytes(room)} for files: raise --size or lower --file-size"
+            )

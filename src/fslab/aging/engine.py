@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import OPS, AgingConfig
+from fslab.aging.fileset import FileSet
 from fslab.aging.generator import OpGenerator
+from fslab.aging.stops import probe_target_reached
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
@@ -49,49 +51,6 @@ class AgingLog:
     digest: str = ""
     seconds: float = 0.0
     stopped_by: str = ""
-
-
-class FileSet:
-    """Which file indices exist, with O(1) add, remove and random pick, and the existing
-    (or free) index nearest a drawn one, found by memchr over a presence map."""
-
-    def __init__(self, capacity: int) -> None:
-        self.items: list[int] = []
-        self.where: dict[int, int] = {}
-        self.present = bytearray(capacity)
-
-    def add(self, index: int) -> None:
-        if index not in self.where:
-            self.where[index] = len(self.items)
-            self.items.append(index)
-            self.present[index] = 1
-
-    def discard(self, index: int) -> None:
-        position = self.where.pop(index, None)
-        if position is None:
-            return
-        self.present[index] = 0
-        last = self.items.pop()
-        if position < len(self.items):
-            self.items[position] = last
-            self.where[last] = position
-
-    def near(self, index: int) -> int | None:
-        """The existing file nearest `index` (None when there is none)."""
-        return self._nearest(index, 1) if self.items else None
-
-    def free_near(self, index: int) -> int | None:
-        """The free index nearest `index` (None when every index holds a file)."""
-        return self._nearest(index, 0) if len(self.items) < len(self.present) else None
-
-    def _nearest(self, index: int, value: int) -> int | None:
-        present = self.present
-        if present[index] == value:
-            return index
-        up, down = present.find(value, index), present.rfind(value, 0, index)
-        if up < 0 or down < 0:
-            return up if up >= 0 else (down if down >= 0 else None)
-        return up if up - index <= index - down else down
 
 
 class Engine:
@@ -283,28 +242,11 @@ class Engine:
         return False
 
     def _probe_target_reached(self) -> bool:
-        """A layout score at or below the target, or a plateau of layout score and free
-        extents (each changed less than `plateau` over the last `plateau_probes`)."""
-        config, probes = self.config, self.probes
-        scores = [p["used"].get("layout_score") for p in probes if p.get("used")]
-        scores = [s for s in scores if isinstance(s, float) and s == s]
-        if config.layout_target is not None and scores and scores[-1] <= config.layout_target:
-            self.log.stopped_by = f"layout score {scores[-1]:.3f} <= {config.layout_target:g}"
-            return True
-        window = config.plateau_probes + 1
-        if not config.plateau or len(probes) < window:
-            return False
-        recent = probes[-window:]
-        series = [[p["used"].get("layout_score") for p in recent],
-                  [p["free"].get("free_extents") for p in recent]]
-        for values in series:
-            if any(not isinstance(v, (int, float)) or v != v for v in values):
-                continue
-            base = max(abs(values[0]), 1e-9)
-            if max(values) - min(values) > config.plateau * base:
-                return False
-        self.log.stopped_by = f"plateau (< {config.plateau:.0%} change over {window} probes)"
-        return True
+        """A probe-based stop rule fired (aging.stops)."""
+        reason = probe_target_reached(self.config, self.probes)
+        if reason:
+            self.log.stopped_by = reason
+        return bool(reason)
 
     def maintain(self, now: float, done: int) -> None:
         config = self.config

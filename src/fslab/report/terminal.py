@@ -171,3 +171,20 @@ def _short(value: object) -> str:
     if isinstance(value, int) and value > 1024**2:
         return format_value(value, "bytes")
     return str(value)
+
+
+def compare_table(cells: pd.DataFrame, title: str) -> Table:
+    """`fslab compare`: one row per cell of two results directories, with its verdict."""
+    colours = {"improved": "green", "regressed": "red", "unchanged": "dim"}
+    table = Table(title=title, title_justify="left")
+    for column in ("target", "workload", "op", "metric", "base", "new", "change (95 % CI)",
+                   "verdict"):
+        table.add_column(column)
+    for _, row in cells.iterrows():
+        change = (f"{row['change']:+.1%} ({row['change_ci_low']:+.1%} … "
+                  f"{row['change_ci_high']:+.1%})")
+        table.add_row(row["target"], row["workload"], row["op"], row["metric"],
+                      format_value(row["base_mean"], row["unit"]),
+                      format_value(row["new_mean"], row["unit"]), change,
+                      f"[{colours[row['verdict']]}]{row['verdict']}[/]")
+    return table

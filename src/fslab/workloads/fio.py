@@ -13,13 +13,8 @@ from typing import Any
 from fslab import system
 from fslab.errors import UserError
 from fslab.metrics import Measurement
-from fslab.parsers.fio import (
-    FioParseError,
-    job_errors,
-    load_fio,
-    observation_map,
-    parse_fio,
-)
+from fslab.parsers.fio import job_errors, observation_map, parse_fio
+from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
 

@@ -1,0 +1,42 @@
+"""Terminal listings of what fslab offers: target kinds and presets (rich renderables)."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.markup import escape
+from rich.table import Table
+
+
+def targets_table() -> Table:
+    """Every kind of target and whether it can run on this machine (and why not)."""
+    from fslab import system
+    from fslab.targets import availability_table
+
+    table = Table(title=escape("Targets (names for --fs and [[target]] fs = ...)"),
+                  title_justify="left")
+    for column in ("name", "what", "here"):
+        table.add_column(column)
+    root_note = "" if system.is_root() else " (needs root)"
+    for name, text, reason in availability_table():
+        here = f"[red]no: {escape(reason)}[/red]" if reason else "[green]yes[/green]"
+        if not reason and name != "dir":
+            here += root_note
+        table.add_row(name, escape(text), here)
+    return table
+
+
+def presets_tables() -> Group:
+    """One table per preset: each job's parameters with where each comes from."""
+    from fslab.workloads.suites import SUITES
+
+    tables = []
+    for suite in SUITES.values():
+        table = Table(title=f"{suite.name}: {suite.description}", title_justify="left",
+                      caption=escape(f"source: {suite.source}; options: {suite.options}"),
+                      caption_justify="left")
+        table.add_column("workload")
+        table.add_column("parameters")
+        for name, parameters in suite.jobs.items():
+            table.add_row(name, escape(parameters))
+        tables.append(table)
+    return Group(*tables)
