@@ -1,6 +1,7 @@
 """Import of results made elsewhere, the HTML report (in headless Chromium), and compare."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -251,3 +252,28 @@ def test_bad_files_never_cost_the_good_ones(tmp_path):
     assert all(reason for reason in listed.values())
     metrics = api.load(tmp_path / "o")
     assert len(set(metrics["run_id"])) >= 13  # the 12 good files and the script-named one
+
+
+def test_report_renders_from_stats_without_importing_the_analysis(tmp_path):
+    """Issue 16: report is a stage reading stats/, not a second analysis."""
+    import subprocess
+    import sys
+
+    fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
+    import_results([tmp_path / "tree"], tmp_path / "out")
+    api.analyze(tmp_path / "out")
+    probe = ("import sys; from fslab import api; api.report(sys.argv[1]); "
+             "print(sorted(m for m in sys.modules if m.startswith(('fslab.analysis', "
+             "'statsmodels'))))")
+    found = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "out")],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert found == "[]", found
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "Verdicts" in page and "randread" in page
+    # metrics changed after the analysis: stats/ is stale, the report analyses again
+    metrics = tmp_path / "out" / "metrics.parquet"
+    metrics.write_bytes(metrics.read_bytes())
+    os.utime(metrics, ns=(1, 1))
+    found = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "out")],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert "fslab.analysis.comparisons" in found

@@ -298,7 +298,11 @@ def _analysis(results: ResultsDir) -> Analysis:
     for name, table in tables.items():
         write_atomic(results.stats_dir / name, table.to_csv(index=False))
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    return Analysis(metrics, runs, summary, tests, pairs, lines, winners, factors, spread)
+    done = Analysis(metrics, runs, summary, tests, pairs, lines, winners, factors, spread)
+    from fslab.stats_files import write_index
+
+    write_index(results, done)
+    return done
 
 
 def report(results_dir: Path, output: Path | None = None) -> Path:
@@ -317,10 +321,11 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
         return output
 
     from fslab.report.html import build_report
+    from fslab.stats_files import load_analysis
     from fslab.store import write_atomic
 
     results = ResultsDir.open(Path(results_dir))
-    done = _analysis(results)
+    done = load_analysis(results) or _analysis(results)  # stats/ when it is current
     campaign_path = results.campaign_path()
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
     page = build_report(results.path, done.summary, done.tests, done.pairwise, done.verdicts,

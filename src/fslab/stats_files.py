@@ -1,0 +1,72 @@
+"""stats/ as a stage on disk: what `fslab analyze` wrote, read back by `fslab report`.
+
+`fslab analyze` writes the tables (summary, tests, pairwise, headline, drivers, hosts),
+verdicts.txt, the per-run table the charts draw (runs.parquet) and `analysis.json`: the
+analysis format version and the metrics table it was computed from (size and time). A
+report renders from these without importing the analysis (scipy.stats, statsmodels)
+while they are current; otherwise it analyses again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from fslab.store import ResultsDir, write_atomic
+
+# Analysis file format history:
+#   1 — summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet.
+ANALYSIS_FORMAT = 1
+INDEX = "analysis.json"
+TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
+          "headline": "headline.csv", "drivers": "drivers.csv", "hosts": "hosts.csv"}
+
+
+def _source(results: ResultsDir) -> dict[str, float]:
+    if not results.metrics_path.exists():
+        return {"size": 0, "mtime_ns": 0}
+    stat = os.stat(results.metrics_path)
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def write_index(results: ResultsDir, done: Any) -> None:
+    """Keep the per-run table and say what stats/ was computed from."""
+    done.runs.to_parquet(results.stats_dir / "runs.parquet", index=False)
+    write_atomic(results.stats_dir / INDEX, json.dumps({
+        "format": ANALYSIS_FORMAT, "metrics": _source(results),
+        "tables": {k: v for k, v in TABLES.items() if (results.stats_dir / v).exists()},
+    }, indent=1))
+
+
+def load_analysis(results: ResultsDir) -> Any | None:
+    """The analysis as `fslab analyze` left it, or None when it is missing or stale."""
+    path = results.stats_dir / INDEX
+    try:
+        index = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if index.get("format") != ANALYSIS_FORMAT or index.get("metrics") != _source(results):
+        return None
+    import pandas as pd
+
+    from fslab.api import Analysis
+
+    def table(key: str) -> pd.DataFrame:
+        name = index.get("tables", {}).get(key)
+        if not name:
+            return pd.DataFrame()
+        frame = pd.read_csv(results.stats_dir / name)
+        text = frame.select_dtypes(include=["object", "string"]).columns
+        frame[text] = frame[text].fillna("")
+        return frame
+
+    try:
+        runs = pd.read_parquet(results.stats_dir / "runs.parquet")
+        lines = (results.stats_dir / "verdicts.txt").read_text().splitlines()
+        return Analysis(metrics=None, runs=runs, summary=table("summary"),
+                        tests=table("tests"), pairwise=table("pairwise"), verdicts=lines,
+                        headline=table("headline"), drivers=table("drivers"),
+                        hosts=table("hosts"))
+    except (OSError, ValueError, KeyError):
+        return None
