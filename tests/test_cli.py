@@ -1,7 +1,6 @@
 """The command line: user mistakes are one line and a non-zero exit, never a traceback."""
 
 import os
-import shutil
 
 import pytest
 
@@ -65,8 +64,7 @@ def test_dry_run_prints_plan_and_job_files_and_touches_nothing(tmp_path):
     proc = fslab_cmd("run", "--dry-run", "--fs", f"ext4,dir:{tmp_path}", "--workloads",
                      "randread,mixed", "--iterations", "2", "--seed", "9", "--out", str(out),
                      "--lab", str(lab_dir))
-    if os.geteuid() == 0 and shutil.which("fio"):
-        assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, proc.stderr  # CI runs it as root, with fio
     text = proc.stdout
     assert "2 targets × 2 workloads × 2 iterations = 8 runs" in text
     assert "seed 9" in text
@@ -75,17 +73,48 @@ def test_dry_run_prints_plan_and_job_files_and_touches_nothing(tmp_path):
     assert not out.exists() and not lab_dir.exists()
 
 
+def test_dry_run_with_no_arguments_measures_the_file_system_not_the_cache():
+    """Issue 12: the default is loop direct I/O and fio direct=1, with a ramp."""
+    proc = fslab_cmd("run", "--dry-run", "--lab", "/nonexistent-fslab-lab")
+    assert proc.returncode == 0, proc.stderr
+    assert "loop_direct_io: True" in proc.stdout
+    jobs = proc.stdout.split("── ")[1:]
+    assert len(jobs) == 5 and all("direct=1" in job and "ramp_time=1" in job for job in jobs)
+    assert "preset direct5" in proc.stdout
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """First cell -> cells, for every row of rich's box tables in `text`."""
+    rows: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("│"):
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            if cells[0]:
+                rows[cells[0]] = cells
+    return rows
+
+
 def test_targets_lists_every_kind_and_why_not():
     proc = fslab_cmd("targets")
     assert proc.returncode == 0
+    rows = table_rows(proc.stdout)
     for name in ("ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "ntfs", "exfat", "fat32",
                  "tmpfs", "raw", "zfs-mirror", "btrfs-raid1", "md-raid1-ext4", "md-raid1-xfs"):
-        assert name in proc.stdout
+        assert name in rows, name  # a row of its own, not a substring of another
+        here = rows[name][-1]
+        assert here.startswith("yes") or (here.startswith("no: ") and len(here) > 8), here
+    if not os.path.exists("/proc/mdstat"):  # this machine kind has no md
+        assert "md RAID" in rows["md-raid1-ext4"][-1]
     assert "[[target]]" in proc.stdout
 
 
 def test_presets_lists_basic5():
-    proc = fslab_cmd("presets")
+    proc = fslab_cmd("presets", env={**os.environ, "COLUMNS": "250"})
     assert proc.returncode == 0
-    for job in ("randread", "randwrite", "seqread", "seqwrite", "mixed"):
-        assert job in proc.stdout
+    basic5 = proc.stdout[proc.stdout.index("basic5:"):proc.stdout.index("server6:")]
+    rows = table_rows(basic5)
+    assert set(rows) == {"randread", "randwrite", "seqread", "seqwrite", "mixed"}
+    assert "ioengine=sync [study]" in rows["randread"][1]
+    assert "numjobs=4 [study]" in rows["randread"][1]
+    assert "direct=0 (buffered) [fio default]" in rows["seqwrite"][1]
+    assert "rwmixread=70 [study]" in rows["mixed"][1]

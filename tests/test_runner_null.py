@@ -76,17 +76,24 @@ def test_results_dir_refuses_reuse_and_newer_formats(tmp_path):
 
 
 def test_api_run_analyze_load(tmp_path, lab):
-    campaign = null_campaign()
-    campaign.workloads = []  # replaced below by the null workload through the plan
-    result_dir = tmp_path / "api"
-    plan = make_plan(campaign, [NullWorkload("w", iops=50, jitter=5)])
-    results = ResultsDir.create(result_dir)
-    Runner(plan, results, lab, build_targets(plan, frozenset(), False)).execute()
-    summary = api.analyze(result_dir)
-    assert (result_dir / "stats" / "summary.csv").exists()
-    row = summary.iloc[0]
-    assert row["n"] == 2 and 45 <= row["mean"] <= 55 and row["ci_low"] < row["mean"]
-    assert len(api.load(result_dir)) == 2
+    """The plain-Python pipeline: api.run, then api.analyze and api.load on its output."""
+    from tests.conftest import requires
+
+    requires("fio", root=False)
+    campaign = load_campaign(None, Overrides(fs=["null"], workloads=["randread"],
+                                             iterations=2, runtime="1", file_size="8M",
+                                             seed=5))
+    result = api.run(campaign, out=tmp_path / "api", lab=lab)
+    assert (result.runner.ok, result.runner.failed) == (2, 0)
+    assert result.summary is not None and not result.summary.empty
+    summary = api.analyze(tmp_path / "api")
+    assert (tmp_path / "api" / "stats" / "verdicts.txt").exists()
+    cell = summary[(summary.metric == "iops") & (summary.op == "read")].iloc[0]
+    assert cell["n"] == 2 and cell["ci_low"] < cell["mean"] < cell["ci_high"]
+    metrics = api.load(tmp_path / "api")
+    assert set(metrics["iteration"]) == {1, 2} and set(metrics["fs"]) == {"null"}
+    assert sorted(api.runs(tmp_path / "api")["run_id"]) == [
+        "i001-null-randread", "i002-null-randread"]
 
 
 def test_cleanup_releases_a_dead_sessions_resources(tmp_path):
