@@ -50,8 +50,15 @@ class Preset:
                                 self.sources.get(param, self.default_source))
 
 
-# The comparison fslab runs by default (issue 12): basic5's five jobs with the page
-# cache taken out, so that the numbers are the storage stack's.
+# The seed-000 desktop suite's five jobs: basic5 runs them as published, direct5 (fslab's
+# default comparison, issue 12) with the page cache taken out.
+DESKTOP_JOBS: dict[str, list[Section]] = {
+    "randread": [{"rw": "randread", "bs": "4k", "numjobs": 4}],
+    "randwrite": [{"rw": "randwrite", "bs": "4k", "numjobs": 4}],
+    "seqread": [{"rw": "read", "bs": "1M", "numjobs": 1}],
+    "seqwrite": [{"rw": "write", "bs": "1M", "numjobs": 1}],
+    "mixed": [{"rw": "randrw", "rwmixread": 70, "bs": "4k", "numjobs": 4}],
+}
 DIRECT5 = Preset(
     name="direct5",
     description=(
@@ -63,13 +70,7 @@ DIRECT5 = Preset(
     ),
     source="fslab's choice, after the seed-000 desktop suite (basic5)",
     global_options={"ioengine": "sync", "direct": 1, "ramp_time": 1},
-    jobs={
-        "randread": [{"rw": "randread", "bs": "4k", "numjobs": 4}],
-        "randwrite": [{"rw": "randwrite", "bs": "4k", "numjobs": 4}],
-        "seqread": [{"rw": "read", "bs": "1M", "numjobs": 1}],
-        "seqwrite": [{"rw": "write", "bs": "1M", "numjobs": 1}],
-        "mixed": [{"rw": "randrw", "rwmixread": 70, "bs": "4k", "numjobs": 4}],
-    },
+    jobs=DESKTOP_JOBS,
     sources={"rw": STUDY, "bs": STUDY, "numjobs": STUDY, "rwmixread": STUDY,
              "ioengine": STUDY},
     default_source=FSLAB,
@@ -88,13 +89,7 @@ BASIC5 = Preset(
     source="seed 000: the bash-loop fio comparisons fslab replaces (5 jobs × 10 "
            "repetitions × 4 fs)",
     global_options={"ioengine": "sync"},
-    jobs={
-        "randread": [{"rw": "randread", "bs": "4k", "numjobs": 4}],
-        "randwrite": [{"rw": "randwrite", "bs": "4k", "numjobs": 4}],
-        "seqread": [{"rw": "read", "bs": "1M", "numjobs": 1}],
-        "seqwrite": [{"rw": "write", "bs": "1M", "numjobs": 1}],
-        "mixed": [{"rw": "randrw", "rwmixread": 70, "bs": "4k", "numjobs": 4}],
-    },
+    jobs=DESKTOP_JOBS,
     unstated={"iodepth": "1", "direct": "0 (buffered)"},
     buffered=True,
 )
