@@ -31,13 +31,12 @@ from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import parse_fio
 from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.store import ResultsDir, write_atomic
+from fslab.targets import FS_KINDS
 
-# fslab's own target kinds (fslab.targets.FS_KINDS, spelled out so that an import does
-# not load every target plug-in; a test keeps the two in step) and other file systems.
-KNOWN_FS = {"ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "ntfs", "exfat", "fat32", "tmpfs",
-            "raw", "zfs-mirror", "btrfs-raid1", "md-raid1-ext4", "md-raid1-xfs", "dir", "null",
-            "f2fs", "vfat", "jfs", "reiserfs", "nilfs2", "bcachefs", "ocfs2", "nfs", "ceph",
-            "cephfs", "lustre", "gpfs", "beegfs", "hfs"}
+# File systems a path may name: fslab's own target kinds (their names only: no plug-in is
+# imported) and others that studies use.
+KNOWN_FS = set(FS_KINDS) | {"f2fs", "vfat", "jfs", "reiserfs", "nilfs2", "bcachefs", "ocfs2",
+                            "nfs", "ceph", "cephfs", "lustre", "gpfs", "beegfs", "hfs"}
 FIELDS = ("fs", "target", "iteration", "workload", "op", "host")
 CHUNK = 256  # files per worker task
 File = tuple[str, str, str | None]  # import root, file, pattern
