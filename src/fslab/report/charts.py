@@ -73,15 +73,17 @@ def strip_chart(values: pd.DataFrame, workload: str) -> Chart | None:
 
 
 def qq_chart(values: pd.DataFrame, workload: str) -> Chart | None:
-    """Normal QQ plot of the residuals (value − its target's mean) of the primary metric."""
+    """Normal QQ plot of the residuals of the primary metric on the model's scale: log
+    value − its target's mean log (analysis.model compares logs), a diagnostic only."""
     from scipy import stats
 
     rows = values[values["workload"] == workload]
     metric = next((m for m in HEADLINE_METRICS if m in set(rows["metric"])), None)
     if metric is None:
         return None
-    rows = rows[(rows["metric"] == metric) & (rows["op"] != "total")]
-    residuals = (rows["value"] - rows.groupby(["target", "op"])["value"].transform("mean"))
+    rows = rows[(rows["metric"] == metric) & (rows["op"] != "total") & (rows["value"] > 0)]
+    logs = np.log(rows["value"].astype(float))
+    residuals = logs - logs.groupby([rows["target"], rows["op"]]).transform("mean")
     residuals = residuals[np.isfinite(residuals)].to_numpy()
     if len(residuals) < 3:
         return None
@@ -93,7 +95,7 @@ def qq_chart(values: pd.DataFrame, workload: str) -> Chart | None:
          "x": theoretical.tolist(), "y": ordered.tolist()},
         {"type": "scatter", "mode": "lines", "name": "normal",
          "x": line_x, "y": [slope * x + intercept for x in line_x]},
-    ], "layout": _layout(f"{workload}: QQ plot of {title(metric, long=True)} residuals "
+    ], "layout": _layout(f"{workload}: QQ plot of {title(metric, long=True)} log residuals "
                          "(standardised)", "sample quantile",
                          xaxis={"title": {"text": "normal quantile"}})}
 
