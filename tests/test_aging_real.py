@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -253,3 +254,111 @@ def test_mix_from_csv_and_toml_config(tmp_path):
         load_config(tmp_path / "b.toml")
     with pytest.raises(UserError, match="unknown aging operation"):
         AgingConfig(mix={"explode": 1}).validate()
+
+
+@pytest.mark.privileged
+@pytest.mark.parametrize("fs", ["ext4", "xfs", "btrfs"])
+def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
+    """zstd and metadata images of an aged file system, used as a target's image, give
+    back the layout its sparse image gives: the same files with the same extents (and on
+    ext4 the very extents of the last probe before unmounting; xfs and btrfs settle
+    delayed allocations at unmount)."""
+    requires(f"mkfs.{fs}", "losetup", "zstd", "e2image", "xfs_mdrestore", "btrfs-image")
+    from fslab.aging.images import keep
+    from fslab.campaign import TargetEntry, _target_spec
+    from fslab.errors import UserError
+
+    out = tmp_path / "aged"
+    record = age(TargetSpec(name="a", fs=fs, size=320 * MiB),
+                 AgingConfig(seed=3, ops=3000, max_files=400, size_max=512 * 1024,
+                             utilization=0.7), out, lab)
+    sparse = out / record["image"]["path"]
+    about = json.loads((out / "image.json").read_text())
+    assert about["image"]["fs_bytes"] == 320 * MiB
+    assert f'image = "{sparse.resolve()}"' in about["as_target"]
+    images = {"sparse": sparse}
+    device = subprocess.run(["losetup", "--find", "--show", "--read-only", str(sparse)],
+                            check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        for kind in ("zstd", "metadata"):
+            directory = tmp_path / kind
+            directory.mkdir()
+            kept = keep(sparse, device, fs, directory, kind)
+            (directory / "image.json").write_text(json.dumps({"image": kept, "fs": fs}))
+            images[kind] = directory / kept["path"]
+    finally:
+        subprocess.run(["losetup", "-d", device], check=True)
+    assert images["zstd"].stat().st_size < sparse.stat().st_blocks * 512 * 0.7
+
+    probes = {}
+    for kind, image in images.items():
+        spec = _target_spec(TargetEntry(name=f"r-{kind}", fs=fs, image=str(image)),
+                            64 * MiB, set())
+        assert spec.size == 320 * MiB, kind  # from image.json, not the kept file's size
+        target = make_target(spec)
+        session = lab.open_session()
+        mounted = target.provision(session)
+        try:
+            assert mounted.path is not None
+            probes[kind] = used_space_probe(mounted.path / "aged")
+        finally:
+            target.teardown(session, mounted)
+            session.close()
+    assert probes["sparse"]["files"] > 100
+    for kind in ("zstd", "metadata"):
+        assert probes[kind]["extents_per_file"] == probes["sparse"]["extents_per_file"], kind
+        assert probes[kind]["layout_score"] == probes["sparse"]["layout_score"], kind
+    if fs == "ext4":
+        last = json.loads((out / "fragmentation.json").read_text())[-1]["used"]
+        assert probes["metadata"]["extents_per_file"] == last["extents_per_file"]
+    with pytest.raises(UserError, match=f"holds {fs}"):
+        _target_spec(TargetEntry(name="w", fs="ext2", image=str(images["zstd"])),
+                     64 * MiB, set())
+
+
+@pytest.mark.privileged
+def test_compare_and_report_across_aging_runs(tmp_path, lab):
+    """Two real aging runs (50 % vs 90 % utilisation): `fslab compare` gives per-operation
+    latency ratios with intervals and the end state, naming what differs in the setup;
+    `fslab report A B` puts both side by side and renders."""
+    requires("mkfs.ext4", "losetup", "chromium")
+    from fslab import api
+    from tests.conftest import fslab_cmd
+    from tests.test_import_report import chromium
+
+    runs = {}
+    for share in (0.5, 0.9):
+        out = tmp_path / f"u{int(share * 100)}"
+        age(TargetSpec(name="a", fs="ext4", size=256 * MiB),
+            AgingConfig(seed=4, ops=4000, max_files=600, size_max=1 * MiB,
+                        utilization=share, probe_every=1000), out, lab, image="none")
+        runs[share] = out
+    latency = (runs[0.5] / "latency.csv").read_text().splitlines()
+    assert latency[0] == ("op,n,mean_us,mean_ci_low,mean_ci_high,median_us,median_ci_low,"
+                          "median_ci_high,sections")
+    cells, differences = api.compare(runs[0.5], runs[0.9], 0.02)
+    assert ("aging utilization", "0.5", "0.9") in differences
+    medians = cells[cells["metric"] == "median latency"]
+    assert len(medians) >= 3 and (medians["change_ci_low"] < medians["change"]).all()
+    assert (medians["change"] < medians["change_ci_high"]).all()
+    assert {"layout score", "free extents"} <= set(cells["metric"])
+    assert cells.loc[cells["metric"] == "layout score", "note"].iloc[0].startswith("one probe")
+
+    shown = fslab_cmd("compare", str(runs[0.5]), str(runs[0.9]))
+    assert shown.returncode in (0, 1) and "median latency" in shown.stdout, shown.stderr
+    mixed = fslab_cmd("compare", str(runs[0.5]), str(tmp_path))
+    assert mixed.returncode == 2 and "compare like with like" in mixed.stderr
+
+    page = tmp_path / "both.html"
+    made = fslab_cmd("report", str(runs[0.5]), str(runs[0.9]), "-o", str(page))
+    assert made.returncode == 0, made.stderr
+    html = page.read_text()
+    assert "u50" in html and "u90" in html and "Share of files in one piece" in html
+    dom = chromium(page, tmp_path)
+    rendered = int(re.search(r'data-charts-rendered="(\d+)"', dom).group(1))
+    assert re.search(r'data-js-errors="0"', dom) and rendered == html.count('data-chart="')
+    assert rendered >= 3
+    single = api.report(runs[0.9])
+    assert "Latency per operation" in single.read_text()
+    bad = fslab_cmd("report", str(runs[0.5]), str(tmp_path / "nothing"))
+    assert bad.returncode == 2 and "not an aging directory" in bad.stderr

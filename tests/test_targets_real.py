@@ -31,6 +31,12 @@ def test_provision_describe_teardown(lab, fs):
         assert info["mkfs_version"] not in ("missing", "unknown")
         if fs == "ext4":
             assert "lazy_itable_init=0,lazy_journal_init=0" in info["mkfs_command"]
+        if fs == "btrfs":  # its default discard=async would reach the host's disk
+            assert "discard" not in info["mount_options"].replace("nodiscard", "")
+            assert info["mount_options_added"]["options"] == ["nodiscard"]
+            assert "host's disk" in info["mount_options_added"]["why"]
+        else:
+            assert "mount_options_added" not in info
         (mounted.path / "probe").write_bytes(b"x" * 4096)
         assert 0 < mounted.free_bytes() < GiB // 2
     finally:
@@ -38,6 +44,21 @@ def test_provision_describe_teardown(lab, fs):
         session.close()
     assert not leftovers(lab.root)
     assert not any(lab.root.rglob("*.img"))
+
+
+@pytest.mark.privileged
+def test_a_target_that_asks_for_discard_keeps_it(lab):
+    requires("mkfs.btrfs", "losetup")
+    target = make_target(TargetSpec(name="d", fs="btrfs", size=GiB // 4,
+                                    mount_options="discard=async"))
+    session = lab.open_session()
+    mounted = target.provision(session)
+    try:
+        assert "discard=async" in mounted.description["mount_options"]
+        assert "mount_options_added" not in mounted.description
+    finally:
+        target.teardown(session, mounted)
+        session.close()
 
 
 @pytest.mark.privileged

@@ -337,17 +337,39 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     return output
 
 
+def aging_report(directories: list[Path], output: Path) -> Path:
+    """One HTML report of several aging runs side by side; return its path."""
+    from fslab.aging.compare import is_aging_dir
+    from fslab.report.aging_runs_html import build_aging_runs_report
+    from fslab.store import write_atomic
+
+    for directory in directories:
+        if not is_aging_dir(directory):
+            raise UserError(f"{directory} is not an aging directory (no aging.json): several "
+                            "directories make a report of aging runs side by side")
+    write_atomic(Path(output), build_aging_runs_report([Path(d) for d in directories]))
+    return Path(output)
+
+
 def compare(base: Path, new: Path, threshold: float | None = None,
             output: Path | None = None) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
-    """Match the cells of two results directories and call each improved / regressed /
-    unchanged; optionally write the comparison as HTML."""
+    """Match the cells of two results directories (or two aging directories) and call each
+    improved / regressed / unchanged; optionally write the comparison as HTML."""
+    from fslab.aging.compare import compare_runs, is_aging_dir
     from fslab.analysis.compare import DEFAULT_THRESHOLD, compare_cells, environment_differences
     from fslab.store import write_atomic
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    old, fresh = ResultsDir.open(Path(base)), ResultsDir.open(Path(new))
-    cells = compare_cells(old.load_metrics(), fresh.load_metrics(), threshold)
-    differences = environment_differences(old.environment(), fresh.environment())
+    aging = is_aging_dir(base), is_aging_dir(new)
+    if aging == (True, True):  # two runs of `fslab age`
+        cells, differences = compare_runs(Path(base), Path(new), threshold)
+    elif any(aging):
+        raise UserError(f"{base if aging[0] else new} is an aging directory (fslab age) and "
+                        "the other a results directory: compare like with like")
+    else:
+        old, fresh = ResultsDir.open(Path(base)), ResultsDir.open(Path(new))
+        cells = compare_cells(old.load_metrics(), fresh.load_metrics(), threshold)
+        differences = environment_differences(old.environment(), fresh.environment())
     if output is not None:
         from fslab.report.compare_html import build_compare_report
 

@@ -262,7 +262,9 @@ def _target_spec(entry: TargetEntry, default_image_size: int,
             if not path.is_file():
                 raise UserError(f"target {name}: {key} {value} is not a file")
             extra[key] = str(path)
-            size = max(size, path.stat().st_size)
+            from fslab.aging.images import check_usable
+
+            size = max(size, check_usable(path, entry.fs, f"target {name}") or 0)
     if entry.direct_io is not None:
         extra["direct_io"] = entry.direct_io
     if entry.throttle is not None:

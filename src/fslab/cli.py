@@ -176,12 +176,18 @@ def reparse(
 
 @app.command()
 def report(
-    results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
+    results_dirs: Annotated[list[Path], typer.Argument(
+        metavar="DIR...", help="A results directory, or one or more aging directories.")],
     output: Annotated[Path | None, typer.Option(
-        "-o", "--output", help="HTML file (default DIR/report.html).")] = None,
+        "-o", "--output", help="HTML file (default DIR/report.html; for several aging "
+                               "runs aging-runs.html here).")] = None,
 ) -> None:
-    """Write one self-contained, interactive HTML report (works offline)."""
-    path = api.report(results_dir, output)
+    """Write one self-contained, interactive HTML report (works offline). Several aging
+    directories (from `fslab age`) give one report of the runs side by side."""
+    if len(results_dirs) == 1:
+        path = api.report(results_dirs[0], output)
+    else:
+        path = api.aging_report(results_dirs, output or Path("aging-runs.html"))
     console.print(f"Wrote {path}")
 
 
@@ -298,7 +304,9 @@ def age(
     probe_every: Annotated[int | None, typer.Option(
         help="Fragmentation probe every N operations (and always at the end).")] = None,
     image: Annotated[str, typer.Option(
-        help="Keep the aged state: sparse (full copy), metadata, or none.")] = "sparse",
+        help="Keep the aged state: sparse (full copy), zstd (the same, compressed), "
+             "metadata (the fs's metadata dump: layout without contents), or none.")
+    ] = "sparse",
     recipe: Annotated[str | None, typer.Option(
         help="mix (fs-drift-like operations), interleaved (a tree grown piece by piece in "
              "shuffled rounds; the default) or versioned (git-pull-like versions).")] = None,
@@ -328,8 +336,8 @@ def age(
     from fslab.aging.run import age as run_age
     from fslab.units import format_bytes
 
-    if image not in ("sparse", "metadata", "none"):
-        raise UserError("--image must be sparse, metadata or none")
+    if image not in ("sparse", "zstd", "metadata", "none"):
+        raise UserError("--image must be sparse, zstd, metadata or none")
     settings = aging_settings(AgingFlags(
         seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
         bytes_limit=bytes_limit, written=written, layout_target=layout_target,
@@ -347,8 +355,11 @@ def age(
         f"{record['stopped_by']}); op sequence {record['op_sequence_sha256'][:16]}…")
     for what, count in (record.get("failures") or {}).items():
         console.print(f"  failed: {escape(what)} × {count}")
+    from fslab.report.terminal import aging_latency_table
+
+    console.print(aging_latency_table(record.get("latency_us") or []))
     kept = record.get("image") or {}
-    console.print(f"Wrote {out}: aging.json, oplog.parquet, utilization.csv, "
+    console.print(f"Wrote {out}: aging.json, oplog.parquet, latency.csv, utilization.csv, "
                   f"fragmentation.json" + (f", {kept['path']}" if kept.get("path") else ""))
     if kept.get("reason"):
         console.print(f"No image kept: {escape(kept['reason'])}")

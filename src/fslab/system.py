@@ -27,6 +27,11 @@ TOOL_PACKAGES = {
     "blkid": "util-linux",
     "wipefs": "util-linux",
     "findmnt": "util-linux",
+    "zstd": "zstd",
+    "e2image": "e2fsprogs",
+    "xfs_metadump": "xfsprogs",
+    "xfs_mdrestore": "xfsprogs",
+    "btrfs-image": "btrfs-progs",
 }
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
-import subprocess
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from fslab import system
+from fslab.aging import images
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
 from fslab.aging.fiemap import NotMeasurable, extents, file_layout, layout_score
@@ -54,8 +55,12 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         raise UserError("fslab age ages a file system; raw is the bare loop device: choose "
                         "a file system (ext4, xfs, btrfs, zfs, ntfs, exfat, fat32, tmpfs, "
                         "dir:PATH)")
+    if image == "metadata" and spec.fs not in images.METADATA_DUMP:
+        raise UserError(f"no metadata image tool for {spec.fs}; use --image sparse or zstd")
     target = make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
     target.check()
+    if image == "zstd":
+        system.require_tool("zstd")
     out.mkdir(parents=True, exist_ok=True)
     lab = lab or Lab()
     session = lab.open_session()
@@ -66,13 +71,13 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         root = mounted.path / "aged"
         device = str(mounted.description.get("device", ""))
         pool = str(mounted.description.get("pool", ""))
-        images = next((str(Path(r.path).parent) for r in mounted.resources
+        image_dir = next((str(Path(r.path).parent) for r in mounted.resources
                        if r.kind == "file"), "")
 
         def probe(ops_done: int) -> dict[str, Any]:
             os.sync()
             free = free_space(mounted.description.get("fs", spec.fs), device,
-                              str(mounted.path), pool, images)
+                              str(mounted.path), pool, image_dir)
             used = used_space_probe(root)
             snapshots.append({"ops": ops_done, "t": time.time(), "free": asdict(free),
                               "used": used})
@@ -88,27 +93,43 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
             record["image"] = capture_image(session, mounted, out, image, spec.fs)
             write_json(out / "aging.json", record)
             # What the image is: enough to reproduce it and to know its state.
-            write_json(out / "image.json", {
-                "image": record["image"], "fs": spec.fs, "seed": config.seed,
-                "config": record["config"], "ops_done": record["ops_done"],
-                "op_sequence_sha256": record["op_sequence_sha256"],
-                "last_fragmentation": snapshots[-1] if snapshots else None})
+            write_json(out / "image.json", image_record(record, spec, snapshots, out))
     finally:
         target.teardown(session, mounted)
         session.close()
     return record
 
 
+def image_record(record: dict[str, Any], spec: TargetSpec,
+                 snapshots: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+    """image.json: what the image is, how it was made, and how to use it as a target."""
+    kept = record["image"]
+    return {
+        "image": kept, "fs": spec.fs, "seed": record["config"].get("seed"),
+        "config": record["config"], "ops_done": record["ops_done"],
+        "op_sequence_sha256": record["op_sequence_sha256"],
+        "made_on": record.get("target", {}),  # mkfs command and version, mount options
+        "as_target": (f'[[target]]\nname = "{spec.fs}-aged"\nfs = "{spec.fs}"\n'
+                      f'image = "{out.resolve() / kept.get("path", "")}"\n'),
+        "last_fragmentation": snapshots[-1] if snapshots else None}
+
+
 def write_outputs(out: Path, log: Any, record: dict[str, Any],
                   snapshots: list[dict[str, Any]]) -> None:
-    """aging.json, oplog.parquet (t, op, latency_ns), utilization.csv, fragmentation.json."""
+    """aging.json, oplog.parquet (t, op, latency_ns), latency.csv (per operation: mean
+    and median with 95 % intervals), utilization.csv, fragmentation.json."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from fslab.aging.latency import latency_table
 
     table = pa.table({"t_s": pa.array(log.t, pa.float64()),
                       "op": pa.array([OPS[c] for c in log.op], pa.string()),
                       "latency_ns": pa.array(log.latency_ns, pa.int64())})
     pq.write_table(table, out / "oplog.parquet")
+    latency = latency_table(table.to_pandas())
+    write_atomic(out / "latency.csv", latency.to_csv(index=False, float_format="%.6g"))
+    record["latency_us"] = json.loads(latency.to_json(orient="records"))  # NaN -> null
     rows = ["t_s,ops,used_share"] + [f"{t:.3f},{n},{u:.5f}" for t, n, u in log.utilization]
     write_atomic(out / "utilization.csv", "\n".join(rows) + "\n")
     write_json(out / "fragmentation.json", snapshots)
@@ -117,7 +138,7 @@ def write_outputs(out: Path, log: Any, record: dict[str, Any],
 
 def capture_image(session: Any, mounted: Mounted, out: Path, kind: str,
                   fs: str) -> dict[str, Any]:
-    """Unmount, then keep the aged state: a sparse copy (full fidelity) or metadata only."""
+    """Unmount, then keep the aged state (see fslab.aging.images for the kinds)."""
     for resource in reversed(list(mounted.resources)):
         if resource.kind == "mount":
             session.release(resource)
@@ -125,21 +146,8 @@ def capture_image(session: Any, mounted: Mounted, out: Path, kind: str,
     image = next((Path(r.path) for r in mounted.resources if r.kind == "file"), None)
     if image is None:
         return {"kind": "none", "reason": f"{fs} has no image file to copy"}
-    destination = out / ("image.img" if kind == "sparse" else "image.meta")
-    if kind == "sparse":
-        system.run(["cp", "--sparse=always", str(image), str(destination)], timeout=3600)
-    else:
-        device = str(mounted.description.get("device", image))
-        commands = {"ext4": ["e2image", "-Q", device, str(destination)],
-                    "ext3": ["e2image", "-Q", device, str(destination)],
-                    "ext2": ["e2image", "-Q", device, str(destination)],
-                    "xfs": ["xfs_metadump", "-o", device, str(destination)],
-                    "btrfs": ["btrfs-image", device, str(destination)]}
-        if fs not in commands:
-            raise UserError(f"no metadata-only image tool for {fs}; use --image sparse")
-        subprocess.run(commands[fs], check=True, capture_output=True)
-    return {"kind": kind, "path": destination.name, "bytes_allocated":
-            destination.stat().st_blocks * 512, "fs": fs}
+    device = str(mounted.description.get("device", image))
+    return images.keep(image, device, fs, out, kind)
 
 
 def _jsonable(value: Any) -> Any:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from fslab.report.aging_runs_html import evolution_charts, latency_table_html, load
 from fslab.report.html import Page, esc
 
 SMOOTH_WINDOW = 101  # Savitzky–Golay window (points), odd
@@ -61,9 +62,15 @@ def build_aging_report(directory: Path) -> str:
         ], "layout": {"title": {"text": f"{op}: latency over time"}, "height": 320,
                       "xaxis": {"title": {"text": "seconds"}},
                       "yaxis": {"title": {"text": "µs (log)"}, "type": "log"}}})
+    run = load(directory)
+    page.add("<h2>Latency per operation</h2><p class='muted'>Successful operations; 95 % "
+             "intervals by sectioning (20 stretches of the run in time order), so "
+             "neighbouring operations are not counted as independent.</p>"
+             + latency_table_html([run], [directory.name]))
     page.chart(_utilisation(directory))
     page.chart(_free_space_heatmap(snapshots))
-    page.chart(_layout_over_time(snapshots))
+    for spec in evolution_charts([run], [directory.name]):
+        page.chart(spec)
     page.chart(_extent_sizes(snapshots))
     failures = record.get("failures", {})
     page.add("<h2>Failed operations (counted, not timed)</h2><table>" + "".join(
@@ -107,18 +114,6 @@ def _free_space_heatmap(snapshots: list[dict[str, Any]]) -> dict[str, Any] | Non
             "layout": {"title": {"text": "Free space by extent size over time"},
                        "height": 380, "xaxis": {"title": {"text": "operations"}},
                        "yaxis": {"title": {"text": "free extents of at least"}}}}
-
-
-def _layout_over_time(snapshots: list[dict[str, Any]]) -> dict[str, Any] | None:
-    points = [(s["ops"], s["used"].get("layout_score")) for s in snapshots
-              if s["used"].get("measurable")]
-    if not points:
-        return None
-    return {"data": [{"type": "scatter", "mode": "lines+markers", "name": "layout score",
-                      "x": [p[0] for p in points], "y": [p[1] for p in points]}],
-            "layout": {"title": {"text": "Layout score over time (1 = every file contiguous)"},
-                       "height": 300, "xaxis": {"title": {"text": "operations"}},
-                       "yaxis": {"range": [0, 1.02]}}}
 
 
 def _extent_sizes(snapshots: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -35,8 +36,9 @@ def build_compare_report(base: Path, new: Path, cells: pd.DataFrame,
         ], "layout": {"title": {"text": f"{workload}: {metric} (base vs new)"}, "height": 340,
                       "barmode": "group", "yaxis": {"title": {"text": label}}}})
     shown = cells.assign(change=cells["change"].map(lambda v: f"{v:+.1%}"),
-                         ci=[f"{lo:+.1%} … {hi:+.1%}" for lo, hi in
-                             zip(cells["change_ci_low"], cells["change_ci_high"], strict=True)])
+                         ci=[f"{lo:+.1%} … {hi:+.1%}" if math.isfinite(lo) else "–"
+                             for lo, hi in zip(cells["change_ci_low"], cells["change_ci_high"],
+                                               strict=True)])
     page.add("<h2>Every cell</h2>" + table(
         shown, ["target", "workload", "op", "metric", "better", "n_base", "n_new", "change",
                 "ci", "verdict", "note"]))

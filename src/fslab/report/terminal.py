@@ -181,10 +181,32 @@ def compare_table(cells: pd.DataFrame, title: str) -> Table:
                    "verdict"):
         table.add_column(column)
     for _, row in cells.iterrows():
-        change = (f"{row['change']:+.1%} ({row['change_ci_low']:+.1%} … "
-                  f"{row['change_ci_high']:+.1%})")
+        change = f"{row['change']:+.1%}" + (
+            f" ({row['change_ci_low']:+.1%} … {row['change_ci_high']:+.1%})"
+            if math.isfinite(row["change_ci_low"]) else " (no interval)")
         table.add_row(row["target"], row["workload"], row["op"], row["metric"],
                       format_value(row["base_mean"], row["unit"]),
                       format_value(row["new_mean"], row["unit"]), change,
                       f"[{colours[row['verdict']]}]{row['verdict']}[/]")
     return table
+
+
+def aging_latency_table(rows: list[dict[str, object]]) -> RenderableType:
+    """Per-operation latency of one aging run: median and mean with 95 % intervals."""
+    table = Table(title="latency per operation (95 % CI by sectioning: 20 stretches of "
+                        "the run in time order)")
+    for header in ("op", "n", "median", "mean"):
+        table.add_column(header, justify="left" if header == "op" else "right")
+    for row in rows:
+        table.add_row(str(row["op"]), f"{row['n']:,}", _with_interval(row, "median"),
+                      _with_interval(row, "mean"))
+    return table
+
+
+def _with_interval(row: dict[str, object], which: str) -> str:
+    value, low, high = (row.get(f"{which}_us"), row.get(f"{which}_ci_low"),
+                        row.get(f"{which}_ci_high"))
+    shown = format_value(float(value) * 1e3, "ns")  # type: ignore[arg-type]
+    if isinstance(low, float) and isinstance(high, float) and not math.isnan(low):
+        shown += f" ({format_value(low * 1e3, 'ns')}–{format_value(high * 1e3, 'ns')})"
+    return shown

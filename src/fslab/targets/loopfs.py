@@ -44,6 +44,7 @@ class FsProfile:
     mkfs: str
     default_mkfs_options: tuple[str, ...]
     min_size: int
+    image_mount_options: tuple[str, ...] = ()  # added on loop images (see ON_IMAGES)
 
 
 MiB = 1024**2
@@ -55,8 +56,16 @@ PROFILES = {
     "ext3": FsProfile("ext3", "mkfs.ext3", ("-F", "-q", *_NO_LAZY), 16 * MiB),
     "ext4": FsProfile("ext4", "mkfs.ext4", ("-F", "-q", *_NO_LAZY), 16 * MiB),
     "xfs": FsProfile("xfs", "mkfs.xfs", ("-f", "-q"), 300 * MiB),
-    "btrfs": FsProfile("btrfs", "mkfs.btrfs", ("-f", "-q"), 114 * MiB),
+    "btrfs": FsProfile("btrfs", "mkfs.btrfs", ("-f", "-q"), 114 * MiB, ("nodiscard",)),
 }
+# Why: btrfs mounts with discard=async wherever the device can discard, and a loop device
+# can: its discards punch holes in the image file, which the host file system passes on
+# to the host's disk. On this VM each such burst stalls the whole disk for up to a second
+# (measured: IOPS of another file's reads fell to 0 during a 1 GiB delete), landing on
+# whichever target is being measured. A target whose mount_options mention discard keeps
+# what it asks for; a real device keeps the file system's default.
+ON_IMAGES = ("on loop images only: a file system's discards would punch holes in the image "
+             "and reach the host's disk, stalling every target's I/O")
 
 
 class LoopFsTarget(BaseTarget):
@@ -88,8 +97,15 @@ class LoopFsTarget(BaseTarget):
         return [self.profile.mkfs, *self.profile.default_mkfs_options,
                 *self.spec.mkfs_options, device]
 
+    def added_mount_options(self) -> list[str]:
+        """Mount options fslab adds to the file system's defaults (ON_IMAGES)."""
+        if self.spec.device or "discard" in (self.spec.mount_options or ""):
+            return []
+        return list(self.profile.image_mount_options)
+
     def mount_command(self, device: str, mountpoint: Any) -> list[str]:
         wanted = [self.spec.mount_options] if self.spec.mount_options else []
+        wanted += self.added_mount_options()
         if self.spec.fs == "xfs" and self.spec.options.get("image"):
             wanted.append("nouuid")  # copies of one aged image share a UUID
         options = ["-o", ",".join(wanted)] if wanted else []
@@ -128,6 +144,9 @@ class LoopFsTarget(BaseTarget):
             "mkfs_command": self.mkfs_command(device),
             "mkfs_version": system.tool_version(self.profile.mkfs),
             "mount_options_requested": self.spec.mount_options or "defaults",
+            **({"mount_options_added": {"options": self.added_mount_options(),
+                                        "why": ON_IMAGES}}
+               if self.added_mount_options() else {}),
             "loop_direct_io": loop_direct_io(self.spec.options),
             "throttle": self.throttle or None,
         }
@@ -139,7 +158,8 @@ class LoopFsTarget(BaseTarget):
             if self.spec.device:
                 device = self.spec.device
             else:
-                image = (copy_image(session, mounted, self.spec.name, Path(aged)) if aged
+                image = (copy_image(session, mounted, self.spec.name, Path(aged),
+                                    self.spec.fs) if aged
                          else make_image(session, mounted, self.spec.name, self.spec.size))
                 device = attach_loop(session, mounted, image,
                                      loop_direct_io(self.spec.options))
@@ -166,12 +186,16 @@ class LoopFsTarget(BaseTarget):
         return mounted
 
 
-def copy_image(session: Session, mounted: Mounted, name: str, source: Path) -> Path:
-    """A private sparse copy of an aged image: every run starts from the same aged state."""
+def copy_image(session: Session, mounted: Mounted, name: str, source: Path,
+               fs: str) -> Path:
+    """A private sparse copy of an aged image (sparse, zstd or metadata: see
+    fslab.aging.images): every run starts from the same aged state."""
+    from fslab.aging.images import restore
+
     image = session.path_for("images", f"{name}.img")
     image.parent.mkdir(parents=True, exist_ok=True)
     mounted.resources.append(session.record("file", image))
-    system.run(["cp", "--sparse=always", str(source), str(image)], timeout=3600)
+    restore(source, image, fs)
     return image
 
 
@@ -187,6 +211,10 @@ def copy_files_from(
     mountpoint = session.path_for("mnt", f"{spec.name}-source")
     temporary = Mounted(path=None, description={})
     try:
+        from fslab.aging.images import kind_of
+
+        if kind_of(source) != "sparse":  # compressed or metadata: restore a copy first
+            source = copy_image(session, temporary, f"{spec.name}-source", source, spec.fs)
         device = attach_loop(session, temporary, source)
         system.run(["losetup", "--set-capacity", device], check=False)
         mountpoint.mkdir(parents=True, exist_ok=True)

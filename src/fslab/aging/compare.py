@@ -1,0 +1,113 @@
+"""Compare aging runs (from `fslab age`): 80 % vs 99 % utilisation, ext4 vs xfs, with and
+without fstrim. Rows take the shape of `fslab compare`'s cells, so its table, verdicts,
+HTML and exit code serve both.
+
+Per operation, the median and mean latency of the two runs as new/base with a 95 %
+interval (sectioning within each run, see fslab.aging.latency); then what each run left
+behind (layout score, share of files in one piece, free extents): one measurement per
+run, so no interval, and called from the point estimate with that said.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fslab.aging.latency import latency_table, ratio_interval
+from fslab.analysis.compare import COLUMNS, classify
+from fslab.errors import UserError
+from fslab.metrics import HIGHER, LOWER
+
+LATENCY = {"median": "median latency", "mean": "mean latency"}
+# What an aging run leaves behind, from its last fragmentation probe: (where, key, better)
+OUTCOMES = {"layout score": ("used", "layout_score", HIGHER),
+            "files in one piece": ("used", "optimal_share", HIGHER),
+            "free extents": ("free", "free_extents", LOWER)}
+SETUP_KEYS = ("fs", "fs_impl", "mkfs_command", "mount_options", "image_size",
+              "loop_direct_io")
+
+
+def is_aging_dir(path: Path) -> bool:
+    return (Path(path) / "aging.json").is_file()
+
+
+def load_run(path: Path) -> dict[str, Any]:
+    """An aging directory's record, latency table and last probe (one clear error)."""
+    path = Path(path)
+    try:
+        record = json.loads((path / "aging.json").read_text())
+        probes = json.loads((path / "fragmentation.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: not a readable aging directory ({exc})") from None
+    import pyarrow.parquet as pq
+
+    try:
+        log = pq.read_table(path / "oplog.parquet").to_pandas()
+    except (OSError, ValueError) as exc:
+        raise UserError(f"{path}: oplog.parquet unreadable ({exc})") from None
+    return {"record": record, "latency": latency_table(log).set_index("op"),
+            "last": probes[-1] if probes else {}}
+
+
+def compare_runs(base: Path, new: Path, threshold: float
+                 ) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+    """Cells (fslab compare's columns) and the setup differences of two aging runs."""
+    old, fresh = load_run(base), load_run(new)
+    rows = []
+    for op in sorted(set(old["latency"].index) & set(fresh["latency"].index)):
+        a, b = old["latency"].loc[op], fresh["latency"].loc[op]
+        for which, metric in LATENCY.items():
+            ratio, low, high = ratio_interval(a, b, which)
+            if math.isnan(ratio):
+                continue
+            verdict, note = classify(ratio - 1, low - 1, high - 1, LOWER, threshold)
+            rows.append(_row(op, metric, "ns", LOWER, int(a["n"]), int(b["n"]),
+                             a[f"{which}_us"] * 1e3, b[f"{which}_us"] * 1e3, ratio,
+                             low, high, verdict, note))
+    for metric, (part, key, better) in OUTCOMES.items():
+        x = old["last"].get(part, {}).get(key)
+        y = fresh["last"].get(part, {}).get(key)
+        if not _number(x) or not _number(y) or x == 0:
+            continue
+        verdict, note = classify(y / x - 1, math.nan, math.nan, better, threshold)
+        rows.append(_row("end state", metric, "", better, 1, 1, x, y, y / x, math.nan,
+                         math.nan, verdict, "one probe per run: no interval"))
+    return pd.DataFrame(rows, columns=COLUMNS), setup_differences(old["record"],
+                                                                  fresh["record"])
+
+
+def setup_differences(base: dict[str, Any], new: dict[str, Any]
+                      ) -> list[tuple[str, str, str]]:
+    """(what, base, new) for each setting of the two runs that differs."""
+    found = []
+    for key in SETUP_KEYS:
+        a, b = base.get("target", {}).get(key), new.get("target", {}).get(key)
+        if a != b:
+            found.append((key, str(a), str(b)))
+    configs = base.get("config", {}), new.get("config", {})
+    for key in sorted(set(configs[0]) | set(configs[1])):
+        if configs[0].get(key) != configs[1].get(key):
+            found.append((f"aging {key}", str(configs[0].get(key, "–")),
+                          str(configs[1].get(key, "–"))))
+    if base.get("stopped_by") != new.get("stopped_by"):
+        found.append(("stopped by", str(base.get("stopped_by")), str(new.get("stopped_by"))))
+    return found
+
+
+def _row(op: str, metric: str, unit: str, better: str, n_base: int, n_new: int,
+         base_value: float, new_value: float, ratio: float, low: float, high: float,
+         verdict: str, note: str) -> dict[str, Any]:
+    return {"target": "aging run", "workload": "aging", "op": op, "metric": metric,
+            "unit": unit, "better": better, "n_base": n_base, "n_new": n_new,
+            "base_mean": base_value, "new_mean": new_value, "change": ratio - 1,
+            "change_ci_low": low - 1, "change_ci_high": high - 1, "verdict": verdict,
+            "note": note}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
+        value)
