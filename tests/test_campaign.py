@@ -17,12 +17,12 @@ def write(tmp_path: Path, text: str) -> Path:
     return path
 
 
-def test_defaults_are_ext4_xfs_btrfs_basic5_three_iterations():
+def test_defaults_are_ext4_xfs_btrfs_direct5_five_iterations():
     campaign = load_campaign(None)
     assert [t.name for t in campaign.targets] == ["ext4", "xfs", "btrfs"]
     assert [w.name for w in build_workloads(campaign)] == [
         "randread", "randwrite", "seqread", "seqwrite", "mixed"]
-    assert campaign.iterations == 3
+    assert campaign.iterations == 5
     assert campaign.fresh == "iteration"
     # 1 GiB images, 4 jobs: the auto file size fits half the image.
     assert campaign.file_size * 4 <= campaign.image_size * 0.5

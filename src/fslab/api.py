@@ -190,6 +190,15 @@ def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
     return summary
 
 
+def drift(results_dir: Path) -> str | None:
+    """A sentence on machine drift between iterations (analysis.drift), or None."""
+    from fslab.analysis.drift import drift_note, iteration_drift
+    from fslab.analysis.observations import per_run
+
+    metrics = ResultsDir.open(Path(results_dir)).load_metrics()
+    return drift_note(*iteration_drift(per_run(metrics)))
+
+
 def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
                       runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
@@ -289,8 +298,14 @@ def _analysis(results: ResultsDir) -> Analysis:
               f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
               f"p_adj = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]
     results.stats_dir.mkdir(exist_ok=True)
+    from fslab.analysis.drift import drift_note, iteration_drift
+    from fslab.analysis.observations import per_run
+
+    drift_table, drift_share = iteration_drift(per_run(metrics))
+    note = drift_note(drift_table, drift_share)
+    lines += [note] if note else []
     tables = {"summary.csv": summary, "tests.csv": tests, "pairwise.csv": pairs,
-              "headline.csv": winners, "drivers.csv": factors}
+              "headline.csv": winners, "drivers.csv": factors, "drift.csv": drift_table}
     if not spread.empty:
         tables["hosts.csv"] = spread
     if not ages.empty:

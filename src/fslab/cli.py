@@ -395,6 +395,9 @@ def _print_summary(results_dir: Path, summary: object = None) -> None:
     if summary is None:
         summary = api.analyze(results_dir)
     console.print(summary_tables(summary, api.runs(results_dir)))
+    note = api.drift(results_dir)
+    if note:
+        console.print(note, style="dim")
 
 
 def main() -> None:
