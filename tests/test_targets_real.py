@@ -92,3 +92,33 @@ def test_dir_target_works_in_a_private_subdirectory(lab, tmp_path):
 def test_dir_target_must_exist():
     with pytest.raises(UserError, match="not an existing directory"):
         make_target(TargetSpec(name="d", fs="dir", path="/no/such/dir")).check()
+
+
+@pytest.mark.privileged
+def test_a_new_loop_image_file_system_is_one_profile(lab, tmp_path):
+    """ext4 without a journal, added by one profile in this test alone: a campaign names
+    it, fslab makes, measures and describes it, and the importer knows its name."""
+    requires("mkfs.ext4", "losetup", "fio")
+    from fslab import api
+    from fslab.campaign import load_campaign
+    from fslab.importer import known_fs
+    from fslab.targets import REGISTRY, known_kinds, register_profile
+    from fslab.targets.profiles import PROFILES, FsProfile
+
+    register_profile(FsProfile(
+        "ext4nj", "ext4 without a journal (a test's profile)", "mkfs.ext4",
+        ("-F", "-q", "-O", "^has_journal"), 16 * 1024**2, "e2fsprogs", mount_type="ext4",
+        free_space="e2freefrag"))
+    try:
+        assert "ext4nj" in known_kinds() and "ext4nj" in known_fs()
+        (tmp_path / "c.toml").write_text(
+            'iterations = 1\nruntime = 1\nfile_size = "8M"\nceiling = false\n'
+            '[[target]]\nfs = "ext4nj"\nimage_size = "256M"\n'
+            '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
+        result = api.run(load_campaign(tmp_path / "c.toml"), out=tmp_path / "r", lab=lab)
+        assert result.runner.ok == 1 and result.runner.failed == 0
+        described = result.results.environment()["targets"]["ext4nj"]
+        assert "^has_journal" in described["mkfs_command"]
+        assert api.load(tmp_path / "r")["fs"].unique().tolist() == ["ext4nj"]
+    finally:
+        del PROFILES["ext4nj"], REGISTRY["ext4nj"]

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from fslab.errors import UserError
-from fslab.targets import FS_KINDS, IMAGE_LESS, TargetSpec
+from fslab.targets import IMAGE_LESS, TargetSpec, known_kinds
 from fslab.tomlfile import read_toml
 from fslab.units import parse_duration, parse_size
 from fslab.workloads.suites import get_suite
@@ -236,8 +236,8 @@ def entry_from_flag(text: str) -> TargetEntry:
 
 def _target_spec(entry: TargetEntry, default_image_size: int,
                  aging: frozenset[str] | set[str] = frozenset()) -> TargetSpec:
-    if entry.fs not in FS_KINDS:
-        known = ", ".join(k for k in FS_KINDS if k != "null")
+    if entry.fs not in known_kinds():
+        known = ", ".join(k for k in known_kinds() if k != "null")
         raise UserError(f"unknown file system {entry.fs!r}: known: {known} (or dir:PATH)")
     if entry.fs == "dir" and not entry.path:
         raise UserError(f"target {entry.name or 'dir'}: a dir target needs path = \"...\"")

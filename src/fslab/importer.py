@@ -31,12 +31,17 @@ from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import parse_fio
 from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.store import ResultsDir, write_atomic
-from fslab.targets import FS_KINDS
+from fslab.targets import known_kinds
 
-# File systems a path may name: fslab's own target kinds (their names only: no plug-in is
-# imported) and others that studies use.
-KNOWN_FS = set(FS_KINDS) | {"f2fs", "vfat", "jfs", "reiserfs", "nilfs2", "bcachefs", "ocfs2",
-                            "nfs", "ceph", "cephfs", "lustre", "gpfs", "beegfs", "hfs"}
+# File systems a path may name besides fslab's own target kinds (known_kinds(): names
+# only, no plug-in is imported), that studies use.
+OTHER_FS = frozenset({"f2fs", "vfat", "jfs", "reiserfs", "nilfs2", "bcachefs", "ocfs2",
+                      "nfs", "ceph", "cephfs", "lustre", "gpfs", "beegfs", "hfs"})
+
+
+def known_fs() -> frozenset[str]:
+    """Every file-system name a path may carry."""
+    return frozenset(known_kinds()) | OTHER_FS
 FIELDS = ("fs", "target", "iteration", "workload", "op", "host")
 CHUNK = 256  # files per worker task
 File = tuple[str, str, str | None]  # import root, file, pattern
@@ -92,9 +97,10 @@ def _guess_directory(directory: str) -> tuple[tuple[str, str], ...]:
     """The first directory naming a known file system gives fs and target."""
     for part in directory.split("/") if directory else ():
         tokens = re.split(r"[-_.]", part.lower())
-        known = [t for t in tokens if t in KNOWN_FS]
-        if part.lower() in KNOWN_FS or known:
-            fs = part.lower() if part.lower() in KNOWN_FS else known[0]
+        names = known_fs()
+        known = [t for t in tokens if t in names]
+        if part.lower() in names or known:
+            fs = part.lower() if part.lower() in names else known[0]
             return (("fs", fs), ("target", part))
     return ()
 

@@ -15,12 +15,10 @@ from pathlib import Path
 
 from fslab.errors import ToolError, UserError
 
-# Where each external tool comes from, for the one-line "missing tool" message.
+# Where each external tool comes from, for the one-line "missing tool" message
+# (file-system profiles add their mkfs).
 TOOL_PACKAGES = {
     "fio": "fio",
-    "mkfs.ext4": "e2fsprogs",
-    "mkfs.xfs": "xfsprogs",
-    "mkfs.btrfs": "btrfs-progs",
     "losetup": "util-linux",
     "mount": "mount",
     "umount": "mount",
@@ -85,16 +83,14 @@ def is_root() -> bool:
     return os.geteuid() == 0
 
 
+# How a tool prints its version, where not --version (file-system profiles add theirs).
+VERSION_FLAGS: dict[str, list[str]] = {}
+
+
 @functools.cache
 def tool_version(tool: str) -> str:
     """Return a tool's version string, or 'missing' / 'unknown'."""
-    flags = {
-        "fio": ["--version"],
-        "mkfs.ext4": ["-V"],
-        "mkfs.xfs": ["-V"],
-        "mkfs.btrfs": ["--version"],
-        "losetup": ["--version"],
-    }.get(tool, ["--version"])
+    flags = VERSION_FLAGS.get(tool, ["--version"])
     path = which(tool)
     if path is None:
         return "missing"

@@ -121,24 +121,28 @@ def parse_zdb_metaslabs(text: str) -> FreeSpace:
 
 def probe(fs: str, device: str, mountpoint: str, pool: str = "",
           search_dir: str = "") -> FreeSpace:
-    """Free-space fragmentation of a mounted file system, or why it cannot be measured."""
-    if fs in ("ext2", "ext3", "ext4") and device:
+    """Free-space fragmentation of a mounted file system, or why it cannot be measured.
+    Which probe reads a file system is its profile's `free_space` (zfs: zdb)."""
+    from fslab.targets.profiles import PROFILES
+
+    kind = "zdb" if fs == "zfs" else (PROFILES[fs].free_space if fs in PROFILES else "")
+    if kind == "e2freefrag" and device:
         proc = system.run(["e2freefrag", device], check=False)
         if proc.returncode == 0:
             return parse_e2freefrag(proc.stdout)
         return FreeSpace("e2freefrag", not_measurable=proc.stderr.strip()[:200])
-    if fs == "xfs":
+    if kind == "xfs_spaceman":
         proc = system.run(["xfs_spaceman", "-c", "freesp -s", mountpoint], check=False)
         if proc.returncode == 0 and proc.stdout.strip():
             return parse_xfs_freesp(proc.stdout)
         return FreeSpace("xfs freesp", not_measurable=proc.stderr.strip()[:200] or "no output")
-    if fs == "btrfs" and device:
+    if kind == "btrfs_free_space_tree" and device:
         proc = system.run(["btrfs", "inspect-internal", "dump-tree", "-t", "10", device],
                           check=False)
         if proc.returncode == 0:
             return parse_btrfs_free_space_tree(proc.stdout)
         return FreeSpace("btrfs free-space tree", not_measurable=proc.stderr.strip()[:200])
-    if fs == "zfs" and pool:
+    if kind == "zdb" and pool:
         # Pools are created without a cache file, so zdb searches the images' directory.
         proc = system.run(["zdb", "-e", "-p", search_dir, "-mm", pool], check=False,
                           timeout=120)

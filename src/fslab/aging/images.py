@@ -6,10 +6,11 @@ An aged file system is worth keeping: aging it again costs minutes to hours. `fs
 
 - sparse (image.img): the whole image, holes kept; full fidelity.
 - zstd (image.img.zst): the same, compressed; restored with holes again.
-- metadata (image.meta): the file system's own metadata dump (e2image -Q, xfs_metadump,
-  btrfs-image). The tree, names, sizes and every extent's place survive; file contents do
-  not (they read as zeros, and on btrfs reading them fails its data checksums). Small
-  enough to share, and enough for layout, metadata and write workloads.
+- metadata (image.meta): the file system's own metadata dump (its profile's tools:
+  e2image -Q, xfs_metadump, btrfs-image). The tree, names, sizes and every extent's
+  place survive; file contents do not (they read as zeros, and on btrfs reading them
+  fails its data checksums). Small enough to share, and enough for layout, metadata
+  and write workloads.
 
 image.json beside the image says what it is and how big the file system is, so a target
 can use it without being told.
@@ -27,13 +28,25 @@ from fslab.errors import UserError
 KINDS = ("sparse", "zstd", "metadata", "none")
 FILE_NAMES = {"sparse": "image.img", "zstd": "image.img.zst", "metadata": "image.meta"}
 
-# How each file system dumps its metadata, and how the dump becomes an image again.
-METADATA_DUMP = {"ext2": ["e2image", "-Q"], "ext3": ["e2image", "-Q"],
-                 "ext4": ["e2image", "-Q"], "xfs": ["xfs_metadump", "-o"],
-                 "btrfs": ["btrfs-image"]}
-METADATA_RESTORE = {"ext2": ["e2image", "-r"], "ext3": ["e2image", "-r"],
-                    "ext4": ["e2image", "-r"], "xfs": ["xfs_mdrestore"],
-                    "btrfs": ["btrfs-image", "-r"]}
+
+
+def _dump(fs: str) -> tuple[str, ...]:
+    from fslab.targets.profiles import PROFILES
+
+    return PROFILES[fs].metadata_dump if fs in PROFILES else ()
+
+
+def _restore(fs: str) -> tuple[str, ...]:
+    from fslab.targets.profiles import PROFILES
+
+    return PROFILES[fs].metadata_restore if fs in PROFILES else ()
+
+
+def has_metadata_dump(fs: str) -> bool:
+    """Whether `fs` can be kept as a metadata image (its profile names the tools)."""
+    return bool(_dump(fs)) and bool(_restore(fs))
+
+
 CONTENTS = {"sparse": "full", "zstd": "full",
             "metadata": "metadata only: file contents read as zeros (btrfs: reads fail "
                         "their data checksums)"}
@@ -56,9 +69,9 @@ def keep(image: Path, device: str, fs: str, out: Path, kind: str) -> dict[str, A
     elif kind == "zstd":
         system.run(["zstd", "-q", "-T0", "-o", str(destination), str(image)], timeout=3600)
     else:
-        if fs not in METADATA_DUMP:
+        if not has_metadata_dump(fs):
             raise UserError(f"no metadata image tool for {fs}; use --image sparse or zstd")
-        system.run([*METADATA_DUMP[fs], device, str(destination)], timeout=3600)
+        system.run([*_dump(fs), device, str(destination)], timeout=3600)
     return {"kind": kind, "path": destination.name, "fs": fs, "contents": CONTENTS[kind],
             "fs_bytes": image.stat().st_size,
             "bytes_allocated": destination.stat().st_blocks * 512}
@@ -72,10 +85,10 @@ def restore(source: Path, destination: Path, fs: str) -> None:
     elif kind == "zstd":
         command = ["zstd", "-q", "-d", "--sparse", "-f", "-o", str(destination), str(source)]
     else:
-        if fs not in METADATA_RESTORE:
+        if not has_metadata_dump(fs):
             raise UserError(f"{source} is a metadata image: {fs} has no metadata restore "
                             "tool; use a sparse or zstd image")
-        command = [*METADATA_RESTORE[fs], str(source), str(destination)]
+        command = [*_restore(fs), str(source), str(destination)]
     system.run(command, timeout=3600)
 
 
@@ -98,7 +111,7 @@ def check_usable(source: Path, fs: str, where: str) -> int | None:
     if about.get("fs") and about["fs"] != fs:
         raise UserError(f"{where}: {source} holds {about['fs']}, not {fs}")
     kind = kind_of(source)
-    if kind == "metadata" and fs not in METADATA_RESTORE:
+    if kind == "metadata" and not has_metadata_dump(fs):
         raise UserError(f"{where}: {source} is a metadata image; {fs} has no restore tool")
     if kind == "sparse":
         return source.stat().st_size

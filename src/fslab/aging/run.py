@@ -55,7 +55,7 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         raise UserError("fslab age ages a file system; raw is the bare loop device: choose "
                         "a file system (ext4, xfs, btrfs, zfs, ntfs, exfat, fat32, tmpfs, "
                         "dir:PATH)")
-    if image == "metadata" and spec.fs not in images.METADATA_DUMP:
+    if image == "metadata" and not images.has_metadata_dump(spec.fs):
         raise UserError(f"no metadata image tool for {spec.fs}; use --image sparse or zstd")
     target = make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
     target.check()

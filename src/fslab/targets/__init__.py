@@ -6,10 +6,13 @@ import functools
 import importlib
 from typing import Any
 
+from fslab import system
 from fslab.errors import UserError
 from fslab.targets.base import Mounted, Target, TargetSpec
+from fslab.targets.profiles import BUILT_IN, PROFILES, FsProfile
 
-__all__ = ["FS_KINDS", "IMAGE_LESS", "Mounted", "Target", "TargetSpec", "make_target"]
+__all__ = ["FS_KINDS", "IMAGE_LESS", "Mounted", "Target", "TargetSpec", "known_kinds",
+           "make_target", "register_profile"]
 
 _REQUIRED = ("check", "describe", "provision", "teardown", "needs_root", "capabilities",
              "availability")
@@ -18,12 +21,9 @@ LOOPFS = "fslab.targets.loopfs:LoopFsTarget"
 # campaign name -> (plug-in "module:Class", one-line description for `fslab targets`).
 # Names only: a plug-in is imported (and checked) when a target of its kind is made, so
 # listing the kinds (the importer guessing file systems from paths) imports none.
+# Loop-image kernel file systems come from their profiles (targets/profiles.py).
 REGISTRY: dict[str, tuple[str, str]] = {
-    "ext2": (LOOPFS, "ext2 (kernel) on a loop image"),
-    "ext3": (LOOPFS, "ext3 (kernel) on a loop image"),
-    "ext4": (LOOPFS, "ext4 (kernel) on a loop image, lazy init off"),
-    "xfs": (LOOPFS, "xfs (kernel) on a loop image"),
-    "btrfs": (LOOPFS, "btrfs (kernel) on a loop image"),
+    **{p.fs: (LOOPFS, p.description) for p in BUILT_IN},
     "zfs": ("fslab.targets.zfs:ZfsTarget",
             "zfs pool on an image: kernel OpenZFS, else zfs-fuse"),
     "ntfs": ("fslab.targets.fusefs:FuseFsTarget", "NTFS via ntfs-3g (FUSE) on an image"),
@@ -45,7 +45,24 @@ REGISTRY: dict[str, tuple[str, str]] = {
             "dir:PATH: an existing directory, no mkfs, no root"),
     "null": ("fslab.targets.null:NullTarget", "the null target (tests the harness itself)"),
 }
-FS_KINDS = tuple(REGISTRY)
+FS_KINDS = tuple(REGISTRY)  # the built-in kinds; known_kinds() adds registered profiles
+
+
+def known_kinds() -> tuple[str, ...]:
+    """Every target kind a campaign may name, registered profiles included."""
+    return tuple(REGISTRY)
+
+
+def register_profile(profile: FsProfile) -> None:
+    """Make a loop-image file system known everywhere: targets, images, the importer."""
+    PROFILES[profile.fs] = profile
+    REGISTRY[profile.fs] = (LOOPFS, profile.description)
+    system.TOOL_PACKAGES.setdefault(profile.mkfs, profile.package)
+    system.VERSION_FLAGS.setdefault(profile.mkfs, list(profile.version_flag))
+
+
+for _profile in BUILT_IN:
+    register_profile(_profile)
 IMAGE_LESS = frozenset({"dir", "null"})  # kinds with no image size
 
 
@@ -69,7 +86,7 @@ def make_target(
     """Build the target for a spec, or raise a one-line UserError for an unknown kind."""
     entry = REGISTRY.get(spec.fs)
     if entry is None:
-        known = ", ".join(k for k in FS_KINDS if k != "null")
+        known = ", ".join(k for k in known_kinds() if k != "null")
         raise UserError(f"unknown file system {spec.fs!r} in target {spec.name!r}: known: {known}")
     if spec.device and entry[0] != LOOPFS:
         raise UserError(f"target {spec.name}: device = ... works with ext2/3/4, xfs and btrfs")

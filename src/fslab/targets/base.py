@@ -11,15 +11,12 @@ from fslab import system
 from fslab.errors import UserError
 from fslab.lab import Resource, Session
 
-# Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags).
+# Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags), each read by the core:
+# NEEDS_ROOT by the preflight, SEQUENTIAL_LAYOUT (a FUSE quirk) by the fio workload. What
+# used to be declared and never read (fiemap, drop-caches, raw-device, memory, fuse) went:
+# FIEMAP and cache drops are probed where they are used, and say so when they fail.
 NEEDS_ROOT = "needs-root"
-FORMATS = "formats"  # runs mkfs: a fresh file system per provision
-FIEMAP = "fiemap"  # per-file extent maps are available
-FUSE = "fuse"  # a user-space file system: label results so
-DROP_CACHES = "drop-caches"  # caches can be dropped before runs (root)
-RAW_DEVICE = "raw-device"  # workloads address a block device, not files
 SEQUENTIAL_LAYOUT = "sequential-layout"  # files must be written sequentially before use
-MEMORY = "memory"  # data lives in RAM: a speed baseline, not storage
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,6 @@ from fslab import system
 from fslab.errors import UserError
 from fslab.lab import Session
 from fslab.targets.base import (
-    DROP_CACHES,
-    FORMATS,
-    FUSE,
     NEEDS_ROOT,
     SEQUENTIAL_LAYOUT,
     BaseTarget,
@@ -64,7 +61,7 @@ class FuseFsTarget(BaseTarget):
     """A FUSE file system on a fresh image (exfat via a loop device, as it needs one)."""
 
     kind: ClassVar[str] = "fuse"
-    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, FUSE, DROP_CACHES})
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
 
     def __init__(self, spec: Any, **kwargs: Any) -> None:
         super().__init__(spec, **kwargs)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -10,9 +9,6 @@ from fslab import system
 from fslab.errors import UserError
 from fslab.lab import Session
 from fslab.targets.base import (
-    DROP_CACHES,
-    FIEMAP,
-    FORMATS,
     NEEDS_ROOT,
     BaseTarget,
     Mounted,
@@ -34,30 +30,9 @@ from fslab.targets.device_options import (
     parse_throttle,
     throttle_support,
 )
-
-
-@dataclass(frozen=True)
-class FsProfile:
-    """How to make one kernel file system: its mkfs and the defaults fslab adds."""
-
-    fs: str
-    mkfs: str
-    default_mkfs_options: tuple[str, ...]
-    min_size: int
-    image_mount_options: tuple[str, ...] = ()  # added on loop images (see ON_IMAGES)
-
+from fslab.targets.profiles import PROFILES
 
 MiB = 1024**2
-# Lazy inode-table and journal init off: otherwise ext4lazyinit writes in the background
-# for minutes after mkfs and skews the first runs.
-_NO_LAZY = ("-E", "lazy_itable_init=0,lazy_journal_init=0")
-PROFILES = {
-    "ext2": FsProfile("ext2", "mkfs.ext2", ("-F", "-q", "-E", "lazy_itable_init=0"), 8 * MiB),
-    "ext3": FsProfile("ext3", "mkfs.ext3", ("-F", "-q", *_NO_LAZY), 16 * MiB),
-    "ext4": FsProfile("ext4", "mkfs.ext4", ("-F", "-q", *_NO_LAZY), 16 * MiB),
-    "xfs": FsProfile("xfs", "mkfs.xfs", ("-f", "-q"), 300 * MiB),
-    "btrfs": FsProfile("btrfs", "mkfs.btrfs", ("-f", "-q"), 114 * MiB, ("nodiscard",)),
-}
 # Why: btrfs mounts with discard=async wherever the device can discard, and a loop device
 # can: its discards punch holes in the image file, which the host file system passes on
 # to the host's disk. On this VM each such burst stalls the whole disk for up to a second
@@ -72,7 +47,7 @@ class LoopFsTarget(BaseTarget):
     """A kernel file system made fresh by mkfs on a sparse image (or a confirmed device)."""
 
     kind: ClassVar[str] = "loopfs"
-    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, FIEMAP, DROP_CACHES})
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
     allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS | {"image", "fresh_copy_of",
                                                                   "age"}
 
@@ -89,8 +64,8 @@ class LoopFsTarget(BaseTarget):
         return (self.profile.mkfs, "losetup", "mount", "umount")
 
     def kernel_support(self) -> str:
-        if not kernel_has_fs(self.spec.fs):
-            return f"the running kernel has no {self.spec.fs} driver"
+        if not kernel_has_fs(self.profile.kernel_name):
+            return f"the running kernel has no {self.profile.kernel_name} driver"
         return throttle_support() if self.throttle else ""
 
     def mkfs_command(self, device: str) -> list[str]:
@@ -99,17 +74,17 @@ class LoopFsTarget(BaseTarget):
 
     def added_mount_options(self) -> list[str]:
         """Mount options fslab adds to the file system's defaults (ON_IMAGES)."""
-        if self.spec.device or "discard" in (self.spec.mount_options or ""):
+        if self.spec.device:
             return []
-        return list(self.profile.image_mount_options)
+        return self.profile.added_on_images(self.spec.mount_options or "")
 
     def mount_command(self, device: str, mountpoint: Any) -> list[str]:
         wanted = [self.spec.mount_options] if self.spec.mount_options else []
         wanted += self.added_mount_options()
-        if self.spec.fs == "xfs" and self.spec.options.get("image"):
-            wanted.append("nouuid")  # copies of one aged image share a UUID
+        if self.spec.options.get("image"):
+            wanted += self.profile.aged_mount_options
         options = ["-o", ",".join(wanted)] if wanted else []
-        return ["mount", "-t", self.spec.fs, *options, device, str(mountpoint)]
+        return ["mount", "-t", self.profile.kernel_name, *options, device, str(mountpoint)]
 
     def check(self) -> None:
         super().check()
@@ -164,8 +139,8 @@ class LoopFsTarget(BaseTarget):
                 device = attach_loop(session, mounted, image,
                                      loop_direct_io(self.spec.options))
             if aged:
-                if self.spec.fs == "btrfs":  # a copy shares the fsid: give it its own
-                    system.run(["btrfstune", "-f", "-m", device], check=False)
+                if self.profile.aged_fixup:
+                    system.run([*self.profile.aged_fixup, device], check=False)
             else:
                 system.run(self.mkfs_command(device), timeout=600)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
@@ -199,10 +174,6 @@ def copy_image(session: Session, mounted: Mounted, name: str, source: Path,
     return image
 
 
-READ_ONLY = {"ext2": "ro,noload", "ext3": "ro,noload", "ext4": "ro,noload",
-             "xfs": "ro,norecovery,nouuid", "btrfs": "ro"}
-
-
 def copy_files_from(
     session: Session, mounted: Mounted, spec: TargetSpec, source: Path
 ) -> None:
@@ -219,7 +190,7 @@ def copy_files_from(
         system.run(["losetup", "--set-capacity", device], check=False)
         mountpoint.mkdir(parents=True, exist_ok=True)
         temporary.resources.append(session.record("dir", mountpoint))
-        options = READ_ONLY.get(spec.fs, "ro")
+        options = PROFILES[spec.fs].read_only
         mount(session, temporary, ["mount", "-o", options, device, str(mountpoint)],
               mountpoint)
         system.run(["cp", "-a", f"{mountpoint}/.", str(mounted.path)], timeout=3600)

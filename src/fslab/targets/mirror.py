@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from fslab import system
 from fslab.errors import UserError
 from fslab.lab import Session
-from fslab.targets.base import DROP_CACHES, FIEMAP, FORMATS, NEEDS_ROOT, BaseTarget, Mounted
+from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
 from fslab.targets.common import (
     attach_loop,
     loop_settings,
@@ -21,7 +21,7 @@ from fslab.targets.common import (
     mount,
 )
 from fslab.targets.device_options import loop_direct_io
-from fslab.targets.loopfs import PROFILES
+from fslab.targets.profiles import PROFILES
 
 MiB = 1024**2
 
@@ -29,7 +29,7 @@ MiB = 1024**2
 class MirrorTarget(BaseTarget):
     """Common part: two images on two loop devices, then a layout-specific build."""
 
-    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, FIEMAP, DROP_CACHES})
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
     allowed_options: ClassVar[frozenset[str]] = frozenset({"direct_io"})
     fs_name: ClassVar[str] = ""
     layout: ClassVar[str] = ""
@@ -48,6 +48,8 @@ class MirrorTarget(BaseTarget):
             "fs_impl": f"kernel {system.kernel_release()}",
             "image_size": self.spec.size,
             "mount_options_requested": self.spec.mount_options or "defaults",
+            "mount_options_added": PROFILES[self.fs_name].added_on_images(
+                self.spec.mount_options) or None,
         }
 
     def provision(self, session: Session) -> Mounted:
@@ -61,7 +63,9 @@ class MirrorTarget(BaseTarget):
             ]
             device = self.build(session, mounted, devices)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
-            options = ["-o", self.spec.mount_options] if self.spec.mount_options else []
+            wanted = [self.spec.mount_options] if self.spec.mount_options else []
+            wanted += PROFILES[self.fs_name].added_on_images(self.spec.mount_options)
+            options = ["-o", ",".join(wanted)] if wanted else []
             mount(session, mounted, ["mount", "-t", self.fs_name, *options, device,
                                      str(mounted.path)], mounted.path)
         except BaseException:

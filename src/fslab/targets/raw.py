@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from fslab import system
 from fslab.lab import Session
-from fslab.targets.base import DROP_CACHES, NEEDS_ROOT, RAW_DEVICE, BaseTarget, Mounted
+from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
 from fslab.targets.common import attach_loop, loop_settings, make_image
 from fslab.targets.device_options import (
     DEVICE_OPTIONS,
@@ -25,7 +25,7 @@ class RawTarget(BaseTarget):
     """A loop device over a filled image; workloads address the device itself."""
 
     kind: ClassVar[str] = "raw"
-    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, RAW_DEVICE, DROP_CACHES})
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
     tools: ClassVar[tuple[str, ...]] = ("losetup", "fio")
     allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS
 

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from fslab import system
 from fslab.lab import Session
-from fslab.targets.base import MEMORY, NEEDS_ROOT, BaseTarget, Mounted
+from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
 from fslab.targets.common import make_mountpoint, mount
 
 
@@ -14,7 +14,7 @@ class TmpfsTarget(BaseTarget):
     """A tmpfs mount of the campaign's image size."""
 
     kind: ClassVar[str] = "tmpfs"
-    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, MEMORY})
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
     tools: ClassVar[tuple[str, ...]] = ("mount", "umount")
 
     def describe(self) -> dict[str, Any]:

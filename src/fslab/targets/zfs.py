@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from fslab import system
 from fslab.errors import ToolError, UserError
 from fslab.lab import Session
-from fslab.targets.base import DROP_CACHES, FORMATS, NEEDS_ROOT, BaseTarget, Mounted
+from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
 from fslab.targets.common import make_image, make_mountpoint, package_version
 
 DAEMON = "zfs-fuse"
@@ -87,7 +87,7 @@ class ZfsTarget(BaseTarget):
     """One pool (single image, or a two-way mirror) with dataset properties from the campaign."""
 
     kind: ClassVar[str] = "zfs"
-    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT, FORMATS, DROP_CACHES})
+    capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
     tools: ClassVar[tuple[str, ...]] = ("zpool", "zfs")
     allowed_options: ClassVar[frozenset[str]] = DATASET_PROPERTIES | {"ashift"}
 
