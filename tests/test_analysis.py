@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fslab.analysis.base_vs_new import classify, compare_cells
 from fslab.analysis.bootstrap import median_ci
-from fslab.analysis.compare import classify, compare_cells
 from fslab.analysis.comparisons import compare_targets
 from fslab.analysis.model import cliffs_delta, compare, magnitude
 from fslab.analysis.stats import mad_outliers

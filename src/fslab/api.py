@@ -354,7 +354,7 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
 
 def aging_report(directories: list[Path], output: Path) -> Path:
     """One HTML report of several aging runs side by side; return its path."""
-    from fslab.aging.compare import is_aging_dir
+    from fslab.aging.base_vs_new import is_aging_dir
     from fslab.report.aging_runs_html import build_aging_runs_report
     from fslab.store import write_atomic
 
@@ -370,8 +370,8 @@ def compare(base: Path, new: Path, threshold: float | None = None,
             output: Path | None = None) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
     """Match the cells of two results directories (or two aging directories) and call each
     improved / regressed / unchanged; optionally write the comparison as HTML."""
-    from fslab.aging.compare import compare_runs, is_aging_dir
-    from fslab.analysis.compare import DEFAULT_THRESHOLD, compare_cells, environment_differences
+    from fslab.aging.base_vs_new import compare_runs, is_aging_dir
+    from fslab.analysis.base_vs_new import DEFAULT_THRESHOLD, compare_cells, environment_differences
     from fslab.store import write_atomic
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold

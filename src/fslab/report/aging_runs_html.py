@@ -43,7 +43,7 @@ SETUP = [("fs", lambda r: f"{_target(r).get('fs')} ({_target(r).get('fs_impl')})
 
 def load(directory: Path) -> dict[str, Any]:
     """An aging directory's record, probes and latency table (computed if not kept)."""
-    from fslab.aging.compare import load_run
+    from fslab.aging.base_vs_new import load_run
 
     run = load_run(directory)
     run["probes"] = json.loads((Path(directory) / "fragmentation.json").read_text())

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from fslab.aging.latency import latency_table, ratio_interval
-from fslab.analysis.compare import COLUMNS, classify
+from fslab.analysis.base_vs_new import COLUMNS, classify
 from fslab.errors import UserError
 from fslab.metrics import HIGHER, LOWER
 
@@ -56,10 +56,10 @@ def load_run(path: Path) -> dict[str, Any]:
 def compare_runs(base: Path, new: Path, threshold: float
                  ) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
     """Cells (fslab compare's columns) and the setup differences of two aging runs."""
-    old, fresh = load_run(base), load_run(new)
+    base_run, new_run = load_run(base), load_run(new)
     rows = []
-    for op in sorted(set(old["latency"].index) & set(fresh["latency"].index)):
-        a, b = old["latency"].loc[op], fresh["latency"].loc[op]
+    for op in sorted(set(base_run["latency"].index) & set(new_run["latency"].index)):
+        a, b = base_run["latency"].loc[op], new_run["latency"].loc[op]
         for which, metric in LATENCY.items():
             ratio, low, high = ratio_interval(a, b, which)
             if math.isnan(ratio):
@@ -69,15 +69,15 @@ def compare_runs(base: Path, new: Path, threshold: float
                              a[f"{which}_us"] * 1e3, b[f"{which}_us"] * 1e3, ratio,
                              low, high, verdict, note))
     for metric, (part, key, better) in OUTCOMES.items():
-        x = old["last"].get(part, {}).get(key)
-        y = fresh["last"].get(part, {}).get(key)
+        x = base_run["last"].get(part, {}).get(key)
+        y = new_run["last"].get(part, {}).get(key)
         if not _number(x) or not _number(y) or x == 0:
             continue
         verdict, note = classify(y / x - 1, math.nan, math.nan, better, threshold)
         rows.append(_row("end state", metric, "", better, 1, 1, x, y, y / x, math.nan,
                          math.nan, verdict, "one probe per run: no interval"))
-    return pd.DataFrame(rows, columns=COLUMNS), setup_differences(old["record"],
-                                                                  fresh["record"])
+    return pd.DataFrame(rows, columns=COLUMNS), setup_differences(base_run["record"],
+                                                                  new_run["record"])
 
 
 def setup_differences(base: dict[str, Any], new: dict[str, Any]

@@ -1,4 +1,5 @@
-"""Compare two results directories cell by cell: improved, regressed or unchanged.
+"""`fslab compare BASE NEW`: two results directories, cell by cell: improved, regressed or
+unchanged. (Comparisons between the targets of one campaign are analysis.comparisons.)
 
 A cell changes only when the 95 % interval of new/base − 1 lies wholly beyond the noise
 threshold in one direction (direction honoured: lower latency is an improvement). The
@@ -36,14 +37,14 @@ def compare_cells(base: pd.DataFrame, new: pd.DataFrame,
         runs = per_run(metrics)
         return runs[runs["metric"].isin(HEADLINE_METRICS)]
 
-    old, fresh = values(base), values(new)
+    base_runs, new_runs = values(base), values(new)
     rows = []
-    fresh_groups = dict(list(fresh.groupby(CELL, sort=True)))
-    for key, group in old.groupby(CELL, sort=True):
-        if key not in fresh_groups:
+    new_groups = dict(list(new_runs.groupby(CELL, sort=True)))
+    for key, group in base_runs.groupby(CELL, sort=True):
+        if key not in new_groups:
             continue
         a = group["value"].to_numpy(dtype=float)
-        b = fresh_groups[key]["value"].to_numpy(dtype=float)
+        b = new_groups[key]["value"].to_numpy(dtype=float)
         a, b = a[np.isfinite(a)], b[np.isfinite(b)]
         if not len(a) or not len(b) or a.mean() == 0:
             continue
