@@ -86,6 +86,10 @@ def test_buffered_basic5_is_marked_where_it_beats_the_raw_device(tmp_path, lab):
     assert "buffered I/O" in randread["cache_bound_reason"]
     ceiling_job = out / "ceiling" / "runs" / "i001-ceiling-raw-randread" / "job.fio"
     assert "direct=1" in ceiling_job.read_text()  # the device, not its page cache
+    measured = api.load(out / "ceiling")
+    twice = measured[(measured.workload == "randread") & (measured.metric == "iops")]
+    assert sorted(twice["iteration"]) == [1, 2]  # each on a freshly filled image
+    assert ceilings["randread"]["read"]["iops"] == pytest.approx(twice["value"].max())
     from rich.console import Console
 
     console = Console(width=200, record=True)
