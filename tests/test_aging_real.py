@@ -362,3 +362,10 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     assert "Latency per operation" in single.read_text()
     bad = fslab_cmd("report", str(runs[0.5]), str(tmp_path / "nothing"))
     assert bad.returncode == 2 and "not an aging directory" in bad.stderr
+    record = json.loads((runs[0.9] / "aging.json").read_text())
+    assert record["format"] == 2
+    (runs[0.9] / "aging.json").write_text(json.dumps({**record, "format": 99}))
+    for command in (["compare", str(runs[0.5]), str(runs[0.9])], ["report", str(runs[0.9])]):
+        newer = fslab_cmd(*command)
+        assert newer.returncode == 2 and "newer fslab (aging format 99" in newer.stderr
+        assert "Traceback" not in newer.stderr

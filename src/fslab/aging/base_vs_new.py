@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.aging import dirformat
 from fslab.aging.latency import latency_table, ratio_interval
 from fslab.analysis.base_vs_new import COLUMNS, classify
 from fslab.errors import UserError
@@ -43,13 +44,15 @@ def load_run(path: Path) -> dict[str, Any]:
         probes = json.loads((path / "fragmentation.json").read_text())
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: not a readable aging directory ({exc})") from None
+    record = dirformat.check(record, path)
     import pyarrow.parquet as pq
 
     try:
         log = pq.read_table(path / "oplog.parquet").to_pandas()
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: oplog.parquet unreadable ({exc})") from None
-    return {"record": record, "latency": latency_table(log).set_index("op"),
+    return {"record": record, "log": log, "probes": probes,
+            "latency": latency_table(log).set_index("op"),
             "last": probes[-1] if probes else {}}
 
 

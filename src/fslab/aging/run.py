@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab import system
-from fslab.aging import images
+from fslab.aging import dirformat, images
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
 from fslab.aging.fiemap import NotMeasurable, extents, file_layout, layout_score
@@ -19,8 +19,6 @@ from fslab.errors import UserError
 from fslab.lab import Lab
 from fslab.store import write_atomic, write_json
 from fslab.targets import Mounted, TargetSpec, make_target
-
-FORMAT = 1  # aging directory format (see write_outputs)
 
 
 def used_space_probe(root: Path) -> dict[str, Any]:
@@ -86,7 +84,7 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
         log = engine.run()
         probe(log.ops_done)
-        record = {"format": FORMAT, "target": mounted.description,
+        record = {"format": dirformat.FORMAT, "target": mounted.description,
                   "config": _jsonable(asdict(config)), **summary(log, config)}
         write_outputs(out, log, record, snapshots)
         if image != "none":

@@ -30,11 +30,9 @@ def smooth(values: np.ndarray, window: int = SMOOTH_WINDOW, order: int = SMOOTH_
 
 
 def build_aging_report(directory: Path) -> str:
-    import pyarrow.parquet as pq
-
-    record = json.loads((directory / "aging.json").read_text())
-    log = pq.read_table(directory / "oplog.parquet").to_pandas()
-    snapshots = json.loads((directory / "fragmentation.json").read_text())
+    run = load(directory)  # format checked, one clear line when unreadable
+    record, log = run["record"], run["log"]
+    snapshots = run["probes"]
     page = Page(f"fslab aging report: {directory.name}")
     target = record.get("target", {})
     page.add(f"<h1>Aging: {esc(target.get('fs', '?'))} ({esc(target.get('fs_impl', ''))})</h1>"
@@ -62,7 +60,6 @@ def build_aging_report(directory: Path) -> str:
         ], "layout": {"title": {"text": f"{op}: latency over time"}, "height": 320,
                       "xaxis": {"title": {"text": "seconds"}},
                       "yaxis": {"title": {"text": "µs (log)"}, "type": "log"}}})
-    run = load(directory)
     page.add("<h2>Latency per operation</h2><p class='muted'>Successful operations; 95 % "
              "intervals by sectioning (20 stretches of the run in time order), so "
              "neighbouring operations are not counted as independent.</p>"

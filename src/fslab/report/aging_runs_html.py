@@ -7,7 +7,6 @@ The per-run parts (latency table, evolution charts) also serve the single-run re
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -42,11 +41,10 @@ SETUP = [("fs", lambda r: f"{_target(r).get('fs')} ({_target(r).get('fs_impl')})
 
 
 def load(directory: Path) -> dict[str, Any]:
-    """An aging directory's record, probes and latency table (computed if not kept)."""
+    """An aging directory's record, op log, probes and latency table (format checked)."""
     from fslab.aging.base_vs_new import load_run
 
     run = load_run(directory)
-    run["probes"] = json.loads((Path(directory) / "fragmentation.json").read_text())
     run["name"] = Path(directory).name
     return run
 
