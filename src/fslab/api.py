@@ -263,15 +263,15 @@ def _load_analysis_libraries() -> None:
 class Analysis:
     """Everything `analyze` computes, for reporters."""
 
-    metrics: Any
-    runs: Any  # one value per run and metric (analysis.observations.per_run)
-    summary: Any
-    tests: Any
-    pairwise: Any
+    metrics: pd.DataFrame | None  # None when read back from stats/ (not kept there)
+    runs: pd.DataFrame  # one value per run and metric (analysis.observations.per_run)
+    summary: pd.DataFrame  # per cell (stats/summary.csv)
+    tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
+    pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)
     verdicts: list[str]
-    headline: Any  # per workload × op × metric: winner, ratio to the runner-up, certainty
-    drivers: Any
-    hosts: Any  # per-host spread of distributed runs (empty otherwise)
+    headline: pd.DataFrame  # per workload × op × metric: winner, ratio to the runner-up
+    drivers: pd.DataFrame  # factorial ANOVA shares (drivers.csv)
+    hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
 
 
 def _analysis(results: ResultsDir) -> Analysis:
