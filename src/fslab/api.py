@@ -91,6 +91,7 @@ def run(
     `until_detectable` (a percentage), until every headline comparison could detect a
     difference of that size (its minimum detectable ratio at or below 1 + PCT/100).
     """
+    from fslab.adaptive import unconverged, undetectable
     from fslab.distributed import parse_hosts
     from fslab.lab import Lab
     from fslab.plan import make_plan
@@ -139,28 +140,6 @@ def run(
         summary = analyze(out, full=False)
         open_cells = still_open()
     return RunResult(results, outcome, summary, open_cells)
-
-
-def unconverged(summary: pd.DataFrame, percent: float) -> list[str]:
-    """Headline cells whose CI half-width exceeds `percent` % of the mean (or n < 2)."""
-    from fslab.metrics import HEADLINE_METRICS
-
-    cells = summary[summary["metric"].isin(HEADLINE_METRICS) & (summary["n"] > 0)]
-    wide = cells[~(cells["ci_half_width_pct"] <= percent)]
-    return [f"{r.target} {r.workload} {r.op} {r.metric}: ±{r.ci_half_width_pct:.1f} %"
-            for r in wide.itertuples()]
-
-
-def undetectable(results_dir: Path, percent: float) -> list[str]:
-    """Headline comparisons whose minimum detectable ratio is above 1 + `percent` %."""
-    from fslab.analysis.comparisons import compare_targets
-
-    metrics = ResultsDir.open(Path(results_dir)).load_metrics(categorical=True)
-    tests, _ = compare_targets(metrics)
-    wanted = 1 + percent / 100
-    wide = tests[~(tests["mde_ratio"] <= wanted)]
-    return [f"{r.workload} {r.op} {r.metric}: could detect {r.mde_ratio:.3g}×, not "
-            f"{wanted:.3g}×" for r in wide.itertuples()]
 
 
 def resume_campaign(out: Path) -> Campaign:
@@ -335,7 +314,7 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
         write_atomic(output, build_aging_report(Path(results_dir)))
         return output
 
-    from fslab.report.html import build_report
+    from fslab.report.html import ReportData, build_report
     from fslab.stats_files import load_analysis
     from fslab.store import write_atomic
 
@@ -343,10 +322,12 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     done = load_analysis(results) or _analysis(results)  # stats/ when it is current
     campaign_path = results.campaign_path()
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
-    page = build_report(results.path, done.summary, done.tests, done.pairwise, done.verdicts,
-                        done.runs, results.load_runs(), results.environment(), campaign,
-                        list(results.run_records()), done.drivers, done.hosts,
-                        done.headline)
+    page = build_report(ReportData(
+        results_dir=results.path, summary=done.summary, tests=done.tests,
+        pairwise=done.pairwise, verdicts=done.verdicts, values=done.runs,
+        runs=results.load_runs(), environment=results.environment(), campaign=campaign,
+        records=list(results.run_records()), drivers=done.drivers, hosts=done.hosts,
+        winners=done.headline))
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
     return output

@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import json
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,20 +112,49 @@ def table(frame: pd.DataFrame, columns: list[str], units: bool = False) -> str:
     return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
 
-def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
-                 pairwise: pd.DataFrame, verdict_lines: list[str], values: pd.DataFrame,
-                 runs: pd.DataFrame, environment: dict[str, Any],
-                 campaign: dict[str, Any], records: list[dict[str, Any]],
-                 drivers: pd.DataFrame | None = None,
-                 hosts: pd.DataFrame | None = None,
-                 winners: pd.DataFrame | None = None) -> str:
-    """The whole report as one HTML string. `values` is the per-run table
-    (analysis.observations.per_run); `runs` the status of every run."""
-    name = campaign.get("name", results_dir.name)
-    page = Page(f"fslab report: {name}")
-    page.add(f"<h1>fslab report: {esc(name)}</h1><p class='muted'>{esc(results_dir)} · "
-             f"generated {esc(time.strftime('%Y-%m-%d %H:%M'))}</p>")
-    page.add("<h2>Verdicts</h2>" + _verdicts(verdict_lines, winners))
+@dataclass(frozen=True)
+class ReportData:
+    """What the campaign report renders: the analysis (read back from stats/) and the
+    record of the campaign."""
+
+    results_dir: Path
+    summary: pd.DataFrame
+    tests: pd.DataFrame
+    pairwise: pd.DataFrame
+    verdicts: list[str]
+    values: pd.DataFrame  # per run and metric (analysis.observations.per_run)
+    runs: pd.DataFrame  # status of every run
+    environment: dict[str, Any]
+    campaign: dict[str, Any]
+    records: list[dict[str, Any]]
+    drivers: pd.DataFrame | None = None
+    hosts: pd.DataFrame | None = None
+    winners: pd.DataFrame | None = None
+
+    @property
+    def name(self) -> str:
+        return str(self.campaign.get("name", self.results_dir.name))
+
+
+Section = Callable[[ReportData, "Page"], None]
+
+
+def build_report(data: ReportData) -> str:
+    """The whole report as one HTML string: each of SECTIONS in order."""
+    page = Page(f"fslab report: {data.name}")
+    for section in SECTIONS:
+        section(data, page)
+    return page.render()
+
+
+def _title(data: ReportData, page: Page) -> None:
+    page.add(f"<h1>fslab report: {esc(data.name)}</h1><p class='muted'>"
+             f"{esc(data.results_dir)} · generated {esc(time.strftime('%Y-%m-%d %H:%M'))}</p>")
+
+
+def _verdict_section(data: ReportData, page: Page) -> None:
+    page.add("<h2>Verdicts</h2>" + _verdicts(data.verdicts, data.winners))
+    summary = data.summary
     cached = summary[summary["cache_bound"]] if "cache_bound" in summary else summary[:0]
     if not cached.empty:
         cells = cached.drop_duplicates(["target", "workload"])
@@ -132,6 +163,10 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
                      f"<li>{esc(r.target)} · {esc(r.workload)}: {esc(r.cache_bound_reason)}"
                      "</li>" for r in cells.itertuples()) + "</ul>")
     page.chart(charts.verdict_heatmap(summary))
+
+
+def _workloads(data: ReportData, page: Page) -> None:
+    summary, values = data.summary, data.values
     for workload in sorted(summary["workload"].unique()) if not summary.empty else []:
         page.add(f"<h2>Workload {esc(workload)}</h2>")
         for spec in charts.bar_charts(summary, workload):
@@ -140,31 +175,47 @@ def build_report(results_dir: Path, summary: pd.DataFrame, tests: pd.DataFrame,
             page.chart(charts.strip_chart(values, workload))
             page.chart(charts.qq_chart(values, workload))
         page.chart(charts.percentile_chart(summary, workload))
+
+
+def _statistics(data: ReportData, page: Page) -> None:
     page.add("<h2>Statistics</h2>")
-    headline = summary[summary["metric"].isin(HEADLINE_METRICS)]
+    headline = data.summary[data.summary["metric"].isin(HEADLINE_METRICS)]
     page.add("<details open><summary>Per cell (headline metrics)</summary>" + table(
         headline, ["target", "workload", "op", "metric", "n", "mean", "ci_low", "ci_high",
                    "median", "median_ci_low", "median_ci_high", "cv", "outliers",
                    "of_raw", "cache_bound_reason"],
         units=True) + "</details>")
+    drivers, hosts = data.drivers, data.hosts
     if drivers is not None and not drivers.empty:
         page.add("<details open><summary>What drives performance (factorial ANOVA of log "
                  "values: each term's partial ω² and share of the variation)</summary>"
                  + table(drivers, list(drivers.columns)) + "</details>")
     page.add("<details><summary>The model of each comparison, and why</summary>"
-             + table(tests, list(tests.columns)) + "</details>")
+             + table(data.tests, list(data.tests.columns)) + "</details>")
     page.add("<details><summary>Pairwise comparisons and effect sizes</summary>"
-             + table(pairwise, list(pairwise.columns)) + "</details>")
+             + table(data.pairwise, list(data.pairwise.columns)) + "</details>")
     if hosts is not None and not hosts.empty:
         page.add("<details open><summary>Per-host spread of distributed runs (a diagnostic: "
                  "the aggregate over all hosts is the observation)</summary>"
                  + table(hosts, list(hosts.columns)) + "</details>")
+
+
+def _failed_runs(data: ReportData, page: Page) -> None:
+    runs = data.runs
     bad = runs[runs["status"] != "ok"] if not runs.empty else runs
     page.add("<h2>Failed and unsupported runs</h2>" + (
         table(bad, ["run_id", "status", "reason"]) if not bad.empty else "<p>None.</p>"))
-    page.add("<h2>Setup and environment</h2>" + _environment(environment))
-    page.add("<h2>Methodology</h2>" + _methodology(campaign, records, summary))
-    return page.render()
+
+
+def _setup(data: ReportData, page: Page) -> None:
+    page.add("<h2>Setup and environment</h2>" + _environment(data.environment))
+    page.add("<h2>Methodology</h2>" + _methodology(data.campaign, data.records,
+                                                    data.summary))
+
+
+# The report, top to bottom: a new part is one function (data, page) and one line here.
+SECTIONS: list[Section] = [_title, _verdict_section, _workloads, _statistics, _failed_runs,
+                           _setup]
 
 
 def _verdicts(lines: list[str], winners: pd.DataFrame | None) -> str:
@@ -226,8 +277,9 @@ def _methodology(campaign: dict[str, Any], records: list[dict[str, Any]],
         "different observations (workload/section), never added up; jobs fio grouped "
         "(group_reporting) stay one.",
         "Cache-bound: a cell whose IOPS or bandwidth exceeds 1.25× what the loop images' "
-        "own disk delivered for the same job (measured once per campaign on a raw loop "
-        "device with direct I/O: environment.json 'ceilings'), or whose runs did buffered "
+        "own disk delivered for the same job (the better of two runs per campaign on a "
+        "raw loop device with direct I/O, each on data just written: environment.json "
+        "'ceilings'), or whose runs did buffered "
         "I/O on files that fit in RAM, is marked and never ranked.",
         "CPU: the workload's own (fio's usr + sys, as % of one core, summed over a "
         "section's jobs), system-wide CPU from /proc/stat during the run (kernel threads "
