@@ -99,7 +99,8 @@ def environment_differences(
             diffs.append((f"{tool} version", str(a), str(b)))
     base_targets, new_targets = base.get("targets", {}), new.get("targets", {})
     for name in sorted(set(base_targets) & set(new_targets)):
-        for field in ("fs_impl", "mkfs_command", "mount_options_requested", "image_size",
+        for field in ("fs_impl", "mkfs_command", "mount_options_requested",
+                      "mount_options_added", "image_size",
                       "loop_direct_io", "throttle", "properties"):
             a, b = base_targets[name].get(field), new_targets[name].get(field)
             if a != b:
