@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.errors import UserError
+from fslab.stats_files import Analysis
 from fslab.store import ResultsDir
 
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
@@ -192,7 +193,10 @@ def reparse(results_dir: Path) -> ReparseReport:
     """`fslab reparse`: rows rebuilt from every run's raw output (see fslab.reparse)."""
     from fslab.reparse import reparse as run_parsers
 
-    return run_parsers(Path(results_dir))
+    report = run_parsers(Path(results_dir))
+    if ResultsDir.open(Path(results_dir)).stats_dir.exists():
+        analyze(Path(results_dir))  # stats/ follows the new rows
+    return report
 
 
 def import_results(paths: list[Path], out: Path, pattern: str | None = None,
@@ -236,21 +240,6 @@ def _load_analysis_libraries() -> None:
     import fslab.analysis.comparisons
     import fslab.analysis.drivers
     import fslab.analysis.summary  # noqa: F401
-
-
-@dataclass
-class Analysis:
-    """Everything `analyze` computes, for reporters."""
-
-    metrics: pd.DataFrame | None  # None when read back from stats/ (not kept there)
-    runs: pd.DataFrame  # one value per run and metric (analysis.observations.per_run)
-    summary: pd.DataFrame  # per cell (stats/summary.csv)
-    tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
-    pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)
-    verdicts: list[str]
-    headline: pd.DataFrame  # per workload × op × metric: winner, ratio to the runner-up
-    drivers: pd.DataFrame  # factorial ANOVA shares (drivers.csv)
-    hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
 
 
 def _analysis(results: ResultsDir) -> Analysis:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab import system
+from fslab.cgroups import release_cgroup
 from fslab.errors import ToolError, UserError
 
 DEFAULT_LAB = Path(os.environ.get("FSLAB_LAB", "/var/lib/fslab"))
@@ -258,8 +259,6 @@ def _release_mdarray(session: Session, resource: Resource) -> None:
 
 
 def _release_cgroup(session: Session, resource: Resource) -> None:
-    from fslab.targets.device_options import release_cgroup
-
     release_cgroup(Path(resource.path))
 
 

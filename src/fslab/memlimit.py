@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fslab.cgroups import CGROUP_V2_ROOT as V2_ROOT
+from fslab.cgroups import MEMORY_V1_ROOT as V1_ROOT
+from fslab.cgroups import PREFIX
 from fslab.lab import Resource, Session
-
-V1_ROOT = Path("/sys/fs/cgroup/memory")
-V2_ROOT = Path("/sys/fs/cgroup")
-PREFIX = "fslab-"
 
 
 def memory_root() -> tuple[Path, str] | None:
@@ -49,6 +48,3 @@ def limit_memory(session: Session, name: str, limit: int) -> tuple[Resource, Pat
     return resource, cgroup
 
 
-def is_fslab_cgroup(path: Path) -> bool:
-    """Only cgroups fslab made (by name, under a controller root) are ever removed."""
-    return path.name.startswith(PREFIX) and path.parent in (V1_ROOT, V2_ROOT)

@@ -5,7 +5,8 @@ samples.json, bonnie.csv, ...) beside run.json, and each workload can parse it a
 corrected parser (this release groups fio jobs per section, for one) reaches results
 already on disk with `fslab reparse DIR`: each finished run is parsed again from its raw
 output, through the workload the saved campaign defines, and its rows are rewritten in
-run.json and metrics.parquet (and stats/ when it was there) — nothing is re-run.
+run.json and metrics.parquet (`fslab reparse` then analyses again when stats/ was there)
+— nothing is re-run.
 """
 
 from __future__ import annotations
@@ -64,10 +65,6 @@ def reparse(results_dir: Path) -> ReparseReport:
         results.save_run(run_id, record)
         report.reparsed += 1
     report.rows = results.rebuild_metrics()
-    if results.stats_dir.exists():
-        from fslab import api
-
-        api.analyze(results.path)
     return report
 
 

@@ -11,9 +11,29 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from fslab.store import ResultsDir, write_atomic
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+@dataclass
+class Analysis:
+    """Everything `analyze` computes, for reporters (what stats/ holds)."""
+
+    metrics: pd.DataFrame | None  # None when read back from stats/ (not kept there)
+    runs: pd.DataFrame  # one value per run and metric (analysis.observations.per_run)
+    summary: pd.DataFrame  # per cell (stats/summary.csv)
+    tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
+    pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)
+    verdicts: list[str]
+    headline: pd.DataFrame  # per workload × op × metric: winner, ratio to the runner-up
+    drivers: pd.DataFrame  # factorial ANOVA shares (drivers.csv)
+    hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
+
+
 
 # Analysis file format history:
 #   1 — summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet.
@@ -50,7 +70,6 @@ def load_analysis(results: ResultsDir) -> Any | None:
         return None
     import pandas as pd
 
-    from fslab.api import Analysis
 
     def table(key: str) -> pd.DataFrame:
         name = index.get("tables", {}).get(key)

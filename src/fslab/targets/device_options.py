@@ -10,16 +10,15 @@ recorded with the target, and a buffered workload on a throttled target is flagg
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
+from fslab.cgroups import BLKIO_ROOT
+from fslab.cgroups import PREFIX as CGROUP_PREFIX
 from fslab.errors import UserError
 from fslab.lab import Session
 from fslab.targets.base import Mounted
 from fslab.units import parse_size
 
-BLKIO_ROOT = Path("/sys/fs/cgroup/blkio")
-CGROUP_PREFIX = "fslab-"
 THROTTLE_FILES = {
     "read_iops": "blkio.throttle.read_iops_device",
     "write_iops": "blkio.throttle.write_iops_device",
@@ -80,14 +79,3 @@ def apply_throttle(session: Session, mounted: Mounted, name: str, device: str,
     mounted.cgroup = str(cgroup)
     mounted.description["throttle"] = {
         **limits, "device": numbers, "binds": "direct I/O only (cgroup v1 blkio)"}
-
-
-def release_cgroup(path: Path) -> None:
-    """Remove an fslab cgroup (blkio or memory; its processes, fslab's own, have exited)."""
-    from fslab.memlimit import is_fslab_cgroup
-
-    blkio = path.parent == BLKIO_ROOT and path.name.startswith(CGROUP_PREFIX)
-    if not (blkio or is_fslab_cgroup(path)):
-        raise OSError(f"refusing to remove {path}: not an fslab cgroup")
-    if path.exists():
-        path.rmdir()
