@@ -22,10 +22,14 @@ import math
 import os
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fslab.aging.config import OPS, AgingConfig
+
+if TYPE_CHECKING:  # the engine runs recipes; a recipe only drives the engine it is given
+    from fslab.aging.engine import Engine
 
 CHUNK = 4096
 LARGE_SHARE = 0.01  # of the files: a few large ones (built artefacts, archives)
@@ -63,10 +67,7 @@ def make_tree(config: AgingConfig, capacity: int, rng: np.random.Generator,
 class RecipeRun:
     """Runs a recipe in `root` through an Engine's log, stop rules and maintenance."""
 
-    def __init__(self, engine: object) -> None:
-        from fslab.aging.engine import Engine
-
-        assert isinstance(engine, Engine)
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.config = engine.config
         self.rng = np.random.default_rng(self.config.seed)
