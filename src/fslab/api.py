@@ -352,9 +352,9 @@ def compare(base: Path, new: Path, threshold: float | None = None,
         raise UserError(f"{base if aging[0] else new} is an aging directory (fslab age) and "
                         "the other a results directory: compare like with like")
     else:
-        old, fresh = ResultsDir.open(Path(base)), ResultsDir.open(Path(new))
-        cells = compare_cells(old.load_metrics(), fresh.load_metrics(), threshold)
-        differences = environment_differences(old.environment(), fresh.environment())
+        base_dir, new_dir = ResultsDir.open(Path(base)), ResultsDir.open(Path(new))
+        cells = compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), threshold)
+        differences = environment_differences(base_dir.environment(), new_dir.environment())
     if output is not None:
         from fslab.report.compare_html import build_compare_report
 

@@ -6,10 +6,9 @@ result that is, came from a cache (the page cache, the host's or the hypervisor'
 Before the campaign's runs, each of its fio preset jobs runs twice, with O_DIRECT, on a
 `raw` target: a loop device with direct I/O over an image filled just before, large
 enough for the job's regions, in the lab directory (so on the same disk as the images);
-the larger result is the ceiling. The runs are
-kept in DIR/ceiling/ (a results directory of its own: raw output beside parsed values)
-and their IOPS and bandwidth in environment.json under "ceilings", keyed by the lab's
-device.
+the larger result is the ceiling. The runs are kept in DIR/ceiling/ (a results
+directory of its own: raw output beside parsed values) and their IOPS and bandwidth in
+environment.json under "ceilings", keyed by the lab's device.
 """
 
 from __future__ import annotations

@@ -333,11 +333,12 @@ def age(
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
     from fslab.aging.flags import AgingFlags, aging_settings, aging_target
+    from fslab.aging.images import KINDS
     from fslab.aging.run import age as run_age
     from fslab.units import format_bytes
 
-    if image not in ("sparse", "zstd", "metadata", "none"):
-        raise UserError("--image must be sparse, zstd, metadata or none")
+    if image not in KINDS:
+        raise UserError(f"--image must be {', '.join(KINDS[:-1])} or {KINDS[-1]}")
     settings = aging_settings(AgingFlags(
         seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
         bytes_limit=bytes_limit, written=written, layout_target=layout_target,

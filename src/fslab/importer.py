@@ -42,6 +42,8 @@ OTHER_FS = frozenset({"f2fs", "vfat", "jfs", "reiserfs", "nilfs2", "bcachefs", "
 def known_fs() -> frozenset[str]:
     """Every file-system name a path may carry."""
     return frozenset(known_kinds()) | OTHER_FS
+
+
 FIELDS = ("fs", "target", "iteration", "workload", "op", "host")
 CHUNK = 256  # files per worker task
 File = tuple[str, str, str | None]  # import root, file, pattern
@@ -95,9 +97,9 @@ ITERATION = re.compile(r"(?:^|[^a-z0-9])(?:i|it|iter|iteration|run|rep)?[-_]?(\d
 @functools.lru_cache(maxsize=4096)
 def _guess_directory(directory: str) -> tuple[tuple[str, str], ...]:
     """The first directory naming a known file system gives fs and target."""
+    names = known_fs()
     for part in directory.split("/") if directory else ():
         tokens = re.split(r"[-_.]", part.lower())
-        names = known_fs()
         known = [t for t in tokens if t in names]
         if part.lower() in names or known:
             fs = part.lower() if part.lower() in names else known[0]

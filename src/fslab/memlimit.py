@@ -46,5 +46,3 @@ def limit_memory(session: Session, name: str, limit: int) -> tuple[Resource, Pat
     cgroup.mkdir()
     (cgroup / limit_file).write_text(str(limit))
     return resource, cgroup
-
-

@@ -19,6 +19,7 @@ from fslab.store import ResultsDir, write_atomic
 if TYPE_CHECKING:
     import pandas as pd
 
+
 @dataclass
 class Analysis:
     """Everything `analyze` computes, for reporters (what stats/ holds)."""
@@ -34,9 +35,9 @@ class Analysis:
     hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
 
 
-
 # Analysis file format history:
-#   1 — summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet.
+#   1 — summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet;
+#       later also drift.csv (written for people; nothing reads it back).
 ANALYSIS_FORMAT = 1
 INDEX = "analysis.json"
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",

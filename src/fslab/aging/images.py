@@ -27,29 +27,22 @@ from fslab.errors import UserError
 
 KINDS = ("sparse", "zstd", "metadata", "none")
 FILE_NAMES = {"sparse": "image.img", "zstd": "image.img.zst", "metadata": "image.meta"}
-
-
-
-def _dump(fs: str) -> tuple[str, ...]:
-    from fslab.targets.profiles import PROFILES
-
-    return PROFILES[fs].metadata_dump if fs in PROFILES else ()
-
-
-def _restore(fs: str) -> tuple[str, ...]:
-    from fslab.targets.profiles import PROFILES
-
-    return PROFILES[fs].metadata_restore if fs in PROFILES else ()
-
-
-def has_metadata_dump(fs: str) -> bool:
-    """Whether `fs` can be kept as a metadata image (its profile names the tools)."""
-    return bool(_dump(fs)) and bool(_restore(fs))
-
-
 CONTENTS = {"sparse": "full", "zstd": "full",
             "metadata": "metadata only: file contents read as zeros (btrfs: reads fail "
                         "their data checksums)"}
+
+
+def _metadata_tools(fs: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(dump, restore) commands from the file system's profile (empty when it has none)."""
+    from fslab.targets.profiles import PROFILES
+
+    profile = PROFILES.get(fs)
+    return (profile.metadata_dump, profile.metadata_restore) if profile else ((), ())
+
+
+def has_metadata_dump(fs: str) -> bool:
+    """Whether `fs` can be kept as a metadata image (its profile names both tools)."""
+    return all(_metadata_tools(fs))
 
 
 def kind_of(path: Path) -> str:
@@ -71,7 +64,7 @@ def keep(image: Path, device: str, fs: str, out: Path, kind: str) -> dict[str, A
     else:
         if not has_metadata_dump(fs):
             raise UserError(f"no metadata image tool for {fs}; use --image sparse or zstd")
-        system.run([*_dump(fs), device, str(destination)], timeout=3600)
+        system.run([*_metadata_tools(fs)[0], device, str(destination)], timeout=3600)
     return {"kind": kind, "path": destination.name, "fs": fs, "contents": CONTENTS[kind],
             "fs_bytes": image.stat().st_size,
             "bytes_allocated": destination.stat().st_blocks * 512}
@@ -88,7 +81,7 @@ def restore(source: Path, destination: Path, fs: str) -> None:
         if not has_metadata_dump(fs):
             raise UserError(f"{source} is a metadata image: {fs} has no metadata restore "
                             "tool; use a sparse or zstd image")
-        command = [*_restore(fs), str(source), str(destination)]
+        command = [*_metadata_tools(fs)[1], str(source), str(destination)]
     system.run(command, timeout=3600)
 
 

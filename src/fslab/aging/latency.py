@@ -19,6 +19,9 @@ from scipy import stats
 
 SECTIONS = 20
 MIN_PER_SECTION = 5  # fewer sections when an operation ran rarely; none below 2
+# How the intervals are made, in the words every report uses.
+METHOD = (f"95 % intervals by sectioning ({SECTIONS} stretches of the run in time order), so "
+          "neighbouring operations are not counted as independent")
 COLUMNS = ["op", "n", "mean_us", "mean_ci_low", "mean_ci_high", "median_us",
            "median_ci_low", "median_ci_high", "sections"]
 

@@ -40,15 +40,13 @@ def iteration_drift(per_run: pd.DataFrame) -> tuple[pd.DataFrame, float]:
     if rows.groupby(cell).ngroups < 2:
         return pd.DataFrame(columns=COLUMNS), math.nan
     by_iteration = rows.groupby("iteration")["residual"]
+    shift = by_iteration.mean()
+    rows["agrees"] = np.sign(rows["residual"]) == np.sign(rows["iteration"].map(shift))
     table = pd.DataFrame({
-        "iteration": by_iteration.mean().index,
-        "factor": np.exp(by_iteration.mean().to_numpy()),
+        "iteration": shift.index, "factor": np.exp(shift.to_numpy()),
         "cells": by_iteration.size().to_numpy(),
+        "same_direction": rows.groupby("iteration")["agrees"].mean().to_numpy(),
     })
-    sign = np.sign(rows["residual"].to_numpy())
-    direction = np.sign(rows["iteration"].map(by_iteration.mean()).to_numpy())
-    rows["agrees"] = sign == direction
-    table["same_direction"] = rows.groupby("iteration")["agrees"].mean().to_numpy()
     return table, shared_share(rows)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from fslab.aging.latency import METHOD
 from fslab.report.aging_runs_html import evolution_charts, latency_table_html, load
 from fslab.report.html import Page, esc
 
@@ -60,9 +61,8 @@ def build_aging_report(directory: Path) -> str:
         ], "layout": {"title": {"text": f"{op}: latency over time"}, "height": 320,
                       "xaxis": {"title": {"text": "seconds"}},
                       "yaxis": {"title": {"text": "µs (log)"}, "type": "log"}}})
-    page.add("<h2>Latency per operation</h2><p class='muted'>Successful operations; 95 % "
-             "intervals by sectioning (20 stretches of the run in time order), so "
-             "neighbouring operations are not counted as independent.</p>"
+    page.add(f"<h2>Latency per operation</h2><p class='muted'>Successful operations; "
+             f"{esc(METHOD)}.</p>"
              + latency_table_html([run], [directory.name]))
     page.chart(_utilisation(directory))
     page.chart(_free_space_heatmap(snapshots))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.aging.latency import METHOD
 from fslab.report.html import Page, esc
 from fslab.units import format_bytes, format_ns
 
@@ -54,8 +55,7 @@ def build_aging_runs_report(directories: list[Path]) -> str:
     names = _unique([r["name"] for r in runs])
     page = Page("fslab aging runs: " + ", ".join(names))
     page.add(f"<h1>Aging runs compared</h1><p>{len(runs)} runs of <code>fslab age</code>. "
-             "Latency intervals: 95 %, by sectioning (20 stretches of each run in time "
-             "order), so neighbouring operations are not counted as independent.</p>")
+             f"Latency: {esc(METHOD)}.</p>")
     page.add("<h2>Setup, outcome and environment of each run</h2>" + setup_table(runs, names))
     page.add("<h2>Latency per operation</h2>" + latency_table_html(runs, names))
     page.chart(latency_chart(runs, names))

@@ -193,8 +193,9 @@ def compare_table(cells: pd.DataFrame, title: str) -> Table:
 
 def aging_latency_table(rows: list[dict[str, object]]) -> RenderableType:
     """Per-operation latency of one aging run: median and mean with 95 % intervals."""
-    table = Table(title="latency per operation (95 % CI by sectioning: 20 stretches of "
-                        "the run in time order)")
+    from fslab.aging.latency import METHOD
+
+    table = Table(title=f"latency per operation: {METHOD}")
     for header in ("op", "n", "median", "mean"):
         table.add_column(header, justify="left" if header == "op" else "right")
     for row in rows:

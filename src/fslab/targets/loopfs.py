@@ -30,17 +30,9 @@ from fslab.targets.device_options import (
     parse_throttle,
     throttle_support,
 )
-from fslab.targets.profiles import PROFILES
+from fslab.targets.profiles import PROFILES, added_description
 
 MiB = 1024**2
-# Why: btrfs mounts with discard=async wherever the device can discard, and a loop device
-# can: its discards punch holes in the image file, which the host file system passes on
-# to the host's disk. On this VM each such burst stalls the whole disk for up to a second
-# (measured: IOPS of another file's reads fell to 0 during a 1 GiB delete), landing on
-# whichever target is being measured. A target whose mount_options mention discard keeps
-# what it asks for; a real device keeps the file system's default.
-ON_IMAGES = ("on loop images only: a file system's discards would punch holes in the image "
-             "and reach the host's disk, stalling every target's I/O")
 
 
 class LoopFsTarget(BaseTarget):
@@ -73,7 +65,7 @@ class LoopFsTarget(BaseTarget):
                 *self.spec.mkfs_options, device]
 
     def added_mount_options(self) -> list[str]:
-        """Mount options fslab adds to the file system's defaults (ON_IMAGES)."""
+        """Mount options fslab adds to the file system's defaults (profiles.ON_IMAGES)."""
         if self.spec.device:
             return []
         return self.profile.added_on_images(self.spec.mount_options or "")
@@ -119,9 +111,7 @@ class LoopFsTarget(BaseTarget):
             "mkfs_command": self.mkfs_command(device),
             "mkfs_version": system.tool_version(self.profile.mkfs),
             "mount_options_requested": self.spec.mount_options or "defaults",
-            **({"mount_options_added": {"options": self.added_mount_options(),
-                                        "why": ON_IMAGES}}
-               if self.added_mount_options() else {}),
+            **added_description(self.added_mount_options()),
             "loop_direct_io": loop_direct_io(self.spec.options),
             "throttle": self.throttle or None,
         }

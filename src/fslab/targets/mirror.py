@@ -21,7 +21,7 @@ from fslab.targets.common import (
     mount,
 )
 from fslab.targets.device_options import loop_direct_io
-from fslab.targets.profiles import PROFILES
+from fslab.targets.profiles import PROFILES, added_description
 
 MiB = 1024**2
 
@@ -48,9 +48,11 @@ class MirrorTarget(BaseTarget):
             "fs_impl": f"kernel {system.kernel_release()}",
             "image_size": self.spec.size,
             "mount_options_requested": self.spec.mount_options or "defaults",
-            "mount_options_added": PROFILES[self.fs_name].added_on_images(
-                self.spec.mount_options) or None,
+            **added_description(self.added_mount_options()),
         }
+
+    def added_mount_options(self) -> list[str]:
+        return PROFILES[self.fs_name].added_on_images(self.spec.mount_options)
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())
@@ -64,7 +66,7 @@ class MirrorTarget(BaseTarget):
             device = self.build(session, mounted, devices)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
             wanted = [self.spec.mount_options] if self.spec.mount_options else []
-            wanted += PROFILES[self.fs_name].added_on_images(self.spec.mount_options)
+            wanted += self.added_mount_options()
             options = ["-o", ",".join(wanted)] if wanted else []
             mount(session, mounted, ["mount", "-t", self.fs_name, *options, device,
                                      str(mounted.path)], mounted.path)
