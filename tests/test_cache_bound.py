@@ -10,6 +10,7 @@ from fslab import api
 from fslab.analysis.cachebound import CEILING_MARGIN, mark_cache_bound
 from fslab.campaign import load_campaign
 from fslab.report.terminal import summary_tables
+from fslab.run_record import RunRecord
 from tests.conftest import requires
 
 GiB = 1024**3
@@ -50,10 +51,10 @@ def test_buffered_io_on_files_that_fit_in_ram_is_cache_bound_for_every_section()
     summary = pd.DataFrame([cell("ext4", "hpc/hpc-read", "read", "bw_bytes", 1.0),
                             cell("ext4", "seqread", "read", "bw_bytes", 1.0)])
     records = [
-        {"target": "ext4", "workload": "hpc", "workload_metadata": {
-            "io": {"direct": False, "file_set_bytes": 64 * 2**20}}},
-        {"target": "ext4", "workload": "seqread", "workload_metadata": {
-            "io": {"direct": False, "file_set_bytes": 64 * GiB}}},  # larger than RAM
+        RunRecord(run_id="1", target="ext4", workload="hpc", workload_metadata={
+            "io": {"direct": False, "file_set_bytes": 64 * 2**20}}),
+        RunRecord(run_id="2", target="ext4", workload="seqread", workload_metadata={
+            "io": {"direct": False, "file_set_bytes": 64 * GiB}}),  # larger than RAM
     ]
     marked = mark_cache_bound(summary, records, {"memory_bytes": 24 * GiB})
     assert marked["cache_bound"].tolist() == [True, False]

@@ -273,6 +273,7 @@ def test_aging_config_toml(tmp_path_factory: Any, document: dict[str, Any]) -> N
 def test_a_damaged_results_directory_is_one_clear_error_or_still_readable(tmp_path,
                                                                           damage: str):
     from fslab import api
+    from fslab.run_record import RunRecord
     from fslab.store import ResultsDir
 
     results = ResultsDir.create(tmp_path / "r")
@@ -282,8 +283,7 @@ def test_a_damaged_results_directory_is_one_clear_error_or_still_readable(tmp_pa
              "sample": 0, "note": ""} for i in (1, 2, 3)]
     for row in rows:
         results.fresh_run_dir(row["run_id"])
-        results.save_run(row["run_id"], {"run_id": row["run_id"], "status": "ok",
-                                         "metrics": [row]})
+        results.save_run(RunRecord(run_id=row["run_id"], metrics=[row]))
     results.rebuild_metrics()
     if damage == "format":
         (results.path / "format.json").write_text("{not json")

@@ -10,6 +10,7 @@ import pytest
 
 from fslab import api
 from fslab.campaign import Overrides, load_campaign
+from fslab.errors import UserError
 from fslab.importer import compile_pattern, guess_fields, import_results
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import ALL_CLIENTS, parse_fio
@@ -55,6 +56,46 @@ def test_import_fio_trees_in_several_layouts(tmp_path, layout, pattern):
     summary = api.analyze(tmp_path / "out")
     assert (tmp_path / "out" / "stats" / "verdicts.txt").exists()
     assert summary[summary.metric == "iops"]["n"].min() == 3
+
+
+def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_path):
+    from fslab.store import ResultsDir
+
+    fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
+    shutil.copy(FIXTURES / "dd" / "real-dd.log", tmp_path / "tree" / "ext4" / "dd-1.log")
+    import_results([tmp_path / "tree"], tmp_path / "out")
+    results = ResultsDir.open(tmp_path / "out")
+    records = {r.run_id: r for r in results.run_records()}
+    assert len(records) == 13 and not (tmp_path / "out" / "runs.csv").exists()
+    record = records["xfs/2/randread.json"]
+    assert (record.fs, record.iteration, record.workload, record.kind) == (
+        "xfs", 2, "randread", "fio")
+    copy = results.run_dir(record.run_id) / "imported-randread.json"
+    assert copy.read_bytes() == (FIO / "randread-4jobs.jsonplus").read_bytes()
+    before = api.load(tmp_path / "out").sort_values(["run_id", "op", "metric", "sample"])
+    assert len(api.runs(tmp_path / "out")) == 13
+    # A changed copy (as a corrected parser would see it) changes the rows on reparse.
+    data = extract_json(copy.read_text())
+    data["jobs"] = data["jobs"][:1]
+    copy.write_text(json.dumps(data))
+    found = api.reparse(tmp_path / "out")
+    assert (found.reparsed, found.kept) == (13, [])
+    after = api.load(tmp_path / "out").sort_values(["run_id", "op", "metric", "sample"])
+    assert len(after) == len(before)
+    changed = after[after.run_id != record.run_id].reset_index(drop=True)
+    kept = before[before.run_id != record.run_id].reset_index(drop=True)
+    assert changed.equals(kept)  # every other file parses to exactly the rows it had
+    iops = after[(after.run_id == record.run_id) & (after.metric == "iops")
+                 & (after.op == "read")]["value"].iloc[0]
+    one_job = data["jobs"][0]["read"]["iops"]
+    assert iops == pytest.approx(one_job)  # one job's IOPS now, not four jobs' sum
+
+
+def test_the_same_path_under_two_import_roots_is_refused(tmp_path):
+    for root in ("a", "b"):
+        fio_tree(tmp_path / root, "{fs}/{iteration}/{workload}.json")
+    with pytest.raises(UserError, match="common parent"):
+        import_results([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
 
 
 def test_pattern_and_guesses():

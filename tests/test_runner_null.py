@@ -53,13 +53,13 @@ def test_failed_workload_is_recorded_and_campaign_goes_on(tmp_path, lab):
 def test_resume_skips_completed_runs_and_redoes_the_one_in_flight(tmp_path, lab):
     workloads = [NullWorkload("a"), NullWorkload("b")]
     _, results = run_null(tmp_path, lab, workloads)
-    first = {r["run_id"]: r["started"] for r in results.run_records()}
+    first = {r.run_id: r.started for r in results.run_records()}
     # Simulate a run killed in flight: its directory exists, its run.json does not.
     (results.runs_dir / "i002-null-b" / "run.json").unlink()
     (results.runs_dir / "i002-null-b" / "partial").write_text("x")
     outcome, _ = run_null(tmp_path, lab, workloads, results=results)
     assert (outcome.ok, outcome.skipped) == (1, 3)
-    again = {r["run_id"]: r["started"] for r in results.run_records()}
+    again = {r.run_id: r.started for r in results.run_records()}
     assert {k: v for k, v in again.items() if k != "i002-null-b"} == {
         k: v for k, v in first.items() if k != "i002-null-b"}
     assert not (results.runs_dir / "i002-null-b" / "partial").exists()

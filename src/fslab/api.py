@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.errors import UserError
-from fslab.stats_files import Analysis
+from fslab.preflight import prepare
 from fslab.store import ResultsDir
 
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
@@ -22,10 +19,8 @@ if TYPE_CHECKING:
     from fslab.campaign import Campaign
     from fslab.importer import ImportReport
     from fslab.lab import CleanupReport, Lab
-    from fslab.plan import Plan
     from fslab.reparse import ReparseReport
     from fslab.runner import Progress, RunnerResult
-    from fslab.targets import Target
 
 
 @dataclass
@@ -36,39 +31,6 @@ class RunResult:
     runner: RunnerResult
     summary: Any = None  # pandas DataFrame of the per-cell summary
     unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
-
-
-def prepare(
-    campaign: Campaign,
-    *,
-    confirmed_devices: frozenset[str] = frozenset(),
-    force_device: bool = False,
-    problems: list[str] | None = None,
-) -> tuple[Plan, dict[str, Target]]:
-    """Plan a campaign and check every target and workload, touching nothing.
-
-    Each problem raises a UserError, or is appended to `problems` when a list is given
-    (a dry run shows the plan and what would stop it).
-    """
-    from fslab.distributed import preflight_campaign
-    from fslab.plan import check_space, make_plan
-    from fslab.runner import build_targets
-
-    plan = make_plan(campaign)
-    targets = build_targets(plan, confirmed_devices, force_device)
-    checks = [target.check for target in targets.values()]
-    checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
-    checks.append(lambda: check_space(plan))
-    if campaign.hosts:
-        checks.append(lambda: preflight_campaign(campaign, targets))
-    for check in checks:
-        try:
-            check()
-        except UserError as exc:
-            if problems is None:
-                raise
-            problems.append(str(exc))
-    return plan, targets
 
 
 def run(
@@ -92,7 +54,7 @@ def run(
     `until_detectable` (a percentage), until every headline comparison could detect a
     difference of that size (its minimum detectable ratio at or below 1 + PCT/100).
     """
-    from fslab.adaptive import unconverged, undetectable
+    from fslab.adaptive import add_iterations
     from fslab.distributed import parse_hosts
     from fslab.lab import Lab
     from fslab.plan import make_plan
@@ -126,20 +88,18 @@ def run(
     runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts)
     outcome = runner.execute()
     summary = analyze(out, full=False)
-    def still_open() -> list[str]:
-        found = unconverged(summary, until_ci) if until_ci else []
-        return found + (undetectable(out, until_detectable) if until_detectable else [])
 
-    open_cells = still_open()
-    while open_cells and campaign.iterations < max_iterations:
-        campaign.iterations += 1
+    def one_more(iterations: int) -> pd.DataFrame:
+        campaign.iterations = iterations
         results.write_campaign(campaign.to_dict())
         more = Runner(make_plan(campaign), results, lab, targets,
                       progress or NoProgress(), hosts=hosts).execute()
         outcome.ok, outcome.failed = outcome.ok + more.ok, outcome.failed + more.failed
         outcome.warnings += more.warnings
-        summary = analyze(out, full=False)
-        open_cells = still_open()
+        return analyze(out, full=False)
+
+    summary, open_cells = add_iterations(out, summary, until_ci, until_detectable,
+                                         max_iterations, campaign.iterations, one_more)
     return RunResult(results, outcome, summary, open_cells)
 
 
@@ -155,19 +115,13 @@ def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
 
     Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) also
     tests.csv (the omnibus test per workload × op × metric and why it was chosen),
-    pairwise.csv (post-hoc pairs with effect sizes), drivers.csv and verdicts.txt. A run
-    ends with the summary only: the tests and models cost seconds that a short campaign
-    should not pay (benchmarks/harness_overhead).
+    pairwise.csv (post-hoc pairs with effect sizes), drivers.csv and verdicts.txt
+    (analysis/pipeline.py). A run ends with the summary only.
     """
-    results = ResultsDir.open(Path(results_dir))
-    if full:
-        return _analysis(results).summary
-    from fslab.store import write_atomic
+    from fslab.analysis.pipeline import analyze_results, write_summary
 
-    summary = summarize_results(results, results.load_metrics())
-    results.stats_dir.mkdir(exist_ok=True)
-    write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
-    return summary
+    results = ResultsDir.open(Path(results_dir))
+    return analyze_results(results).summary if full else write_summary(results)
 
 
 def drift(results_dir: Path) -> str | None:
@@ -177,16 +131,6 @@ def drift(results_dir: Path) -> str | None:
 
     metrics = ResultsDir.open(Path(results_dir)).load_metrics()
     return drift_note(*iteration_drift(per_run(metrics)))
-
-
-def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
-                      runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
-    from fslab.analysis.cachebound import mark_cache_bound
-    from fslab.analysis.summary import summarize
-
-    return mark_cache_bound(summarize(metrics, runs), results.run_records(),
-                            results.environment())
 
 
 def reparse(results_dir: Path) -> ReparseReport:
@@ -202,90 +146,16 @@ def reparse(results_dir: Path) -> ReparseReport:
 def import_results(paths: list[Path], out: Path, pattern: str | None = None,
                    analyze_after: bool = True) -> ImportReport:
     """`fslab import`: a results directory from files collected elsewhere, analysed (as
-    `analyze`) unless `analyze_after` is False. The analysis libraries load while the
-    files are parsed, on the same cores, rather than after."""
+    `analyze`) unless `analyze_after` is False."""
     from fslab.importer import import_results as build
+    from fslab.importer import load_analysis_libraries, no_cycle_collection
 
-    with _no_cycle_collection():
+    with no_cycle_collection():
         report = build([Path(p) for p in paths], Path(out), pattern,
-                       meanwhile=_load_analysis_libraries if analyze_after else None)
+                       meanwhile=load_analysis_libraries if analyze_after else None)
         if analyze_after and report.imported:
             analyze(Path(out))
     return report
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Python's cycle collector off for a few seconds of building ~10^5 objects (library
-    imports, one row per file) that are not garbage: it ran dozens of full passes over
-    them, ~5 % of an import's CPU time. Reference counting still frees everything else."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _load_analysis_libraries() -> None:
-    """What the analysis imports (pandas, scipy.stats, statsmodels: ~2 s), loaded while
-    the files are parsed rather than after."""
-    import pandas  # noqa: F401
-    import pyarrow.parquet  # noqa: F401
-    import scipy.stats  # noqa: F401
-    import statsmodels.formula.api
-    import statsmodels.stats.power  # noqa: F401
-
-    import fslab.analysis.comparisons
-    import fslab.analysis.drivers
-    import fslab.analysis.summary  # noqa: F401
-
-
-def _analysis(results: ResultsDir) -> Analysis:
-    from fslab.analysis.aged import aged_vs_fresh
-    from fslab.analysis.comparisons import compare_targets
-    from fslab.analysis.drivers import drivers
-    from fslab.analysis.hosts import host_spread
-    from fslab.analysis.observations import per_run
-    from fslab.analysis.verdicts import headline, verdicts
-    from fslab.store import write_atomic
-
-    metrics = results.load_metrics(categorical=True)
-    runs = per_run(metrics)  # shared by every step below
-    environment = results.environment()
-    summary = summarize_results(results, metrics, runs)
-    tests, pairs = compare_targets(metrics, runs,
-                                   blocked_allowed=not environment.get("imported"))
-    factors = drivers(runs)
-    spread = host_spread(metrics)
-    ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
-    lines = verdicts(summary, tests, pairs)
-    winners = headline(summary, tests, pairs)
-    lines += [f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
-              f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
-              f"p_adj = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]
-    results.stats_dir.mkdir(exist_ok=True)
-    from fslab.analysis.drift import drift_note, iteration_drift
-    from fslab.analysis.observations import per_run
-
-    drift_table, drift_share = iteration_drift(per_run(metrics))
-    note = drift_note(drift_table, drift_share)
-    lines += [note] if note else []
-    tables = {"summary.csv": summary, "tests.csv": tests, "pairwise.csv": pairs,
-              "headline.csv": winners, "drivers.csv": factors, "drift.csv": drift_table}
-    if not spread.empty:
-        tables["hosts.csv"] = spread
-    if not ages.empty:
-        tables["aged_vs_fresh.csv"] = ages
-    for name, table in tables.items():
-        write_atomic(results.stats_dir / name, table.to_csv(index=False))
-    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    done = Analysis(metrics, runs, summary, tests, pairs, lines, winners, factors, spread)
-    from fslab.stats_files import write_index
-
-    write_index(results, done)
-    return done
 
 
 def report(results_dir: Path, output: Path | None = None) -> Path:
@@ -295,7 +165,9 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     """
     import tomllib
 
-    if (Path(results_dir) / "aging.json").exists():
+    from fslab.aging.dirformat import is_aging_dir
+
+    if is_aging_dir(Path(results_dir)):
         from fslab.report.aging_html import build_aging_report
         from fslab.store import write_atomic
 
@@ -308,14 +180,18 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     from fslab.store import write_atomic
 
     results = ResultsDir.open(Path(results_dir))
-    done = load_analysis(results) or _analysis(results)  # stats/ when it is current
+    done = load_analysis(results)  # stats/ when it is current, else analysed again
+    if done is None:
+        from fslab.analysis.pipeline import analyze_results
+
+        done = analyze_results(results)
     campaign_path = results.campaign_path()
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
     page = build_report(ReportData(
         results_dir=results.path, summary=done.summary, tests=done.tests,
         pairwise=done.pairwise, verdicts=done.verdicts, values=done.runs,
         runs=results.load_runs(), environment=results.environment(), campaign=campaign,
-        records=list(results.run_records()), drivers=done.drivers, hosts=done.hosts,
+        drivers=done.drivers, hosts=done.hosts,
         winners=done.headline))
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
@@ -324,7 +200,7 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
 
 def aging_report(directories: list[Path], output: Path) -> Path:
     """One HTML report of several aging runs side by side; return its path."""
-    from fslab.aging.base_vs_new import is_aging_dir
+    from fslab.aging.dirformat import is_aging_dir
     from fslab.report.aging_runs_html import build_aging_runs_report
     from fslab.store import write_atomic
 
@@ -340,7 +216,8 @@ def compare(base: Path, new: Path, threshold: float | None = None,
             output: Path | None = None) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
     """Match the cells of two results directories (or two aging directories) and call each
     improved / regressed / unchanged; optionally write the comparison as HTML."""
-    from fslab.aging.base_vs_new import compare_runs, is_aging_dir
+    from fslab.aging.base_vs_new import compare_runs
+    from fslab.aging.dirformat import is_aging_dir
     from fslab.analysis.base_vs_new import DEFAULT_THRESHOLD, compare_cells, environment_differences
     from fslab.store import write_atomic
 

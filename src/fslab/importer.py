@@ -14,22 +14,25 @@ from __future__ import annotations
 
 import csv
 import functools
+import gc
 import io
 import json
 import os
 import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fslab.errors import UserError
-from fslab.metrics import Measurement, add_rows, empty_columns
+from fslab.metrics import Measurement, add_rows, empty_columns, rows
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import parse_fio
 from fslab.parsers.fio_load import FioParseError, load_fio
+from fslab.run_record import RunRecord
 from fslab.store import ResultsDir, write_atomic
 from fslab.targets import known_kinds
 
@@ -164,7 +167,7 @@ def _read_one(root: str, file: str, pattern: str | None,
     if kind == "fio" and not pattern and extra.get("jobname"):
         fields["workload"] = extra["jobname"]
     return relative, {"kind": kind, "fields": fields, "tool": extra.get("tool", ""),
-                      "measurements": measurements}, ""
+                      "measurements": measurements, "raw": raw}, ""
 
 
 def relative_path(root: str, file: str) -> str:
@@ -232,11 +235,12 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     files = [(root, file, pattern) for root, file in discover(paths)]
     if not files:
         raise UserError("nothing to import: no files under " + ", ".join(map(str, paths)))
+    _refuse_same_path_twice(files)
     results = ResultsDir.create(out)
     campaign = out.name
     workers = workers or min(4, os.cpu_count() or 1)
     parts: list[Chunk] = []
-    chunks = [(campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
+    chunks = [(str(out), campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
     if workers > 1 and len(chunks) > 1:
         import pyarrow  # noqa: F401 - loaded once here, not once per forked worker
         with ProcessPoolExecutor(workers) as pool:
@@ -249,17 +253,15 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
         if meanwhile is not None:
             meanwhile()
     report = ImportReport()
-    runs: list[dict[str, Any]] = []
     for part in parts:
-        report.imported += len(part.runs)
+        report.imported += part.imported
         report.skipped += part.skipped
-        runs += part.runs
     results.write_campaign({"name": campaign, "imported_from": [str(p) for p in paths],
                             "pattern": pattern or "(guessed)"})
     results.write_environment({"imported": True, "note": "results collected elsewhere: "
                                "environment unknown to fslab"})
+    os.sync()  # the workers' run records and copies, made durable once (not per file)
     report.rows = results.write_metrics_tables([part.table for part in parts])
-    write_atomic(results.path / "runs.csv", _csv(runs))
     write_atomic(results.path / "import-report.json", json.dumps(
         {"imported": report.imported, "skipped": report.skipped}, indent=1))
     write_atomic(results.path / "import_errors.csv",
@@ -268,31 +270,86 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     return report
 
 
+def _refuse_same_path_twice(files: list[File]) -> None:
+    """A file's path under its import root is its run id: two roots holding the same
+    path would make two files one run."""
+    seen: dict[str, str] = {}
+    for root, file, _ in files:
+        relative = relative_path(root, file)
+        if relative in seen and seen[relative] != file:
+            raise UserError(f"{seen[relative]} and {file} are both {relative!r} under their "
+                            "import roots: import their common parent directory instead")
+        seen[relative] = file
+
+
 @dataclass
 class Chunk:
     """What one worker made of a batch of files: their metrics as an Arrow table (cheap
-    to send between processes, unlike ~10^5 small tuples), run index rows, skipped files."""
+    to send between processes, unlike ~10^5 small tuples), how many it kept, and the
+    files it skipped (with why)."""
 
     table: Any
-    runs: list[dict[str, Any]]
+    imported: int
     skipped: list[tuple[str, str]]
 
 
-def read_chunk(args: tuple[str, list[tuple[str, str, str | None]]]) -> Chunk:
-    """Parse a batch of files into one table of metrics rows."""
-    from fslab.store import metrics_table
+def read_chunk(args: tuple[str, str, list[tuple[str, str, str | None]]]) -> Chunk:
+    """Parse a batch of files into one table of metrics rows, keeping each file as a run
+    of the results directory: `runs/<id>/` with a copy of it and its run.json."""
+    from fslab.store import ResultsDir, metrics_table
 
-    campaign, files = args
+    out, campaign, files = args
+    results = ResultsDir(Path(out))
     columns = empty_columns()
-    runs: list[dict[str, Any]] = []
+    imported = 0
     skipped: list[tuple[str, str]] = []
-    for relative, record, reason in map(read_one, files):
-        if record is None:
+    for relative, found, reason in map(read_one, files):
+        if found is None:
             skipped.append((relative, reason))
             continue
-        _add_rows(columns, campaign, relative, record)
-        runs.append(_run_row(relative, record["fields"], record["kind"]))
-    return Chunk(metrics_table(columns), runs, skipped)
+        record = run_record(campaign, relative, found["fields"], found["kind"], found["tool"])
+        record.metrics = file_rows(record, found["measurements"])
+        run_dir = results.fresh_run_dir(record.run_id)
+        (run_dir / copy_name(relative)).write_bytes(found["raw"])
+        results.save_run(record, durable=False)
+        for name, values in columns.items():
+            values.extend(row[name] for row in record.metrics)
+        imported += 1
+    return Chunk(metrics_table(columns), imported, skipped)
+
+
+def copy_name(relative: str) -> str:
+    """The name of an imported file's copy in its run directory (never run.json)."""
+    return "imported-" + relative.rpartition("/")[2]
+
+
+def run_record(campaign: str, relative: str, fields: dict[str, str], kind: str,
+               tool: str) -> RunRecord:
+    """The run record of one imported file (its path is its run id)."""
+    fs = fields.get("fs", "unknown")
+    return RunRecord(
+        run_id=relative, campaign=campaign, target=fields.get("target") or fs, fs=fs,
+        fs_impl=f"imported ({tool})" if tool else "imported",
+        workload=fields.get("workload", kind),
+        iteration=_iteration(fields.get("iteration", "")),
+        source=relative, kind=kind, tool=tool, fields=dict(fields))
+
+
+def file_rows(record: RunRecord, measurements: list[Measurement]) -> list[dict[str, Any]]:
+    """The metrics rows of one imported file (a dd log's op may come from its path)."""
+    if record.kind == "dd" and "op" in record.fields:
+        measurements = [m._replace(op=record.fields["op"]) for m in measurements]
+    columns = empty_columns()
+    add_rows(columns, record.identity(), measurements, record.fields.get("host", ""))
+    return rows(columns)
+
+
+def parse_copy(run_dir: Path, record: RunRecord) -> list[Measurement]:
+    """An imported file's measurements, parsed again from its copy (`fslab reparse`)."""
+    kind, measurements, extra = _parse_any((run_dir / copy_name(record.source)).read_bytes())
+    if kind is None:
+        raise ValueError(extra.get("reason", "not readable"))
+    return measurements
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:
@@ -309,32 +366,29 @@ def _iteration(text: str) -> int:
     return int(digits[-1]) if digits else 1
 
 
-def _identity(campaign: str, relative: str, fields: dict[str, str], kind: str,
-              tool: str) -> dict[str, Any]:
-    """The metrics columns that one file's rows share."""
-    fs = fields.get("fs", "unknown")
-    return {
-        "campaign": campaign, "run_id": relative, "target": fields.get("target") or fs,
-        "fs": fs, "fs_impl": f"imported ({tool})" if tool else "imported",
-        "workload": fields.get("workload", kind),
-        "iteration": _iteration(fields.get("iteration", "")),
-    }
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector off for a few seconds of building ~10^5 objects (library
+    imports, one row per file) that are not garbage: it ran dozens of full passes over
+    them, ~5 % of an import's CPU time. Reference counting still frees everything else."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
-def _run_row(relative: str, fields: dict[str, str], kind: str) -> dict[str, Any]:
-    """One file's row of runs.csv."""
-    return {"run_id": relative, "iteration": _iteration(fields.get("iteration", "")),
-            "target": fields.get("target") or fields.get("fs", "unknown"),
-            "fs": fields.get("fs", "unknown"), "workload": fields.get("workload", ""),
-            "status": "ok", "reason": "", "source": relative, "kind": kind}
+def load_analysis_libraries() -> None:
+    """What the analysis imports (pandas, scipy.stats, statsmodels: ~2 s), to load while
+    the files are parsed (import_results' `meanwhile`) rather than after."""
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+    import scipy.stats  # noqa: F401
+    import statsmodels.formula.api
+    import statsmodels.stats.power  # noqa: F401
 
-
-def _add_rows(columns: dict[str, list[Any]], campaign: str, relative: str,
-              record: dict[str, Any]) -> None:
-    """Append one file's measurements to the metrics columns."""
-    measurements: list[Measurement] = record["measurements"]
-    fields = record["fields"]
-    if record["kind"] == "dd" and "op" in fields:
-        measurements = [m._replace(op=fields["op"]) for m in measurements]
-    identity = _identity(campaign, relative, fields, record["kind"], record["tool"])
-    add_rows(columns, identity, measurements, fields.get("host", ""))
+    import fslab.analysis.comparisons
+    import fslab.analysis.drivers
+    import fslab.analysis.summary  # noqa: F401

@@ -4,19 +4,22 @@ Parsing is a stage of its own (issue 16): every run keeps its raw output (fio.js
 samples.json, bonnie.csv, ...) beside run.json, and each workload can parse it again. A
 corrected parser (this release groups fio jobs per section, for one) reaches results
 already on disk with `fslab reparse DIR`: each finished run is parsed again from its raw
-output, through the workload the saved campaign defines, and its rows are rewritten in
-run.json and metrics.parquet (`fslab reparse` then analyses again when stats/ was there)
+output, through the workload the saved campaign defines (an imported file: from its
+copy, through the importer's readers), and its rows are rewritten in run.json and
+metrics.parquet (`fslab reparse` then analyses again when stats/ was there)
 — nothing is re-run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from fslab.errors import UserError
-from fslab.metrics import add_rows, empty_columns, rows
+from fslab.importer import file_rows, parse_copy
+from fslab.metrics import Measurement, add_rows, empty_columns, rows
+from fslab.run_record import RunRecord
 from fslab.store import ResultsDir
 from fslab.workloads.process import HostCpu, host_cpu_measurements
 
@@ -32,62 +35,75 @@ class ReparseReport:
 
 def reparse(results_dir: Path) -> ReparseReport:
     """Parse every finished run of `results_dir` again from its raw output."""
-    from fslab.campaign import Overrides, load_campaign
-    from fslab.workloads.build import build_workloads
-
     results = ResultsDir.open(results_dir)
     if (results.path / "runs.csv").exists() and not any(results.runs_dir.glob("*/run.json")):
-        raise UserError(f"{results_dir} was imported without copies of its files: import "
-                        "the original files again to parse them anew")
-    if not results.campaign_path().exists():
-        raise UserError(f"{results_dir} has no campaign.toml to rebuild its workloads from")
-    campaign = load_campaign(results.campaign_path(), Overrides(out=str(results_dir)))
-    workloads = {w.name: w for w in build_workloads(campaign)}
+        raise UserError(f"{results_dir} was imported without copies of its files (by fslab "
+                        "before results format 3): import the original files again")
+    records = list(results.run_records())
+    parse = _campaign_parser(results, results_dir) if any(
+        not record.imported for record in records) else None
     default_host = str(results.environment().get("host", ""))
     report = ReparseReport()
-    for record in list(results.run_records()):
-        run_id = str(record["run_id"])
-        if record.get("status") != "ok":
+    for record in records:
+        if record.status != "ok":
             continue
-        workload = workloads.get(str(record.get("workload")))
-        if workload is None:
-            report.kept.append((run_id, "its workload is not in the saved campaign"))
-            continue
+        run_dir = results.run_dir(record.run_id)
         try:
-            measurements = workload.parse(results.runs_dir / run_id)
+            if record.imported:
+                record.metrics = file_rows(record, parse_copy(run_dir, record))
+            else:
+                assert parse is not None
+                measurements = parse(record, run_dir)
+                if measurements is None:
+                    report.kept.append((record.run_id,
+                                        "its workload is not in the saved campaign"))
+                    continue
+                measurements += _host_cpu(record, measurements)
+                columns = empty_columns()
+                add_rows(columns, record.identity(), measurements,
+                         _host(record, default_host))
+                record.metrics = rows(columns)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            report.kept.append((run_id, f"raw output unreadable: {exc}"))
+            report.kept.append((record.run_id, f"raw output unreadable: {exc}"))
             continue
-        measurements += _host_cpu(record, measurements)
-        columns = empty_columns()
-        add_rows(columns, _identity(record), measurements, _host(record, default_host))
-        record["metrics"] = rows(columns)
-        results.save_run(run_id, record)
+        results.save_run(record)
         report.reparsed += 1
     report.rows = results.rebuild_metrics()
     return report
 
 
-def _identity(record: dict[str, Any]) -> dict[str, Any]:
-    description = record.get("target_description") or {}
-    return {"campaign": record.get("campaign", ""), "run_id": record["run_id"],
-            "target": record.get("target", ""),
-            "fs": record.get("fs") or description.get("fs", ""),
-            "fs_impl": record.get("fs_impl") or description.get("fs_impl", ""),
-            "workload": record.get("workload", ""), "iteration": record.get("iteration", 0)}
+Parser = Callable[[RunRecord, Path], "list[Measurement] | None"]
 
 
-def _host(record: dict[str, Any], default: str) -> str:
+def _campaign_parser(results: ResultsDir, results_dir: Path) -> Parser:
+    """Parses a campaign run's raw output through the workload the saved campaign
+    defines (None: the campaign has no such workload)."""
+    from fslab.campaign import Overrides, load_campaign
+    from fslab.workloads.build import build_workloads
+
+    if not results.campaign_path().exists():
+        raise UserError(f"{results_dir} has no campaign.toml to rebuild its workloads from")
+    campaign = load_campaign(results.campaign_path(), Overrides(out=str(results_dir)))
+    workloads = {w.name: w for w in build_workloads(campaign)}
+
+    def parse(record: RunRecord, run_dir: Path) -> list[Measurement] | None:
+        workload = workloads.get(record.workload)
+        return None if workload is None else list(workload.parse(run_dir))
+
+    return parse
+
+
+def _host(record: RunRecord, default: str) -> str:
     """The host the run's rows carried (the machine that ran it)."""
-    for row in record.get("metrics") or []:
-        if isinstance(row, dict) and row.get("host") and row.get("host") != "All clients":
+    for row in record.metrics:
+        if row.get("host") and row.get("host") != "All clients":
             return str(row["host"])
     return default
 
 
-def _host_cpu(record: dict[str, Any], measurements: list[Any]) -> list[Any]:
+def _host_cpu(record: RunRecord, measurements: list[Measurement]) -> list[Measurement]:
     """The system-wide CPU rows the runner added, from what run.json recorded."""
-    seen = (record.get("workload_metadata") or {}).get("host_cpu")
+    seen = record.workload_metadata.get("host_cpu")
     if not isinstance(seen, dict):
         return []
     use = HostCpu(float(seen.get("pct_of_one_core", "nan")),

@@ -27,6 +27,7 @@ from fslab.lab import Lab, Session
 from fslab.memlimit import limit_memory
 from fslab.metrics import add_rows, empty_columns, rows
 from fslab.plan import Plan, RunSpec
+from fslab.run_record import RunRecord
 from fslab.store import ResultsDir
 from fslab.targets import Mounted, Target, make_target
 from fslab.units import format_bytes
@@ -248,33 +249,17 @@ class Runner:
         self, run: RunSpec, output: RunOutput, description: dict[str, Any],
         started: float, caches_dropped: bool,
     ) -> None:
-        campaign = self.plan.campaign
-        identity = {
-            "campaign": campaign.name,
-            "run_id": run.run_id,
-            "target": run.target.name,
-            "fs": description.get("fs", run.target.fs),
-            "fs_impl": description.get("fs_impl", ""),
-            "workload": run.workload.name,
-            "iteration": run.iteration,
-        }
+        record = RunRecord(
+            run_id=run.run_id, campaign=self.plan.campaign.name, target=run.target.name,
+            fs=description.get("fs", run.target.fs), fs_impl=description.get("fs_impl", ""),
+            workload=run.workload.name, iteration=run.iteration, position=run.position,
+            family=run.workload.family, status=output.status, reason=output.reason,
+            started=started, finished=time.time(), caches_dropped=caches_dropped,
+            target_description=description, workload_metadata=output.metadata)
         columns = empty_columns()
-        add_rows(columns, identity, output.measurements, self.host)
-        metrics = rows(columns)
-        record = {
-            **identity,
-            "position": run.position,
-            "family": run.workload.family,
-            "status": output.status,
-            "reason": output.reason,
-            "started": started,
-            "finished": time.time(),
-            "caches_dropped": caches_dropped,
-            "target_description": description,
-            "workload_metadata": output.metadata,
-            "metrics": metrics,
-        }
-        self.results.save_run(run.run_id, record)
+        add_rows(columns, record.identity(), output.measurements, self.host)
+        record.metrics = metrics = rows(columns)
+        self.results.save_run(record)
         self._rows += metrics
         self.results.rebuild_metrics(self._rows)
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from fslab.dirformat import DirFormat
 from fslab.store import ResultsDir, write_atomic
 
 if TYPE_CHECKING:
@@ -35,11 +36,14 @@ class Analysis:
     hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
 
 
-# Analysis file format history:
-#   1 — summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet;
-#       later also drift.csv (written for people; nothing reads it back).
-ANALYSIS_FORMAT = 1
-INDEX = "analysis.json"
+# stats/ is derived: one of another format (older or newer) is not read but analysed
+# again, so only the stamp and history come from fslab.dirformat, not its refusal.
+STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
+    1: "summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet; "
+       "later also drift.csv (written for people; nothing reads it back)",
+})
+ANALYSIS_FORMAT = STATS.current
+INDEX = STATS.marker
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
           "headline": "headline.csv", "drivers": "drivers.csv", "hosts": "hosts.csv"}
 
@@ -51,16 +55,16 @@ def _source(results: ResultsDir) -> dict[str, float]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def write_index(results: ResultsDir, done: Any) -> None:
+def write_index(results: ResultsDir, done: Analysis) -> None:
     """Keep the per-run table and say what stats/ was computed from."""
     done.runs.to_parquet(results.stats_dir / "runs.parquet", index=False)
     write_atomic(results.stats_dir / INDEX, json.dumps({
-        "format": ANALYSIS_FORMAT, "metrics": _source(results),
+        **STATS.stamp(), "metrics": _source(results),
         "tables": {k: v for k, v in TABLES.items() if (results.stats_dir / v).exists()},
     }, indent=1))
 
 
-def load_analysis(results: ResultsDir) -> Any | None:
+def load_analysis(results: ResultsDir) -> Analysis | None:
     """The analysis as `fslab analyze` left it, or None when it is missing or stale."""
     path = results.stats_dir / INDEX
     try:

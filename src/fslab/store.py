@@ -3,7 +3,8 @@
     DIR/format.json        format version (refused when newer than this code)
     DIR/campaign.toml      the resolved campaign (seed included)
     DIR/environment.json   host, kernel, CPU, RAM, tool versions
-    DIR/runs/<run_id>/     job.fio, fio.json, stderr.txt, run.json (status + values)
+    DIR/runs/<run_id>/     raw output (job.fio, fio.json, stderr.txt, ...; for an imported
+                           file, its copy) and run.json (run_record.RunRecord)
     DIR/metrics.parquet    the tidy metrics table, rebuilt after every run
     DIR/stats/             written by `fslab analyze`
 
@@ -19,26 +20,27 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import tomli_w
 
+from fslab.dirformat import DirFormat
 from fslab.errors import UserError
 from fslab.metrics import COLUMNS
+from fslab.run_record import RunRecord
 
-# Results format history:
-#   1 — first version: runs/<id>/run.json with measurements, metrics.parquet
-#       (columns of fslab.metrics.COLUMNS, including sample and note).
-#   2 — one observation per fio section: a multi-section job's rows carry the workload
-#       `<workload>/<section>` (run.json's workload_metadata.observations says which jobs
-#       formed which); stats/pairwise.csv `ratio` is a ratio of geometric means from the
-#       log-scale model (was: of arithmetic means, bootstrap CI), with `test` naming the
-#       model; summary.csv gains cache_bound and cache_bound_reason; DIR/ceiling/ holds
-#       the raw-device runs. Version 1 directories read as before.
-FORMAT_VERSION = 2
-FORMAT_NOTES = {
-    2: "one observation per fio section; pairwise ratio = ratio of geometric means "
-       "(log-scale model, Bonferroni); cache_bound in summary.csv",
-}
+# The results format and its history (fslab.dirformat): what each version changed.
+FORMAT = DirFormat("results", "format.json", unstamped=0, history={
+    1: "runs/<id>/run.json with measurements, metrics.parquet (columns of "
+       "fslab.metrics.COLUMNS, including sample and note)",
+    2: "one observation per fio section (a multi-section job's rows carry the workload "
+       "<workload>/<section>); pairwise ratio = ratio of geometric means (log-scale model, "
+       "Bonferroni); cache_bound in summary.csv; DIR/ceiling/ holds the raw-device runs",
+    3: "an import keeps runs/<id>/ like a run: a copy of each imported file beside its "
+       "run.json (source, kind, tool, fields), so `fslab reparse` parses it again; "
+       "runs.csv is no longer written (format 2 imports are still read through it)",
+})
+FORMAT_VERSION = FORMAT.current
 RUN_RECORD = "run.json"
 
 
@@ -79,6 +81,7 @@ class ResultsDir:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.version = FORMAT.current  # of a directory opened: what format.json says
 
     @property
     def runs_dir(self) -> Path:
@@ -102,30 +105,17 @@ class ResultsDir:
         path.mkdir(parents=True, exist_ok=True)
         results = cls(path)
         results.runs_dir.mkdir(exist_ok=True)
-        write_json(path / "format.json", {"format": FORMAT_VERSION,
-                                          "changes": FORMAT_NOTES[FORMAT_VERSION]})
+        write_json(path / FORMAT.marker, FORMAT.stamp())
         return results
 
     @classmethod
     def open(cls, path: Path) -> ResultsDir:
         """Open an existing results directory written by this or an older fslab."""
-        marker = path / "format.json"
-        if not marker.exists():
+        if not (path / FORMAT.marker).exists():
             raise UserError(f"{path} is not an fslab results directory (no format.json)")
-        try:
-            found = json.loads(marker.read_text())
-            version = found.get("format", 0) if isinstance(found, dict) else None
-            if not isinstance(version, int) or isinstance(version, bool):
-                raise ValueError(f"format is {version!r}, not a version number")
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            raise UserError(f"{marker} is damaged ({exc}); it should read "
-                            f'{{"format": {FORMAT_VERSION}}}') from None
-        if version > FORMAT_VERSION:
-            raise UserError(
-                f"{path} was written by a newer fslab (format {version}; this one reads up to "
-                f"{FORMAT_VERSION}): upgrade fslab"
-            )
-        return cls(path)
+        results = cls(path)
+        results.version, _ = FORMAT.read(path)
+        return results
 
     def write_campaign(self, data: dict[str, Any]) -> None:
         write_atomic(self.path / "campaign.toml", tomli_w.dumps(data))
@@ -140,19 +130,34 @@ class ResultsDir:
         path = self.path / "environment.json"
         return json.loads(path.read_text()) if path.exists() else {}
 
+    def run_dir(self, run_id: str) -> Path:
+        """Where a run's raw output and record live (an imported file's run id is its
+        path, so "/" and other unsafe characters are %-escaped; fslab's own ids have none)."""
+        return self.runs_dir / quote(run_id, safe="")
+
     def fresh_run_dir(self, run_id: str) -> Path:
         """An empty directory for a run; leftovers of an interrupted attempt are removed."""
-        run_dir = self.runs_dir / run_id
+        run_dir = self.run_dir(run_id)
         if run_dir.exists():
             shutil.rmtree(run_dir)
         run_dir.mkdir(parents=True)
         return run_dir
 
-    def save_run(self, run_id: str, record: dict[str, Any]) -> None:
-        """Mark a run done by writing its record (status, reason, values) last."""
-        write_json(self.runs_dir / run_id / RUN_RECORD, record)
+    def save_run(self, record: RunRecord, durable: bool = True) -> None:
+        """Mark a run done by writing its record (status, reason, values) last.
 
-    def run_records(self) -> Iterator[dict[str, Any]]:
+        `durable=False` leaves the fsync to the caller (an import writes thousands of
+        records and syncs once at the end)."""
+        path = self.run_dir(record.run_id) / RUN_RECORD
+        text = json.dumps(record.to_json(), indent=2, default=str) + "\n"
+        if durable:
+            write_atomic(path, text)
+        else:
+            tmp = path.with_name(f".{RUN_RECORD}.tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)
+
+    def run_records(self) -> Iterator[RunRecord]:
         """Every finished run's record, in run-id order; a damaged one is skipped and
         named in `damaged` (one bad run directory never costs the others)."""
         self.damaged: dict[str, str] = {}
@@ -163,21 +168,18 @@ class ResultsDir:
             if not record_path.exists():
                 continue
             try:
-                record = json.loads(record_path.read_text())
-                if not isinstance(record, dict) or not isinstance(record.get("run_id"), str):
-                    raise ValueError("not a run record")
+                record = RunRecord.from_json(json.loads(record_path.read_text()))
             except (OSError, ValueError, UnicodeDecodeError) as exc:
                 self.damaged[run_dir.name] = f"{RUN_RECORD} unreadable: {exc}"
                 continue
             yield record
 
     def completed_run_ids(self) -> set[str]:
-        return {record["run_id"] for record in self.run_records()}
+        return {record.run_id for record in self.run_records()}
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """Every metrics row of every finished run."""
-        return [row for record in self.run_records() for row in record.get("metrics", [])
-                if isinstance(row, dict)]
+        return [row for record in self.run_records() for row in record.metrics]
 
     def rebuild_metrics(self, rows: list[dict[str, Any]] | None = None) -> int:
         """Rewrite metrics.parquet from `rows` (default: every run record); return the count.
@@ -237,12 +239,15 @@ class ResultsDir:
         return table.to_pandas()
 
     def load_runs(self) -> Any:
-        """One row per finished run: status and reason (failed runs included)."""
+        """One row per finished run: status and reason (failed runs included), and
+        whether caches were dropped before it."""
         import pandas as pd
 
-        keys = ("run_id", "iteration", "target", "fs", "workload", "status", "reason")
-        rows = [{k: record.get(k) for k in keys} for record in self.run_records()]
-        imported = self.path / "runs.csv"  # `fslab import` writes one index, not run dirs
+        keys = ("run_id", "iteration", "target", "fs", "workload", "status", "reason",
+                "caches_dropped")
+        rows = [{k: getattr(record, k) for k in keys} for record in self.run_records()]
+        imported = self.path / "runs.csv"  # an import of format 2 wrote an index, no runs/
         if not rows and imported.exists():
-            return pd.read_csv(imported, keep_default_na=False)[list(keys)]
+            return pd.read_csv(imported, keep_default_na=False).assign(
+                caches_dropped=False)[list(keys)]
         return pd.DataFrame(rows, columns=list(keys))

@@ -32,10 +32,6 @@ SETUP_KEYS = ("fs", "fs_impl", "mkfs_command", "mount_options", "image_size",
               "loop_direct_io")
 
 
-def is_aging_dir(path: Path) -> bool:
-    return (Path(path) / "aging.json").is_file()
-
-
 def load_run(path: Path) -> dict[str, Any]:
     """An aging directory's record, latency table and last probe (one clear error)."""
     path = Path(path)

@@ -84,7 +84,7 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
         engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
         log = engine.run()
         probe(log.ops_done)
-        record = {"format": dirformat.FORMAT, "target": mounted.description,
+        record = {**dirformat.AGING.stamp(), "target": mounted.description,
                   "config": _jsonable(asdict(config)), **summary(log, config)}
         write_outputs(out, log, record, snapshots)
         if image != "none":

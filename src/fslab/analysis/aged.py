@@ -55,3 +55,10 @@ def _verdict(ratio: float, significant: bool, better: str) -> str:
         return "no detectable difference"
     worse = ratio < 1 if better == HIGHER else ratio > 1
     return "aged is worse" if worse else "aged is better"
+
+
+def aged_verdicts(ages: pd.DataFrame) -> list[str]:
+    """One verdicts.txt line per aged/fresh row."""
+    return [f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
+            f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
+            f"p_adj = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from fslab.ceiling import ceiling_of
+from fslab.run_record import RunRecord
 
 # A single ceiling measurement on a loop device swings (PLATFORM.md: 2-4x between runs);
 # a result counts as above it only beyond this factor.
@@ -26,7 +27,7 @@ CEILING_MARGIN = 1.25
 RATE_METRICS = ("iops", "bw_bytes")
 
 
-def mark_cache_bound(summary: pd.DataFrame, records: Iterable[dict[str, Any]],
+def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
                      environment: dict[str, Any]) -> pd.DataFrame:
     """`summary` with cache_bound / cache_bound_reason columns (and of_raw from the
     ceiling where no raw target ran); cache-bound cells lose their best flags."""
@@ -67,17 +68,19 @@ def _reason(reasons: dict[tuple[str, str], list[str]], key: tuple[str, str]) -> 
     return "; ".join(dict.fromkeys(found))
 
 
-def _buffered_in_ram(records: Iterable[dict[str, Any]],
+def _buffered_in_ram(records: Iterable[RunRecord],
                      environment: dict[str, Any]) -> dict[tuple[str, str], str]:
     memory = int(environment.get("memory_bytes") or 0)
     found: dict[tuple[str, str], str] = {}
+    if not memory:  # imported results: no machine to compare with (and no need to read)
+        return found
     for record in records:
-        io = (record.get("workload_metadata") or {}).get("io") or {}
-        if io.get("direct", True) or not memory:
+        io = record.workload_metadata.get("io") or {}
+        if io.get("direct", True):
             continue
         size = int(io.get("file_set_bytes") or 0)
         if size < memory:
-            found[(str(record.get("target")), str(record.get("workload")))] = (
+            found[(record.target, record.workload)] = (
                 f"buffered I/O on {size / 2**20:.0f} MiB of files, which the "
                 f"{memory / 2**30:.0f} GiB of RAM can cache")
     return found

@@ -126,7 +126,6 @@ class ReportData:
     runs: pd.DataFrame  # status of every run
     environment: dict[str, Any]
     campaign: dict[str, Any]
-    records: list[dict[str, Any]]
     drivers: pd.DataFrame | None = None
     hosts: pd.DataFrame | None = None
     winners: pd.DataFrame | None = None
@@ -209,7 +208,7 @@ def _failed_runs(data: ReportData, page: Page) -> None:
 
 def _setup(data: ReportData, page: Page) -> None:
     page.add("<h2>Setup and environment</h2>" + _environment(data.environment))
-    page.add("<h2>Methodology</h2>" + _methodology(data.campaign, data.records,
+    page.add("<h2>Methodology</h2>" + _methodology(data.campaign, data.runs,
                                                     data.summary))
 
 
@@ -261,15 +260,16 @@ def _environment(environment: dict[str, Any]) -> str:
                                        if target_rows else "")
 
 
-def _methodology(campaign: dict[str, Any], records: list[dict[str, Any]],
+def _methodology(campaign: dict[str, Any], runs: pd.DataFrame,
                  summary: pd.DataFrame) -> str:
-    dropped = sum(1 for r in records if r.get("caches_dropped"))
+    dropped = int(runs["caches_dropped"].fillna(False).astype(bool).sum()) \
+        if "caches_dropped" in runs else 0
     items = [
         f"Iterations: {campaign.get('iterations', 'unknown')} per (target, workload); a "
         f"fresh file system per {campaign.get('fresh', 'iteration')}.",
         f"Order: (target, workload) pairs shuffled within each iteration with seed "
         f"{campaign.get('seed', 'unknown')}.",
-        f"Caches: synced and dropped before {dropped} of {len(records)} runs.",
+        f"Caches: synced and dropped before {dropped} of {len(runs)} runs.",
         f"Runtime per fio job: {campaign.get('runtime', 'n/a')} s.",
         "Observation: one fio section of one run. The clones of a section (numjobs) are "
         "summed (IOPS, bandwidth); latency means are weighted by completed I/Os; "

@@ -1,0 +1,46 @@
+"""Before anything is touched: plan the campaign and check every target and workload
+(tools present, devices confirmed, space on the lab's disk, remote hosts reachable)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fslab.errors import UserError
+
+if TYPE_CHECKING:
+    from fslab.campaign import Campaign
+    from fslab.plan import Plan
+    from fslab.targets import Target
+
+
+def prepare(
+    campaign: Campaign,
+    *,
+    confirmed_devices: frozenset[str] = frozenset(),
+    force_device: bool = False,
+    problems: list[str] | None = None,
+) -> tuple[Plan, dict[str, Target]]:
+    """Plan a campaign and check every target and workload, touching nothing.
+
+    Each problem raises a UserError, or is appended to `problems` when a list is given
+    (a dry run shows the plan and what would stop it).
+    """
+    from fslab.distributed import preflight_campaign
+    from fslab.plan import check_space, make_plan
+    from fslab.runner import build_targets
+
+    plan = make_plan(campaign)
+    targets = build_targets(plan, confirmed_devices, force_device)
+    checks = [target.check for target in targets.values()]
+    checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
+    checks.append(lambda: check_space(plan))
+    if campaign.hosts:
+        checks.append(lambda: preflight_campaign(campaign, targets))
+    for check in checks:
+        try:
+            check()
+        except UserError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+    return plan, targets

@@ -1,0 +1,37 @@
+"""The run record (run.json): read back as written, older and damaged records handled."""
+
+import pytest
+
+from fslab.run_record import RunRecord
+
+
+def test_a_record_reads_back_as_written_and_keeps_keys_it_does_not_know():
+    record = RunRecord(run_id="i001-ext4-randread", campaign="c", target="ext4", fs="ext4",
+                       iteration=1, workload="randread", status="failed", reason="ENOSPC",
+                       started=1.5, caches_dropped=True,
+                       workload_metadata={"io": {"direct": True}},
+                       metrics=[{"metric": "iops", "value": 1.0}])
+    data = record.to_json() | {"added_by_a_newer_fslab": [1, 2]}
+    again = RunRecord.from_json(data)
+    assert again.to_json() == data
+    assert again.extra == {"added_by_a_newer_fslab": [1, 2]}
+    assert "source" not in record.to_json()  # import-only keys stay out of a run's record
+
+
+def test_an_older_record_gets_defaults_and_identity_falls_back_to_the_description():
+    old = RunRecord.from_json({"run_id": "r1", "iteration": 2, "started": 3,
+                               "target_description": {"fs": "xfs", "fs_impl": "kernel"},
+                               "metrics": [{"value": 1}, "damaged row"]})
+    assert (old.status, old.reason, old.caches_dropped, old.started) == ("ok", "", False, 3.0)
+    assert old.identity()["fs"] == "xfs" and old.identity()["fs_impl"] == "kernel"
+    assert old.metrics == [{"value": 1}]  # the damaged row goes, the run stays
+
+
+@pytest.mark.parametrize("data", [
+    [], {"status": "ok"}, {"run_id": 7}, {"run_id": "r", "iteration": "2"},
+    {"run_id": "r", "caches_dropped": "yes"}, {"run_id": "r", "iteration": True},
+    {"run_id": "r", "metrics": {"a": 1}},
+])
+def test_a_record_of_the_wrong_shape_is_a_value_error(data):
+    with pytest.raises(ValueError):
+        RunRecord.from_json(data)
