@@ -58,7 +58,11 @@ def test_import_fio_trees_in_several_layouts(tmp_path, layout, pattern):
     assert summary[summary.metric == "iops"]["n"].min() == 3
 
 
-def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_path):
+def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_path,
+                                                                         monkeypatch):
+    import fslab.importer
+    from fslab.importer import copy_name
+    from fslab.stats_files import load_analysis
     from fslab.store import ResultsDir
 
     fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
@@ -70,25 +74,36 @@ def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_pat
     record = records["xfs/2/randread.json"]
     assert (record.fs, record.iteration, record.workload, record.kind) == (
         "xfs", 2, "randread", "fio")
-    copy = results.run_dir(record.run_id) / "imported-randread.json"
-    assert copy.read_bytes() == (FIO / "randread-4jobs.jsonplus").read_bytes()
+    copy = results.raw_output(record, copy_name(record.source))
+    assert copy == (FIO / "randread-4jobs.jsonplus").read_bytes()
     before = api.load(tmp_path / "out").sort_values(["run_id", "op", "metric", "sample"])
     assert len(api.runs(tmp_path / "out")) == 13
-    # A changed copy (as a corrected parser would see it) changes the rows on reparse.
-    data = extract_json(copy.read_text())
-    data["jobs"] = data["jobs"][:1]
-    copy.write_text(json.dumps(data))
+    api.analyze(tmp_path / "out")
+    # A changed fio parser (here: one that reads only the first job) reaches the imported
+    # rows through `fslab reparse`, from the copies, without the original files.
+    real_parse_fio = fslab.importer.parse_fio
+    monkeypatch.setattr(fslab.importer, "parse_fio",
+                        lambda data: real_parse_fio({**data, "jobs": data["jobs"][:1]}))
+    shutil.rmtree(tmp_path / "tree")
     found = api.reparse(tmp_path / "out")
     assert (found.reparsed, found.kept) == (13, [])
     after = api.load(tmp_path / "out").sort_values(["run_id", "op", "metric", "sample"])
-    assert len(after) == len(before)
-    changed = after[after.run_id != record.run_id].reset_index(drop=True)
-    kept = before[before.run_id != record.run_id].reset_index(drop=True)
-    assert changed.equals(kept)  # every other file parses to exactly the rows it had
+    dd = after[after.workload == "dd"].reset_index(drop=True)
+    assert dd.equals(before[before.workload == "dd"].reset_index(drop=True))
     iops = after[(after.run_id == record.run_id) & (after.metric == "iops")
                  & (after.op == "read")]["value"].iloc[0]
-    one_job = data["jobs"][0]["read"]["iops"]
+    one_job = extract_json(copy)["jobs"][0]["read"]["iops"]
     assert iops == pytest.approx(one_job)  # one job's IOPS now, not four jobs' sum
+    assert load_analysis(results) is not None  # stats/ analysed again from the new rows
+    # The rows of an import are in metrics.parquet alone: a damaged one comes back by
+    # reparsing the copies, and the error says so.
+    (tmp_path / "out" / "metrics.parquet").write_bytes(b"PAR1 garbage")
+    with pytest.raises(UserError, match="fslab reparse"):
+        api.load(tmp_path / "out")
+    api.reparse(tmp_path / "out")
+    assert api.load(tmp_path / "out").sort_values(
+        ["run_id", "op", "metric", "sample"]).reset_index(drop=True).equals(
+        after.reset_index(drop=True))
 
 
 def test_the_same_path_under_two_import_roots_is_refused(tmp_path):

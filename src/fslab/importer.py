@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.errors import UserError
-from fslab.metrics import Measurement, add_rows, empty_columns, rows
+from fslab.metrics import Measurement, add_rows, empty_columns
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import parse_fio
@@ -240,7 +240,8 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     campaign = out.name
     workers = workers or min(4, os.cpu_count() or 1)
     parts: list[Chunk] = []
-    chunks = [(str(out), campaign, files[i:i + CHUNK]) for i in range(0, len(files), CHUNK)]
+    chunks = [(str(out), campaign, number, files[start:start + CHUNK])
+              for number, start in enumerate(range(0, len(files), CHUNK))]
     if workers > 1 and len(chunks) > 1:
         import pyarrow  # noqa: F401 - loaded once here, not once per forked worker
         with ProcessPoolExecutor(workers) as pool:
@@ -260,7 +261,6 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
                             "pattern": pattern or "(guessed)"})
     results.write_environment({"imported": True, "note": "results collected elsewhere: "
                                "environment unknown to fslab"})
-    os.sync()  # the workers' run records and copies, made durable once (not per file)
     report.rows = results.write_metrics_tables([part.table for part in parts])
     write_atomic(results.path / "import-report.json", json.dumps(
         {"imported": report.imported, "skipped": report.skipped}, indent=1))
@@ -293,29 +293,27 @@ class Chunk:
     skipped: list[tuple[str, str]]
 
 
-def read_chunk(args: tuple[str, str, list[tuple[str, str, str | None]]]) -> Chunk:
+def read_chunk(args: tuple[str, str, int, list[File]]) -> Chunk:
     """Parse a batch of files into one table of metrics rows, keeping each file as a run
-    of the results directory: `runs/<id>/` with a copy of it and its run.json."""
+    of the results directory: a copy of it and its run.json under <run_id>/ in one
+    archive per batch (store.write_run_archive). The rows go to metrics.parquet only (the
+    copy is their source: `fslab reparse` rebuilds them)."""
     from fslab.store import ResultsDir, metrics_table
 
-    out, campaign, files = args
-    results = ResultsDir(Path(out))
+    out, campaign, number, files = args
     columns = empty_columns()
-    imported = 0
+    kept: list[tuple[RunRecord, dict[str, bytes]]] = []
     skipped: list[tuple[str, str]] = []
     for relative, found, reason in map(read_one, files):
         if found is None:
             skipped.append((relative, reason))
             continue
         record = run_record(campaign, relative, found["fields"], found["kind"], found["tool"])
-        record.metrics = file_rows(record, found["measurements"])
-        run_dir = results.fresh_run_dir(record.run_id)
-        (run_dir / copy_name(relative)).write_bytes(found["raw"])
-        results.save_run(record, durable=False)
-        for name, values in columns.items():
-            values.extend(row[name] for row in record.metrics)
-        imported += 1
-    return Chunk(metrics_table(columns), imported, skipped)
+        add_file_rows(columns, record, found["measurements"])
+        kept.append((record, {copy_name(relative): found["raw"]}))
+    if kept:
+        ResultsDir(Path(out)).write_run_archive(f"import-{number:05d}", kept)
+    return Chunk(metrics_table(columns), len(kept), skipped)
 
 
 def copy_name(relative: str) -> str:
@@ -335,18 +333,19 @@ def run_record(campaign: str, relative: str, fields: dict[str, str], kind: str,
         source=relative, kind=kind, tool=tool, fields=dict(fields))
 
 
-def file_rows(record: RunRecord, measurements: list[Measurement]) -> list[dict[str, Any]]:
-    """The metrics rows of one imported file (a dd log's op may come from its path)."""
+def add_file_rows(columns: dict[str, list[Any]], record: RunRecord,
+                  measurements: list[Measurement]) -> None:
+    """Append the metrics rows of one imported file (a dd log's op may come from its
+    path)."""
     if record.kind == "dd" and "op" in record.fields:
         measurements = [m._replace(op=record.fields["op"]) for m in measurements]
-    columns = empty_columns()
     add_rows(columns, record.identity(), measurements, record.fields.get("host", ""))
-    return rows(columns)
 
 
-def parse_copy(run_dir: Path, record: RunRecord) -> list[Measurement]:
+def parse_copy(results: ResultsDir, record: RunRecord) -> list[Measurement]:
     """An imported file's measurements, parsed again from its copy (`fslab reparse`)."""
-    kind, measurements, extra = _parse_any((run_dir / copy_name(record.source)).read_bytes())
+    kind, measurements, extra = _parse_any(results.raw_output(record,
+                                                              copy_name(record.source)))
     if kind is None:
         raise ValueError(extra.get("reason", "not readable"))
     return measurements

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fslab.errors import UserError
-from fslab.importer import file_rows, parse_copy
+from fslab.importer import add_file_rows, parse_copy
 from fslab.metrics import Measurement, add_rows, empty_columns, rows
 from fslab.run_record import RunRecord
 from fslab.store import ResultsDir
@@ -44,32 +44,44 @@ def reparse(results_dir: Path) -> ReparseReport:
         not record.imported for record in records) else None
     default_host = str(results.environment().get("host", ""))
     report = ReparseReport()
+    imported = empty_columns()  # an import's rows live in metrics.parquet alone
     for record in records:
         if record.status != "ok":
             continue
         run_dir = results.run_dir(record.run_id)
         try:
             if record.imported:
-                record.metrics = file_rows(record, parse_copy(run_dir, record))
-            else:
-                assert parse is not None
-                measurements = parse(record, run_dir)
-                if measurements is None:
-                    report.kept.append((record.run_id,
-                                        "its workload is not in the saved campaign"))
-                    continue
-                measurements += _host_cpu(record, measurements)
-                columns = empty_columns()
-                add_rows(columns, record.identity(), measurements,
-                         _host(record, default_host))
-                record.metrics = rows(columns)
+                add_file_rows(imported, record, parse_copy(results, record))
+                report.reparsed += 1
+                continue
+            assert parse is not None
+            measurements = parse(record, run_dir)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             report.kept.append((record.run_id, f"raw output unreadable: {exc}"))
+            if record.imported:
+                _keep_previous_rows(results, record.run_id, imported)
             continue
+        if measurements is None:
+            report.kept.append((record.run_id, "its workload is not in the saved campaign"))
+            continue
+        measurements += _host_cpu(record, measurements)
+        columns = empty_columns()
+        add_rows(columns, record.identity(), measurements, _host(record, default_host))
+        record.metrics = rows(columns)
         results.save_run(record)
         report.reparsed += 1
-    report.rows = results.rebuild_metrics()
+    results.close()
+    report.rows = results.rebuild_metrics(results.metric_rows() + rows(imported))
     return report
+
+
+def _keep_previous_rows(results: ResultsDir, run_id: str,
+                        columns: dict[str, list[object]]) -> None:
+    """An imported file whose copy no longer parses keeps the rows it had."""
+    previous = results.load_metrics()
+    for row in previous[previous["run_id"] == run_id].to_dict("records"):
+        for name, values in columns.items():
+            values.append(row[name])
 
 
 Parser = Callable[[RunRecord, Path], "list[Measurement] | None"]

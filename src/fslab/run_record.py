@@ -4,7 +4,7 @@ Written last, by rename, into `runs/<dir>/` beside the raw output it was parsed 
 run counts as done only once it exists (store.py). Campaign runs and imported files have
 the same record: an import's says where the file came from (`source`), what it was
 (`kind`, `tool`) and which fields its path gave (`fields`), and the directory keeps a copy
-of the file, so `fslab reparse` can parse either again.
+of the file (packed: store.write_run_archive), so `fslab reparse` can parse either again.
 
 `from_json` reads every record fslab has written (older ones lack keys: they get the
 defaults) and keeps keys it does not know in `extra`, so a record read and written again
@@ -45,6 +45,7 @@ class RunRecord:
     tool: str = ""
     fields: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    archive: str = ""  # where it was read from when packed (store.write_run_archive)
 
     @property
     def imported(self) -> bool:
@@ -60,7 +61,7 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         """The record as run.json holds it (an import's empty run-only keys left out)."""
-        data = {f.name: getattr(self, f.name) for f in FIELDS if f.name != "extra"}
+        data = {f.name: getattr(self, f.name) for f in FIELDS if f.name not in NOT_SAVED}
         if not self.imported:
             for name in IMPORT_ONLY:
                 data.pop(name)
@@ -71,7 +72,7 @@ class RunRecord:
         """A record from run.json; ValueError when it is not one."""
         if not isinstance(data, dict) or not isinstance(data.get("run_id"), str):
             raise ValueError("not a run record (no run_id)")
-        known = {f.name: f for f in FIELDS if f.name != "extra"}
+        known = {f.name: f for f in FIELDS if f.name not in NOT_SAVED}
         values: dict[str, Any] = {}
         for name, value in data.items():
             spec = known.get(name)
@@ -83,6 +84,7 @@ class RunRecord:
 
 FIELDS = dataclasses.fields(RunRecord)
 IMPORT_ONLY = ("source", "kind", "tool", "fields")
+NOT_SAVED = ("extra", "archive")
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
     "dict[str, Any]": (dict,), "dict[str, str]": (dict,), "list[dict[str, Any]]": (list,),
