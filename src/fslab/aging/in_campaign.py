@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import AgingConfig
+from fslab.aging.images import FILE_NAMES
 from fslab.errors import UserError
 from fslab.lab import Lab
 from fslab.store import ResultsDir
@@ -51,7 +52,7 @@ def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> lis
         if settings is None:
             continue
         out = results.path / AGED_DIR / spec.name
-        image = out / "image.img"
+        image = out / FILE_NAMES["sparse"]
         if not (image.exists() and (out / "image.json").exists()):
             shutil.rmtree(out, ignore_errors=True)  # an interrupted aging starts over
             config = aging_config(settings, f"target {spec.name}")
@@ -65,7 +66,7 @@ def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> lis
         reference = str(spec.options.get("fresh_copy_of", ""))
         if reference.startswith(TARGET_REF):
             spec.options["fresh_copy_of"] = str(
-                results.path / AGED_DIR / reference[len(TARGET_REF):] / "image.img")
+                results.path / AGED_DIR / reference[len(TARGET_REF):] / FILE_NAMES["sparse"])
     return done
 
 

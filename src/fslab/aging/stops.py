@@ -21,9 +21,11 @@ def probe_target_reached(config: AgingConfig, probes: list[dict[str, Any]]) -> s
     recent = probes[-window:]
     series = [[p["used"].get("layout_score") for p in recent],
               [p["free"].get("free_extents") for p in recent]]
-    for values in series:
-        if any(not isinstance(v, (int, float)) or v != v for v in values):
-            continue
+    measured = [values for values in series
+                if all(isinstance(v, (int, float)) and v == v for v in values)]
+    if not measured:  # nothing to see a plateau in (FUSE: no extents to count)
+        return ""
+    for values in measured:
         base = max(abs(values[0]), 1e-9)
         if max(values) - min(values) > config.plateau * base:
             return ""
