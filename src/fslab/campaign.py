@@ -339,10 +339,19 @@ def workload_names(entry: WorkloadEntry) -> list[str]:
     return [entry.name or _slug(Path(entry.job_file or "job").stem)]
 
 
+def max_numjobs(entries: list[WorkloadEntry]) -> int:
+    """The most processes any suite job runs (for sizing files to fit the images)."""
+    largest = 1
+    for entry in entries:
+        if entry.preset:
+            suite = get_suite(entry.preset)
+            for name in entry.only or suite.jobs:
+                largest = max(largest, suite.numjobs[name])
+    return largest
+
+
 def _auto_file_size(campaign: Campaign) -> int:
     """Per-job file size that fits every image: capped, in whole MiB."""
-    from fslab.workloads.build import max_numjobs
-
     images = [t.size for t in campaign.targets if t.fs not in IMAGE_LESS and not t.device]
     if not images:
         return AUTO_FILE_SIZE_CAP

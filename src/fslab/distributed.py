@@ -20,7 +20,6 @@ from fslab import system
 from fslab.errors import UserError
 
 if TYPE_CHECKING:
-    from fslab.campaign import Campaign
     from fslab.targets import Target
 
 DEFAULT_PORT = 8765
@@ -150,11 +149,9 @@ def run_server(bind: str, port: int) -> bool:
 LOOPBACK = ("127.", "localhost", "::1")
 
 
-def preflight_campaign(campaign: Campaign, targets: dict[str, Target]) -> None:
+def preflight_campaign(host_list: list[str], targets: dict[str, Target]) -> None:
     """Every host reachable, on the controller's fio version, with the target path."""
-    from fslab.errors import UserError
-
-    hosts = parse_hosts(campaign.hosts)
+    hosts = parse_hosts(host_list)
     remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
     problems: list[str] = []
     for name, target in targets.items():

@@ -35,7 +35,7 @@ def prepare(
     checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
     checks.append(lambda: check_space(plan))
     if campaign.hosts:
-        checks.append(lambda: preflight_campaign(campaign, targets))
+        checks.append(lambda: preflight_campaign(campaign.hosts, targets))
     for check in checks:
         try:
             check()

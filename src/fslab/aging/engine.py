@@ -15,16 +15,15 @@ import os
 import random
 import subprocess
 import time
-from array import array
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.fileset import FileSet
 from fslab.aging.generator import OpGenerator
+from fslab.aging.log import AgingLog
 from fslab.aging.stops import probe_target_reached
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
@@ -32,25 +31,6 @@ CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
 READ_CODE, RENAME_CODE = OPS.index("read"), OPS.index("rename")
 CHECK_SHARE = 0.004  # of the file system's size written between utilisation checks
 PROBE_FOR_STOPS = 2000  # operations between probes when a stop rule needs them
-
-
-@dataclass
-class AgingLog:
-    """What an aging run did: per-op times and latencies, failures, utilisation."""
-
-    t: array = field(default_factory=lambda: array("d"))  # seconds since start
-    op: array = field(default_factory=lambda: array("B"))  # index into OPS
-    latency_ns: array = field(default_factory=lambda: array("q"))
-    failures: Counter[tuple[str, str]] = field(default_factory=Counter)
-    redirected: Counter[tuple[str, str]] = field(default_factory=Counter)  # planned→done
-    utilization: list[tuple[float, int, float]] = field(default_factory=list)  # t, ops, used
-    deleted_for_space: int = 0
-    fstrims: int = 0
-    ops_done: int = 0
-    bytes_written: int = 0
-    digest: str = ""
-    seconds: float = 0.0
-    stopped_by: str = ""
 
 
 class Engine:

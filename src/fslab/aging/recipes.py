@@ -22,14 +22,29 @@ import math
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from fslab.aging.config import OPS, AgingConfig
+from fslab.aging.log import AgingLog
 
-if TYPE_CHECKING:  # the engine runs recipes; a recipe only drives the engine it is given
-    from fslab.aging.engine import Engine
+
+class Driver(Protocol):
+    """What a recipe uses of the engine that runs it (aging/engine.py): its log, stop
+    rules and maintenance. The engine runs recipes; recipes do not import the engine."""
+
+    config: AgingConfig
+    root: Path
+    buffer: memoryview
+    log: AgingLog
+
+    def maintain(self, now: float, done: int) -> None: ...
+
+    def stop_reached(self, done: int) -> bool: ...
+
+    def used_share(self) -> float: ...
 
 CHUNK = 4096
 LARGE_SHARE = 0.01  # of the files: a few large ones (built artefacts, archives)
@@ -67,7 +82,7 @@ def make_tree(config: AgingConfig, capacity: int, rng: np.random.Generator,
 class RecipeRun:
     """Runs a recipe in `root` through an Engine's log, stop rules and maintenance."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Driver) -> None:
         self.engine = engine
         self.config = engine.config
         self.rng = np.random.default_rng(self.config.seed)

@@ -10,7 +10,7 @@ from fslab.workloads.fio import job_file_workload, job_text_workload
 from fslab.workloads.suites import get_suite
 
 if TYPE_CHECKING:
-    from fslab.campaign import Campaign, WorkloadEntry
+    from fslab.campaign import Campaign
 
 
 def build_workloads(campaign: Campaign) -> list[Workload]:
@@ -27,14 +27,3 @@ def build_workloads(campaign: Campaign) -> list[Workload]:
         else:
             workloads.append(job_file_workload(entry.name or "job", Path(entry.job_file or "")))
     return workloads
-
-
-def max_numjobs(entries: list[WorkloadEntry]) -> int:
-    """The most processes any suite job runs (for sizing files to fit the images)."""
-    largest = 1
-    for entry in entries:
-        if entry.preset:
-            suite = get_suite(entry.preset)
-            for name in entry.only or suite.jobs:
-                largest = max(largest, suite.numjobs[name])
-    return largest
