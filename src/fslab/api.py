@@ -16,6 +16,7 @@ from fslab.store import ResultsDir
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fslab.analysis.base_vs_new import Comparison
     from fslab.campaign import Campaign
     from fslab.importer import ImportReport
     from fslab.lab import CleanupReport, Lab
@@ -168,11 +169,12 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
     from fslab.aging.dirformat import is_aging_dir
 
     if is_aging_dir(Path(results_dir)):
+        from fslab.aging.base_vs_new import load_run
         from fslab.report.aging_html import build_aging_report
         from fslab.store import write_atomic
 
         output = Path(output or Path(results_dir) / "report.html")
-        write_atomic(output, build_aging_report(Path(results_dir)))
+        write_atomic(output, build_aging_report(load_run(Path(results_dir))))
         return output
 
     from fslab.report.html import ReportData, build_report
@@ -200,6 +202,7 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
 
 def aging_report(directories: list[Path], output: Path) -> Path:
     """One HTML report of several aging runs side by side; return its path."""
+    from fslab.aging.base_vs_new import load_run
     from fslab.aging.dirformat import is_aging_dir
     from fslab.report.aging_runs_html import build_aging_runs_report
     from fslab.store import write_atomic
@@ -208,36 +211,44 @@ def aging_report(directories: list[Path], output: Path) -> Path:
         if not is_aging_dir(directory):
             raise UserError(f"{directory} is not an aging directory (no aging.json): several "
                             "directories make a report of aging runs side by side")
-    write_atomic(Path(output), build_aging_runs_report([Path(d) for d in directories]))
+    write_atomic(Path(output), build_aging_runs_report([load_run(Path(d)) for d in directories]))
     return Path(output)
 
 
 def compare(base: Path, new: Path, threshold: float | None = None,
-            output: Path | None = None) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+            output: Path | None = None) -> Comparison:
     """Match the cells of two results directories (or two aging directories) and call each
-    improved / regressed / unchanged; optionally write the comparison as HTML."""
+    improved / regressed / unchanged; optionally write the comparison as HTML. (The
+    result still unpacks as `cells, differences`.)"""
     from fslab.aging.base_vs_new import compare_runs
     from fslab.aging.dirformat import is_aging_dir
-    from fslab.analysis.base_vs_new import DEFAULT_THRESHOLD, compare_cells, environment_differences
-    from fslab.store import write_atomic
+    from fslab.analysis.base_vs_new import (
+        DEFAULT_THRESHOLD,
+        Comparison,
+        compare_cells,
+        environment_differences,
+    )
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     aging = is_aging_dir(base), is_aging_dir(new)
     if aging == (True, True):  # two runs of `fslab age`
-        cells, differences = compare_runs(Path(base), Path(new), threshold)
+        comparison = compare_runs(Path(base), Path(new), threshold)
     elif any(aging):
         raise UserError(f"{base if aging[0] else new} is an aging directory (fslab age) and "
                         "the other a results directory: compare like with like")
     else:
         base_dir, new_dir = ResultsDir.open(Path(base)), ResultsDir.open(Path(new))
-        cells = compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), threshold)
-        differences = environment_differences(base_dir.environment(), new_dir.environment())
+        comparison = Comparison(
+            Path(base), Path(new),
+            compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), threshold),
+            environment_differences(base_dir.environment(), new_dir.environment()),
+            threshold)
     if output is not None:
         from fslab.report.compare_html import build_compare_report
+        from fslab.store import write_atomic
 
-        write_atomic(Path(output), build_compare_report(Path(base), Path(new), cells,
-                                                        differences, threshold))
-    return cells, differences
+        write_atomic(Path(output), build_compare_report(comparison))
+    return comparison
 
 
 def results_dir(path: Path) -> ResultsDir:

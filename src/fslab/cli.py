@@ -204,18 +204,13 @@ def compare(
 
     if threshold < 0:
         raise UserError("--threshold must be a percentage >= 0")
-    cells, differences = api.compare(base, new, threshold / 100.0, output)
-    if cells.empty:
+    comparison = api.compare(base, new, threshold / 100.0, output)
+    if comparison.cells.empty:
         raise UserError(f"{base} and {new} share no cells to compare")
-    from fslab.report.terminal import compare_table
+    from fslab.report.terminal import compare_report
 
-    console.print(compare_table(cells, f"{base} → {new} (noise threshold {threshold:g} %)"))
-    for what, a, b in differences:
-        console.print(f"[yellow]environment differs: {escape(what)}: {escape(a)} → "
-                      f"{escape(b)}[/yellow]")
-    regressed = int((cells["verdict"] == "regressed").sum())
-    console.print(f"{regressed} regressed, {int((cells['verdict'] == 'improved').sum())} "
-                  f"improved, {int((cells['verdict'] == 'unchanged').sum())} unchanged")
+    console.print(compare_report(comparison))
+    regressed = comparison.count("regressed")
     if output:
         console.print(f"Wrote {output}")
     if regressed:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ import pandas as pd
 
 from fslab.aging import dirformat
 from fslab.aging.latency import latency_table, ratio_interval
-from fslab.analysis.base_vs_new import COLUMNS, classify
+from fslab.analysis.base_vs_new import COLUMNS, Comparison, classify
 from fslab.errors import UserError
 from fslab.metrics import HIGHER, LOWER
 
@@ -32,7 +33,25 @@ SETUP_KEYS = ("fs", "fs_impl", "mkfs_command", "mount_options", "image_size",
               "loop_direct_io")
 
 
-def load_run(path: Path) -> dict[str, Any]:
+@dataclass
+class AgingRun:
+    """One aging directory, loaded and format-checked: what the aging reporters and
+    `fslab compare` read."""
+
+    path: Path
+    record: dict[str, Any]  # aging.json
+    log: pd.DataFrame  # oplog.parquet: t_s, op, latency_ns
+    probes: list[dict[str, Any]]  # fragmentation.json, in time order
+    latency: pd.DataFrame  # per operation (aging.latency), indexed by op
+    name: str = ""  # how reports label it (made unique among several)
+
+    @property
+    def last(self) -> dict[str, Any]:
+        """The last fragmentation probe: the state the run left behind."""
+        return self.probes[-1] if self.probes else {}
+
+
+def load_run(path: Path) -> AgingRun:
     """An aging directory's record, latency table and last probe (one clear error)."""
     path = Path(path)
     try:
@@ -47,18 +66,15 @@ def load_run(path: Path) -> dict[str, Any]:
         log = pq.read_table(path / "oplog.parquet").to_pandas()
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: oplog.parquet unreadable ({exc})") from None
-    return {"record": record, "log": log, "probes": probes,
-            "latency": latency_table(log).set_index("op"),
-            "last": probes[-1] if probes else {}}
+    return AgingRun(path, record, log, probes, latency_table(log).set_index("op"), path.name)
 
 
-def compare_runs(base: Path, new: Path, threshold: float
-                 ) -> tuple[pd.DataFrame, list[tuple[str, str, str]]]:
+def compare_runs(base: Path, new: Path, threshold: float) -> Comparison:
     """Cells (fslab compare's columns) and the setup differences of two aging runs."""
     base_run, new_run = load_run(base), load_run(new)
     rows = []
-    for op in sorted(set(base_run["latency"].index) & set(new_run["latency"].index)):
-        a, b = base_run["latency"].loc[op], new_run["latency"].loc[op]
+    for op in sorted(set(base_run.latency.index) & set(new_run.latency.index)):
+        a, b = base_run.latency.loc[op], new_run.latency.loc[op]
         for which, metric in LATENCY.items():
             ratio, low, high = ratio_interval(a, b, which)
             if math.isnan(ratio):
@@ -68,15 +84,15 @@ def compare_runs(base: Path, new: Path, threshold: float
                              a[f"{which}_us"] * 1e3, b[f"{which}_us"] * 1e3, ratio,
                              low, high, verdict, note))
     for metric, (part, key, better) in OUTCOMES.items():
-        x = base_run["last"].get(part, {}).get(key)
-        y = new_run["last"].get(part, {}).get(key)
+        x = base_run.last.get(part, {}).get(key)
+        y = new_run.last.get(part, {}).get(key)
         if not _number(x) or not _number(y) or x == 0:
             continue
         verdict, note = classify(y / x - 1, math.nan, math.nan, better, threshold)
         rows.append(_row("end state", metric, "", better, 1, 1, x, y, y / x, math.nan,
                          math.nan, verdict, "one probe per run: no interval"))
-    return pd.DataFrame(rows, columns=COLUMNS), setup_differences(base_run["record"],
-                                                                  new_run["record"])
+    return Comparison(Path(base), Path(new), pd.DataFrame(rows, columns=COLUMNS),
+                      setup_differences(base_run.record, new_run.record), threshold)
 
 
 def setup_differences(base: dict[str, Any], new: dict[str, Any]

@@ -13,6 +13,9 @@ from its point estimate and flagged as such.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,6 +31,26 @@ COLUMNS = [*CELL, "unit", "better", "n_base", "n_new", "base_mean", "new_mean", 
            "change_ci_low", "change_ci_high", "verdict", "note"]
 ENVIRONMENT_KEYS = ("kernel", "cpu_model", "cpu_count", "memory_bytes", "fslab", "python",
                     "virtualization", "lab_fs", "dirty_ratio")
+
+
+@dataclass
+class Comparison:
+    """`fslab compare BASE NEW`: one row per cell in both (COLUMNS), and every setting
+    in which the two differ (what, base, new). What the compare reporters render."""
+
+    base: Path
+    new: Path
+    cells: pd.DataFrame
+    differences: list[tuple[str, str, str]]
+    threshold: float
+
+    def count(self, verdict: str) -> int:
+        """How many cells got this verdict (improved, regressed, unchanged)."""
+        return int((self.cells["verdict"] == verdict).sum()) if not self.cells.empty else 0
+
+    def __iter__(self) -> Iterator[Any]:
+        """Unpacks as (cells, differences), as api.compare returned before."""
+        return iter((self.cells, self.differences))
 
 
 def compare_cells(base: pd.DataFrame, new: pd.DataFrame,

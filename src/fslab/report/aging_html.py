@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fslab.aging.latency import METHOD
-from fslab.report.aging_runs_html import evolution_charts, latency_table_html, load
+from fslab.report.aging_runs_html import evolution_charts, latency_table_html
 from fslab.report.html import Page, esc
+
+if TYPE_CHECKING:
+    from fslab.aging.base_vs_new import AgingRun
 
 SMOOTH_WINDOW = 101  # Savitzky–Golay window (points), odd
 SMOOTH_ORDER = 3  # Savitzky–Golay polynomial order
@@ -30,10 +33,9 @@ def smooth(values: np.ndarray, window: int = SMOOTH_WINDOW, order: int = SMOOTH_
     return savgol_filter(values, window, order)
 
 
-def build_aging_report(directory: Path) -> str:
-    run = load(directory)  # format checked, one clear line when unreadable
-    record, log = run["record"], run["log"]
-    snapshots = run["probes"]
+def build_aging_report(run: AgingRun) -> str:
+    """One aging run as one self-contained HTML page."""
+    directory, record, log, snapshots = run.path, run.record, run.log, run.probes
     page = Page(f"fslab aging report: {directory.name}")
     target = record.get("target", {})
     page.add(f"<h1>Aging: {esc(target.get('fs', '?'))} ({esc(target.get('fs_impl', ''))})</h1>"

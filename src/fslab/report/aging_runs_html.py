@@ -8,14 +8,16 @@ The per-run parts (latency table, evolution charts) also serve the single-run re
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from fslab.aging.latency import METHOD
 from fslab.report.html import Page, esc
 from fslab.units import format_bytes, format_ns
+
+if TYPE_CHECKING:
+    from fslab.aging.base_vs_new import AgingRun
 
 # What the fragmentation probes say over time: (title, where, key, y-axis label)
 EVOLUTION = [("Layout score (1 = every file contiguous)", "used", "layout_score", "score"),
@@ -41,18 +43,9 @@ SETUP = [("fs", lambda r: f"{_target(r).get('fs')} ({_target(r).get('fs_impl')})
          ("loop direct I/O", lambda r: _target(r).get("loop_direct_io"))]
 
 
-def load(directory: Path) -> dict[str, Any]:
-    """An aging directory's record, op log, probes and latency table (format checked)."""
-    from fslab.aging.base_vs_new import load_run
-
-    run = load_run(directory)
-    run["name"] = Path(directory).name
-    return run
-
-
-def build_aging_runs_report(directories: list[Path]) -> str:
-    runs = [load(d) for d in directories]
-    names = _unique([r["name"] for r in runs])
+def build_aging_runs_report(runs: list[AgingRun]) -> str:
+    """Several aging runs side by side, as one self-contained HTML page."""
+    names = _unique([r.name for r in runs])
     page = Page("fslab aging runs: " + ", ".join(names))
     page.add(f"<h1>Aging runs compared</h1><p>{len(runs)} runs of <code>fslab age</code>. "
              f"Latency: {esc(METHOD)}.</p>")
@@ -65,44 +58,44 @@ def build_aging_runs_report(directories: list[Path]) -> str:
     return page.render()
 
 
-def setup_table(runs: list[dict[str, Any]], names: list[str]) -> str:
+def setup_table(runs: list[AgingRun], names: list[str]) -> str:
     head = "".join(f"<th>{esc(n)}</th>" for n in names)
     body = ""
     for label, get in SETUP:
-        values = [get(r["record"]) for r in runs]
+        values = [get(r.record) for r in runs]
         differs = len({str(v) for v in values}) > 1
         style = " style='background:#fff3cd'" if differs and len(runs) > 1 else ""
         body += (f"<tr{style}><th>{esc(label)}</th>"
                  + "".join(f"<td>{esc('–' if v is None else v)}</td>" for v in values)
                  + "</tr>")
     for title, part, key, _ in EVOLUTION:
-        values = [r["last"].get(part, {}).get(key) for r in runs]
+        values = [r.last.get(part, {}).get(key) for r in runs]
         body += (f"<tr><th>at the end: {esc(title.split(' (')[0].lower())}</th>"
                  + "".join(f"<td class='num'>{_number(v)}</td>" for v in values) + "</tr>")
     return f"<table><tr><th></th>{head}</tr>{body}</table>"
 
 
-def latency_table_html(runs: list[dict[str, Any]], names: list[str]) -> str:
-    ops = sorted({op for r in runs for op in r["latency"].index})
+def latency_table_html(runs: list[AgingRun], names: list[str]) -> str:
+    ops = sorted({op for r in runs for op in r.latency.index})
     head = "".join(f"<th>{esc(n)}: median</th><th>{esc(n)}: mean</th>" for n in names)
     body = ""
     for op in ops:
         cells = ""
         for run in runs:
-            if op not in run["latency"].index:
+            if op not in run.latency.index:
                 cells += "<td>–</td><td>–</td>"
                 continue
-            row = run["latency"].loc[op]
+            row = run.latency.loc[op]
             cells += "".join(f"<td class='num'>{_interval(row, w)}</td>"
                              for w in ("median", "mean"))
         body += f"<tr><th>{esc(op)}</th>{cells}</tr>"
     return f"<table><tr><th>operation</th>{head}</tr>{body}</table>"
 
 
-def latency_chart(runs: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+def latency_chart(runs: list[AgingRun], names: list[str]) -> dict[str, Any]:
     data = []
     for run, name in zip(runs, names, strict=True):
-        table: pd.DataFrame = run["latency"]
+        table: pd.DataFrame = run.latency
         data.append({"type": "bar", "name": name, "x": table.index.tolist(),
                      "y": table["median_us"].tolist(),
                      "error_y": {"type": "data", "symmetric": False,
@@ -114,13 +107,13 @@ def latency_chart(runs: list[dict[str, Any]], names: list[str]) -> dict[str, Any
         "barmode": "group", "yaxis": {"title": {"text": "µs (log)"}, "type": "log"}}}
 
 
-def evolution_charts(runs: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+def evolution_charts(runs: list[AgingRun], names: list[str]) -> list[dict[str, Any]]:
     """Layout score, files in one piece and free extents over the run, a line per run."""
     specs = []
     for title, part, key, label in EVOLUTION:
         data = []
         for run, name in zip(runs, names, strict=True):
-            points = [(p["ops"], p[part].get(key)) for p in run["probes"]
+            points = [(p["ops"], p[part].get(key)) for p in run.probes
                       if isinstance(p.get(part), dict) and _finite(p[part].get(key))
                       and not p[part].get("not_measurable")]
             if points:

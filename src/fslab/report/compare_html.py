@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from fslab.report.html import Page, esc, table
 from fslab.units import display_scale
 
+if TYPE_CHECKING:
+    from fslab.analysis.base_vs_new import Comparison
+
 COLOURS = {"improved": "#1a9850", "regressed": "#d73027", "unchanged": "#777"}
 
 
-def build_compare_report(base: Path, new: Path, cells: pd.DataFrame,
-                         differences: list[tuple[str, str, str]], threshold: float) -> str:
+def build_compare_report(comparison: Comparison) -> str:
+    """The comparison as one self-contained HTML page."""
+    base, new, cells = comparison.base, comparison.new, comparison.cells
+    differences, threshold = comparison.differences, comparison.threshold
     page = Page(f"fslab compare: {base.name} → {new.name}")
     counts = cells["verdict"].value_counts().to_dict() if not cells.empty else {}
     page.add(f"<h1>fslab compare</h1><p>base <b>{esc(base)}</b> → new <b>{esc(new)}</b>; "

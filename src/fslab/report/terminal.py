@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from rich.console import Group, RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -16,6 +18,9 @@ from fslab.plan import Plan
 from fslab.targets import Target
 from fslab.units import format_value
 from fslab.workloads.base import Where
+
+if TYPE_CHECKING:  # the comparison's model (scipy) loads only where one is made
+    from fslab.analysis.base_vs_new import Comparison
 
 # System-wide CPU is in summary.csv, the report and the verdicts; a terminal row has no
 # room for all four CPU columns.
@@ -173,14 +178,16 @@ def _short(value: object) -> str:
     return str(value)
 
 
-def compare_table(cells: pd.DataFrame, title: str) -> Table:
-    """`fslab compare`: one row per cell of two results directories, with its verdict."""
+def compare_report(comparison: Comparison) -> RenderableType:
+    """`fslab compare`: one row per cell with its verdict, the settings that differ, and
+    the count of each verdict."""
     colours = {"improved": "green", "regressed": "red", "unchanged": "dim"}
-    table = Table(title=title, title_justify="left")
+    table = Table(title=f"{comparison.base} → {comparison.new} (noise threshold "
+                        f"{comparison.threshold * 100:g} %)", title_justify="left")
     for column in ("target", "workload", "op", "metric", "base", "new", "change (95 % CI)",
                    "verdict"):
         table.add_column(column)
-    for _, row in cells.iterrows():
+    for _, row in comparison.cells.iterrows():
         change = f"{row['change']:+.1%}" + (
             f" ({row['change_ci_low']:+.1%} … {row['change_ci_high']:+.1%})"
             if math.isfinite(row["change_ci_low"]) else " (no interval)")
@@ -188,7 +195,11 @@ def compare_table(cells: pd.DataFrame, title: str) -> Table:
                       format_value(row["base_mean"], row["unit"]),
                       format_value(row["new_mean"], row["unit"]), change,
                       f"[{colours[row['verdict']]}]{row['verdict']}[/]")
-    return table
+    differences = [f"[yellow]environment differs: {escape(what)}: {escape(a)} → "
+                   f"{escape(b)}[/yellow]" for what, a, b in comparison.differences]
+    counts = ", ".join(f"{comparison.count(verdict)} {verdict}"
+                       for verdict in ("regressed", "improved", "unchanged"))
+    return Group(table, *differences, counts)
 
 
 def aging_latency_table(rows: list[dict[str, object]]) -> RenderableType:
