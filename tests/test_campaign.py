@@ -143,3 +143,17 @@ def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path
     (run_dir / "run.json").write_text('{"run_id": "i001-ext4-randread"}')
     assert progress_line(original, out) == (
         "1 of 2 runs done; continuing with iteration 2, run 1 (i002-ext4-randread)")
+
+
+def test_the_suite_registry_is_checked_at_load():
+    import dataclasses
+
+    from fslab.workloads.suites import SUITES, _checked
+
+    scan = SUITES["scan"]
+    assert _checked({"scan": scan}) == {"scan": scan}
+    for bad in (dataclasses.replace(scan, numjobs={}),
+                dataclasses.replace(scan, jobs={"a/b": ""}, numjobs={"a/b": 1}),
+                dataclasses.replace(scan, numjobs={"scan": 0})):
+        with pytest.raises(AssertionError):
+            _checked({"scan": bad})

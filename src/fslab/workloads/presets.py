@@ -173,23 +173,13 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     DIRECT5, BASIC5, SERVER6, _randrw("16k"), _randrw("128k"), AGED)}
 
 
-def get_preset(name: str) -> Preset:
-    """Return a preset by name, or raise a one-line UserError listing the known ones."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise UserError(
-            f"unknown preset {name!r}: known presets: {', '.join(PRESETS)}"
-        ) from None
-
-
 def job_numjobs(preset: Preset, job: str) -> int:
     """How many processes a job runs (the most of its sections)."""
     return max(int(section.get("numjobs", 1)) for section in preset.jobs[job])
 
 
 def preset_workloads(
-    name: str,
+    preset: Preset,
     *,
     only: list[str] | None,
     runtime: int,
@@ -197,7 +187,7 @@ def preset_workloads(
     overrides: dict[str, Any] | None = None,
 ) -> list[FioWorkload]:
     """Resolve a preset into one workload per job, optionally only the named jobs."""
-    preset = get_preset(name)
+    name = preset.name
     wanted = only or list(preset.jobs)
     unknown = [job for job in wanted if job not in preset.jobs]
     if unknown:

@@ -41,7 +41,7 @@ class Suite:
 def _fio_suite(preset: Preset) -> Suite:
     def build(only: list[str], runtime: int, file_size: int,
               options: dict[str, Any]) -> list[Workload]:
-        return list(preset_workloads(preset.name, only=only, runtime=runtime,
+        return list(preset_workloads(preset, only=only, runtime=runtime,
                                      file_size=file_size, overrides=options))
 
     def shown(job: str, key: str, value: Any) -> str:
@@ -172,6 +172,21 @@ SUITES: dict[str, Suite] = {
         {"bonnie": "-s FILE_SIZE -r FILE_SIZE/2 -n 4 -q"}, {"bonnie": 1}, _bonnie,
         options="file_size, files_k"),
 }
+
+
+def _checked(suites: dict[str, Suite]) -> dict[str, Suite]:
+    """The registry, checked once at load (as the target registry is): every suite lists
+    the process count of each of its jobs, and no job name holds "/" (it separates a
+    job from its fio section in metrics: metrics.observation_workload)."""
+    for name, suite in suites.items():
+        if name != suite.name or set(suite.jobs) != set(suite.numjobs):
+            raise AssertionError(f"suite {name}: jobs and numjobs name other jobs")
+        if any("/" in job or count < 1 for job, count in suite.numjobs.items()):
+            raise AssertionError(f"suite {name}: a job name with '/' or numjobs < 1")
+    return suites
+
+
+SUITES = _checked(SUITES)
 
 
 def get_suite(name: str) -> Suite:
