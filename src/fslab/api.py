@@ -16,12 +16,14 @@ from fslab.store import ResultsDir
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fslab.aging.config import AgingConfig
     from fslab.analysis.base_vs_new import Comparison
     from fslab.campaign import Campaign
     from fslab.importer import ImportReport
     from fslab.lab import CleanupReport, Lab
     from fslab.reparse import ReparseReport
     from fslab.runner import Progress, RunnerResult
+    from fslab.targets import TargetSpec
 
 
 @dataclass
@@ -102,6 +104,19 @@ def run(
     summary, open_cells = add_iterations(out, summary, until_ci, until_detectable,
                                          max_iterations, campaign.iterations, one_more)
     return RunResult(results, outcome, summary, open_cells)
+
+
+def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
+        image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
+        force_device: bool = False) -> dict[str, Any]:
+    """`fslab age`: age a fresh file system into `out` (op log, latency, fragmentation
+    probes, an image); return its record (aging.json). Settings: aging.flags builds them
+    from the command line, aging.config from a TOML file."""
+    from fslab.aging.run import age as run_age
+    from fslab.lab import Lab
+
+    return run_age(spec, settings, Path(out), lab or Lab(), image,
+                   confirmed_devices=confirmed_devices, force_device=force_device)
 
 
 def resume_campaign(out: Path) -> Campaign:

@@ -328,12 +328,8 @@ def age(
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
     from fslab.aging.flags import AgingFlags, aging_settings, aging_target
-    from fslab.aging.images import KINDS
-    from fslab.aging.run import age as run_age
     from fslab.units import format_bytes
 
-    if image not in KINDS:
-        raise UserError(f"--image must be {', '.join(KINDS[:-1])} or {KINDS[-1]}")
     settings = aging_settings(AgingFlags(
         seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
         bytes_limit=bytes_limit, written=written, layout_target=layout_target,
@@ -341,8 +337,8 @@ def age(
         fstrim_every=fstrim_every, fstrim_seconds=fstrim_seconds, probe_every=probe_every))
     spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
     devices = frozenset([confirm_device]) if confirm_device else frozenset()
-    record = run_age(spec, settings, out, Lab(lab), image, confirmed_devices=devices,
-                     force_device=force_device)
+    record = api.age(spec, settings, out, lab=Lab(lab), image=image,
+                     confirmed_devices=devices, force_device=force_device)
     console.print(
         f"Aged {fs}: {record['ops_attempted']} operations attempted, "
         f"{record['ops_succeeded']} succeeded, {record['ops_failed']} failed, in "

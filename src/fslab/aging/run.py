@@ -48,6 +48,9 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     """Age a fresh target into `out`: logs, fragmentation over time, an image."""
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} already exists and is not empty: choose another --out")
+    if image not in images.KINDS:
+        raise UserError(f"--image must be {', '.join(images.KINDS[:-1])} or "
+                        f"{images.KINDS[-1]}")
     config.validate()
     if spec.fs == "raw":
         raise UserError("fslab age ages a file system; raw is the bare loop device: choose "
