@@ -148,19 +148,9 @@ class ResultsDir:
         run_dir.mkdir(parents=True)
         return run_dir
 
-    def save_run(self, record: RunRecord, durable: bool = True) -> None:
-        """Mark a run done by writing its record (status, reason, values) last.
-
-        `durable=False` leaves the fsync to the caller (an import writes thousands of
-        records and syncs once at the end)."""
-        path = self.run_dir(record.run_id) / RUN_RECORD
-        text = json.dumps(record.to_json(), indent=2, default=str) + "\n"
-        if durable:
-            write_atomic(path, text)
-        else:
-            tmp = path.with_name(f".{RUN_RECORD}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+    def save_run(self, record: RunRecord) -> None:
+        """Mark a run done by writing its record (status, reason, values) last."""
+        write_json(self.run_dir(record.run_id) / RUN_RECORD, record.to_json())
 
     def write_run_archive(self, name: str, runs: list[tuple[RunRecord, dict[str, bytes]]]
                           ) -> None:
@@ -171,13 +161,16 @@ class ResultsDir:
         an import of 10^4 files five times slower. Written whole, then renamed: an
         archive counts only once complete."""
         tmp = self.runs_dir / f".{name}.zip.tmp-{os.getpid()}"
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as archive:
-            for record, files in runs:
-                folder = quote(record.run_id, safe="")
-                for file_name, data in files.items():
-                    archive.writestr(f"{folder}/{file_name}", data)
-                archive.writestr(f"{folder}/{RUN_RECORD}",
-                                 json.dumps(record.to_json(), default=str))
+        with tmp.open("wb") as handle:
+            with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED) as archive:
+                for record, files in runs:
+                    folder = quote(record.run_id, safe="")
+                    for file_name, data in files.items():
+                        archive.writestr(f"{folder}/{file_name}", data)
+                    archive.writestr(f"{folder}/{RUN_RECORD}",
+                                     json.dumps(record.to_json(), default=str))
+            handle.flush()
+            os.fsync(handle.fileno())
         os.replace(tmp, self.runs_dir / f"{name}.zip")
 
     def raw_output(self, record: RunRecord, name: str) -> bytes:
