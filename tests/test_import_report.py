@@ -104,6 +104,22 @@ def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_pat
     assert api.load(tmp_path / "out").sort_values(
         ["run_id", "op", "metric", "sample"]).reset_index(drop=True).equals(
         after.reset_index(drop=True))
+    # A copy that no longer parses keeps the rows it had, and is named.
+    import fslab.reparse
+
+    real_parse_copy = fslab.reparse.parse_copy
+
+    def failing(results, one):
+        if one.run_id == record.run_id:
+            raise ValueError("damaged copy")
+        return real_parse_copy(results, one)
+
+    monkeypatch.setattr(fslab.reparse, "parse_copy", failing)
+    found = api.reparse(tmp_path / "out")
+    assert found.kept == [(record.run_id, "raw output unreadable: damaged copy")]
+    assert api.load(tmp_path / "out").sort_values(
+        ["run_id", "op", "metric", "sample"]).reset_index(drop=True).equals(
+        after.reset_index(drop=True))
 
 
 def test_the_same_path_under_two_import_roots_is_refused(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fslab.errors import UserError
 from fslab.importer import add_file_rows, parse_copy
@@ -22,6 +23,9 @@ from fslab.metrics import Measurement, add_rows, empty_columns, rows
 from fslab.run_record import RunRecord
 from fslab.store import ResultsDir
 from fslab.workloads.process import HostCpu, host_cpu_measurements
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -45,6 +49,7 @@ def reparse(results_dir: Path) -> ReparseReport:
     default_host = str(results.environment().get("host", ""))
     report = ReparseReport()
     imported = empty_columns()  # an import's rows live in metrics.parquet alone
+    previous: list[pd.DataFrame] = []  # the rows before, read once if a copy fails
     for record in records:
         if record.status != "ok":
             continue
@@ -59,7 +64,8 @@ def reparse(results_dir: Path) -> ReparseReport:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             report.kept.append((record.run_id, f"raw output unreadable: {exc}"))
             if record.imported:
-                _keep_previous_rows(results, record.run_id, imported)
+                previous = previous or [results.load_metrics()]
+                _keep_previous_rows(previous[0], record.run_id, imported)
             continue
         if measurements is None:
             report.kept.append((record.run_id, "its workload is not in the saved campaign"))
@@ -75,10 +81,9 @@ def reparse(results_dir: Path) -> ReparseReport:
     return report
 
 
-def _keep_previous_rows(results: ResultsDir, run_id: str,
+def _keep_previous_rows(previous: pd.DataFrame, run_id: str,
                         columns: dict[str, list[object]]) -> None:
     """An imported file whose copy no longer parses keeps the rows it had."""
-    previous = results.load_metrics()
     for row in previous[previous["run_id"] == run_id].to_dict("records"):
         for name, values in columns.items():
             values.append(row[name])
