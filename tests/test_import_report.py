@@ -122,6 +122,18 @@ def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_pat
         after.reset_index(drop=True))
 
 
+def test_an_import_of_format_2_without_copies_is_refused_by_reparse_in_one_line(tmp_path):
+    fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
+    import_results([tmp_path / "tree"], tmp_path / "out")
+    for archive in (tmp_path / "out" / "runs").iterdir():  # as format 2 left it
+        archive.unlink()
+    (tmp_path / "out" / "runs.csv").write_text("run_id,iteration,target,fs,workload,"
+                                               "status,reason\n")
+    (tmp_path / "out" / "format.json").write_text('{"format": 2}')
+    with pytest.raises(UserError, match="imported without copies"):
+        api.reparse(tmp_path / "out")
+
+
 def test_the_same_path_under_two_import_roots_is_refused(tmp_path):
     for root in ("a", "b"):
         fio_tree(tmp_path / root, "{fs}/{iteration}/{workload}.json")

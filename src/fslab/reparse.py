@@ -40,7 +40,7 @@ class ReparseReport:
 def reparse(results_dir: Path) -> ReparseReport:
     """Parse every finished run of `results_dir` again from its raw output."""
     results = ResultsDir.open(results_dir)
-    if (results.path / "runs.csv").exists() and not any(results.runs_dir.glob("*/run.json")):
+    if results.version < 3 and (results.path / "runs.csv").exists():  # store.FORMAT
         raise UserError(f"{results_dir} was imported without copies of its files (by fslab "
                         "before results format 3): import the original files again")
     records = list(results.run_records())

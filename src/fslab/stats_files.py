@@ -42,7 +42,6 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
     1: "summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet; "
        "later also drift.csv (written for people; nothing reads it back)",
 })
-ANALYSIS_FORMAT = STATS.current
 INDEX = STATS.marker
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
           "headline": "headline.csv", "drivers": "drivers.csv", "hosts": "hosts.csv"}
@@ -71,7 +70,7 @@ def load_analysis(results: ResultsDir) -> Analysis | None:
         index = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if index.get("format") != ANALYSIS_FORMAT or index.get("metrics") != _source(results):
+    if index.get("format") != STATS.current or index.get("metrics") != _source(results):
         return None
     import pandas as pd
 

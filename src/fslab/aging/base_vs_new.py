@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.aging import dirformat
+from fslab.aging.dirformat import AGING
 from fslab.aging.latency import latency_table, ratio_interval
 from fslab.analysis.base_vs_new import COLUMNS, Comparison, classify
 from fslab.errors import UserError
@@ -54,12 +54,11 @@ class AgingRun:
 def load_run(path: Path) -> AgingRun:
     """An aging directory's record, latency table and last probe (one clear error)."""
     path = Path(path)
+    _, record = AGING.read(path)  # format checked: a newer one refused in one line
     try:
-        record = json.loads((path / "aging.json").read_text())
         probes = json.loads((path / "fragmentation.json").read_text())
     except (OSError, ValueError) as exc:
         raise UserError(f"{path}: not a readable aging directory ({exc})") from None
-    record = dirformat.check(record, path)
     import pyarrow.parquet as pq
 
     try:

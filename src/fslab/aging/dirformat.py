@@ -8,7 +8,6 @@ has: latency.csv from oplog.parquet) and refuse a newer one in one line.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from fslab.dirformat import DirFormat
 
@@ -17,14 +16,7 @@ AGING = DirFormat("aging", "aging.json", unstamped=1, history={
     2: "latency.csv and aging.json latency_us (per-operation medians and means with "
        "intervals); image.json: fs_bytes, made_on, as_target; zstd and metadata images",
 })
-FORMAT = AGING.current
 
 
 def is_aging_dir(path: Path) -> bool:
     return (Path(path) / AGING.marker).is_file()
-
-
-def check(record: Any, path: Path) -> dict[str, Any]:
-    """The record of an aging directory, if this fslab can read its format."""
-    AGING.version_of(record, path)
-    return dict(record)
