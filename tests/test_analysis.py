@@ -7,11 +7,12 @@ import pandas as pd
 import pytest
 
 from fslab.analysis.base_vs_new import classify, compare_cells
-from fslab.analysis.bootstrap import median_ci
 from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.model import cliffs_delta, compare, magnitude
+from fslab.analysis.median import median_ci
+from fslab.analysis.model import NOT_ESTIMABLE, cliffs_delta, compare, magnitude
+from fslab.analysis.observations import per_run
 from fslab.analysis.stats import mad_outliers
-from fslab.analysis.verdicts import headline, verdicts
+from fslab.analysis.verdicts import rankings, verdict_lines
 
 
 def test_cliffs_delta_by_definition_and_magnitude():
@@ -23,12 +24,28 @@ def test_cliffs_delta_by_definition_and_magnitude():
     assert magnitude(0.4) == "medium" and magnitude(0.9) == "large"
 
 
-def test_median_interval_covers_the_median():
+def test_median_interval_is_the_exact_order_statistic_interval():
+    from scipy import stats
+
     rng = np.random.default_rng(8)
-    data = rng.normal(50, 5, 40)
-    low, high = median_ci(data)
-    assert low < np.median(data) < high
-    assert math.isnan(median_ci([1.0, 2.0])[0])
+    for n in range(6, 41):
+        data = rng.normal(50, 5, n)
+        low, high, level = median_ci(data)
+        reference = stats.quantile_test(data, q=np.median(data)).confidence_interval(0.95)
+        assert (low, high) == (reference.low, reference.high)
+        assert 0.95 <= level < 1
+    low, high, level = median_ci([3.0, 1.0, 2.0])
+    assert (low, high, level) == (1.0, 3.0, 0.75)  # the widest there is, and said so
+    assert math.isnan(median_ci([1.0])[0])
+
+
+def test_median_interval_covers_at_its_stated_level():
+    rng = np.random.default_rng(9)
+    for n in (3, 4, 5, 7, 10):
+        draws = rng.lognormal(0, 0.3, (4000, n))
+        hits = [median_ci(row)[0] <= 1.0 <= median_ci(row)[1] for row in draws]
+        level = median_ci(draws[0])[2]
+        assert np.mean(hits) == pytest.approx(level, abs=0.02), n
 
 
 def test_mad_flags_an_outlier_without_dropping_it():
@@ -49,33 +66,35 @@ def metrics_frame(values: dict[str, list[float]], metric="iops", better="higher"
     return pd.DataFrame(rows)
 
 
-def test_verdicts_honour_direction_and_significance():
+def verdicts_of(metrics):
     from fslab.analysis.summary import summarize
 
+    tests, pairs = compare_targets(metrics)
+    runs = per_run(metrics)
+    headline, ranking = rankings(summarize(metrics), tests, pairs, runs)
+    return headline, ranking, verdict_lines(headline, ranking, tests, pairs)
+
+
+def test_verdicts_honour_direction_and_significance():
     fast = [2100, 2050, 2150, 2080, 2120.0]
     slow = [1000, 1020, 990, 1010, 1005.0]
-    metrics = metrics_frame({"xfs": fast, "ext4": slow})
-    tests, pairs = compare_targets(metrics)
-    table = headline(summarize(metrics), tests, pairs)
-    row = table.iloc[0]
-    assert (row.winner, row.runner_up, row.certainty) == ("xfs", "ext4", "certain")
-    assert row.ratio == pytest.approx(np.exp(np.mean(np.log(fast) - np.log(slow))))
-    assert row.verdict.startswith("xfs: 2.09× ext4 (95 % CI")
-    lines = verdicts(summarize(metrics), tests, pairs)
-    assert lines[0] == "== randwrite =="
-    assert any("xfs 2.09× ext4 (95 % CI" in line and "large effect" in line for line in lines)
+    headline, ranking, lines = verdicts_of(metrics_frame({"xfs": fast, "ext4": slow}))
+    assert headline.iloc[0].ranking == "xfs > ext4"
+    ratio = np.exp(np.mean(np.log(fast) - np.log(slow)))
+    assert ranking.set_index("target").loc["ext4", "advantage"] == pytest.approx(ratio)
+    assert "== randwrite ==" in lines
+    assert any(line.strip().startswith("xfs 2.09× faster than ext4 (95 % CI")
+               and "very strong evidence, very large difference" in line for line in lines)
     latency = metrics_frame({"xfs": fast, "ext4": slow}, "clat_mean_ns", "lower")
     latency["unit"] = "ns"
-    tests, pairs = compare_targets(latency)
-    table = headline(summarize(latency), tests, pairs)
-    assert table.iloc[0].winner == "ext4" and table.iloc[0].ratio < 0.5  # lower is better
-    lines = verdicts(summarize(latency), tests, pairs)
-    assert any("(lower is better): ext4: 0.479× xfs" in line for line in lines)
+    headline, _, lines = verdicts_of(latency)
+    assert headline.iloc[0].ranking == "ext4 > xfs"  # lower is better
+    assert any("ext4 2.09× lower latency than xfs" in line for line in lines)
     same = metrics_frame({"xfs": [100, 101, 99, 100.5], "ext4": [100.2, 99.8, 100.4, 99.9]})
-    tests, pairs = compare_targets(same)
-    row = headline(summarize(same), tests, pairs).iloc[0]
-    assert row.winner == "" and row.verdict.startswith("no detectable difference")
-    assert "could have shown" in row.verdict
+    headline, _, lines = verdicts_of(same)
+    assert "≈" in headline.iloc[0].ranking
+    assert any("no detectable difference" in line and "could have found" in line
+               for line in lines)
 
 
 def test_compare_flags_a_20_percent_regression_and_not_itself():
@@ -92,6 +111,9 @@ def test_compare_flags_a_20_percent_regression_and_not_itself():
 def test_identical_observations_have_no_spread_to_test():
     found = compare({"a": {1: 5.0, 2: 5.0, 3: 5.0}, "b": {1: 5.0, 2: 5.0, 3: 5.0}})
     (pair,) = found.pairs
-    assert (pair.ratio, pair.p_adj, pair.significant) == (1.0, 1.0, False)
+    assert (pair.ratio, pair.significant, pair.note) == (1.0, False, NOT_ESTIMABLE)
+    assert math.isnan(pair.p_adj) and math.isnan(pair.ratio_ci_low)
+    constant = compare({"a": {1: 400.0, 2: 400.0}, "b": {1: 200.0, 2: 200.0}})
+    assert not constant.pairs[0].significant and constant.pairs[0].note == NOT_ESTIMABLE
     assert compare({"a": {1: 0.0, 2: 1.0}, "b": {1: 1.0, 2: 2.0}}) == (
         "values of 0 or below cannot be compared as ratios")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,13 +51,14 @@ def run(
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
-    With `until_ci` (a percentage), iterations are added one at a time until every
-    headline cell's 95 % CI half-width is within that share of its mean, or until
-    `max_iterations`; the cells that did not get there are returned. With
-    `until_detectable` (a percentage), until every headline comparison could detect a
-    difference of that size (its minimum detectable ratio at or below 1 + PCT/100).
+    With `until_ci` (a percentage: every headline cell's 95 % interval within that
+    factor) or `until_detectable` (a percentage: every primary comparison able to detect
+    a difference of that size), the campaign's iterations are a pilot that decides how
+    many more to run, up to `max_iterations` in all; estimates and verdicts use only
+    those (fslab/adaptive.py: this keeps their error rates). What is still short of the
+    goal at the end is returned.
     """
-    from fslab.adaptive import add_iterations
+    from fslab.adaptive import Goal, second_stage, still_open
     from fslab.distributed import parse_hosts
     from fslab.lab import Lab
     from fslab.plan import make_plan
@@ -90,20 +91,22 @@ def run(
     hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
     runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts)
     outcome = runner.execute()
-    summary = analyze(out, full=False)
-
-    def one_more(iterations: int) -> pd.DataFrame:
-        campaign.iterations = iterations
+    goal = Goal(until_ci, until_detectable)
+    if goal and not campaign.pilot:  # the iterations so far were the pilot (adaptive.py)
+        more = second_stage(out, goal, campaign.iterations, max_iterations)
+        campaign = replace(campaign, pilot=campaign.iterations,
+                           iterations=campaign.iterations + more)
         results.write_campaign(campaign.to_dict())
-        more = Runner(make_plan(campaign), results, lab, targets,
-                      progress or NoProgress(), hosts=hosts).execute()
-        outcome.ok, outcome.failed = outcome.ok + more.ok, outcome.failed + more.failed
-        outcome.warnings += more.warnings
-        return analyze(out, full=False)
+        second = Runner(make_plan(campaign), results, lab, targets,
+                        progress or NoProgress(), hosts=hosts).execute()
+        outcome.ok, outcome.failed = outcome.ok + second.ok, outcome.failed + second.failed
+        outcome.warnings += second.warnings
+    if not goal:
+        return RunResult(results, outcome, analyze(out, full=False))
+    from fslab.analysis.pipeline import analyze_results
 
-    summary, open_cells = add_iterations(out, summary, until_ci, until_detectable,
-                                         max_iterations, campaign.iterations, one_more)
-    return RunResult(results, outcome, summary, open_cells)
+    done = analyze_results(results)
+    return RunResult(results, outcome, done.summary, still_open(done.summary, done.tests, goal))
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
@@ -131,7 +134,8 @@ def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
 
     Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) also
     tests.csv (the omnibus test per workload × op × metric and why it was chosen),
-    pairwise.csv (post-hoc pairs with effect sizes), drivers.csv and verdicts.txt
+    pairwise.csv (post-hoc pairs with effect sizes), headline.csv, ranking.csv and
+    verdicts.txt
     (analysis/pipeline.py). A run ends with the summary only.
     """
     from fslab.analysis.pipeline import analyze_results, write_summary
@@ -146,7 +150,8 @@ def drift(results_dir: Path) -> str | None:
     from fslab.analysis.observations import per_run
 
     metrics = ResultsDir.open(Path(results_dir)).load_metrics()
-    return drift_note(*iteration_drift(per_run(metrics)))
+    table, shared = iteration_drift(per_run(metrics))
+    return drift_note(table, shared)
 
 
 def reparse(results_dir: Path) -> ReparseReport:
@@ -208,8 +213,7 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
         results_dir=results.path, summary=done.summary, tests=done.tests,
         pairwise=done.pairwise, verdicts=done.verdicts, values=done.runs,
         runs=results.load_runs(), environment=results.environment(), campaign=campaign,
-        drivers=done.drivers, hosts=done.hosts,
-        winners=done.headline))
+        hosts=done.hosts, headline=done.headline, ranking=done.ranking))
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
     return output

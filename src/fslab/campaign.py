@@ -53,6 +53,7 @@ class TargetEntry(BaseModel):
     age: dict[str, Any] | None = None  # age this target once, then start from that image
     direct_io: bool | None = None  # loop device direct I/O
     throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
+    scale: float | None = None  # the simulator (fs = "null"): true ratio to the base
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
@@ -84,6 +85,11 @@ class CampaignFile(BaseModel):
     # Measure the device under the loop images for each fio job first (ceiling.py), so
     # that results above it are marked cache-bound.
     ceiling: bool = True
+    # The metrics verdicts answer, in order of preference, where a workload has them
+    # (default: each workload's own: analysis/questions.py).
+    primary: list[str] = []
+    # Adaptive runs: the first `pilot` iterations only chose how many to run (adaptive.py).
+    pilot: int = 0
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -112,6 +118,8 @@ class Campaign:
     base_dir: Path = field(default_factory=Path.cwd)
     hosts: list[str] = field(default_factory=list)
     ceiling: bool = True
+    primary: list[str] = field(default_factory=list)
+    pilot: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
@@ -130,6 +138,10 @@ class Campaign:
             data["hosts"] = list(self.hosts)
         if not self.ceiling:
             data["ceiling"] = False
+        if self.primary:
+            data["primary"] = list(self.primary)
+        if self.pilot:
+            data["pilot"] = self.pilot
         data["target"] = [_target_dict(spec) for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
@@ -151,6 +163,7 @@ class Overrides:
     seed: int | None = None
     fresh: str | None = None
     hosts: list[str] | None = None
+    primary: list[str] | None = None
 
 
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
@@ -192,7 +205,10 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         base_dir=base_dir,
         hosts=list(overrides.hosts or parsed.hosts),
         ceiling=parsed.ceiling,
+        primary=list(overrides.primary or parsed.primary),
+        pilot=parsed.pilot,
     )
+    _check_primary(campaign.primary)
     if campaign.hosts:
         from fslab.distributed import parse_hosts
 
@@ -203,6 +219,16 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
     )
     return campaign
+
+
+def _check_primary(metrics: list[str]) -> None:
+    """A primary metric must be one fslab compares (metrics.HEADLINE_METRICS)."""
+    from fslab.metrics import HEADLINE_METRICS
+
+    unknown = [m for m in metrics if m not in HEADLINE_METRICS]
+    if unknown:
+        raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
+                        f"{', '.join(HEADLINE_METRICS)}")
 
 
 def _resolve_targets(
@@ -269,6 +295,11 @@ def _target_spec(entry: TargetEntry, default_image_size: int,
         extra["direct_io"] = entry.direct_io
     if entry.throttle is not None:
         extra["throttle"] = entry.throttle
+    if entry.scale is not None:
+        if entry.fs != "null" or entry.scale <= 0:
+            raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
+                            "and must be above 0")
+        extra["scale"] = float(entry.scale)
     return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
                       mount_options=entry.mount_options, path=entry.path, device=entry.device,
                       options=extra)
@@ -288,10 +319,11 @@ def _resolve_workloads(
             raise UserError("each [[workload]] needs exactly one of preset = ... or job_file = ...")
         if entry.preset:
             suite = get_suite(entry.preset)
-            unknown = [j for j in entry.only or [] if j not in suite.jobs]
+            jobs = suite.job_names(entry.options)
+            unknown = [j for j in entry.only or [] if j not in jobs]
             if unknown:
                 raise UserError(f"preset {suite.name} has no workload {', '.join(unknown)}: "
-                                f"it has {', '.join(suite.jobs)}")
+                                f"it has {', '.join(jobs)}")
             resolved.append(entry)
             continue
         resolved.append(_inline_job_file(entry, base_dir))
@@ -335,7 +367,7 @@ def _inline_job_file(entry: WorkloadEntry, base_dir: Path) -> WorkloadEntry:
 def workload_names(entry: WorkloadEntry) -> list[str]:
     """The workload names an entry expands to."""
     if entry.preset:
-        return list(entry.only or get_suite(entry.preset).jobs)
+        return list(entry.only or get_suite(entry.preset).job_names(entry.options))
     return [entry.name or _slug(Path(entry.job_file or "job").stem)]
 
 
@@ -345,8 +377,8 @@ def max_numjobs(entries: list[WorkloadEntry]) -> int:
     for entry in entries:
         if entry.preset:
             suite = get_suite(entry.preset)
-            for name in entry.only or suite.jobs:
-                largest = max(largest, suite.numjobs[name])
+            for name in entry.only or suite.job_names(entry.options):
+                largest = max(largest, suite.numjobs_of(name))
     return largest
 
 
@@ -372,7 +404,7 @@ def _target_dict(spec: TargetSpec) -> dict[str, Any]:
     if spec.device:
         data["device"] = spec.device
     options = dict(spec.options)
-    for key in ("direct_io", "throttle", "image", "fresh_copy_of", "age"):
+    for key in ("direct_io", "throttle", "image", "fresh_copy_of", "age", "scale"):
         if key in options:
             value = options.pop(key)
             data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(

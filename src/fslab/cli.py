@@ -71,14 +71,18 @@ def run(
     force_device: Annotated[bool, typer.Option(
         "--force-device", help="Also overwrite a confirmed device with a signature.")] = False,
     until_ci: Annotated[float | None, typer.Option(
-        "--until-ci", help="Add iterations until every CI half-width is within PCT % of "
-                           "its mean.", metavar="PCT")] = None,
+        "--until-ci", help="Treat --iterations as a pilot and run as many more as every "
+                           "CI within PCT % needs (estimates use those alone).",
+        metavar="PCT")] = None,
     max_iterations: Annotated[int, typer.Option(
         "--max-iterations", help="Cap for --until-ci and --until-detectable.")] = 20,
     until_detectable: Annotated[float | None, typer.Option(
-        "--until-detectable", help="Add iterations until every comparison could detect a "
-        "difference of PCT % (80 % power), up to --max-iterations.",
+        "--until-detectable", help="Treat --iterations as a pilot and run as many more as "
+        "detecting a PCT % difference needs (80 % power), up to --max-iterations.",
         metavar="PCT")] = None,
+    primary: Annotated[str | None, typer.Option(
+        "--primary", help="Metrics the verdicts answer, comma-separated, in order of "
+        "preference (default: each workload's own, e.g. IOPS for random I/O).")] = None,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
@@ -90,6 +94,7 @@ def run(
         fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
         runtime=runtime, image_size=size, file_size=file_size,
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
+        primary=_split(primary),
     )
     if resume:
         if out is None:
@@ -137,8 +142,8 @@ def run(
             f"±{until_ci:g} % CIs" if until_ci else "",
             f"{until_detectable:g} % detectable" if until_detectable else ""]))
         if result.unconverged:
-            console.print(f"[yellow]Not at {goal} after {max_iterations} "
-                          "iterations:[/yellow]")
+            console.print(f"[yellow]Not at {goal} after the second stage (planned from "
+                          "the pilot's spread; reported, not chased):[/yellow]")
             for cell in result.unconverged:
                 console.print(f"  {escape(cell)}")
         else:
@@ -243,7 +248,7 @@ def import_(
     if not report.imported:
         raise typer.Exit(ExitCode.USER_ERROR)
     if analyze:
-        console.print(f"Wrote {out / 'stats'} (summary, tests, pairwise, drivers, "
+        console.print(f"Wrote {out / 'stats'} (summary, tests, pairwise, headline, ranking, "
                       f"verdicts.txt). Next: fslab report {out}")
     else:
         console.print(f"Next: fslab analyze {out}")

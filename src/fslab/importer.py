@@ -380,14 +380,14 @@ def no_cycle_collection() -> Iterator[None]:
 
 
 def load_analysis_libraries() -> None:
-    """What the analysis imports (pandas, scipy.stats, statsmodels: ~2 s), to load while
+    """What the analysis imports (pandas, scipy: ~2 s), to load while
     the files are parsed (import_results' `meanwhile`) rather than after."""
     import pandas  # noqa: F401
     import pyarrow.parquet  # noqa: F401
+    import scipy.integrate
+    import scipy.optimize
     import scipy.stats  # noqa: F401
-    import statsmodels.formula.api
-    import statsmodels.stats.power  # noqa: F401
 
     import fslab.analysis.comparisons
-    import fslab.analysis.drivers
+    import fslab.analysis.ranking
     import fslab.analysis.summary  # noqa: F401

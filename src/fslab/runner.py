@@ -235,6 +235,7 @@ class Runner:
             caches_dropped = system.sync_and_drop_caches()
             with memory_limited(session, run, where) as where, host_cpu() as cpu:
                 output = run.workload.run(where, run_dir)
+            output.metadata.setdefault("primary_metric", run.workload.primary_metric)
             if (output.status == "ok" and not self.hosts
                     and getattr(run.workload, "measures_host_cpu", True)):
                 output.measurements += host_cpu_measurements(cpu, output.measurements)

@@ -1,6 +1,6 @@
 """stats/ as a stage on disk: what `fslab analyze` wrote, read back by `fslab report`.
 
-`fslab analyze` writes the tables (summary, tests, pairwise, headline, drivers, hosts),
+`fslab analyze` writes the tables (TABLES below),
 verdicts.txt, the per-run table the charts draw (runs.parquet) and `analysis.json`: the
 analysis format version and the metrics table it was computed from (size and time). A
 report renders from these without importing the analysis (scipy.stats, statsmodels)
@@ -31,9 +31,11 @@ class Analysis:
     tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
     pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)
     verdicts: list[str]
-    headline: pd.DataFrame  # per workload × op × metric: winner, ratio to the runner-up
-    drivers: pd.DataFrame  # factorial ANOVA shares (drivers.csv)
+    headline: pd.DataFrame  # per primary question: the ranking (headline.csv)
+    ranking: pd.DataFrame  # per primary question × target: ratio to the best (ranking.csv)
+    drift: pd.DataFrame  # per iteration: the factor shared by every target (drift.csv)
     hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
+    aged: pd.DataFrame  # aged/fresh rows of pairwise (aged_vs_fresh.csv; empty otherwise)
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -41,10 +43,26 @@ class Analysis:
 STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
     1: "summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet; "
        "later also drift.csv (written for people; nothing reads it back)",
+    2: "primary questions as one family (pairwise: primary, alpha, se_log, family); "
+       "headline.csv one row per primary question with its ranking; ranking.csv; "
+       "drivers.csv gone; drift.csv and aged_vs_fresh.csv declared and read back",
 })
 INDEX = STATS.marker
+# Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
-          "headline": "headline.csv", "drivers": "drivers.csv", "hosts": "hosts.csv"}
+          "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
+          "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv"}
+OPTIONAL = frozenset({"hosts", "aged"})  # written only when not empty
+
+
+def write_tables(results: ResultsDir, done: Analysis) -> None:
+    """Write every table of TABLES from its Analysis field (optional ones when not empty)."""
+    for key, name in TABLES.items():
+        frame = getattr(done, key)
+        if key in OPTIONAL and frame.empty:
+            (results.stats_dir / name).unlink(missing_ok=True)
+            continue
+        write_atomic(results.stats_dir / name, frame.to_csv(index=False))
 
 
 def _source(results: ResultsDir) -> dict[str, float]:
@@ -87,9 +105,7 @@ def load_analysis(results: ResultsDir) -> Analysis | None:
     try:
         runs = pd.read_parquet(results.stats_dir / "runs.parquet")
         lines = (results.stats_dir / "verdicts.txt").read_text().splitlines()
-        return Analysis(metrics=None, runs=runs, summary=table("summary"),
-                        tests=table("tests"), pairwise=table("pairwise"), verdicts=lines,
-                        headline=table("headline"), drivers=table("drivers"),
-                        hosts=table("hosts"))
+        return Analysis(metrics=None, runs=runs, verdicts=lines,
+                        **{key: table(key) for key in TABLES})
     except (OSError, ValueError, KeyError):
         return None

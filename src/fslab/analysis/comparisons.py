@@ -1,63 +1,96 @@
 """Between-target comparisons for every workload × op × headline metric (analysis.model):
 tests.csv (the model per comparison and why) and pairwise.csv (every pair's ratio,
-interval, adjusted p and the smallest ratio it could have shown)."""
+interval, the level it was computed at, adjusted p and the smallest ratio it could have
+shown), with the primary questions (analysis.questions) as one campaign-wide family."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.model import ALPHA, Comparison, compare
+from fslab.analysis.model import ALPHA, Comparison, compare, usable
 from fslab.analysis.observations import per_run
+from fslab.analysis.questions import Question, derived_metrics, primary_questions
 from fslab.metrics import HEADLINE_METRICS
 
 KEY = ["workload", "op", "metric"]
-TESTS_COLUMNS = ["workload", "op", "metric", "test", "statistic", "p_value", "reason",
-                 "blocked", "targets", "n", "noise", "spread_ratio", "mde_ratio"]
-PAIRWISE_COLUMNS = ["workload", "op", "metric", "a", "b", "test", "p_value", "p_adj", "ratio",
-                    "ratio_ci_low", "ratio_ci_high", "cliffs_delta", "magnitude",
-                    "significant", "mde_ratio", "n_a", "n_b", "df", "sd_log_a", "sd_log_b"]
+TESTS_COLUMNS = ["workload", "op", "metric", "primary", "test", "statistic", "p_value",
+                 "reason", "blocked", "targets", "dropped", "n", "noise", "spread_ratio",
+                 "alpha", "family", "mde_ratio"]
+PAIRWISE_COLUMNS = ["workload", "op", "metric", "primary", "a", "b", "test", "p_value",
+                    "p_adj", "alpha", "family", "ratio", "ratio_ci_low", "ratio_ci_high",
+                    "se_log", "df", "estimable", "note", "cliffs_delta", "magnitude",
+                    "significant", "mde_ratio", "n_a", "n_b", "n_pairs", "sd_log_a",
+                    "sd_log_b"]
 
 
 def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
-                    blocked_allowed: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    blocked_allowed: bool = True, declared: dict[str, str] | None = None,
+                    campaign_primary: tuple[str, ...] = ()
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, pairwise) for every headline metric row shared by two or more targets.
 
-    Only headline metrics are compared: testing every secondary figure (slat, io_bytes,
-    each CPU share) would multiply comparisons without informing. `runs` is
-    `per_run(metrics)` when the caller has it; `blocked_allowed` is False for imported
-    results, whose iteration numbers are not known to be blocks.
+    Primary questions (analysis.questions) form one family across the whole campaign:
+    each primary pair's interval and p are Bonferroni-adjusted over every primary pair
+    of every workload. Other headline metrics are exploratory: each pair's own 95 %
+    interval, unadjusted, and no verdict. A metric that is another one times a fixed
+    block size is not compared. `runs` is `per_run(metrics)` when the caller has it;
+    `blocked_allowed` is False for imported results, whose iteration numbers are not
+    known to be blocks; `declared` maps workloads to the primary metric they declared.
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
+    primary = primary_questions(values, declared or {}, campaign_primary)
+    skipped = derived_metrics(values, primary)
     value = values["value"].to_numpy(dtype=float)
     target = values["target"].astype(str).to_numpy(dtype=object)
     iteration = values["iteration"].to_numpy()
-    tests, pairs = [], []
+    cells: list[tuple[Question, dict[str, dict[int, float]]]] = []
     for key, index in sorted(values.groupby(KEY, sort=True, observed=True).indices.items()):
+        question = (str(key[0]), str(key[1]), str(key[2]))
         names = sorted(set(target[index]))
-        if len(names) < 2:
+        if len(names) < 2 or question in skipped:
             continue
         groups = {name: _by_iteration(iteration[index][target[index] == name],
                                       value[index][target[index] == name]) for name in names}
-        found = compare(groups, blocked_allowed)
-        cell = dict(zip(KEY, key, strict=True))
+        cells.append((question, groups))
+    family = family_size(groups for question, groups in cells if question in primary)
+    tests, pairs = [], []
+    for question, groups in cells:
+        is_primary = question in primary
+        size = family if is_primary else 1
+        found = compare(groups, blocked_allowed, family=size)
+        cell = {**dict(zip(KEY, question, strict=True)), "primary": is_primary,
+                "family": size}
         if isinstance(found, str):
             tests.append({**cell, "test": "none", "statistic": math.nan,
-                          "p_value": math.nan, "reason": found, "targets": len(names)})
+                          "p_value": math.nan, "reason": found, "targets": len(groups)})
             continue
-        tests.append({**cell, **_test_row(found)})
+        tests.append({**cell, **_test_row(found), "alpha": ALPHA / size})
         pairs += [{**cell, "test": p.model, "p_value": p.p_value, "p_adj": p.p_adj,
-                   "ratio": p.ratio, "ratio_ci_low": p.ratio_ci_low,
-                   "ratio_ci_high": p.ratio_ci_high, "cliffs_delta": p.cliffs_delta,
-                   "magnitude": p.magnitude, "significant": p.significant,
-                   "mde_ratio": p.mde_ratio, "n_a": p.n_a, "n_b": p.n_b, "df": p.df,
+                   "alpha": p.alpha, "ratio": p.ratio, "ratio_ci_low": p.ratio_ci_low,
+                   "ratio_ci_high": p.ratio_ci_high, "se_log": p.se_log, "df": p.df,
+                   "estimable": p.estimable, "note": p.note,
+                   "cliffs_delta": p.cliffs_delta, "magnitude": p.magnitude,
+                   "significant": p.significant, "mde_ratio": p.mde_ratio,
+                   "n_a": p.n_a, "n_b": p.n_b, "n_pairs": p.n_pairs,
                    "sd_log_a": p.sd_log_a, "sd_log_b": p.sd_log_b, "a": p.a, "b": p.b}
                   for p in found.pairs]
     return (pd.DataFrame(tests, columns=TESTS_COLUMNS),
             pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS))
+
+
+def family_size(comparisons: Iterable[dict[str, dict[int, float]]]) -> int:
+    """How many pairs the primary questions compare in all: k(k − 1)/2 per question
+    over its usable targets (the Bonferroni m of the campaign's family)."""
+    total = 0
+    for groups in comparisons:
+        k = len(usable(groups)[0])
+        total += k * (k - 1) // 2
+    return max(total, 1)
 
 
 def _by_iteration(iterations: np.ndarray, values: np.ndarray) -> dict[int, float]:
@@ -77,6 +110,7 @@ def _test_row(found: Comparison) -> dict[str, object]:
     return {"test": found.model, "statistic": found.statistic, "p_value": found.p_value,
             "reason": found.reason, "blocked": found.blocked,
             "targets": len({name for p in found.pairs for name in (p.a, p.b)}),
+            "dropped": "; ".join(f"{k} ({v})" for k, v in sorted(found.dropped.items())),
             "n": "/".join(map(str, ns)),
             # typical run-to-run noise behind the comparisons (SD of logs ≈ relative SD;
             # blocked: of the within-iteration differences, per target)

@@ -6,20 +6,25 @@ of the machine moves every target of one iteration together. So, for each worklo
 
 - Values are analysed as logarithms: a difference of mean logs is the log of a ratio of
   geometric means, the effect people read.
-- Blocked (the default for fslab's own campaigns, where every target ran in every
-  iteration, in shuffled order): each pair's log ratio is estimated from its per-
-  iteration differences log a_i − log b_i, with a t interval on n − 1 df — a paired t
-  on logs, i.e. the randomised-complete-block contrast of the two targets with their own
-  residual variance. Drift between iterations cancels instead of counting as noise, and
-  each pair keeps its own spread (a 6 ms btrfs never inflates ext4 vs xfs).
-- Unblocked (imported data, or iterations that do not match across targets): Welch's t
-  on the logs, unequal variances, Welch–Satterthwaite df.
-- One family per comparison: Bonferroni over its m = k(k−1)/2 pairs. The adjusted p is
+- Blocked (the default for fslab's own campaigns, where targets run in the same
+  iterations, in shuffled order): each pair's log ratio is estimated from its per-
+  iteration differences log a_i − log b_i over the iterations both targets ran, with a
+  t interval on n − 1 df — a paired t on logs, i.e. the randomised-complete-block
+  contrast of the two targets with their own residual variance. Drift between
+  iterations cancels instead of counting as noise, each pair keeps its own spread (a
+  6 ms btrfs never inflates ext4 vs xfs), and a target that missed an iteration changes
+  only its own pairs.
+- Unblocked (imported data, or pairs without 2 common iterations): Welch's t on the
+  logs, unequal variances, Welch–Satterthwaite df.
+- One family per question set the caller names (fslab: every primary pair of the whole
+  campaign; analysis.questions): Bonferroni over its m pairs. The adjusted p is
   min(1, m·p) and the interval is the (1 − α/m) t interval of the same estimate, so
   "the interval excludes 1" and "p_adj < α" are the same statement for every pair.
 - The smallest ratio the data could have shown (minimum detectable effect): the ratio
-  whose test at α/m has 80 % power at the pair's n and observed spread, from the
-  noncentral t (statsmodels' TTestPower / TTestIndPower).
+  whose test at α/m has 80 % power at the pair's n and observed spread, solved on the
+  noncentral t (analysis.power) and checked for the power it reaches.
+- Every iteration the same value: the spread is 0 and nothing can be inferred; the pair
+  says "not estimable" instead of a zero-width interval.
 
 No pre-tests choose among methods: at 3-10 repetitions they have no power. Diagnostics
 (the spread ratio of the targets' logs) are reported, not used as gates. Rank tests are
@@ -28,20 +33,23 @@ not used: with 3 values per target they cannot reach p < 0.05 at all.
 
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from fslab.analysis.power import paired_detectable_d, two_sample_detectable_d
+
 ALPHA = 0.05
-POWER = 0.80
 BLOCKED = "paired t on log ratios (blocked by iteration), Bonferroni"
 UNBLOCKED = "Welch t on log ratios, Bonferroni"
+MIXED = "paired t where a pair shares iterations, else Welch t, on log ratios, Bonferroni"
 # Cliff's delta magnitude thresholds (Romano et al. 2006): a descriptive effect size.
 CLIFF_THRESHOLDS = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))
+NOT_ESTIMABLE = "not estimable (every iteration gave the same value)"
 
 
 @dataclass(frozen=True)
@@ -57,9 +65,11 @@ class PairResult:
     ratio: float
     ratio_ci_low: float
     ratio_ci_high: float
+    se_log: float  # standard error of log(ratio)
     t: float
     p_value: float  # unadjusted
-    p_adj: float  # Bonferroni over the comparison's pairs
+    p_adj: float  # Bonferroni over the family the caller named
+    alpha: float  # the per-pair level of the interval and the detectable ratio (α / m)
     significant: bool  # p_adj < ALPHA, which is "the interval excludes 1"
     mde_ratio: float  # smallest ratio detectable at 80 % power (≥ 1)
     sd_log_a: float
@@ -67,17 +77,24 @@ class PairResult:
     noise: float  # the pair's run-to-run spread per target, on the log scale (≈ relative SD)
     cliffs_delta: float
     magnitude: str
+    n_pairs: int = 0  # iterations both targets ran (blocked pairs)
+    note: str = ""  # why there is no interval (zero spread), or "" when there is one
+
+    @property
+    def estimable(self) -> bool:
+        return not self.note
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """The model used for one comparison, and why; its pairs."""
+    """The model used for one comparison, and why; its pairs; targets left out and why."""
 
     model: str
     reason: str
     blocked: bool
     pairs: list[PairResult]
     spread_ratio: float  # largest / smallest SD of log values among targets (diagnostic)
+    dropped: dict[str, str] = field(default_factory=dict)
 
     @property
     def p_value(self) -> float:
@@ -91,51 +108,85 @@ class Comparison:
         return max(ts) if ts else math.nan
 
 
+def usable(groups: dict[str, dict[int, float]]) -> tuple[dict[str, dict[int, float]],
+                                                          dict[str, str]]:
+    """The targets a comparison can use (2 or more finite values), and why others cannot."""
+    data: dict[str, dict[int, float]] = {}
+    dropped: dict[str, str] = {}
+    for name, values in groups.items():
+        finite = {i: float(v) for i, v in values.items() if np.isfinite(v)}
+        if len(finite) >= 2:
+            data[name] = finite
+        else:
+            dropped[name] = f"{len(finite)} value{'s' * (len(finite) != 1)}, needs 2"
+    return data, dropped
+
+
 def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
-            alpha: float = ALPHA) -> Comparison | str:
+            alpha: float = ALPHA, family: int | None = None) -> Comparison | str:
     """Compare targets: {target: {iteration: value}} → a Comparison, or why not (text).
 
-    Values must be positive (ratios); a target needs 2 finite values."""
-    data = {name: {i: float(v) for i, v in values.items() if np.isfinite(v)}
-            for name, values in groups.items()}
-    data = {name: values for name, values in data.items() if len(values) >= 2}
+    Values must be positive (ratios); a target needs 2 finite values (the others are
+    named in `dropped`). `family` is the number of pairs the Bonferroni adjustment runs
+    over (the caller's family, e.g. every primary pair of a campaign); by default the
+    pairs of this comparison. Each pair is paired on the iterations both targets ran
+    (when there are 2 or more and blocking is allowed), so one target's missing
+    iteration changes only its own pairs."""
+    data, dropped = usable(groups)
     if len(data) < 2:
-        return "needs at least 2 targets with 2 or more observations each"
+        left = f" (left out: {_named(dropped)})" if dropped else ""
+        return f"needs at least 2 targets with 2 or more observations each{left}"
     everything = [v for values in data.values() for v in values.values()]
     if min(everything) <= 0:
         return "values of 0 or below cannot be compared as ratios"
     names = sorted(data)
-    iterations = [set(data[name]) for name in names]
-    blocked = blocked_allowed and all(s == iterations[0] for s in iterations)
-    if blocked:
-        reason = (f"the same {len(iterations[0])} iterations ran on every target: each pair "
-                  "is compared within iterations (drift between iterations cancels)")
-    elif blocked_allowed:
-        reason = "the targets did not run the same iterations: unblocked"
-    else:
-        reason = "imported results: iterations are not known to be blocks, unblocked"
     logs = {name: np.log(np.array([data[name][i] for i in sorted(data[name])]))
             for name in names}
     sds = [float(np.std(v, ddof=1)) for v in logs.values()]
     positive = [s for s in sds if s > 0]
     spread = max(positive) / min(positive) if len(positive) >= 2 else math.nan
-    m = len(names) * (len(names) - 1) // 2
-    pairs = [_pair(a, b, data, logs, blocked, m, alpha) for a, b in combinations(names, 2)]
-    return Comparison(BLOCKED if blocked else UNBLOCKED, reason, blocked, pairs, spread)
+    m = family or len(names) * (len(names) - 1) // 2
+    pairs = [_pair(a, b, data, logs, blocked_allowed, m, alpha)
+             for a, b in combinations(names, 2)]
+    blocked = all(p.model == BLOCKED for p in pairs)
+    unblocked = all(p.model == UNBLOCKED for p in pairs)
+    iterations = [set(data[name]) for name in names]
+    if blocked and all(s == iterations[0] for s in iterations):
+        model, reason = BLOCKED, (
+            f"the same {len(iterations[0])} iterations ran on every target: each pair "
+            "is compared within iterations (drift between iterations cancels)")
+    elif blocked:
+        model, reason = BLOCKED, ("targets ran different iterations: each pair is compared "
+                                  "within the iterations both ran")
+    elif unblocked:
+        model, reason = UNBLOCKED, (
+            "imported results: iterations are not known to be blocks, unblocked"
+            if not blocked_allowed else "no two targets ran 2 iterations in common: unblocked")
+    else:
+        model, reason = MIXED, ("pairs that ran 2 or more common iterations are compared "
+                                "within them; the others unblocked")
+    if dropped:
+        reason += f"; left out: {_named(dropped)}"
+    return Comparison(model, reason, blocked, pairs, spread, dropped)
+
+
+def _named(dropped: dict[str, str]) -> str:
+    return ", ".join(f"{name} ({why})" for name, why in sorted(dropped.items()))
 
 
 def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.ndarray],
-          blocked: bool, m: int, alpha: float) -> PairResult:
+          blocked_allowed: bool, m: int, alpha: float) -> PairResult:
     x, y = logs[a], logs[b]
-    if blocked:
-        common = sorted(data[a])
+    common = sorted(set(data[a]) & set(data[b]))
+    level = alpha / m
+    if blocked_allowed and len(common) >= 2:
         diff = np.log([data[a][i] for i in common]) - np.log([data[b][i] for i in common])
         n = len(diff)
         estimate = float(diff.mean())
         sd = float(diff.std(ddof=1))
         se = sd / math.sqrt(n)
         df = float(n - 1)
-        mde_sd = _paired_mde_d(n, alpha / m) * sd
+        mde_sd = paired_detectable_d(n, level) * sd
         noise = sd / math.sqrt(2)  # a difference of two runs has twice one run's variance
         model = BLOCKED
     else:
@@ -144,23 +195,38 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         estimate = float(x.mean() - y.mean())
         df = _welch_df(va, vb, len(x), len(y))
         noise = math.sqrt((va + vb) / 2)
-        mde_sd = _welch_mde_d(len(x), len(y), alpha / m) * noise
+        mde_sd = two_sample_detectable_d(len(x), len(y), level) * noise
         model = UNBLOCKED
-    if se > 0:
-        t = estimate / se
-        p = float(2 * stats.t.sf(abs(t), df))
-        half = float(stats.t.ppf(1 - alpha / (2 * m), df)) * se
-    else:  # constant differences: certainly equal, or certainly different
-        t = 0.0 if estimate == 0 else math.copysign(math.inf, estimate)
-        p = 1.0 if estimate == 0 else 0.0
-        half = 0.0
-    p_adj = min(1.0, m * p)
+        common = []
+    t, p, low, high = t_inference(estimate, se, df, level)
+    note = "" if se > 0 else NOT_ESTIMABLE
+    p_adj = min(1.0, m * p) if p == p else math.nan
     delta = cliffs_delta(x, y)
     return PairResult(
-        a, b, model, len(x), len(y), df, math.exp(estimate), math.exp(estimate - half),
-        math.exp(estimate + half), t, p, p_adj, bool(p_adj < alpha),
-        math.exp(mde_sd) if mde_sd == mde_sd else math.nan,
-        float(x.std(ddof=1)), float(y.std(ddof=1)), noise, delta, magnitude(delta))
+        a, b, model, len(x), len(y), df, math.exp(estimate), math.exp(low), math.exp(high),
+        se, t, p, p_adj, level, bool(p_adj < alpha),
+        math.exp(mde_sd) if mde_sd == mde_sd and se > 0 else math.nan,
+        float(x.std(ddof=1)), float(y.std(ddof=1)), noise, delta, magnitude(delta),
+        len(common), note)
+
+
+def t_inference(estimate: Any, se: Any, df: Any, level: float) -> tuple[Any, Any, Any, Any]:
+    """(t, two-sided p, interval low, high) of a t statistic at per-pair level `level`
+    (the interval is the 1 − level one, so it excludes 0 exactly when p < level).
+
+    Works on numbers or numpy arrays alike (the simulations in the tests call it on
+    thousands of replicates at once); a zero standard error gives NaN (not estimable),
+    never a zero-width interval."""
+    estimate, se, df = (np.asarray(v, dtype=float) for v in (estimate, se, df))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = se > 0
+        t = np.where(ok, estimate / np.where(ok, se, 1.0), np.nan)
+        p = np.where(ok, 2 * stats.t.sf(np.abs(t), df), np.nan)
+        half = np.where(ok, stats.t.isf(level / 2, df) * se, np.nan)
+    out = (t, p, estimate - half, estimate + half)
+    if out[0].ndim == 0:
+        return tuple(float(v) for v in out)  # type: ignore[return-value]
+    return out
 
 
 def _welch_df(va: float, vb: float, na: int, nb: int) -> float:
@@ -168,30 +234,6 @@ def _welch_df(va: float, vb: float, na: int, nb: int) -> float:
     num = (va / na + vb / nb) ** 2
     den = (va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1)
     return num / den if den > 0 else float(na + nb - 2)
-
-
-@functools.lru_cache(maxsize=1024)
-def _paired_mde_d(n: int, alpha: float) -> float:
-    """Effect (in SDs of the differences) a paired t at `alpha` detects with 80 % power."""
-    from statsmodels.stats.power import TTestPower
-
-    try:
-        return float(TTestPower().solve_power(nobs=n, alpha=alpha, power=POWER))
-    except (ValueError, RuntimeError, ArithmeticError):
-        return math.nan
-
-
-@functools.lru_cache(maxsize=1024)
-def _welch_mde_d(na: int, nb: int, alpha: float) -> float:
-    """Effect (in pooled SDs) a two-sample t at `alpha` detects with 80 % power (the
-    equal-variance approximation of Welch's power)."""
-    from statsmodels.stats.power import TTestIndPower
-
-    try:
-        return float(TTestIndPower().solve_power(nobs1=na, ratio=nb / na, alpha=alpha,
-                                                 power=POWER))
-    except (ValueError, RuntimeError, ArithmeticError):
-        return math.nan
 
 
 def cliffs_delta(a: np.ndarray, b: np.ndarray) -> float:
@@ -212,16 +254,3 @@ def magnitude(delta: float) -> str:
         if abs(delta) < threshold:
             return label
     return "large"
-
-
-def certainty(p_adj: float) -> str:
-    """One word for an adjusted p: how sure the verdict is."""
-    if p_adj != p_adj:
-        return "untested"
-    if p_adj < 0.001:
-        return "certain"
-    if p_adj < 0.01:
-        return "clear"
-    if p_adj < ALPHA:
-        return "likely"
-    return "unclear"

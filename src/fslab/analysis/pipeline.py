@@ -1,35 +1,72 @@
 """The analyze stage: metrics.parquet in, stats/ out (what `fslab analyze` runs).
 
-Each step is a pure function of its own module (summary, comparisons, drivers, hosts,
+Each step is a pure function of its own module (summary, comparisons, ranking, hosts,
 aged, drift, verdicts); this module only runs them in order on one shared per-run table
 and writes what they return to stats/ (stats_files.py reads it back for the report).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
-from fslab.stats_files import Analysis, write_index
+from fslab.run_record import RunRecord
+from fslab.stats_files import Analysis, write_index, write_tables
 from fslab.store import ResultsDir, write_atomic
 
 
 def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
-                      runs: pd.DataFrame | None = None) -> pd.DataFrame:
+                      runs: pd.DataFrame | None = None,
+                      records: list[RunRecord] | None = None) -> pd.DataFrame:
     """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
     from fslab.analysis.cachebound import mark_cache_bound
     from fslab.analysis.summary import summarize
 
-    return mark_cache_bound(summarize(metrics, runs), results.run_records(),
-                            results.environment())
+    records = list(results.run_records()) if records is None else records
+    return mark_cache_bound(summarize(metrics, runs), records, results.environment())
 
 
 def write_summary(results: ResultsDir) -> pd.DataFrame:
     """stats/summary.csv alone (what a run ends with: the tests and models cost seconds
     that a short campaign should not pay, benchmarks/harness_overhead)."""
-    summary = summarize_results(results, results.load_metrics())
+    summary = summarize_results(results, measured_metrics(results))
     results.stats_dir.mkdir(exist_ok=True)
     write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
     return summary
+
+
+def measured_metrics(results: ResultsDir, categorical: bool = False) -> pd.DataFrame:
+    """The metrics every estimate and verdict uses: an adaptive campaign's pilot
+    iterations (which chose how many to run: fslab.adaptive) are left out, so that the
+    choice cannot bias what it chose."""
+    metrics = results.load_metrics(categorical=categorical)
+    pilot = int(campaign_settings(results).get("pilot", 0) or 0)
+    if pilot and not metrics.empty:
+        metrics = metrics[metrics["iteration"].astype(int) > pilot].reset_index(drop=True)
+    return metrics
+
+
+def campaign_settings(results: ResultsDir) -> dict[str, Any]:
+    """The resolved campaign.toml ({} for imports and directories without one)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(results.campaign_path().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def declared_primaries(records: list[RunRecord]) -> dict[str, str]:
+    """{workload: the primary metric it declared when it ran} (run.json metadata)."""
+    out: dict[str, str] = {}
+    for record in records:
+        declared = record.workload_metadata.get("primary_metric")
+        if isinstance(declared, dict):
+            out.update({str(k): str(v) for k, v in declared.items()})
+        elif declared:
+            out[record.workload] = str(declared)
+    return out
 
 
 def analyze_results(results: ResultsDir) -> Analysis:
@@ -37,34 +74,32 @@ def analyze_results(results: ResultsDir) -> Analysis:
     from fslab.analysis.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.drift import drift_note, iteration_drift
-    from fslab.analysis.drivers import drivers
     from fslab.analysis.hosts import host_spread
     from fslab.analysis.observations import per_run
-    from fslab.analysis.verdicts import headline, verdicts
+    from fslab.analysis.verdicts import rankings, verdict_lines
 
-    metrics = results.load_metrics(categorical=True)
+    metrics = measured_metrics(results, categorical=True)
     runs = per_run(metrics)  # shared by every step below
+    records = list(results.run_records())
     environment = results.environment()
-    summary = summarize_results(results, metrics, runs)
+    settings = campaign_settings(results)
+    summary = summarize_results(results, metrics, runs, records)
     tests, pairs = compare_targets(metrics, runs,
-                                   blocked_allowed=not environment.get("imported"))
-    factors = drivers(runs)
+                                   blocked_allowed=not environment.get("imported"),
+                                   declared=declared_primaries(records),
+                                   campaign_primary=tuple(settings.get("primary", ())))
     spread = host_spread(metrics)
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
-    drift_table, drift_share = iteration_drift(runs)
-    note = drift_note(drift_table, drift_share)
-    lines = verdicts(summary, tests, pairs) + aged_verdicts(ages) + ([note] if note else [])
-    winners = headline(summary, tests, pairs)
-    tables = {"summary.csv": summary, "tests.csv": tests, "pairwise.csv": pairs,
-              "headline.csv": winners, "drivers.csv": factors, "drift.csv": drift_table}
-    if not spread.empty:
-        tables["hosts.csv"] = spread
-    if not ages.empty:
-        tables["aged_vs_fresh.csv"] = ages
+    drift_table, shared = iteration_drift(runs)
+    note = drift_note(drift_table, shared)
+    headline, ranking = rankings(summary, tests, pairs, runs)
+    lines = (verdict_lines(headline, ranking, tests, pairs) + aged_verdicts(ages)
+             + ([note] if note else []))
+    done = Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
+                    pairwise=pairs, verdicts=lines, headline=headline, ranking=ranking,
+                    drift=drift_table, hosts=spread, aged=ages)
     results.stats_dir.mkdir(exist_ok=True)
-    for name, table in tables.items():
-        write_atomic(results.stats_dir / name, table.to_csv(index=False))
+    write_tables(results, done)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
-    done = Analysis(metrics, runs, summary, tests, pairs, lines, winners, factors, spread)
     write_index(results, done)
     return done

@@ -68,3 +68,33 @@ def mad_outliers(values: np.ndarray) -> np.ndarray:
     if not mad:
         return np.zeros(len(data), dtype=bool)
     return np.abs(data - median) / mad > MAD_OUTLIER_Z
+
+
+@dataclass(frozen=True)
+class LogCI:
+    """Geometric mean with the Student-t interval of the logs, mapped back."""
+
+    n: int
+    center: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def relative_half_width(self) -> float:
+        """The interval's half-width as a factor: ±x means ×/÷ (1 + x) around the
+        geometric mean (√(high/low) − 1); NaN when n < 2."""
+        if math.isnan(self.ci_low) or self.ci_low <= 0:
+            return math.nan
+        return math.sqrt(self.ci_high / self.ci_low) - 1
+
+
+def log_ci(values: np.ndarray | list[float], confidence: float = CONFIDENCE) -> LogCI:
+    """Geometric mean and t interval on logs: exp(mean(log x) ± t·sd(log x)/√n) — the
+    interval of the median of a log-normal (Land 1972 for the mean's differs); the scale
+    every comparison of fslab uses. Only positive finite values count (n says how many)."""
+    data = np.asarray(values, dtype=float)
+    data = data[np.isfinite(data) & (data > 0)]
+    logs = mean_ci(np.log(data), confidence) if data.size else mean_ci([], confidence)
+    return LogCI(logs.n, math.exp(logs.mean) if logs.n else math.nan,
+                 math.exp(logs.ci_low) if logs.n >= 2 else math.nan,
+                 math.exp(logs.ci_high) if logs.n >= 2 else math.nan)

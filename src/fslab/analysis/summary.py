@@ -7,22 +7,25 @@ import math
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.bootstrap import median_ci
+from fslab.analysis.median import median_ci
 from fslab.analysis.observations import observations, per_run
-from fslab.analysis.stats import NOISY_HALF_WIDTH, mad_outliers, mean_ci
+from fslab.analysis.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
 from fslab.metrics import HIGHER
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
     "target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
-    "n", "mean", "median", "sd", "cv", "ci_low", "ci_high", "median_ci_low", "median_ci_high",
+    "n", "mean", "geomean", "median", "sd", "cv", "ci_low", "ci_high", "ci_scale",
+    "median_ci_low", "median_ci_high", "median_ci_level",
     "margin_of_error", "ci_half_width_pct", "outliers", "noisy",
     "best", "best_clear", "of_raw", "note",
 ]
 
 
 def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per cell: n, mean, median, sd, CV, 95 % t-CI; noisy and best flags.
+    """One row per cell: n, mean, geometric mean, median, sd, CV, the 95 % interval on the
+    log scale (t interval of the logs around the geometric mean; the comparisons' scale),
+    the median's exact interval with its achieved level; noisy and best flags.
 
     The observation is one run: several samples of one run are averaged first. `runs` is
     `per_run(metrics)` when the caller has it already.
@@ -36,21 +39,30 @@ def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.Dat
     for key, index in runs.groupby(CELL, sort=False, dropna=False).indices.items():
         cell = values[index]
         ci = mean_ci(cell)
+        geo = log_ci(cell)
         finite = cell[np.isfinite(cell)]
-        rel = ci.relative_half_width
-        median_low, median_high = median_ci(finite)
+        median_low, median_high, median_level = median_ci(finite)
+        # On the log scale where every value is positive (rates, times, latencies: the
+        # comparisons' scale); a cell with a 0 or a negative value keeps the t interval
+        # of the mean, and says so in ci_scale.
+        interval = geo if geo.n == ci.n and ci.n else None
+        low, high = (interval.ci_low, interval.ci_high) if interval else (ci.ci_low, ci.ci_high)
+        rel = interval.relative_half_width if interval else ci.relative_half_width
         rows.append({
             **dict(zip(CELL, key, strict=True)),
             "n": ci.n,
             "mean": ci.mean,
+            "geomean": interval.center if interval else math.nan,
             "median": float(np.median(finite)) if finite.size else math.nan,
             "sd": ci.sd,
             "cv": ci.sd / abs(ci.mean) if ci.mean and not math.isnan(ci.sd) else math.nan,
-            "ci_low": ci.ci_low,
-            "ci_high": ci.ci_high,
+            "ci_low": low,
+            "ci_high": high,
+            "ci_scale": "log" if interval else "linear",
             "median_ci_low": median_low,
             "median_ci_high": median_high,
-            "margin_of_error": ci.half_width,
+            "median_ci_level": median_level,
+            "margin_of_error": (high - low) / 2 if low == low else math.nan,
             "outliers": int(mad_outliers(finite).sum()) if finite.size else 0,
             "ci_half_width_pct": 100.0 * rel if not math.isnan(rel) else math.nan,
             "noisy": bool(math.isnan(rel) or rel > NOISY_HALF_WIDTH),

@@ -1,7 +1,10 @@
-"""Verdicts in words: per workload, a headline table (the winner of each metric or "no
-detectable difference", its ratio to the runner-up with the interval, one word of
-certainty), then every pair. Every ranking honours the metric's direction; a verdict and
-its interval come from one model (analysis.model), so they cannot disagree."""
+"""Verdicts in words: one ranking per workload × primary metric (analysis.ranking), the
+pairs behind it as "A 2.1× faster than B", how many questions were asked and how they
+were adjusted, and what the data could not have shown. Secondary metrics are estimates,
+labelled exploratory, in pairwise.csv. Every verdict and its interval come from one
+model (analysis.model), so they cannot disagree; the text fits on one screen for the
+default campaign (every pair stays in pairwise.csv and behind a fold in the report).
+"""
 
 from __future__ import annotations
 
@@ -9,139 +12,146 @@ import math
 
 import pandas as pd
 
-from fslab.analysis.model import certainty
-from fslab.metrics import HEADLINE_METRICS, HIGHER, title
+from fslab.analysis.model import ALPHA
+from fslab.analysis.ranking import RANKING_COLUMNS, Oriented, orient, rank
+from fslab.metrics import HIGHER, title
 
-HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "winner", "runner_up", "ratio",
-                    "ratio_ci_low", "ratio_ci_high", "p_adj", "certainty", "mde_ratio",
-                    "verdict"]
+HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "ranking", "best",
+                    "family", "alpha", "left_out", "verdict"]
+POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 times in 5; "
+                 "smaller ones may be missed.")
+# Direction words for "A 2.1× … than B", by metric: a ratio is printed ≥ 1 with them.
+ADVANTAGE_WORDS = {"iops": "faster", "bw_bytes": "faster", "ops_per_s": "faster",
+                   "seconds": "quicker", "sync_seconds": "quicker syncs",
+                   "layout_score": "better laid out"}
 
 
-def headline(summary: pd.DataFrame, tests: pd.DataFrame,
-             pairwise: pd.DataFrame) -> pd.DataFrame:
-    """One row per workload × op × headline metric compared: who wins, by how much."""
-    rows = []
-    with_iops = {(t.workload, t.op) for t in tests.itertuples() if t.metric == "iops"}
-    for test in tests.itertuples():
-        if test.metric not in HEADLINE_METRICS:
-            continue
-        if test.metric == "bw_bytes" and (test.workload, test.op) in with_iops:
-            continue  # the same ratio as IOPS (every pair keeps it in pairwise.csv)
-        cells = summary[(summary.workload == test.workload) & (summary.op == test.op)
-                        & (summary.metric == test.metric)]
-        better = str(cells["better"].iloc[0]) if not cells.empty else HIGHER
-        base = {"workload": test.workload, "op": test.op, "metric": test.metric,
-                "better": better}
-        cached = _cache_bound(summary, str(test.workload))
+def advantage_words(metric: str, better: str) -> str:
+    """'faster', 'lower latency', 'less CPU' …: what a ratio ≥ 1 of this metric means."""
+    if metric in ADVANTAGE_WORDS:
+        return ADVANTAGE_WORDS[metric]
+    if "cpu" in metric:
+        return "less CPU"
+    if metric.endswith("_ns"):
+        return "lower latency"
+    return "better" if better == HIGHER else "lower"
+
+
+def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
+             runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(headline: one row per primary question, ranking: one row per ranked target)."""
+    heads, ranked = [], []
+    primary = tests[tests["primary"].astype(bool)] if not tests.empty else tests
+    for test in primary.itertuples():
+        question = (str(test.workload), str(test.op), str(test.metric))
+        better = _better(summary, test.metric)
+        base = {"workload": question[0], "op": question[1], "metric": question[2],
+                "better": better, "family": test.family, "alpha": test.alpha}
         if test.test == "none":
-            rows.append({**base, "verdict": f"not compared: {test.reason}"})
+            heads.append({**base, "verdict": f"not compared: {test.reason}"})
             continue
-        ranked = cells.dropna(subset=["mean"]).sort_values("mean", ascending=better != HIGHER)
-        if len(ranked) < 2:
-            continue
-        winner, runner_up = str(ranked["target"].iloc[0]), str(ranked["target"].iloc[1])
-        pair = _pair(pairwise, test, winner, runner_up)
-        if pair is None:
-            continue
-        ratio, low, high, p_adj, mde = pair
-        row = {**base, "winner": winner, "runner_up": runner_up, "ratio": ratio,
-               "ratio_ci_low": low, "ratio_ci_high": high, "p_adj": p_adj,
-               "certainty": certainty(p_adj), "mde_ratio": mde}
-        if winner in cached or runner_up in cached:
-            why = cached.get(winner) or cached[runner_up]
-            row |= {"winner": "", "certainty": "cache-bound",
-                    "verdict": f"cache-bound, not ranked ({why})"}
-        elif p_adj < 0.05:
-            row["verdict"] = (f"{winner}: {ratio:.3g}× {runner_up} (95 % CI {low:.3g}–"
-                              f"{high:.3g}×, {certainty(p_adj)})")
-        else:
-            row |= {"winner": "", "verdict": f"no detectable difference (could have shown "
-                                             f"{_mde_text(mde)}; {winner} ahead by "
-                                             f"{ratio:.3g}×, 95 % CI {low:.3g}–{high:.3g}×)"}
-        rows.append(row)
-    return pd.DataFrame(rows, columns=HEADLINE_COLUMNS)
+        pairs = pairwise[(pairwise.workload == test.workload) & (pairwise.op == test.op)
+                         & (pairwise.metric == test.metric)]
+        cached = cache_bound(summary, question[0])
+        table, text = rank(runs, pairs, question, better, set(cached))
+        left_out = [f"{t} (cache-bound: {why})" for t, why in sorted(cached.items())]
+        if isinstance(test.dropped, str) and test.dropped:
+            left_out.append(test.dropped)
+        heads.append({**base, "targets": len(table), "n": _n_text(table),
+                      "ranking": text, "best": table["best"].iloc[0] if len(table) else "",
+                      "left_out": "; ".join(left_out),
+                      "verdict": text or "fewer than 2 targets left to rank"})
+        ranked.append(table)
+    headline = pd.DataFrame(heads, columns=HEADLINE_COLUMNS)
+    ranking = (pd.concat(ranked, ignore_index=True) if ranked
+               else pd.DataFrame(columns=RANKING_COLUMNS))
+    return headline, ranking
 
 
-def verdicts(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]:
-    """verdicts.txt: per workload its headline table, then every pair, grouped."""
-    table = headline(summary, tests, pairwise)
-    if not table.empty:  # ops as they ran, metrics in the tables' order
-        rank = {metric: index for index, metric in enumerate(HEADLINE_METRICS)}
-        table = table.assign(_op=table["op"].map(lambda op: (op == "total", op)),
-                             _metric=table["metric"].map(rank)).sort_values(
-            ["workload", "_op", "_metric"], kind="stable")
-    lines: list[str] = []
-    workloads = sorted(set(tests["workload"].astype(str))) if not tests.empty else []
-    for workload in workloads:
+def verdict_lines(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
+                  pairwise: pd.DataFrame) -> list[str]:
+    """verdicts.txt: the family line, then per workload its ranking(s) and pairs."""
+    if headline.empty:
+        return ["No primary comparisons: fewer than 2 targets with 2 or more iterations."]
+    family = int(headline["family"].dropna().max()) if headline["family"].notna().any() else 1
+    level = 100 * (1 - ALPHA / family)
+    questions = len(headline)
+    lines = [f"Verdicts answer {questions} question{'s' * (questions != 1)} (the primary "
+             f"metric of each workload): {family} pair{'s' * (family != 1)} in all, "
+             f"Bonferroni-adjusted together — each interval is a {_level(level)} % "
+             "interval, so all of them hold at once with 95 % confidence.",
+             POWER_MEANING]
+    for workload in dict.fromkeys(headline["workload"].astype(str)):
         lines.append(f"== {workload} ==")
-        for row in table[table.workload == workload].itertuples():
-            direction = "" if row.better == HIGHER else " (lower is better)"
-            lines.append(f"  {_what(row.op, row.metric, workload)}{direction}: {row.verdict}")
-        noise = tests[tests.workload == workload]
-        lines += [f"  {line}" for line in _noise_lines(noise)]
-        lines.append("  pairs:")
-        cached = _cache_bound(summary, workload)
-        for pair in pairwise[pairwise.workload == workload].itertuples():
-            lines.append(f"    {_pair_line(pair, summary, cached)}")
+        for head in headline[headline["workload"].astype(str) == workload].itertuples():
+            lines += _question_lines(head, ranking, pairwise)
+    exploratory = pairwise[~pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
+    if len(exploratory):
+        excludes = int(exploratory["significant"].astype(bool).sum())
+        lines.append(f"Exploratory (estimates, not verdicts): {len(exploratory)} comparisons "
+                     f"of other metrics, each with its own 95 % interval "
+                     f"({excludes} exclude 1, as about {0.05 * len(exploratory):.0f} would "
+                     "by chance alone if nothing differed); stats/pairwise.csv.")
     return lines
 
 
-def _noise_lines(tests: pd.DataFrame) -> list[str]:
-    """'With 3 iterations and 20 % noise, differences below 1.6× cannot be told apart'."""
-    out = []
-    for row in tests.itertuples():
-        if row.test == "none" or row.mde_ratio != row.mde_ratio:
-            continue
-        if row.metric not in ("iops", "ops_per_s", "seconds", "bw_bytes") or (
-                row.metric == "bw_bytes" and "iops" in set(tests["metric"])):
-            continue
-        out.append(f"{_what(row.op, row.metric, row.workload)}: with {row.n} iterations "
-                   f"and {100 * row.noise:.0f} % noise, differences below "
-                   f"{_mde_text(row.mde_ratio)} cannot be told apart ({row.test})")
-    return out
+def _question_lines(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]:
+    workload, op, metric = head.workload, head.op, head.metric  # type: ignore[attr-defined]
+    better = head.better  # type: ignore[attr-defined]
+    what = _what(str(op), str(metric), str(workload))
+    ranking_text = head.ranking  # type: ignore[attr-defined]
+    if not isinstance(ranking_text, str) or not ranking_text:
+        return [f"  {what}: {head.verdict}"]  # type: ignore[attr-defined]
+    rows = ranking[(ranking.workload == workload) & (ranking.op == op)
+                   & (ranking.metric == metric)]
+    n = head.n  # type: ignore[attr-defined]
+    lines = [f"  {what} ({n} iterations): {ranking_text}"]
+    best = str(rows["best"].iloc[0])
+    word = advantage_words(str(metric), str(better))
+    pairs = pairwise[(pairwise.workload == workload) & (pairwise.op == op)
+                     & (pairwise.metric == metric)]
+    for row in rows.iloc[1:].itertuples():
+        pair = orient(pairs, best, str(row.target), str(better))
+        if pair is not None:
+            lines.append("    " + pair_sentence(best, str(row.target), pair, word))
+    left_out = head.left_out  # type: ignore[attr-defined]
+    if isinstance(left_out, str) and left_out:
+        lines.append(f"    not ranked: {left_out}")
+    if rows["n"].min() == 2:
+        lines.append("    only 2 iterations: each interval rests on 1 degree of freedom — "
+                     "run more before acting on this")
+    return lines
 
 
-def _pair_line(pair: object, summary: pd.DataFrame, cached: dict[str, str]) -> str:
-    what = _what(pair.op, pair.metric, pair.workload)  # type: ignore[attr-defined]
-    a, b = pair.a, pair.b  # type: ignore[attr-defined]
-    ratio, low, high = pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high  # type: ignore
-    p_text = f"p_adj {_p(pair.p_adj)}"  # type: ignore[attr-defined]
-    if a in cached or b in cached:
-        return f"{what}: {a} vs {b}: cache-bound, not ranked"
-    better = _better(summary, pair)
-    if not pair.significant:  # type: ignore[attr-defined]
-        return (f"{what}: {a} vs {b}: no detectable difference ({ratio:.3g}×, 95 % CI "
-                f"{low:.3g}–{high:.3g}×, {p_text}; could have shown "
-                f"{_mde_text(pair.mde_ratio)})")  # type: ignore[attr-defined]
-    a_wins = (ratio > 1) == (better == HIGHER)
-    if not a_wins:
-        a, b, ratio, low, high = b, a, 1 / ratio, 1 / high, 1 / low
-    direction = "" if better == HIGHER else ", lower is better"
-    return (f"{what}: {a} {ratio:.3g}× {b}{direction} (95 % CI {low:.3g}–{high:.3g}×, "
-            f"{p_text}, {certainty(pair.p_adj)}, "  # type: ignore[attr-defined]
-            f"{pair.magnitude} effect)")  # type: ignore[attr-defined]
+def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
+    """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)'."""
+    from fslab.analysis.ranking import evidence, size
+
+    if not pair.estimable:
+        return f"{x} vs {y}: not estimable (every iteration gave the same value)"
+    ratio, low, high = pair.advantage, pair.low, pair.high
+    if ratio < 1:  # the pair, over the iterations both ran, leans the other way
+        x, y, ratio, low, high = y, x, 1 / ratio, 1 / high, 1 / low
+    interval = f"95 % CI {bound(low)}–{bound(high)}×"
+    if not pair.significant:
+        return (f"{x} vs {y}: no detectable difference ({x} {ratio:.3g}× {word}, {interval}; "
+                f"could have found {_mde(pair.mde)})")
+    return (f"{x} {ratio:.3g}× {word} than {y} ({interval}; {evidence(pair.p_adj)}, "
+            f"{size(ratio)})")
 
 
-def _better(summary: pd.DataFrame, pair: object) -> str:
-    cells = summary[summary.metric == pair.metric]  # type: ignore[attr-defined]
-    return str(cells["better"].iloc[0]) if not cells.empty else HIGHER
+def bound(value: float) -> str:
+    """An interval bound with enough digits that one excluding 1 never reads as 1."""
+    if value != value or math.isinf(value):
+        return "n/a"
+    for digits in range(3, 9):
+        text = f"{value:.{digits}g}"
+        if float(text) != 1.0 or value == 1.0:
+            return text
+    return f"{value:.9g}"
 
 
-def _pair(pairwise: pd.DataFrame, test: object, winner: str, runner_up: str
-          ) -> tuple[float, float, float, float, float] | None:
-    """(ratio winner/runner-up, CI low, CI high, p_adj, MDE) from the pairwise table."""
-    rows = pairwise[(pairwise.workload == test.workload) & (pairwise.op == test.op)  # type: ignore
-                    & (pairwise.metric == test.metric)]  # type: ignore[attr-defined]
-    for row in rows.itertuples():
-        if (row.a, row.b) == (winner, runner_up):
-            return row.ratio, row.ratio_ci_low, row.ratio_ci_high, row.p_adj, row.mde_ratio
-        if (row.a, row.b) == (runner_up, winner):
-            return (1 / row.ratio, 1 / row.ratio_ci_high, 1 / row.ratio_ci_low, row.p_adj,
-                    row.mde_ratio)
-    return None
-
-
-def _cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
+def cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
     """Targets whose cells of this workload are cache-bound, with the reason."""
     if "cache_bound" not in summary:
         return {}
@@ -149,17 +159,25 @@ def _cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
     return dict(zip(cells["target"], cells["cache_bound_reason"], strict=True))
 
 
+def _better(summary: pd.DataFrame, metric: str) -> str:
+    cells = summary[summary.metric == metric]
+    return str(cells["better"].iloc[0]) if not cells.empty else HIGHER
+
+
+def _n_text(table: pd.DataFrame) -> str:
+    ns = sorted(set(table["n"].astype(int))) if len(table) else []
+    return "/".join(map(str, ns))
+
+
+def _level(level: float) -> str:
+    return f"{level:.4g}" if level < 99.99 else f"{level:.6g}"
+
+
 def _what(op: str, metric: str, workload: str) -> str:
     per_run = metric.startswith(("cpu_", "host_cpu_"))  # CPU belongs to the whole run
-    op_text = "" if per_run or op in str(workload) else f"{op} "
+    op_text = "" if per_run or op in workload or op == "total" else f"{op} "
     return f"{op_text}{title(metric, long=True)}"
 
 
-def _mde_text(mde: float) -> str:
+def _mde(mde: float) -> str:
     return "n/a" if mde != mde or math.isinf(mde) else f"{mde:.3g}×"
-
-
-def _p(value: float) -> str:
-    if value != value:
-        return "= n/a"
-    return "< 0.001" if value < 0.001 else f"= {value:.3g}"

@@ -38,16 +38,17 @@ def bar_charts(summary: pd.DataFrame, workload: str) -> list[Chart]:
         direction = "higher is better" if rows["better"].iloc[0] == HIGHER else "lower is better"
         traces = []
         for op, group in rows.groupby("op", sort=True):
+            center = group["geomean"].fillna(group["mean"]) if "geomean" in group else group["mean"]
             traces.append({
                 "type": "bar", "name": str(op), "x": group["target"].tolist(),
-                "y": _finite(group["mean"] / scale),
+                "y": _finite(center / scale),
                 "error_y": {"type": "data", "symmetric": False,
-                            "array": _finite((group["ci_high"] - group["mean"]) / scale),
-                            "arrayminus": _finite((group["mean"] - group["ci_low"]) / scale)},
+                            "array": _finite((group["ci_high"] - center) / scale),
+                            "arrayminus": _finite((center - group["ci_low"]) / scale)},
                 "hovertemplate": "%{x} " + str(op) + ": %{y:.4g} " + label + "<extra></extra>",
             })
         charts.append({"data": traces, "layout": _layout(
-            f"{workload}: {title(metric, long=True)} ({direction}), mean ± 95 % CI",
+            f"{workload}: {title(metric, long=True)} ({direction}), geometric mean, 95 % CI",
             label, barmode="group")})
     return charts
 
@@ -142,3 +143,52 @@ def verdict_heatmap(summary: pd.DataFrame) -> Chart | None:
             "layout": {**_layout("Share of the best target (1 = best; direction honoured)",
                                  ""), "height": max(300, 28 * len(rows) + 120),
                        "margin": {"l": 260, "t": 50, "r": 20, "b": 60}}}
+
+
+def ranking_chart(ranking: pd.DataFrame, headline_row: Any) -> Chart | None:
+    """One primary question: each target's geometric mean relative to the best (log axis),
+    the pair's interval as error bars, ">"-separated groups in colours of their own."""
+    rows = ranking[(ranking["workload"] == headline_row.workload)
+                   & (ranking["op"] == headline_row.op)
+                   & (ranking["metric"] == headline_row.metric)].sort_values("rank")
+    if len(rows) < 2:
+        return None
+    higher = str(rows["better"].iloc[0]) == HIGHER
+    best = str(rows["best"].iloc[0])
+    # target / best on the metric's own scale: ≤ 1 where higher is better, ≥ 1 otherwise
+    relative = [1.0 if t == best else (1 / a if higher else a)
+                for t, a in zip(rows["target"], rows["advantage"].astype(float), strict=True)]
+    lows = [1.0 if t == best else (1 / h if higher else lo) for t, lo, h in zip(
+        rows["target"], rows["ci_low"].astype(float), rows["ci_high"].astype(float),
+        strict=True)]
+    highs = [1.0 if t == best else (1 / lo if higher else h) for t, lo, h in zip(
+        rows["target"], rows["ci_low"].astype(float), rows["ci_high"].astype(float),
+        strict=True)]
+    groups = _groups(str(headline_row.ranking), list(rows["target"]))
+    palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+    colours = [palette[g % len(palette)] for g in groups]
+    targets = list(rows["target"].astype(str))
+    trace = {"type": "scatter", "mode": "markers", "x": _finite(relative), "y": targets,
+             "marker": {"size": 12, "color": colours},
+             "error_x": {"type": "data", "symmetric": False,
+                         "array": _finite(np.array(highs) - np.array(relative)),
+                         "arrayminus": _finite(np.array(relative) - np.array(lows))},
+             "hovertemplate": "%{y}: %{x:.3g}× " + best + "<extra></extra>"}
+    direction = "higher is better" if higher else "lower is better"
+    name = title(str(headline_row.metric), long=True)
+    return {"data": [trace], "layout": _layout(
+        f"{headline_row.workload}: {name} relative to {best} ({direction}) — "
+        f"{headline_row.ranking}", "", height=120 + 45 * len(rows),
+        xaxis={"type": "log", "title": {"text": f"× {best} (95 % simultaneous interval)"}},
+        yaxis={"autorange": "reversed"}, showlegend=False)}
+
+
+def _groups(chain: str, targets: list[str]) -> list[int]:
+    """Group number of each target from a ranking chain ('a ≈ b > c' → 0, 0, 1)."""
+    group, out, text = 0, {}, chain.split(";")[0]
+    for token in text.split():
+        if token == ">":
+            group += 1
+        elif token != "≈":
+            out[token] = group
+    return [out.get(t, 0) for t in targets]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.metrics import HEADLINE_METRICS, title
+from fslab.metrics import HEADLINE_METRICS
 from fslab.report import charts
 from fslab.units import format_value
 
@@ -22,7 +22,7 @@ h1{margin-bottom:0}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-to
 table{border-collapse:collapse;font-size:13px;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}.num{text-align:right;font-variant-numeric:tabular-nums}
-.chart{min-height:380px}.muted{color:#777}.verdict{margin:.2em 0}
+.chart{min-height:160px}.muted{color:#777}.verdict{margin:.2em 0}.pair{margin-left:2em}
 details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
 """
 # Counts rendered charts and JS errors into <body data-*> so a headless browser can check.
@@ -126,9 +126,9 @@ class ReportData:
     runs: pd.DataFrame  # status of every run
     environment: dict[str, Any]
     campaign: dict[str, Any]
-    drivers: pd.DataFrame | None = None
     hosts: pd.DataFrame | None = None
-    winners: pd.DataFrame | None = None
+    headline: pd.DataFrame | None = None  # one row per primary question (headline.csv)
+    ranking: pd.DataFrame | None = None  # per question × target (ranking.csv)
 
     @property
     def name(self) -> str:
@@ -152,7 +152,13 @@ def _title(data: ReportData, page: Page) -> None:
 
 
 def _verdict_section(data: ReportData, page: Page) -> None:
-    page.add("<h2>Verdicts</h2>" + _verdicts(data.verdicts, data.winners))
+    """The answer first: per workload, its ranking chart and sentence; every pair folded."""
+    page.add("<h2>Which target is faster, by how much, how sure</h2>")
+    headline, ranking = data.headline, data.ranking
+    if headline is not None and ranking is not None and not headline.empty:
+        for row in headline.itertuples():
+            page.chart(charts.ranking_chart(ranking, row))
+    page.add(_verdicts(data.verdicts))
     summary = data.summary
     cached = summary[summary["cache_bound"]] if "cache_bound" in summary else summary[:0]
     if not cached.empty:
@@ -162,6 +168,21 @@ def _verdict_section(data: ReportData, page: Page) -> None:
                      f"<li>{esc(r.target)} · {esc(r.workload)}: {esc(r.cache_bound_reason)}"
                      "</li>" for r in cells.itertuples()) + "</ul>")
     page.chart(charts.verdict_heatmap(summary))
+    pairs = data.pairwise
+    if not pairs.empty:
+        shown = pairs.rename(columns=PAIR_HEADINGS)[list(PAIR_HEADINGS.values())]
+        page.add(f"<details><summary>Every pair ({len(pairs)}; the primary ones are the "
+                 "verdicts, the others exploratory)</summary>"
+                 + table(shown, list(shown.columns)) + "</details>")
+
+
+# Human headings for the pair table (machine names stay in the CSV files).
+PAIR_HEADINGS = {"workload": "workload", "op": "op", "metric": "metric",
+                 "primary": "primary (a verdict)", "a": "A", "b": "B",
+                 "ratio": "A / B (geometric means)", "ratio_ci_low": "interval from",
+                 "ratio_ci_high": "interval to", "alpha": "level (α per pair)",
+                 "p_adj": "adjusted p", "mde_ratio": "could have found",
+                 "note": "note"}
 
 
 def _workloads(data: ReportData, page: Page) -> None:
@@ -184,11 +205,7 @@ def _statistics(data: ReportData, page: Page) -> None:
                    "median", "median_ci_low", "median_ci_high", "cv", "outliers",
                    "of_raw", "cache_bound_reason"],
         units=True) + "</details>")
-    drivers, hosts = data.drivers, data.hosts
-    if drivers is not None and not drivers.empty:
-        page.add("<details open><summary>What drives performance (factorial ANOVA of log "
-                 "values: each term's partial ω² and share of the variation)</summary>"
-                 + table(drivers, list(drivers.columns)) + "</details>")
+    hosts = data.hosts
     page.add("<details><summary>The model of each comparison, and why</summary>"
              + table(data.tests, list(data.tests.columns)) + "</details>")
     page.add("<details><summary>Pairwise comparisons and effect sizes</summary>"
@@ -217,32 +234,16 @@ SECTIONS: list[Section] = [_title, _verdict_section, _workloads, _statistics, _f
                            _setup]
 
 
-def _verdicts(lines: list[str], winners: pd.DataFrame | None) -> str:
-    """Per workload: the headline table (winner, ratio to the runner-up, certainty), then
-    its pairs, folded."""
+def _verdicts(lines: list[str]) -> str:
+    """verdicts.txt as paragraphs: workload headings, ranking lines, their pairs."""
     parts = []
-    workload = ""
-    pairs: dict[str, list[str]] = {}
     for line in lines:
         if line.startswith("== ") and line.endswith(" =="):
-            workload = line[3:-3]
+            parts.append(f"<h3>{esc(line[3:-3])}</h3>")
         elif line.startswith("    "):
-            pairs.setdefault(workload, []).append(line.strip())
-    for name in sorted(set(winners["workload"].astype(str)) if winners is not None
-                       and not winners.empty else pairs):
-        parts.append(f"<h3>{esc(name)}</h3>")
-        if winners is not None and not winners.empty:
-            rows = winners[winners["workload"].astype(str) == name].copy()
-            rows["metric"] = [title(m, long=True) for m in rows["metric"]]
-            parts.append(table(rows, ["op", "metric", "better", "winner", "runner_up",
-                                      "ratio", "ratio_ci_low", "ratio_ci_high", "certainty",
-                                      "mde_ratio", "verdict"]))
-        if pairs.get(name):
-            parts.append(f"<details><summary>Every pair ({len(pairs[name])})</summary>"
-                         + "".join(f"<p class='verdict'>{esc(p)}</p>" for p in pairs[name])
-                         + "</details>")
-    rest = [line for line in lines if not line.startswith(("== ", "  "))]
-    parts += [f"<p class='verdict'>{esc(line)}</p>" for line in rest]
+            parts.append(f"<p class='verdict pair'>{esc(line.strip())}</p>")
+        else:
+            parts.append(f"<p class='verdict'>{esc(line.strip())}</p>")
     return "".join(parts)
 
 
@@ -284,26 +285,36 @@ def _methodology(campaign: dict[str, Any], runs: pd.DataFrame,
         "CPU: the workload's own (fio's usr + sys, as % of one core, summed over a "
         "section's jobs), system-wide CPU from /proc/stat during the run (kernel threads "
         "and daemons included), and each per completed I/O.",
-        "Confidence intervals: Student t for means; percentile bootstrap for medians "
-        "(20,000 bootstrap medians, each drawn exactly as an order statistic) and for "
-        "ratios of means (1,000 resamples per group). Outliers are flagged by the "
+        "Per-cell intervals: on the log scale, like the comparisons (the geometric mean "
+        "with a Student t interval of the logs); medians with the exact order-statistic "
+        "(binomial) interval, whose achieved level is stated (at 3 iterations the widest "
+        "one, minimum to maximum, is a 75 % interval). Outliers are flagged by the "
         "median/MAD rule (3.5), never dropped.",
-        "Between targets, one model per comparison, on the ratio scale: values are "
-        "compared as logarithms, so every effect is a ratio of geometric means ('xfs "
-        "1.8× ext4'). When the same iterations ran on every target (fslab's own "
-        "campaigns), each pair is compared within iterations (a paired t on the log "
-        "ratios, the block design's contrast): a slow or fast moment of the machine moves "
-        "both targets and cancels instead of counting as noise, and each pair keeps its "
-        "own spread. Otherwise (imported results) Welch's t on the logs. All pairs of a "
-        "comparison form one family: the adjusted p is the Bonferroni p and the interval "
-        "the matching simultaneous one, so 'the interval excludes 1' and 'significant' "
-        "always agree. 'Could have shown' is the smallest ratio that comparison would "
-        "detect 4 times out of 5 (80 % power) at its n and noise. tests.csv and "
-        "pairwise.csv name the model of every row and why; Cliff's delta describes the "
-        "overlap. Distributions and power from scipy.stats and statsmodels.",
-        "What drives performance: the factorial ANOVA (statsmodels OLS, type-II sums of "
-        "squares, two-factor interactions) of log values on file system, target options, "
-        "workload and op; each term's partial ω² and share of the variation.",
+        "Questions: each workload has one primary metric (random I/O: IOPS; sequential: "
+        "bandwidth; file workloads: operations per second; a campaign may name others), "
+        "and its verdict answers only that; bandwidth that is IOPS times a fixed block "
+        "size is not tested again. Every primary pair of the campaign is one family, "
+        "Bonferroni-adjusted together; other metrics are exploratory estimates with their "
+        "own 95 % intervals.",
+        "Between targets, on the ratio scale: values are compared as logarithms, so every "
+        "effect is a ratio of geometric means ('xfs 1.8× ext4'). Each pair is compared "
+        "within the iterations both targets ran (a paired t on the log ratios, the block "
+        "design's contrast): a slow or fast moment of the machine moves both targets and "
+        "cancels instead of counting as noise, and each pair keeps its own spread. "
+        "Imported results: Welch's t on the logs. The adjusted p is the Bonferroni p and "
+        "the interval the matching simultaneous one, so 'the interval excludes 1' and "
+        "'evidence of a difference' always agree. Rankings chain targets with '>' only "
+        "where every target before it is better than every one after it. 'Could have "
+        "found R×' is the ratio that pair's test finds 4 times in 5 (80 % power, noncentral "
+        "t) at its n, noise and level. Evidence is worded by the adjusted p (moderate < "
+        "0.05, strong < 0.01, very strong < 0.001) and size by the ratio (small < 1.05×, "
+        "moderate < 1.25×, large < 2×).",
+        "Adaptive runs (--until-ci, --until-detectable): the campaign's first iterations "
+        "are a pilot that decides how many more to run; estimates and verdicts use only "
+        "the iterations after it, so stopping on a lucky spread cannot inflate them.",
+        "Shared variation: the share of the log variance shared by every target within "
+        "an iteration (intraclass correlation of the two-way layout, iterations × "
+        "targets), with its exact F-based 95 % interval.",
         "Implementations: " + "; ".join(
             f"{t} = {i}" for t, i in summary.drop_duplicates("target")[
                 ["target", "fs_impl"]].itertuples(index=False)) if not summary.empty else "",

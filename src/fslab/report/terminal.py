@@ -86,7 +86,7 @@ def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) 
     metrics = [m for m in HEADLINE_METRICS if m in set(cells["metric"])
                and m not in TERMINAL_LEAVES_OUT]
     has_raw = "of_raw" in cells and cells["of_raw"].notna().any()
-    table = Table(title=f"{workload}: mean ± 95 % CI half-width", title_justify="left")
+    table = Table(title=f"{workload}: geometric mean ×/÷ 95 % CI factor", title_justify="left")
     table.add_column("target")
     table.add_column("op")
     for metric in metrics:
@@ -117,7 +117,8 @@ def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) 
 def _cell_text(cell: pd.Series, marks: dict[str, bool]) -> Text:
     if cell["n"] == 0:
         return Text(str(cell.get("note") or "–"), style="dim")
-    mean = format_value(cell["mean"], cell["unit"])
+    center = cell.get("geomean", math.nan)
+    mean = format_value(center if center == center else cell["mean"], cell["unit"])
     pct = cell["ci_half_width_pct"]
     spread = "n=1" if cell["n"] < 2 else (f"±{pct:.0f}%" if not math.isnan(pct) else "")
     text = Text(f"{mean} {spread}")

@@ -1,11 +1,14 @@
-"""The null target: a plain directory in the lab, for testing the harness itself."""
+"""The null target: a plain directory in the lab, for testing the harness itself; with
+`scale`, a simulated device for the simulator (workloads/null.py)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from fslab.lab import Session
 from fslab.targets.base import BaseTarget, Mounted
+from fslab.workloads.null import SIMULATOR_FILE
 
 
 class NullTarget(BaseTarget):
@@ -13,13 +16,22 @@ class NullTarget(BaseTarget):
 
     kind: ClassVar[str] = "null"
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    allowed_options: ClassVar[frozenset[str]] = frozenset({"scale"})
 
     def describe(self) -> dict[str, Any]:
-        return {"target": self.spec.name, "fs": "null", "fs_impl": "null (test harness)"}
+        return {"target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
+                "scale": self.scale}
+
+    @property
+    def scale(self) -> float:
+        """The simulator's true ratio of this target's values to the workload's base."""
+        return float(self.spec.options.get("scale", 1.0))
 
     def provision(self, session: Session) -> Mounted:
         path = session.path_for("mnt", self.spec.name)
         mounted = Mounted(path=path, description=self.describe())
         mounted.resources.append(session.record("dir", path))
         path.mkdir(parents=True)
+        (path / SIMULATOR_FILE).write_text(json.dumps({"name": self.spec.name,
+                                                       "scale": self.scale}))
         return mounted

@@ -38,6 +38,7 @@ class AgedFilesWorkload:
     size: int = 64 * 1024  # appended bytes, or the cap of created files' sizes
     seed: int = 1
     family: str = "agedfiles"
+    primary_metric: str = "ops_per_s"  # files per second of each operation
 
     def check(self) -> None:
         return None

@@ -38,6 +38,11 @@ class Workload(Protocol):
 
     name: str
     family: str
+
+    @property
+    def primary_metric(self) -> str:
+        """The metric its verdict is about ("iops", "bw_bytes", "ops_per_s"; "" = infer
+        from the data): recorded in each run.json, read by analysis/questions.py."""
     # A workload with `memory_limit` (bytes, > 0) runs in a memory cgroup of that size,
     # which the runner makes (memlimit.py); most have none. The runner adds system-wide
     # CPU rows to every workload's results unless it sets `measures_host_cpu = False`.

@@ -41,6 +41,7 @@ class BonnieWorkload:
     file_size: int = 256 * MiB
     files_k: int = 4  # -n: thousands (1024s) of files for the create/read/delete tests
     family: str = "bonnie"
+    primary_metric: str = ""  # each bonnie++ test asks its own question (inferred per op)
 
     def check(self) -> None:
         system.require_tool("bonnie++")

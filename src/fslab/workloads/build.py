@@ -19,8 +19,9 @@ def build_workloads(campaign: Campaign) -> list[Workload]:
     for entry in campaign.workloads:
         if entry.preset:
             suite = get_suite(entry.preset)
-            workloads += suite.build(entry.only or list(suite.jobs), campaign.runtime,
-                                     campaign.file_size, dict(entry.options))
+            workloads += suite.build(entry.only or suite.job_names(entry.options),
+                                     campaign.runtime, campaign.file_size,
+                                     dict(entry.options), campaign.seed)
         elif entry.job_text is not None:  # a resolved campaign keeps the file's text
             name = entry.name or "job"
             workloads.append(job_text_workload(name, entry.job_text, entry.job_file or name))

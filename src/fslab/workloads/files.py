@@ -36,6 +36,7 @@ class FilesWorkload:
     count: int
     flush: str = "fdatasync"
     family: str = "files"
+    primary_metric: str = "bw_bytes"  # a file write or read test is about its rate
 
     def check(self) -> None:
         if self.flush not in FLUSH_MODES:

@@ -43,6 +43,16 @@ class FioWorkload:
         system.require_tool("fio")
 
     @property
+    def primary_metric(self) -> str:
+        """IOPS for random I/O, bandwidth for sequential (the first section's rw); a user's
+        job file says nothing here, and the analysis infers it from the data."""
+        if self.raw_job_text is not None:
+            return ""
+        merged = {**self.global_options, **self.options}
+        pattern = str(merged.get("rw", merged.get("readwrite", "read"))).lower()
+        return "iops" if "rand" in pattern else "bw_bytes"
+
+    @property
     def runtime(self) -> int:
         value = self.global_options.get("runtime", self.options.get("runtime", 0))
         return int(str(value).rstrip("s") or 0)

@@ -1,20 +1,38 @@
-"""The null workload: returns known numbers instantly, to test the harness itself."""
+"""The null workload and the simulator: known numbers, instantly, to test the harness and
+the statistics. No I/O is done.
+
+`NullWorkload(iops, jitter)` reports iops ± jitter (seeded by the run's name): the
+harness tests' fixed numbers. With `cv` or `drift` it is the simulator (`preset =
+"null"`): each run's value is log-normal with arithmetic mean `iops × scale` (the
+target's `scale`, read from the simulated target's directory) and coefficient of
+variation `cv`, times a log-normal factor of mean 1 and CV `drift` that every target of
+one iteration and job shares. Draws are keyed by (seed, iteration, job, target), so a
+campaign's values do not depend on the order it ran in, the same seed gives the same
+values and another seed independent ones.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from fslab.metrics import Measurement
 from fslab.workloads.base import RunOutput, Where
 
+SIMULATOR_FILE = "simulator.json"  # what the null target writes where it is provisioned
+
 
 @dataclass
 class NullWorkload:
-    """Reports iops = `iops` ± `jitter` (seeded by the run directory name)."""
+    """Reports iops = `iops` ± `jitter`, or simulated values with `cv` / `drift`."""
 
     name: str = "null"
     family: str = "null"
@@ -22,7 +40,12 @@ class NullWorkload:
     jitter: float = 0.0
     sleep_s: float = 0.0
     fail: bool = False
+    cv: float = 0.0
+    drift: float = 0.0
+    seed: int = 0
     measures_host_cpu: bool = False  # known numbers only: no system-wide CPU row
+    memory_limit: int = 0
+    primary_metric: str = "iops"
 
     def check(self) -> None:
         return None
@@ -31,18 +54,68 @@ class NullWorkload:
         return 0
 
     def render(self, where: Where) -> dict[str, str]:
-        return {"null.json": json.dumps({"iops": self.iops, "directory": str(where.directory)})}
+        return {"null.json": json.dumps({"iops": self.iops, "cv": self.cv,
+                                         "drift": self.drift, "seed": self.seed,
+                                         "directory": str(where.directory)})}
 
     def run(self, where: Where, run_dir: Path) -> RunOutput:
         if self.sleep_s:
             time.sleep(self.sleep_s)
         if self.fail:
             return RunOutput(status="failed", reason="null workload asked to fail")
-        rng = random.Random(run_dir.name)
-        value = self.iops + rng.uniform(-self.jitter, self.jitter)
-        (run_dir / "null.json").write_text(json.dumps({"iops": value}))
+        target = _simulated_target(where)
+        if self.cv or self.drift:
+            value = self._simulated(run_dir.name, target)
+        else:
+            rng = random.Random(run_dir.name)
+            value = (self.iops + rng.uniform(-self.jitter, self.jitter)) * target["scale"]
+        (run_dir / "null.json").write_text(json.dumps({"iops": value, **target}))
         return RunOutput(measurements=self.parse(run_dir))
+
+    def _simulated(self, run_name: str, target: dict[str, Any]) -> float:
+        iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
+        shared = np.random.default_rng([self.seed, iteration, _key(self.name)])
+        own = np.random.default_rng([self.seed, iteration, _key(self.name),
+                                     _key(str(target["name"]))])
+        factor = _lognormal(shared, 1.0, self.drift)
+        return _lognormal(own, self.iops * float(target["scale"]), self.cv) * factor
 
     def parse(self, run_dir: Path) -> list[Measurement]:
         value = json.loads((run_dir / "null.json").read_text())["iops"]
         return [Measurement("read", "iops", value)]
+
+
+def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
+    """The simulator's jobs w1..wN (the `null` suite)."""
+    jobs = int(options.get("jobs", 1))
+    cv, drift = float(options.get("cv", 0.10)), float(options.get("drift", 0.0))
+    iops = float(options.get("iops", 1000))
+    if jobs < 1 or cv < 0 or drift < 0 or iops <= 0 or not (cv or drift):
+        from fslab.errors import UserError
+
+        raise UserError("null: jobs ≥ 1, iops > 0, cv ≥ 0 and drift ≥ 0, not both 0")
+    return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed)
+            for i in range(1, jobs + 1)]
+
+
+def _lognormal(rng: np.random.Generator, mean: float, cv: float) -> float:
+    """One log-normal draw with this arithmetic mean and coefficient of variation."""
+    if not cv:
+        return mean
+    sigma = math.sqrt(math.log1p(cv * cv))
+    return float(mean * math.exp(rng.normal(-sigma * sigma / 2, sigma)))
+
+
+def _key(text: str) -> int:
+    """A stable 64-bit key for a name (Python's hash() changes between processes)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def _simulated_target(where: Where) -> dict[str, Any]:
+    """The simulated target's name and scale (1 on any other target)."""
+    if where.directory is not None:
+        path = where.directory.parent / SIMULATOR_FILE
+        if path.exists():
+            data = json.loads(path.read_text())
+            return {"name": str(data.get("name", "")), "scale": float(data.get("scale", 1.0))}
+    return {"name": where.directory.parent.name if where.directory else "", "scale": 1.0}

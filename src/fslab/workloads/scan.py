@@ -39,6 +39,7 @@ class ScanWorkload:
     name: str = "scan"
     subdir: str = ""
     family: str = "scan"
+    primary_metric: str = "bw_bytes"  # a cold recursive read is about its bandwidth
 
     def check(self) -> None:
         return None

@@ -34,6 +34,7 @@ class SmallFilesWorkload:
     size: int = 4096
     files_per_dir: int = 1000
     family: str = "smallfiles"
+    primary_metric: str = "ops_per_s"  # files per second in each phase
 
     def check(self) -> None:
         if self.count < 1 or self.files_per_dir < 1:

@@ -22,7 +22,8 @@ from fslab.workloads.presets import (
 from fslab.workloads.smallfiles import SmallFilesWorkload
 
 MiB = 1024**2
-Builder = Callable[[list[str], int, int, dict[str, Any]], list[Workload]]
+# (jobs wanted, runtime s, file size, the [[workload]] options, the campaign's seed)
+Builder = Callable[[list[str], int, int, dict[str, Any], int], list[Workload]]
 
 
 @dataclass(frozen=True)
@@ -36,11 +37,22 @@ class Suite:
     numjobs: dict[str, int]
     build: Builder
     options: str = ""  # the options a [[workload]] table may set
+    # The job names a [[workload]] table with these options expands to (a suite whose
+    # jobs depend on its options, like the simulator's `jobs = N`); default: `jobs`.
+    names: Callable[[dict[str, Any]], list[str]] | None = None
+
+    def job_names(self, options: dict[str, Any] | None = None) -> list[str]:
+        """Every job this suite runs with `options`."""
+        return self.names(options or {}) if self.names else list(self.jobs)
+
+    def numjobs_of(self, job: str) -> int:
+        """The processes a job runs (1 for jobs not listed, e.g. generated ones)."""
+        return self.numjobs.get(job, 1)
 
 
 def _fio_suite(preset: Preset) -> Suite:
     def build(only: list[str], runtime: int, file_size: int,
-              options: dict[str, Any]) -> list[Workload]:
+              options: dict[str, Any], seed: int) -> list[Workload]:
         return list(preset_workloads(preset, only=only, runtime=runtime,
                                      file_size=file_size, overrides=options))
 
@@ -67,7 +79,7 @@ def _pick(only: list[str], workloads: list[Workload]) -> list[Workload]:
 
 
 def _files(only: list[str], runtime: int, file_size: int,
-           options: dict[str, Any]) -> list[Workload]:
+           options: dict[str, Any], seed: int) -> list[Workload]:
     _only_keys(options, {"small_size", "large_size", "small_count", "large_count", "flush"},
                "files")
     flush = str(options.get("flush", "fdatasync"))
@@ -80,7 +92,7 @@ def _files(only: list[str], runtime: int, file_size: int,
 
 
 def _smallfiles(only: list[str], runtime: int, file_size: int,
-                options: dict[str, Any]) -> list[Workload]:
+                options: dict[str, Any], seed: int) -> list[Workload]:
     _only_keys(options, {"count", "files_per_dir", "sizes"}, "smallfiles")
     count = int(options.get("count", 100_000))
     per_dir = int(options.get("files_per_dir", 1000))
@@ -89,14 +101,14 @@ def _smallfiles(only: list[str], runtime: int, file_size: int,
 
 
 def _bonnie(only: list[str], runtime: int, file_size: int,
-            options: dict[str, Any]) -> list[Workload]:
+            options: dict[str, Any], seed: int) -> list[Workload]:
     _only_keys(options, {"file_size", "files_k"}, "bonnie")
     size = parse_size(options["file_size"]) if "file_size" in options else file_size
     return _pick(only, [BonnieWorkload("bonnie", size, int(options.get("files_k", 4)))])
 
 
 def _agedfiles(only: list[str], runtime: int, file_size: int,
-               options: dict[str, Any]) -> list[Workload]:
+               options: dict[str, Any], seed: int) -> list[Workload]:
     from fslab.workloads.agedfiles import AgedFilesWorkload
 
     _only_keys(options, {"count", "size", "seed"}, "agedfiles")
@@ -112,11 +124,23 @@ def _agedfiles(only: list[str], runtime: int, file_size: int,
 
 
 def _scan(only: list[str], runtime: int, file_size: int,
-          options: dict[str, Any]) -> list[Workload]:
+          options: dict[str, Any], seed: int) -> list[Workload]:
     from fslab.workloads.scan import ScanWorkload
 
     _only_keys(options, {"subdir"}, "scan")
     return _pick(only, [ScanWorkload("scan", str(options.get("subdir", "")))])
+
+
+def _null_names(options: dict[str, Any]) -> list[str]:
+    return [f"w{i}" for i in range(1, int(options.get("jobs", 1)) + 1)]
+
+
+def _null(only: list[str], runtime: int, file_size: int,
+          options: dict[str, Any], seed: int) -> list[Workload]:
+    from fslab.workloads.null import simulated_jobs
+
+    _only_keys(options, {"jobs", "iops", "cv", "drift"}, "null")
+    return _pick(only, list[Workload](simulated_jobs(options, seed)))
 
 
 def _only_keys(options: dict[str, Any], allowed: set[str], suite: str) -> None:
@@ -171,6 +195,15 @@ SUITES: dict[str, Suite] = {
         "bonnie++ 2.00a as packaged by Debian",
         {"bonnie": "-s FILE_SIZE -r FILE_SIZE/2 -n 4 -q"}, {"bonnie": 1}, _bonnie,
         options="file_size, files_k"),
+    "null": Suite(
+        "null",
+        "The simulator: no I/O; each job w1..wN is an independent question whose values "
+        "are log-normal with mean iops × the target's `scale` and coefficient of variation "
+        "cv, times a factor shared by every target within an iteration and job (CV drift); "
+        "the campaign's seed makes the draws. A whole campaign runs in about a second.",
+        "fslab's own (known truth, for checking the statistics)",
+        {"w1": "jobs=1, iops=1000, cv=0.10, drift=0.0 (defaults)"}, {"w1": 1}, _null,
+        options="jobs, iops, cv, drift", names=_null_names),
 }
 
 

@@ -1,0 +1,91 @@
+"""Which comparisons a campaign asks: one primary question per workload (its primary
+metric, on the op that carries it), the rest exploratory, and no metric tested twice.
+
+A reader asks of each workload one thing — which target is faster at what the workload
+is for — so verdicts answer only the primary questions, with error control across all
+of them (analysis.comparisons). A campaign's other metrics are estimates with intervals.
+
+Where the primary metric comes from, first match wins:
+1. the campaign's `primary = [...]` (`--primary`): the first listed metric the workload has;
+2. what the workload declared when it ran (run.json `workload_metadata.primary_metric`:
+   random fio jobs IOPS, sequential ones bandwidth, file workloads operations per second);
+3. for imported results, the same rule on the data: IOPS for a workload named random,
+   else bandwidth, operations per second, time, then the first headline metric it has.
+
+The op: a mixed job's reads and writes run together, so its question is the `total`
+op; a workload whose phases are ops (small-file create, read, delete) asks one question
+per phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from fslab.metrics import HEADLINE_METRICS
+
+Question = tuple[str, str, str]  # workload, op, metric
+# Inferred primary metrics, in order of preference (rule 3 above).
+INFERRED_ORDER = ("bw_bytes", "ops_per_s", "seconds")
+# IOPS and bandwidth of one op are one quantity when every run's ratio (the block size)
+# agrees to this relative tolerance: the second is not tested again.
+SAME_QUANTITY_RTOL = 1e-6
+
+
+def primary_metric(workload: str, metrics: Iterable[str], declared: str = "",
+                   campaign_primary: Iterable[str] = ()) -> str:
+    """The metric a workload's verdict is about (rules 1–3 of the module doc)."""
+    present = set(metrics)
+    for metric in campaign_primary:
+        if metric in present:
+            return metric
+    if declared in present:
+        return declared
+    if "iops" in present and ("rand" in workload.lower() or "bw_bytes" not in present):
+        return "iops"
+    for metric in INFERRED_ORDER:
+        if metric in present:
+            return metric
+    return next((m for m in HEADLINE_METRICS if m in present), "")
+
+
+def primary_questions(runs: pd.DataFrame, declared: dict[str, str],
+                      campaign_primary: Iterable[str] = ()) -> set[Question]:
+    """Every (workload, op, metric) a verdict answers, from the per-run table."""
+    wanted = list(campaign_primary)
+    questions: set[Question] = set()
+    for workload, rows in runs.groupby("workload", sort=True, observed=True):
+        name = str(workload)
+        metric = primary_metric(name, rows["metric"].astype(str).unique(),
+                                declared.get(name) or declared.get(name.split("/")[0], ""),
+                                wanted)
+        if not metric:
+            continue
+        ops = set(rows.loc[rows["metric"] == metric, "op"].astype(str))
+        chosen = {"total"} if "total" in ops else ops
+        questions |= {(name, op, metric) for op in chosen}
+    return questions
+
+
+def derived_metrics(runs: pd.DataFrame, primary: set[Question]) -> set[Question]:
+    """IOPS or bandwidth rows that are the other one times a fixed block size: the one
+    that is not primary (bandwidth when neither is) is not tested again."""
+    both = runs[runs["metric"].isin(("iops", "bw_bytes"))]
+    if both.empty:
+        return set()
+    wide = both.pivot_table(index=["workload", "op", "run_id"], columns="metric",
+                            values="value", aggfunc="first", observed=True)
+    if not {"iops", "bw_bytes"} <= set(wide.columns):
+        return set()
+    ratio = (wide["bw_bytes"] / wide["iops"]).replace([np.inf, -np.inf], np.nan)
+    out: set[Question] = set()
+    for (workload, op), values in ratio.groupby(level=["workload", "op"], observed=True):
+        values = values.dropna()
+        if len(values) < 2 or values.min() <= 0:
+            continue
+        if values.max() / values.min() - 1 <= SAME_QUANTITY_RTOL:
+            keep_bw = (str(workload), str(op), "bw_bytes") in primary
+            out.add((str(workload), str(op), "iops" if keep_bw else "bw_bytes"))
+    return out

@@ -1,0 +1,145 @@
+"""Rankings: per primary question, every target ordered by geometric mean, grouped where
+the evidence cannot separate them, each with its ratio to the best and that interval.
+
+Groups are written as a chain, best first: "ext4 ≈ xfs > btrfs". A ">" stands only at a
+clean cut — every target before it is significantly better than every target after it —
+so nothing a ">" implies is unproven. Significant pairs inside a "≈" run (A ≈ B ≈ C with
+A better than C, but B between them unseparated) are named after the chain, so a
+headline never says "no difference" while a pair of that question differs. Every ratio
+and interval is the pair's own row of pairwise.csv (analysis.comparisons): the ranking
+cannot disagree with a pair.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fslab.metrics import HIGHER
+
+RANKING_COLUMNS = ["workload", "op", "metric", "better", "rank", "target", "geomean",
+                   "n", "best", "advantage", "ci_low", "ci_high", "p_adj", "alpha",
+                   "estimable", "significant", "evidence", "size", "mde_ratio"]
+# Evidence (Bonferroni-adjusted p) in words, strongest first: what the data say against
+# "no difference", not a probability that a hypothesis is true.
+EVIDENCE_WORDS = ((0.001, "very strong evidence"), (0.01, "strong evidence"),
+                  (0.05, "moderate evidence"))
+# Size of a ratio in words: under 5 % rarely matters to a user of a disk, 25 % is what
+# a tuning guide chases, 2× is a different class of result.
+SIZE_WORDS = ((1.05, "small difference"), (1.25, "moderate difference"),
+              (2.0, "large difference"))
+LARGEST_SIZE = "very large difference"
+
+
+def evidence(p_adj: float) -> str:
+    """The strength of the evidence for a difference, in words."""
+    if p_adj != p_adj:
+        return "not tested"
+    for threshold, words in EVIDENCE_WORDS:
+        if p_adj < threshold:
+            return words
+    return "no detectable difference"
+
+
+def size(advantage: float) -> str:
+    """How large a ratio (≥ 1) is, in words."""
+    if advantage != advantage:
+        return ""
+    folded = max(advantage, 1 / advantage) if advantage > 0 else math.inf
+    for threshold, words in SIZE_WORDS:
+        if folded < threshold:
+            return words
+    return LARGEST_SIZE
+
+
+@dataclass(frozen=True)
+class Oriented:
+    """One pair as 'x is `advantage` times better than y' (≥ 1 when x is better)."""
+
+    advantage: float
+    low: float
+    high: float
+    p_adj: float
+    alpha: float
+    estimable: bool
+    significant: bool
+    mde: float
+
+
+def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
+    """The pair x, y from pairwise rows of one question, as x's advantage over y."""
+    for row in pairs.itertuples():
+        if (row.a, row.b) in ((x, y), (y, x)):
+            ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
+            if (row.a == x) != (better == HIGHER):  # advantage = x/y (higher) or y/x
+                ratio, low, high = 1 / ratio, 1 / high, 1 / low
+            return Oriented(float(ratio), float(low), float(high), float(row.p_adj),
+                            float(row.alpha), bool(row.estimable), bool(row.significant),
+                            float(row.mde_ratio))
+    return None
+
+
+def geomeans(runs: pd.DataFrame, question: tuple[str, str, str]) -> pd.Series:
+    """Geometric mean per target of one question's per-run values (positive ones)."""
+    workload, op, metric = question
+    rows = runs[(runs["workload"].astype(str) == workload) & (runs["op"].astype(str) == op)
+                & (runs["metric"].astype(str) == metric) & (runs["value"] > 0)]
+    logs = np.log(rows["value"].astype(float))
+    return np.exp(logs.groupby(rows["target"].astype(str)).mean())
+
+
+def rank(runs: pd.DataFrame, pairs: pd.DataFrame, question: tuple[str, str, str],
+         better: str, left_out: set[str] = frozenset()  # type: ignore[assignment]
+         ) -> tuple[pd.DataFrame, str]:
+    """(one row per ranked target, the chain text) for one primary question."""
+    compared = set(pairs["a"].astype(str)) | set(pairs["b"].astype(str))
+    means = geomeans(runs, question)
+    means = means[[t for t in means.index if t in compared and t not in left_out]]
+    order = list(means.sort_values(ascending=better != HIGHER).index)
+    if len(order) < 2:
+        return pd.DataFrame(columns=RANKING_COLUMNS), ""
+    counts = runs[(runs["workload"].astype(str) == question[0])
+                  & (runs["op"].astype(str) == question[1])
+                  & (runs["metric"].astype(str) == question[2])].groupby(
+        runs["target"].astype(str))["value"].count()
+    best = order[0]
+    rows = []
+    for position, target in enumerate(order, 1):
+        row = {"workload": question[0], "op": question[1], "metric": question[2],
+               "better": better, "rank": position, "target": target,
+               "geomean": float(means[target]), "n": int(counts.get(target, 0)),
+               "best": best}
+        pair = orient(pairs, best, target, better) if target != best else None
+        if pair is not None:
+            row |= {"advantage": pair.advantage, "ci_low": pair.low, "ci_high": pair.high,
+                    "p_adj": pair.p_adj, "alpha": pair.alpha, "estimable": pair.estimable,
+                    "significant": pair.significant, "evidence": evidence(pair.p_adj),
+                    "size": size(pair.advantage), "mde_ratio": pair.mde}
+        rows.append(row)
+    return pd.DataFrame(rows, columns=RANKING_COLUMNS), chain(order, pairs, better)
+
+
+def _beats(pairs: pd.DataFrame, x: str, y: str, better: str) -> bool:
+    pair = orient(pairs, x, y, better)
+    return pair is not None and pair.significant and pair.advantage > 1
+
+
+def chain(order: list[str], pairs: pd.DataFrame, better: str) -> str:
+    """'a ≈ b > c' with clean cuts only, then '; a > c' for separations inside a run."""
+    text = order[0]
+    cuts = []
+    for i in range(1, len(order)):
+        clean = all(_beats(pairs, x, y, better) for x in order[:i] for y in order[i:])
+        cuts.append(clean)
+        text += f" {'>' if clean else '≈'} {order[i]}"
+    extra = []
+    for i, x in enumerate(order):
+        for j in range(i + 1, len(order)):
+            y = order[j]
+            separated_by_cut = any(cuts[k - 1] for k in range(i + 1, j + 1))
+            if not separated_by_cut and _beats(pairs, x, y, better):
+                extra.append(f"{x} > {y}")
+    return text + (f"; but {', '.join(extra)}" if extra else "")
