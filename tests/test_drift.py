@@ -38,7 +38,7 @@ def test_shared_share_at_two_targets_one_workload_three_iterations(shared_sd, tr
     covers it at its level (the block-mean estimate read 0.19–0.24 at truth 0)."""
     rng = np.random.default_rng(11)
     found = []
-    for _ in range(3000):
+    for _ in range(2000):
         rows = []
         for iteration in (1, 2, 3):
             shift = rng.normal(0, shared_sd)

@@ -29,11 +29,14 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
-from scipy import stats
 
 from fslab.errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # The second stage's smallest size: 2 df for its t (at 1 df an interval is ±12.7 SE).
 MIN_SECOND_STAGE = 3
@@ -67,6 +70,8 @@ def detectable_sizes(sd_log: np.ndarray, percent: float, level: float,
 def interval_sizes(sd_log: np.ndarray, percent: float, max_n: int) -> np.ndarray:
     """Second-stage iterations for a cell's 95 % interval on logs to be within
     ×/÷ (1 + percent/100), given each pilot cell's SD of logs (vectorised)."""
+    from scipy import stats
+
     sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
     t = stats.t.isf((1 - CONFIDENCE) / 2, sizes - 1)
     needed_sd = math.log1p(percent / 100) * np.sqrt(sizes) / t

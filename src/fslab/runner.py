@@ -40,6 +40,10 @@ RESULTS_MIN_FREE = 8 * 1024**2
 # Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
 SPACE_SETTLE_S = 20.0
 NO_SPACE = "needs"  # how a failed free-space check's reason begins
+# metrics.parquet is rewritten after a run at most this often (and always at the end): a
+# rewrite grows with the campaign, and each run's run.json — written durably first —
+# already holds its values, from which the table is rebuilt on resume.
+METRICS_EVERY_S = 2.0
 
 
 class Interrupted(KeyboardInterrupt):
@@ -90,6 +94,8 @@ class Runner:
     hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
     _rows: list[dict[str, Any]] = field(default_factory=list)
     _provisions: int = 0
+    _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
+    _metrics_stale: bool = False
 
     def execute(self) -> RunnerResult:
         outcome = RunnerResult()
@@ -104,6 +110,7 @@ class Runner:
                 self._execute_iterations(session, mounted, done, outcome)
             finally:
                 with _signals_ignored():
+                    self._write_metrics()
                     self._teardown_all(session, mounted, outcome)
                     report = session.close()
                     outcome.warnings += report.errors
@@ -232,12 +239,12 @@ class Runner:
                     reason=f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
                     f"{format_bytes(free)} free",
                 ), False
-            caches_dropped = system.sync_and_drop_caches()
+            caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
             with memory_limited(session, run, where) as where, host_cpu() as cpu:
                 output = run.workload.run(where, run_dir)
             output.metadata.setdefault("primary_metric", run.workload.primary_metric)
             if (output.status == "ok" and not self.hosts
-                    and getattr(run.workload, "measures_host_cpu", True)):
+                    and run.workload.measures_host_cpu):
                 output.measurements += host_cpu_measurements(cpu, output.measurements)
                 output.metadata["host_cpu"] = {"pct_of_one_core": cpu.pct,
                                                "busy_seconds": cpu.seconds}
@@ -262,7 +269,15 @@ class Runner:
         record.metrics = metrics = rows(columns)
         self.results.save_run(record)
         self._rows += metrics
-        self.results.rebuild_metrics(self._rows)
+        self._metrics_stale = True
+        if time.monotonic() - self._metrics_written >= METRICS_EVERY_S:
+            self._write_metrics()
+
+    def _write_metrics(self) -> None:
+        if self._metrics_stale:
+            self.results.rebuild_metrics(self._rows)
+            self._metrics_stale = False
+            self._metrics_written = time.monotonic()
 
     def _teardown(
         self, session: Session, mounted: dict[str, Mounted], name: str, outcome: RunnerResult
@@ -285,7 +300,7 @@ class Runner:
 @contextmanager
 def memory_limited(session: Session, run: RunSpec, where: Where) -> Iterator[Where]:
     """`where` with a memory cgroup of the workload's `memory_limit`, when it has one."""
-    limit = int(getattr(run.workload, "memory_limit", 0) or 0)
+    limit = int(run.workload.memory_limit or 0)
     if not limit:
         yield where
         return

@@ -76,13 +76,15 @@ def shared_variation(rows: pd.DataFrame, confidence: float = 0.95) -> Shared:
     read 0.19–0.24 where the truth was 0 (2 targets, n = 3–5). Only iterations in which
     every target of the layout ran are used."""
     ss_iter = ss_err = df_iter = df_err = weighted_k = 0.0
-    for _, block in rows.groupby(["workload", "op", "metric"], observed=True):
-        wide = block.pivot_table(index="iteration", columns="target", values="log",
-                                 aggfunc="mean", observed=True).dropna()
-        n, k = wide.shape
+    blocks = rows.groupby(["workload", "op", "metric"], observed=True, sort=False).indices
+    logs = rows["log"].to_numpy(dtype=float)
+    iterations = rows["iteration"].to_numpy()
+    targets = rows["target"].astype(str).to_numpy()
+    for index in blocks.values():
+        values = _complete_layout(iterations[index], targets[index], logs[index])
+        n, k = values.shape
         if n < 2 or k < 2:
             continue
-        values = wide.to_numpy(dtype=float)
         grand = values.mean()
         row_means, col_means = values.mean(axis=1), values.mean(axis=0)
         ss_iter += k * float(((row_means - grand) ** 2).sum())
@@ -104,6 +106,19 @@ def shared_variation(rows: pd.DataFrame, confidence: float = 0.95) -> Shared:
         return min(1.0, max(0.0, (x - 1) / (x + k - 1)))
 
     return Shared(icc(f), icc(f_low), icc(f_high))
+
+
+def _complete_layout(iterations: np.ndarray, targets: np.ndarray,
+                     logs: np.ndarray) -> np.ndarray:
+    """Iterations × targets matrix of mean logs, keeping the iterations every target ran."""
+    rows, row_codes = np.unique(iterations, return_inverse=True)
+    cols, col_codes = np.unique(targets, return_inverse=True)
+    sums = np.zeros((len(rows), len(cols)))
+    counts = np.zeros((len(rows), len(cols)))
+    np.add.at(sums, (row_codes, col_codes), logs)
+    np.add.at(counts, (row_codes, col_codes), 1)
+    complete = (counts > 0).all(axis=1)
+    return sums[complete] / counts[complete]
 
 
 def drift_note(table: pd.DataFrame, shared: Shared) -> str | None:

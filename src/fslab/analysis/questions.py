@@ -9,8 +9,9 @@ Where the primary metric comes from, first match wins:
 1. the campaign's `primary = [...]` (`--primary`): the first listed metric the workload has;
 2. what the workload declared when it ran (run.json `workload_metadata.primary_metric`:
    random fio jobs IOPS, sequential ones bandwidth, file workloads operations per second);
-3. for imported results, the same rule on the data: IOPS for a workload named random,
-   else bandwidth, operations per second, time, then the first headline metric it has.
+3. for imported results, the same rule on the data: IOPS where the block size (bandwidth
+   / IOPS) is below 64 KiB or the workload is named random, else bandwidth; then
+   operations per second, time, and the first headline metric it has.
 
 The op: a mixed job's reads and writes run together, so its question is the `total`
 op; a workload whose phases are ops (small-file create, read, delete) asks one question
@@ -19,6 +20,7 @@ per phase.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -29,13 +31,16 @@ from fslab.metrics import HEADLINE_METRICS
 Question = tuple[str, str, str]  # workload, op, metric
 # Inferred primary metrics, in order of preference (rule 3 above).
 INFERRED_ORDER = ("bw_bytes", "ops_per_s", "seconds")
+# Below this block size a job is about operations (IOPS), above it about bytes: 4–16 KiB
+# random I/O against 128 KiB–1 MiB streaming in the studies' presets.
+SMALL_BLOCK = 64 * 1024
 # IOPS and bandwidth of one op are one quantity when every run's ratio (the block size)
 # agrees to this relative tolerance: the second is not tested again.
 SAME_QUANTITY_RTOL = 1e-6
 
 
 def primary_metric(workload: str, metrics: Iterable[str], declared: str = "",
-                   campaign_primary: Iterable[str] = ()) -> str:
+                   campaign_primary: Iterable[str] = (), block_size: float = math.nan) -> str:
     """The metric a workload's verdict is about (rules 1–3 of the module doc)."""
     present = set(metrics)
     for metric in campaign_primary:
@@ -43,7 +48,8 @@ def primary_metric(workload: str, metrics: Iterable[str], declared: str = "",
             return metric
     if declared in present:
         return declared
-    if "iops" in present and ("rand" in workload.lower() or "bw_bytes" not in present):
+    small = block_size < SMALL_BLOCK if block_size == block_size else "rand" in workload.lower()
+    if "iops" in present and (small or "bw_bytes" not in present):
         return "iops"
     for metric in INFERRED_ORDER:
         if metric in present:
@@ -60,13 +66,24 @@ def primary_questions(runs: pd.DataFrame, declared: dict[str, str],
         name = str(workload)
         metric = primary_metric(name, rows["metric"].astype(str).unique(),
                                 declared.get(name) or declared.get(name.split("/")[0], ""),
-                                wanted)
+                                wanted, _block_size(rows))
         if not metric:
             continue
         ops = set(rows.loc[rows["metric"] == metric, "op"].astype(str))
         chosen = {"total"} if "total" in ops else ops
         questions |= {(name, op, metric) for op in chosen}
     return questions
+
+
+def _block_size(rows: pd.DataFrame) -> float:
+    """Median bytes per I/O of a workload's runs (NaN without IOPS and bandwidth)."""
+    rates = rows[rows["metric"].isin(("iops", "bw_bytes")) & (rows["op"] != "total")]
+    wide = rates.pivot_table(index=["run_id", "op"], columns="metric", values="value",
+                             aggfunc="first", observed=True)
+    if not {"iops", "bw_bytes"} <= set(wide.columns):
+        return math.nan
+    ratio = (wide["bw_bytes"] / wide["iops"]).replace([np.inf, -np.inf], np.nan).dropna()
+    return float(ratio.median()) if len(ratio) else math.nan
 
 
 def derived_metrics(runs: pd.DataFrame, primary: set[Question]) -> set[Question]:

@@ -38,6 +38,9 @@ class AgedFilesWorkload:
     size: int = 64 * 1024  # appended bytes, or the cap of created files' sizes
     seed: int = 1
     family: str = "agedfiles"
+    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
+    drops_caches: bool = True  # the runner syncs and drops caches before it
+    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
     primary_metric: str = "ops_per_s"  # files per second of each operation
 
     def check(self) -> None:

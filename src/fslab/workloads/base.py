@@ -43,9 +43,18 @@ class Workload(Protocol):
     def primary_metric(self) -> str:
         """The metric its verdict is about ("iops", "bw_bytes", "ops_per_s"; "" = infer
         from the data): recorded in each run.json, read by analysis/questions.py."""
-    # A workload with `memory_limit` (bytes, > 0) runs in a memory cgroup of that size,
-    # which the runner makes (memlimit.py); most have none. The runner adds system-wide
-    # CPU rows to every workload's results unless it sets `measures_host_cpu = False`.
+
+    @property
+    def memory_limit(self) -> int:
+        """Bytes (> 0) of a memory cgroup the runner makes for it (memlimit.py); 0: none."""
+
+    @property
+    def measures_host_cpu(self) -> bool:
+        """Whether the runner adds system-wide CPU rows to its results."""
+
+    @property
+    def drops_caches(self) -> bool:
+        """Whether the runner syncs and drops the page cache before it runs."""
 
     def check(self) -> None:
         """Raise UserError with one line when the workload cannot run here."""

@@ -36,6 +36,9 @@ class FilesWorkload:
     count: int
     flush: str = "fdatasync"
     family: str = "files"
+    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
+    drops_caches: bool = True  # the runner syncs and drops caches before it
+    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
     primary_metric: str = "bw_bytes"  # a file write or read test is about its rate
 
     def check(self) -> None:

@@ -34,6 +34,9 @@ class FioWorkload:
     options: dict[str, Any]  # fio options of the job section, in order
     global_options: dict[str, Any] = field(default_factory=dict)
     family: str = "fio"
+    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
+    drops_caches: bool = True  # the runner syncs and drops caches before it
+    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
     preset: str = ""
     raw_job_text: str | None = None  # a user's job file, run as written
     extra_sections: list[tuple[str, dict[str, Any]]] = field(default_factory=list)

@@ -44,6 +44,7 @@ class NullWorkload:
     drift: float = 0.0
     seed: int = 0
     measures_host_cpu: bool = False  # known numbers only: no system-wide CPU row
+    drops_caches: bool = False  # no I/O: nothing to drop
     memory_limit: int = 0
     primary_metric: str = "iops"
 

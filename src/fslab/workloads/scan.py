@@ -39,6 +39,9 @@ class ScanWorkload:
     name: str = "scan"
     subdir: str = ""
     family: str = "scan"
+    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
+    drops_caches: bool = True  # the runner syncs and drops caches before it
+    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
     primary_metric: str = "bw_bytes"  # a cold recursive read is about its bandwidth
 
     def check(self) -> None:

@@ -1,0 +1,67 @@
+"""The minimum detectable effect (analysis.power): the power it claims, checked by an
+independent computation for n = 2…10 and 1…15 comparisons, and against a simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from fslab.analysis.model import ALPHA
+from fslab.analysis.power import (
+    POWER,
+    paired_detectable_d,
+    t_power,
+    two_sample_detectable_d,
+)
+
+
+def power_over_the_numerator(noncentrality: float, df: float, alpha: float) -> float:
+    """Power of the two-sided t test by integrating over the normal numerator Z:
+    P(|Z + δ| > c·√(V/ν)) = E_Z[F_χ²ν(ν (Z + δ)² / c²)] — a different integral from the
+    one analysis.power uses (over the χ denominator), and no noncentral t."""
+    c = stats.t.isf(alpha / 2, df)
+
+    def integrand(z: float) -> float:
+        return stats.norm.pdf(z) * stats.chi2.cdf(df * (z + noncentrality) ** 2 / c**2, df)
+
+    kink = [-noncentrality] if abs(noncentrality) < 12 else None
+    return integrate.quad(integrand, -12, 12, epsabs=1e-12, limit=400, points=kink)[0]
+
+
+@pytest.mark.parametrize("n", range(2, 11))
+def test_paired_detectable_effect_has_80_percent_power_at_every_family_size(n):
+    for comparisons in range(1, 16):
+        level = ALPHA / comparisons
+        d = paired_detectable_d(n, level)
+        assert math.isfinite(d) and d > 0
+        achieved = power_over_the_numerator(d * math.sqrt(n), n - 1, level)
+        assert achieved == pytest.approx(POWER, abs=2e-4), (n, comparisons, achieved)
+
+
+def test_two_sample_detectable_effect_has_80_percent_power():
+    for n_a, n_b in ((2, 2), (3, 5), (5, 5), (10, 4)):
+        for comparisons in (1, 3, 15):
+            level = ALPHA / comparisons
+            d = two_sample_detectable_d(n_a, n_b, level)
+            nc = d / math.sqrt(1 / n_a + 1 / n_b)
+            achieved = power_over_the_numerator(nc, n_a + n_b - 2, level)
+            assert achieved == pytest.approx(POWER, abs=2e-4)
+
+
+def test_the_statsmodels_shortfall_the_issue_measured_is_gone():
+    """statsmodels' solver gave d with power 0.61 at n = 3, 3 pairs; ours reaches 0.80,
+    and a simulation of the paired t at that effect agrees."""
+    from statsmodels.stats.power import TTestPower
+
+    level = ALPHA / 3
+    theirs = TTestPower().solve_power(nobs=3, alpha=level, power=POWER)
+    assert t_power(theirs * math.sqrt(3), 2, level) < 0.7
+    ours = paired_detectable_d(3, level)
+    rng = np.random.default_rng(21)
+    diffs = rng.normal(ours, 1.0, (200_000, 3))
+    t = diffs.mean(axis=1) / (diffs.std(axis=1, ddof=1) / math.sqrt(3))
+    simulated = np.mean(np.abs(t) > stats.t.isf(level / 2, 2))
+    assert simulated == pytest.approx(POWER, abs=0.005)
