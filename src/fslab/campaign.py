@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from fslab.errors import UserError
+from fslab.metrics import HEADLINE_METRICS
 from fslab.targets import IMAGE_LESS, TargetSpec, known_kinds
 from fslab.tomlfile import read_toml
 from fslab.units import parse_duration, parse_size
@@ -85,11 +86,8 @@ class CampaignFile(BaseModel):
     # Measure the device under the loop images for each fio job first (ceiling.py), so
     # that results above it are marked cache-bound.
     ceiling: bool = True
-    # The metrics verdicts answer, in order of preference, where a workload has them
-    # (default: each workload's own: analysis/questions.py).
-    primary: list[str] = []
-    # Adaptive runs: the first `pilot` iterations only chose how many to run (adaptive.py).
-    pilot: int = 0
+    primary: list[str] = []  # metrics verdicts answer, by preference (analysis/questions)
+    pilot: int = 0  # adaptive runs: these first iterations chose how many (adaptive.py)
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -208,7 +206,9 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         primary=list(overrides.primary or parsed.primary),
         pilot=parsed.pilot,
     )
-    _check_primary(campaign.primary)
+    if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
+        raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
+                        f"{', '.join(HEADLINE_METRICS)}")
     if campaign.hosts:
         from fslab.distributed import parse_hosts
 
@@ -219,16 +219,6 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
     )
     return campaign
-
-
-def _check_primary(metrics: list[str]) -> None:
-    """A primary metric must be one fslab compares (metrics.HEADLINE_METRICS)."""
-    from fslab.metrics import HEADLINE_METRICS
-
-    unknown = [m for m in metrics if m not in HEADLINE_METRICS]
-    if unknown:
-        raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
-                        f"{', '.join(HEADLINE_METRICS)}")
 
 
 def _resolve_targets(
