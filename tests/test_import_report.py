@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 
+import pandas as pd
 import pytest
 
 from fslab import api
@@ -273,13 +274,17 @@ def test_until_ci_adds_iterations(tmp_path, lab):
                                              file_size="16M", seed=3))
     result = api.run(campaign, out=tmp_path / "r", lab=lab, until_ci=0.001, max_iterations=4)
     runs = api.runs(tmp_path / "r")
-    assert len(runs) == 4  # 0.001 % is out of reach: stopped at the cap
+    assert len(runs) == 4  # 0.001 % is out of reach: a second stage to the cap
     assert result.unconverged and "seqread" in result.unconverged[0]
+    assert "pilot = 2" in (tmp_path / "r" / "campaign.toml").read_text()
+    assert set(pd.read_csv(tmp_path / "r" / "stats" / "summary.csv")["n"]) == {2}
     loose = api.run(load_campaign(None, Overrides(
         fs=["tmpfs"], workloads=["seqread"], iterations=2, runtime="1", image_size="256M",
         file_size="16M", seed=3)), out=tmp_path / "r2", lab=lab, until_ci=1000,
-        max_iterations=4)
-    assert loose.unconverged == [] and len(api.runs(tmp_path / "r2")) == 2
+        max_iterations=5)
+    # a goal the pilot already meets still gets its second stage (the smallest): stopping
+    # on the pilot's lucky spread is what inflated false positives
+    assert loose.unconverged == [] and len(api.runs(tmp_path / "r2")) == 2 + 3
 
 
 def test_paths_name_every_target_kind_without_loading_the_plug_ins():
@@ -302,7 +307,8 @@ def test_import_command_analyses_unless_told_not_to(tmp_path):
     done = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "a"))
     assert done.returncode == 0, done.stderr
     assert "Imported 12 files" in done.stdout and "fslab report" in done.stdout
-    for name in ("summary.csv", "tests.csv", "pairwise.csv", "drivers.csv", "verdicts.txt"):
+    for name in ("summary.csv", "tests.csv", "pairwise.csv", "headline.csv", "ranking.csv",
+                 "verdicts.txt"):
         assert (tmp_path / "a" / "stats" / name).stat().st_size > 0
     bare = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "b"),
                      "--no-analyze")

@@ -10,7 +10,6 @@ from scipy import stats
 
 from fslab.analysis.comparisons import compare_targets
 from fslab.analysis.model import ALPHA, BLOCKED, UNBLOCKED, compare
-from fslab.analysis.observations import per_run
 from fslab.analysis.summary import summarize
 
 # A seed-000-shaped campaign (one workload, IOPS, 3 targets × 5 iterations) with machine

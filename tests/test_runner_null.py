@@ -9,7 +9,8 @@ from fslab.campaign import Overrides, load_campaign
 from fslab.errors import UserError
 from fslab.lab import Lab
 from fslab.plan import make_plan
-from fslab.runner import Runner, build_targets
+from fslab.preflight import build_targets
+from fslab.runner import Runner
 from fslab.store import FORMAT_VERSION, ResultsDir
 from fslab.workloads import NullWorkload
 

@@ -61,7 +61,7 @@ def analysed(metrics: pd.DataFrame):
 
 
 def test_default_shape_fits_one_screen_with_one_ranking_per_workload():
-    tests, pairs, headline, ranking, lines = analysed(
+    _, pairs, headline, _, lines = analysed(
         default_shaped({"ext4": 1.0, "xfs": 1.05, "btrfs": 0.4}))
     assert len(lines) <= 40, "\n".join(lines)
     assert sorted(headline["workload"]) == sorted(DIRECT5)  # one question each
@@ -136,4 +136,4 @@ def test_two_iterations_warn_and_a_dropped_target_is_named():
     assert any("only 2 iterations" in line for line in lines)
     row = headline.set_index("workload").loc["randread"]
     assert "c (1 value, needs 2)" in row["left_out"]
-    assert any("not ranked: c (1 value, needs 2)" in line for line in lines)
+    assert any("left out: c (1 value, needs 2)" in line for line in lines)

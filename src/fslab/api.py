@@ -48,6 +48,7 @@ def run(
     until_ci: float | None = None,
     max_iterations: int = 20,
     until_detectable: float | None = None,
+    rerun_disturbed: bool = False,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -89,7 +90,8 @@ def run(
         environment["ceilings"] = measure_ceilings(plan, lab, results, known)
         results.write_environment(environment)
     hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
-    runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts)
+    runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts,
+                    rerun_disturbed=rerun_disturbed)
     outcome = runner.execute()
     goal = Goal(until_ci, until_detectable)
     if goal and not campaign.pilot:  # the iterations so far were the pilot (adaptive.py)
@@ -97,8 +99,8 @@ def run(
         campaign = replace(campaign, pilot=campaign.iterations,
                            iterations=campaign.iterations + more)
         results.write_campaign(campaign.to_dict())
-        second = Runner(make_plan(campaign), results, lab, targets,
-                        progress or NoProgress(), hosts=hosts).execute()
+        second = Runner(make_plan(campaign), results, lab, targets, progress or NoProgress(),
+                        hosts=hosts, rerun_disturbed=rerun_disturbed).execute()
         outcome.ok, outcome.failed = outcome.ok + second.ok, outcome.failed + second.failed
         outcome.warnings += second.warnings
     if not goal:

@@ -28,6 +28,7 @@ DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
 DEFAULT_RUNTIME_S = 3
 DEFAULT_IMAGE_SIZE = "1G"
+DEFAULT_ROUNDS = 6  # 3 s jobs in 0.5 s slices: the disk's drift falls on every target
 # Auto file size per fio job: at most this, and at most FILL_FRACTION of the smallest
 # image split over the busiest workload's jobs, leaving room for fs metadata.
 AUTO_FILE_SIZE_CAP = 256 * 1024**2
@@ -88,10 +89,11 @@ class CampaignFile(BaseModel):
     ceiling: bool = True
     primary: list[str] = []  # metrics verdicts answer, by preference (analysis/questions)
     pilot: int = 0  # adaptive runs: these first iterations chose how many (adaptive.py)
+    rounds: int = DEFAULT_ROUNDS  # interleaved slices per fio job and iteration (rounds.py)
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
-    @field_validator("iterations")
+    @field_validator("iterations", "rounds")
     @classmethod
     def _positive(cls, value: int) -> int:
         if value < 1:
@@ -118,6 +120,7 @@ class Campaign:
     ceiling: bool = True
     primary: list[str] = field(default_factory=list)
     pilot: int = 0
+    rounds: int = 1  # built in code (the ceiling's, tests'): plain order unless asked
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
@@ -140,6 +143,7 @@ class Campaign:
             data["primary"] = list(self.primary)
         if self.pilot:
             data["pilot"] = self.pilot
+        data["rounds"] = self.rounds
         data["target"] = [_target_dict(spec) for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
@@ -162,6 +166,7 @@ class Overrides:
     fresh: str | None = None
     hosts: list[str] | None = None
     primary: list[str] | None = None
+    rounds: int | None = None
 
 
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
@@ -205,6 +210,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         ceiling=parsed.ceiling,
         primary=list(overrides.primary or parsed.primary),
         pilot=parsed.pilot,
+        rounds=overrides.rounds or parsed.rounds,
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
@@ -385,14 +391,9 @@ def _target_dict(spec: TargetSpec) -> dict[str, Any]:
     data: dict[str, Any] = {"name": spec.name, "fs": spec.fs}
     if spec.fs not in IMAGE_LESS and not spec.device:
         data["image_size"] = spec.size
-    if spec.mkfs_options:
-        data["mkfs_options"] = list(spec.mkfs_options)
-    if spec.mount_options:
-        data["mount_options"] = spec.mount_options
-    if spec.path:
-        data["path"] = spec.path
-    if spec.device:
-        data["device"] = spec.device
+    given = {"mkfs_options": list(spec.mkfs_options), "mount_options": spec.mount_options,
+             "path": spec.path, "device": spec.device}
+    data.update({key: value for key, value in given.items() if value})
     options = dict(spec.options)
     for key in ("direct_io", "throttle", "image", "fresh_copy_of", "age", "scale"):
         if key in options:

@@ -7,29 +7,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from fslab import api
 from fslab.campaign import Overrides, load_campaign
+from fslab.cli_app import LabOption, app, console, err_console
 from fslab.errors import ExitCode, ToolError, UserError
 from fslab.lab import Lab
-
-app = typer.Typer(
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    no_args_is_help=True,
-    help="fslab: build real file systems, run real workloads, get sound statistics.",
-)
-# Tables are wide: when output is not a terminal (a log, a file), do not wrap at 80.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True)
-
-LabOption = Annotated[
-    Path | None, typer.Option("--lab", help="Lab directory for images and mounts "
-                              "(default $FSLAB_LAB or /var/lib/fslab).")
-]
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -80,6 +65,13 @@ def run(
         "--until-detectable", help="Treat --iterations as a pilot and run as many more as "
         "detecting a PCT % difference needs (80 % power), up to --max-iterations.",
         metavar="PCT")] = None,
+    rounds: Annotated[int | None, typer.Option(
+        "--rounds", min=1, help="Measure each fio job in this many slices interleaved "
+        "with the other targets (default 6; 1: each run in one piece).")] = None,
+    rerun_disturbed: Annotated[bool, typer.Option(
+        "--rerun-disturbed", help="Measure runs the witness saw disturbed (another "
+        "process's CPU, memory pressure, other I/O) again at the end of their iteration."
+    )] = False,
     primary: Annotated[str | None, typer.Option(
         "--primary", help="Metrics the verdicts answer, comma-separated, in order of "
         "preference (default: each workload's own, e.g. IOPS for random I/O).")] = None,
@@ -94,7 +86,7 @@ def run(
         fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
         runtime=runtime, image_size=size, file_size=file_size,
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
-        primary=_split(primary),
+        primary=_split(primary), rounds=rounds,
     )
     if resume:
         if out is None:
@@ -120,7 +112,11 @@ def run(
         if problems:
             raise typer.Exit(ExitCode.USER_ERROR)
         return
+    from fslab.doctor import QUICK, examine, quick_line
     from fslab.report.progress import RichProgress
+
+    err_console.print(quick_line(examine(the_lab.root, QUICK)), markup=False,
+                      highlight=False, style="dim")
 
     try:
         with RichProgress(err_console) as progress:
@@ -128,7 +124,8 @@ def run(
                              confirmed_devices=devices, force_device=force_device,
                              progress=progress, until_ci=until_ci,
                              max_iterations=max_iterations,
-                             until_detectable=until_detectable)
+                             until_detectable=until_detectable,
+                             rerun_disturbed=rerun_disturbed)
     except KeyboardInterrupt:
         target = out or "DIR"
         err_console.print(f"fslab: interrupted; everything fslab made was released. "
@@ -281,88 +278,6 @@ def targets() -> None:
 
 
 @app.command()
-def age(
-    fs: Annotated[str, typer.Option("--fs", help="File system to age (ext4, xfs, btrfs, ...).")],
-    out: Annotated[Path, typer.Option(help="Directory for the aging log, probes and image.")],
-    size: Annotated[str, typer.Option(help="Image size.")] = "2G",
-    utilization: Annotated[float | None, typer.Option(
-        help="Keep used space at or below this share, e.g. 0.8.")] = None,
-    ops: Annotated[int | None, typer.Option(help="Stop after this many operations.")] = None,
-    duration: Annotated[str | None, typer.Option(help="Stop after this long, e.g. 2h.")] = None,
-    bytes_limit: Annotated[str | None, typer.Option(
-        "--bytes", help="Stop after writing this much, e.g. 10G.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the operation sequence.")] = 1,
-    config: Annotated[Path | None, typer.Option(
-        help="Aging configuration (TOML: mix, file choice, sizes, directories...).")] = None,
-    mix: Annotated[Path | None, typer.Option(help="Operation mix as a CSV of op,share.")] = None,
-    stop_file: Annotated[Path | None, typer.Option(help="Stop when this file appears.")] = None,
-    pause_file: Annotated[Path | None, typer.Option(
-        help="Pause while this file exists.")] = None,
-    fstrim_every: Annotated[int | None, typer.Option(help="fstrim every N operations.")] = None,
-    fstrim_seconds: Annotated[float | None, typer.Option(
-        help="fstrim every N seconds.")] = None,
-    probe_every: Annotated[int | None, typer.Option(
-        help="Fragmentation probe every N operations (and always at the end).")] = None,
-    image: Annotated[str, typer.Option(
-        help="Keep the aged state: sparse (full copy), zstd (the same, compressed), "
-             "metadata (the fs's metadata dump: layout without contents), or none.")
-    ] = "sparse",
-    recipe: Annotated[str | None, typer.Option(
-        help="mix (fs-drift-like operations), interleaved (a tree grown piece by piece in "
-             "shuffled rounds; the default) or versioned (git-pull-like versions).")] = None,
-    written: Annotated[str | None, typer.Option(
-        help="Stop after writing this multiple of the capacity, e.g. 20x.")] = None,
-    layout_target: Annotated[float | None, typer.Option(
-        "--layout-target", help="Stop when the layout score falls to this.")] = None,
-    plateau: Annotated[float | None, typer.Option(
-        help="Stop when layout score and free extents change less than this share over "
-             "the last probes, e.g. 0.01.")] = None,
-    mkfs_options: Annotated[str | None, typer.Option(
-        "--mkfs-options", help="Extra mkfs options, as for a [[target]].")] = None,
-    mount_options: Annotated[str | None, typer.Option(
-        "--mount-options", help="Mount options, as for a [[target]].")] = None,
-    direct_io: Annotated[bool | None, typer.Option(
-        "--direct-io/--no-direct-io", help="Loop device direct I/O (default on).")] = None,
-    device: Annotated[str | None, typer.Option(
-        help="Age a real block device instead of an image (with --confirm-device).")] = None,
-    confirm_device: Annotated[str | None, typer.Option(
-        "--confirm-device", help="Repeat the device to confirm it may be formatted.")] = None,
-    force_device: Annotated[bool, typer.Option(
-        "--force-device", help="Format a device that carries a signature.")] = False,
-    lab: LabOption = None,
-) -> None:
-    """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
-    from fslab.aging.flags import AgingFlags, aging_settings, aging_target
-    from fslab.units import format_bytes
-
-    settings = aging_settings(AgingFlags(
-        seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
-        bytes_limit=bytes_limit, written=written, layout_target=layout_target,
-        plateau=plateau, utilization=utilization, stop_file=stop_file, pause_file=pause_file,
-        fstrim_every=fstrim_every, fstrim_seconds=fstrim_seconds, probe_every=probe_every))
-    spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
-    devices = frozenset([confirm_device]) if confirm_device else frozenset()
-    record = api.age(spec, settings, out, lab=Lab(lab), image=image,
-                     confirmed_devices=devices, force_device=force_device)
-    console.print(
-        f"Aged {fs}: {record['ops_attempted']} operations attempted, "
-        f"{record['ops_succeeded']} succeeded, {record['ops_failed']} failed, in "
-        f"{record['seconds']:.1f} s ({record['ops_per_s']:.0f} successful ops/s, "
-        f"{format_bytes(record['bytes_written'])} written; stopped by "
-        f"{record['stopped_by']}); op sequence {record['op_sequence_sha256'][:16]}…")
-    for what, count in (record.get("failures") or {}).items():
-        console.print(f"  failed: {escape(what)} × {count}")
-    from fslab.report.terminal import aging_latency_table
-
-    console.print(aging_latency_table(record.get("latency_us") or []))
-    kept = record.get("image") or {}
-    console.print(f"Wrote {out}: aging.json, oplog.parquet, latency.csv, utilization.csv, "
-                  f"fragmentation.json" + (f", {kept['path']}" if kept.get("path") else ""))
-    if kept.get("reason"):
-        console.print(f"No image kept: {escape(kept['reason'])}")
-
-
-@app.command()
 def serve(
     bind: Annotated[str, typer.Option(
         help="Address to listen on; loopback unless you ask for another.")] = "127.0.0.1",
@@ -411,6 +326,8 @@ def main() -> None:
         err_console.print("fslab: interrupted")
         sys.exit(ExitCode.INTERRUPTED)
 
+
+import fslab.cli_more  # noqa: E402,F401  (registers age and doctor)
 
 if __name__ == "__main__":
     main()

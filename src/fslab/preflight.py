@@ -27,7 +27,6 @@ def prepare(
     """
     from fslab.distributed import preflight_campaign
     from fslab.plan import check_space, make_plan
-    from fslab.runner import build_targets
 
     plan = make_plan(campaign)
     targets = build_targets(plan, confirmed_devices, force_device)
@@ -44,3 +43,15 @@ def prepare(
                 raise
             problems.append(str(exc))
     return plan, targets
+
+
+def build_targets(
+    plan: Plan, confirmed_devices: frozenset[str], force_device: bool
+) -> dict[str, Target]:
+    """Make every target of the plan (checking them is the caller's step)."""
+    from fslab.targets import make_target
+
+    return {
+        spec.name: make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
+        for spec in plan.campaign.targets
+    }

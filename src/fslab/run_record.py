@@ -46,6 +46,12 @@ class RunRecord:
     fields: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     archive: str = ""  # where it was read from when packed (store.write_run_archive)
+    # What else the machine did while it measured (fslab/witness.py), with `disturbed`.
+    witness: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def disturbed(self) -> bool:
+        return bool(self.witness.get("disturbed"))
 
     @property
     def imported(self) -> bool:

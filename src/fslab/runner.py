@@ -9,16 +9,13 @@ campaign loses at most the run in flight.
 from __future__ import annotations
 
 import errno
-import os
 import shutil
-import signal
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any, Protocol
 
 from fslab import system
@@ -27,27 +24,24 @@ from fslab.lab import Lab, Session
 from fslab.memlimit import limit_memory
 from fslab.metrics import add_rows, empty_columns, rows
 from fslab.plan import Plan, RunSpec
+from fslab.rounds import NotReady
 from fslab.run_record import RunRecord
+from fslab.signals import Interrupted, signals_ignored, signals_unwind
 from fslab.store import ResultsDir
-from fslab.targets import Mounted, Target, make_target
+from fslab.targets import Mounted, Target
 from fslab.units import format_bytes
+from fslab.witness import Watcher
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import host_cpu, host_cpu_measurements
 
 # Below this much free space on the results disk a campaign stops (a run's raw output
 # and record need a few MiB; a metrics table rewritten per run needs its size again).
 RESULTS_MIN_FREE = 8 * 1024**2
-# Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
-SPACE_SETTLE_S = 20.0
 NO_SPACE = "needs"  # how a failed free-space check's reason begins
 # metrics.parquet is rewritten after a run at most this often (and always at the end): a
 # rewrite grows with the campaign, and each run's run.json — written durably first —
 # already holds its values, from which the table is rebuilt on resume.
 METRICS_EVERY_S = 2.0
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C so every cleanup runs."""
 
 
 class Progress(Protocol):
@@ -78,6 +72,7 @@ class RunnerResult:
     ok: int = 0
     failed: int = 0
     skipped: int = 0  # already complete (resume)
+    reruns: int = 0  # disturbed runs measured again (--rerun-disturbed)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -94,22 +89,25 @@ class Runner:
     hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
     _rows: list[dict[str, Any]] = field(default_factory=list)
     _provisions: int = 0
+    rerun_disturbed: bool = False  # measure disturbed runs again at their iteration's end
     _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
     _metrics_stale: bool = False
+    _watcher: Watcher | None = None
 
     def execute(self) -> RunnerResult:
         outcome = RunnerResult()
+        self._watcher = Watcher(self.lab.root)
         done = self.results.completed_run_ids()
         self._rows = self.results.metric_rows()  # kept in memory: parquet rewritten per run
         outcome.skipped = sum(1 for run in self.plan.runs if run.run_id in done)
         self.progress.start(len(self.plan.runs), outcome.skipped)
-        with _signals_unwind():
+        with signals_unwind():
             session = self.lab.open_session()
             mounted: dict[str, Mounted] = {}
             try:
                 self._execute_iterations(session, mounted, done, outcome)
             finally:
-                with _signals_ignored():
+                with signals_ignored():
                     self._write_metrics()
                     self._teardown_all(session, mounted, outcome)
                     report = session.close()
@@ -122,20 +120,83 @@ class Runner:
         fresh = self.plan.campaign.fresh
         for iteration in range(1, self.plan.campaign.iterations + 1):
             broken: dict[str, str] = {}  # target -> why it could not be provisioned
-            for run in self.plan.iteration(iteration):
-                if run.run_id in done:
-                    continue
-                self.progress.run_started(run)
-                status, reason = self._one_run(session, mounted, broken, run)
-                outcome.ok += status == "ok"
-                outcome.failed += status != "ok"
-                self.progress.run_finished(run, status, reason)
-                # After a failure the target may be broken (a dead FUSE daemon, a full fs):
-                # the next run on it gets a fresh one.
-                if fresh == "run" or status == "failed":
-                    self._teardown(session, mounted, run.target.name, outcome)
+            runs = [run for run in self.plan.iteration(iteration) if run.run_id not in done]
+            for group in self._groups(runs):
+                for run, status, reason in self._execute_group(session, mounted, broken,
+                                                               group):
+                    outcome.ok += status == "ok"
+                    outcome.failed += status != "ok"
+                    self.progress.run_finished(run, status, reason)
+                    # After a failure the target may be broken (a dead FUSE daemon, a full
+                    # fs): the next run on it gets a fresh one.
+                    if fresh == "run" or status == "failed":
+                        self._teardown(session, mounted, run.target.name, outcome)
+            if self.rerun_disturbed:
+                self._rerun_disturbed(session, mounted, broken, runs, outcome)
             if fresh == "iteration":
                 self._teardown_all(session, mounted, outcome)
+
+    def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
+        """The iteration's runs in plan order, a sliceable workload's runs on every target
+        gathered where its first one stands (they are measured in rounds: rounds.py)."""
+        from fslab.rounds import sliceable
+
+        campaign, groups = self.plan.campaign, []
+        gathered: dict[str, list[RunSpec]] = {}
+        for run in runs:
+            if campaign.fresh == "run" or sliceable(run, campaign.rounds, bool(self.hosts)):
+                groups.append([run])
+            elif run.workload.name in gathered:
+                gathered[run.workload.name].append(run)
+            else:
+                gathered[run.workload.name] = [run]
+                groups.append(gathered[run.workload.name])
+        return groups
+
+    def _execute_group(self, session: Session, mounted: dict[str, Mounted],
+                       broken: dict[str, str], group: list[RunSpec]
+                       ) -> list[tuple[RunSpec, str, str]]:
+        """Run one run, or one workload on several targets in rounds; (run, status,
+        reason) for each."""
+        from fslab.rounds import measure_in_rounds, sliceable
+
+        campaign = self.plan.campaign
+        if sliceable(group[0], campaign.rounds, bool(self.hosts)) or campaign.fresh == "run":
+            self.progress.run_started(group[0])
+            return [(group[0], *self._one_run(session, mounted, broken, group[0]))]
+        runs = []
+        for run in group:
+            self.progress.run_started(run)
+            with self._results_space():
+                self._check_results_space()
+                runs.append((run, self.results.fresh_run_dir(run.run_id)))
+        assert self._watcher is not None
+        parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
+                                  campaign.seed, self._watcher)
+        return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts]
+
+    def _rerun_disturbed(self, session: Session, mounted: dict[str, Mounted],
+                         broken: dict[str, str], runs: list[RunSpec],
+                         outcome: RunnerResult) -> None:
+        """Measure the iteration's disturbed runs once more, replacing them (the first
+        witness is kept in the new record)."""
+        disturbed = {}
+        for run in runs:
+            record = self.results.run_record(run.run_id)
+            if record is not None and record.disturbed:
+                disturbed[run.run_id] = record.witness
+        if not disturbed:
+            return
+        self._rows = [row for row in self._rows if row["run_id"] not in disturbed]
+        for group in self._groups([run for run in runs if run.run_id in disturbed]):
+            for run, status, reason in self._execute_group(session, mounted, broken, group):
+                record = self.results.run_record(run.run_id)
+                if record is not None:
+                    record.witness = {**record.witness,
+                                      "rerun_of": disturbed.get(run.run_id, {})}
+                    self.results.save_run(record)
+                outcome.reruns += 1
+                self.progress.run_finished(run, status, f"measured again: {reason}".strip())
 
     def _one_run(
         self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
@@ -215,24 +276,60 @@ class Runner:
         place.description["provisioned"] = {"at": time.time(), "number": self._provisions}
         return place
 
-    def _run_workload(self, session: Session, place: Mounted, run: RunSpec,
-                      run_dir: Any) -> tuple[RunOutput, bool]:
+    def place_for(self, session: Session, mounted: dict[str, Mounted],
+                  broken: dict[str, str], run: RunSpec, run_dir: Path
+                  ) -> tuple[Where, dict[str, Any]]:
+        """A provisioned target and a fresh working directory on it (rounds.Steps)."""
+        if run.target.name in broken:
+            raise NotReady(broken[run.target.name])
+        place = mounted.get(run.target.name)
+        if place is None:
+            try:
+                place = mounted[run.target.name] = self._provision(self.targets[
+                    run.target.name], session)
+            except (ToolError, OSError, UserError) as exc:
+                broken[run.target.name] = f"provisioning {run.target.name} failed: {exc}"
+                raise NotReady(broken[run.target.name]) from exc
+        where = self._where(place, run)
+        need = run.workload.required_bytes()
+        free = place.wait_for_space(need)
+        if free is not None and need > free:
+            raise NotReady(f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
+                            f"{format_bytes(free)} free")
+        return where, place.description
+
+    def release_place(self, where: Where) -> None:
+        if where.directory is not None:
+            shutil.rmtree(where.directory, ignore_errors=True)
+
+    def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
+             started: float, caches_dropped: bool) -> None:
+        with self._results_space():
+            self._check_results_space()
+            self._save(run, output, description, started, caches_dropped)
+
+    def _where(self, place: Mounted, run: RunSpec) -> Where:
         workdir = place.path / f"fslab-{run.workload.name}" if place.path else None
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
             workdir.mkdir()
-        where = Where(directory=workdir, device=place.device, layout_first=place.layout_first,
-                      cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
-                      hosts=self.hosts,
-                      root=Path(run.target.path) if self.hosts and run.target.path
-                      else place.path)
+        return Where(directory=workdir, device=place.device, layout_first=place.layout_first,
+                     cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
+                     hosts=self.hosts,
+                     root=Path(run.target.path) if self.hosts and run.target.path
+                     else place.path)
+
+    def _run_workload(self, session: Session, place: Mounted, run: RunSpec,
+                      run_dir: Any) -> tuple[RunOutput, bool]:
+        where = self._where(place, run)
+        workdir = where.directory
         if self.hosts and not run.workload.family.startswith("fio"):
             return RunOutput(status="unsupported", reason=(
                 f"{run.workload.family} runs on this machine only; with hosts, only fio "
                 "workloads run on the load nodes")), False
         try:
             need = run.workload.required_bytes()
-            free = _wait_for_space(place, need)
+            free = place.wait_for_space(need)
             if free is not None and need > free:
                 return RunOutput(
                     status="failed",
@@ -240,9 +337,12 @@ class Runner:
                     f"{format_bytes(free)} free",
                 ), False
             caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
-            with memory_limited(session, run, where) as where, host_cpu() as cpu:
+            assert self._watcher is not None
+            with (memory_limited(session, run, where) as where, host_cpu() as cpu,
+                  self._watcher.watching() as witness):
                 output = run.workload.run(where, run_dir)
             output.metadata.setdefault("primary_metric", run.workload.primary_metric)
+            output.metadata["witness"] = witness.to_json()
             if (output.status == "ok" and not self.hosts
                     and run.workload.measures_host_cpu):
                 output.measurements += host_cpu_measurements(cpu, output.measurements)
@@ -263,7 +363,8 @@ class Runner:
             workload=run.workload.name, iteration=run.iteration, position=run.position,
             family=run.workload.family, status=output.status, reason=output.reason,
             started=started, finished=time.time(), caches_dropped=caches_dropped,
-            target_description=description, workload_metadata=output.metadata)
+            target_description=description, workload_metadata=output.metadata,
+            witness=output.metadata.pop("witness", {}))
         columns = empty_columns()
         add_rows(columns, record.identity(), output.measurements, self.host)
         record.metrics = metrics = rows(columns)
@@ -311,51 +412,4 @@ def memory_limited(session: Session, run: RunSpec, where: Where) -> Iterator[Whe
         session.release(resource)
 
 
-def _wait_for_space(place: Mounted, need: int) -> int | None:
-    """Free space, after giving deferred frees (btrfs, zfs) time to land, up to a limit."""
-    free = place.free_bytes()
-    deadline = time.monotonic() + SPACE_SETTLE_S
-    while free is not None and need > free and time.monotonic() < deadline:
-        os.sync()
-        time.sleep(0.5)
-        free = place.free_bytes()
-    return free
-
-
-def build_targets(
-    plan: Plan, confirmed_devices: frozenset[str], force_device: bool
-) -> dict[str, Target]:
-    """Make every target of the plan (checking them is the caller's step)."""
-    return {
-        spec.name: make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
-        for spec in plan.campaign.targets
-    }
-
-
-@contextmanager
-def _signals_unwind() -> Iterator[None]:
-    """Turn SIGTERM and SIGHUP into an exception, so `finally` blocks release resources."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signal.Signals(signum).name)
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-@contextmanager
-def _signals_ignored() -> Iterator[None]:
-    """Let cleanup finish even if the user presses Ctrl-C again."""
-    handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous: dict[signal.Signals, Callable[..., Any] | int | None] = {}
-    for sig in handled:
-        previous[sig] = signal.signal(sig, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        for handled_sig, old in previous.items():
-            signal.signal(handled_sig, old)
+__all__ = ["Interrupted", "NoProgress", "Progress", "Runner", "RunnerResult"]

@@ -36,6 +36,7 @@ class Analysis:
     drift: pd.DataFrame  # per iteration: the factor shared by every target (drift.csv)
     hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
     aged: pd.DataFrame  # aged/fresh rows of pairwise (aged_vs_fresh.csv; empty otherwise)
+    disturbed: pd.DataFrame  # per run: what the witness saw (disturbed.csv)
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -45,14 +46,15 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
        "later also drift.csv (written for people; nothing reads it back)",
     2: "primary questions as one family (pairwise: primary, alpha, se_log, family); "
        "headline.csv one row per primary question with its ranking; ranking.csv; "
-       "drivers.csv gone; drift.csv and aged_vs_fresh.csv declared and read back",
+       "drivers.csv gone; drift.csv and aged_vs_fresh.csv declared and read back; "
+       "disturbed.csv (the witness of every run)",
 })
 INDEX = STATS.marker
 # Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
           "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
-          "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv"}
-OPTIONAL = frozenset({"hosts", "aged"})  # written only when not empty
+          "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv"}
+OPTIONAL = frozenset({"hosts", "aged", "disturbed"})  # written only when not empty
 
 
 def write_tables(results: ResultsDir, done: Analysis) -> None:

@@ -296,14 +296,27 @@ class ResultsDir:
             raise ValueError(f"columns missing: {', '.join(sorted(missing))}")
         return table.to_pandas()
 
+    def run_record(self, run_id: str) -> RunRecord | None:
+        """One finished run's record (a campaign's run directory), or None."""
+        path = self.run_dir(run_id) / RUN_RECORD
+        try:
+            return RunRecord.from_json(json.loads(path.read_text()))
+        except (OSError, ValueError):
+            return None
+
     def load_runs(self) -> Any:
-        """One row per finished run: status and reason (failed runs included), and
-        whether caches were dropped before it."""
+        """One row per finished run: status and reason (failed runs included), whether
+        caches were dropped before it, and what the witness saw (fslab/witness.py)."""
         import pandas as pd
 
-        keys = ("run_id", "iteration", "target", "fs", "workload", "status", "reason",
-                "caches_dropped")
-        rows = [{k: getattr(record, k) for k in keys} for record in self.run_records()]
+        keys: tuple[str, ...] = ("run_id", "iteration", "target", "fs", "workload", "status",
+                                 "reason", "caches_dropped")
+        seen = ("others_cpu_pct", "steal_pct", "psi_memory_pct", "other_io_bytes_s")
+        rows = [{**{k: getattr(record, k) for k in keys}, "disturbed": record.disturbed,
+                 **{k: record.witness.get(k) for k in seen},
+                 "disturbed_by": "; ".join(record.witness.get("reasons") or [])}
+                for record in self.run_records()]
+        keys = (*keys, "disturbed", *seen, "disturbed_by")
         imported = self.path / "runs.csv"  # an import of format 2 wrote an index, no runs/
         if not rows and imported.exists():
             return pd.read_csv(imported, keep_default_na=False).assign(

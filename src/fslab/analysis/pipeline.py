@@ -73,6 +73,7 @@ def analyze_results(results: ResultsDir) -> Analysis:
     """Every step of the analysis, written to stats/ (tables, verdicts.txt, index)."""
     from fslab.analysis.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.comparisons import compare_targets
+    from fslab.analysis.disturbance import disturbance, disturbance_note
     from fslab.analysis.drift import drift_note, iteration_drift
     from fslab.analysis.hosts import host_spread
     from fslab.analysis.observations import per_run
@@ -93,11 +94,13 @@ def analyze_results(results: ResultsDir) -> Analysis:
     drift_table, shared = iteration_drift(runs)
     note = drift_note(drift_table, shared)
     headline, ranking = rankings(summary, tests, pairs, runs)
-    lines = (verdict_lines(headline, ranking, tests, pairs) + aged_verdicts(ages)
-             + ([note] if note else []))
+    seen = disturbance(records)
+    busy = disturbance_note(seen)
+    lines = ([busy] if busy else []) + verdict_lines(headline, ranking, tests, pairs) \
+        + aged_verdicts(ages) + ([note] if note else [])
     done = Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
                     pairwise=pairs, verdicts=lines, headline=headline, ranking=ranking,
-                    drift=drift_table, hosts=spread, aged=ages)
+                    drift=drift_table, hosts=spread, aged=ages, disturbed=seen)
     results.stats_dir.mkdir(exist_ok=True)
     write_tables(results, done)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")

@@ -54,13 +54,13 @@ def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
                          & (pairwise.metric == test.metric)]
         cached = cache_bound(summary, question[0])
         table, text = rank(runs, pairs, question, better, set(cached))
-        left_out = [f"{t} (cache-bound: {why})" for t, why in sorted(cached.items())]
+        left_out = [f"{t} is cache-bound, not ranked ({why})" for t, why in sorted(cached.items())]
         if isinstance(test.dropped, str) and test.dropped:
-            left_out.append(test.dropped)
+            left_out.append(f"left out: {test.dropped}")
         heads.append({**base, "targets": len(table), "n": _n_text(table),
                       "ranking": text, "best": table["best"].iloc[0] if len(table) else "",
                       "left_out": "; ".join(left_out),
-                      "verdict": text or "fewer than 2 targets left to rank"})
+                      "verdict": text or "; ".join(left_out) or "fewer than 2 targets to rank"})
         ranked.append(table)
     headline = pd.DataFrame(heads, columns=HEADLINE_COLUMNS)
     ranking = (pd.concat(ranked, ignore_index=True) if ranked
@@ -116,7 +116,7 @@ def _question_lines(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame)
             lines.append("    " + pair_sentence(best, str(row.target), pair, word))
     left_out = head.left_out  # type: ignore[attr-defined]
     if isinstance(left_out, str) and left_out:
-        lines.append(f"    not ranked: {left_out}")
+        lines.append(f"    {left_out}")
     if rows["n"].min() == 2:
         lines.append("    only 2 iterations: each interval rests on 1 degree of freedom — "
                      "run more before acting on this")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -33,6 +34,10 @@ class TargetSpec:
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
+# Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
+SPACE_SETTLE_S = 20.0
+
+
 @dataclass
 class Mounted:
     """A provisioned target, ready for workloads."""
@@ -43,6 +48,16 @@ class Mounted:
     device: str = ""  # the block device, for raw targets
     layout_first: bool = False  # write files sequentially before fio touches them
     cgroup: str = ""  # blkio cgroup that workload processes join (slow-device emulation)
+
+    def wait_for_space(self, need: int) -> int | None:
+        """Free space, after giving deferred frees (btrfs, zfs) time to land, up to a limit."""
+        free = self.free_bytes()
+        deadline = time.monotonic() + SPACE_SETTLE_S
+        while free is not None and need > free and time.monotonic() < deadline:
+            os.sync()
+            time.sleep(0.5)
+            free = self.free_bytes()
+        return free
 
     def free_bytes(self) -> int | None:
         """Space available to a writer (device size for raw); None when the fs won't say."""

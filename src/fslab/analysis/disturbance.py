@@ -1,0 +1,51 @@
+"""Runs the witness saw disturbed (fslab/witness.py): a table and one sentence for the
+verdicts, so a busy machine is named instead of passing for "no detectable difference"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from fslab.run_record import RunRecord
+
+COLUMNS = ["run_id", "target", "workload", "iteration", "disturbed", "others_cpu_pct",
+           "steal_pct", "psi_memory_pct", "other_io_bytes_s", "reasons", "measured_again"]
+
+
+def disturbance(records: Iterable[RunRecord]) -> pd.DataFrame:
+    """One row per run that carries a witness (imports carry none)."""
+    rows = []
+    for record in records:
+        seen = record.witness
+        if not seen:
+            continue
+        rows.append({"run_id": record.run_id, "target": record.target,
+                     "workload": record.workload, "iteration": record.iteration,
+                     "disturbed": bool(seen.get("disturbed")),
+                     "others_cpu_pct": seen.get("others_cpu_pct"),
+                     "steal_pct": seen.get("steal_pct"),
+                     "psi_memory_pct": seen.get("psi_memory_pct"),
+                     "other_io_bytes_s": seen.get("other_io_bytes_s"),
+                     "reasons": "; ".join(seen.get("reasons") or []),
+                     "measured_again": bool(seen.get("rerun_of"))})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def disturbance_note(table: pd.DataFrame) -> str | None:
+    """'3 of 75 runs ran while other processes used 41 % of a CPU …', or None."""
+    if table.empty:
+        return None
+    hit = table[table["disturbed"]]
+    again = int(table["measured_again"].sum())
+    redo = (f" {again} disturbed run{'s' * (again != 1)} were measured again." if again
+            else "")
+    if hit.empty:
+        return f"Machine: quiet during all {len(table)} runs (fslab's witness).{redo}" \
+            if again else None
+    cpu = hit["others_cpu_pct"].astype(float)
+    worst = hit.loc[cpu.idxmax()] if cpu.notna().any() else hit.iloc[0]
+    return (f"Machine: {len(hit)} of {len(table)} runs ran while it was busy — "
+            f"{worst['reasons']} (the worst, {worst['run_id']}). Their values include "
+            f"that load, not only the file system: compare with care, or measure them "
+            f"again with fslab run --rerun-disturbed.{redo}")

@@ -1,0 +1,118 @@
+"""A fio job measured in slices: laid out once, then run for short stretches that the
+runner interleaves with the same job on the other targets (runner_rounds.py).
+
+The disk under loop images drifts from moment to moment; a comparison should not depend
+on which target happened to run in a slow minute. Measured here (issue 22): alternating
+two images in 0.5 s slices cut the spread of their log ratio for sequential writes from
+0.205 to 0.088. Each slice is one fio invocation on the files laid out before the first
+(fio-slice-NN.json beside job.fio); its values are samples of the run, whose observation
+is their mean (analysis.observations), never more replicates.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fslab.metrics import Measurement
+from fslab.parsers.fio import job_errors, parse_fio
+from fslab.parsers.fio_load import FioParseError, load_fio
+
+if TYPE_CHECKING:
+    from fslab.workloads.base import RunOutput, Where
+    from fslab.workloads.fio import FioWorkload
+
+SLICE_OUTPUT = "fio-slice-{index:02d}.json"
+SLICE_JOB = "slice.fio"
+SLICE_GRACE_S = 60  # past its slice and this, a fio invocation is considered hung
+
+
+def why_not_sliced(workload: FioWorkload) -> str:
+    """'' when the job can be measured in slices, else why not (said in the run record)."""
+    merged = {**workload.global_options, **workload.options}
+    if workload.raw_job_text is not None:
+        return "a user's job file runs as written"
+    if workload.extra_sections:
+        return "sections run one after the other (stonewall)"
+    if not workload.runtime or str(merged.get("time_based", "1")) in ("0", "False", "false"):
+        return "size-based: it ends when its bytes are done, not after a time"
+    return ""
+
+
+def prepare(workload: FioWorkload, where: Where, run_dir: Path) -> dict[str, Any]:
+    """Write the job file and lay out its files (once, before the first slice)."""
+    from fslab import system
+    from fslab.workloads.fio import JOB_FILE, _layout_pass, lay_out_files
+
+    job_file = run_dir / JOB_FILE
+    job_file.write_text(workload.render(where)[JOB_FILE])
+    metadata: dict[str, Any] = {"fio_version": system.tool_version("fio"),
+                                "io": {"direct": workload.direct,
+                                       "file_set_bytes": workload.required_bytes()}}
+    if where.layout_first and where.directory:
+        metadata["layout"] = lay_out_files(where.directory, workload)
+    if where.directory is not None:
+        metadata["layout_pass"] = _layout_pass(job_file, run_dir, where.cgroup)
+    return metadata
+
+
+def slice_job(workload: FioWorkload, where: Where, slice_ms: int, ramp_ms: int) -> str:
+    """The job file of one slice: the same job, `slice_ms` long after `ramp_ms`."""
+    from fslab.workloads.fio import JOB_FILE
+
+    text = workload.render(where)[JOB_FILE]
+    lines = [line for line in text.splitlines()
+             if not line.startswith(("runtime=", "ramp_time="))]
+    at = lines.index("[global]") + 1
+    return "\n".join([*lines[:at], f"runtime={slice_ms}ms", f"ramp_time={ramp_ms}ms",
+                      *lines[at:]]) + "\n"
+
+
+def run_slice(workload: FioWorkload, where: Where, run_dir: Path, index: int,
+              slice_ms: int, ramp_ms: int) -> tuple[int, str, float]:
+    """One slice: (fio's exit code, its stderr, wall seconds)."""
+    from fslab.workloads.fio import _run_fio
+
+    job = run_dir / SLICE_JOB
+    if not job.exists():
+        job.write_text(slice_job(workload, where, slice_ms, ramp_ms))
+    output = run_dir / SLICE_OUTPUT.format(index=index)
+    start = time.perf_counter()
+    code, stderr = _run_fio(["fio", "--output-format=json+", f"--output={output}", str(job)],
+                            timeout=(slice_ms + ramp_ms) / 1000 + SLICE_GRACE_S,
+                            cgroup=where.cgroup)
+    if stderr.strip():
+        with (run_dir / "stderr.txt").open("a") as handle:
+            handle.write(f"--- slice {index}\n{stderr}")
+    return code, stderr, time.perf_counter() - start
+
+
+def slice_files(run_dir: Path) -> list[Path]:
+    return sorted(run_dir.glob("fio-slice-*.json"))
+
+
+def parse_slices(run_dir: Path) -> list[Measurement]:
+    """Every slice's values, each slice a sample of the run (sample = its index)."""
+    out: list[Measurement] = []
+    for index, path in enumerate(slice_files(run_dir)):
+        out += [m._replace(sample=index) for m in parse_fio(load_fio(path.read_bytes()))]
+    return out
+
+
+def finish(run_dir: Path, metadata: dict[str, Any], failures: list[str]) -> RunOutput:
+    """The run's output from its slices (a failed slice fails the run, with its reason)."""
+    from fslab.workloads.base import RunOutput
+
+    if failures:
+        return RunOutput(status="failed", reason=failures[0], metadata=metadata)
+    errors: list[str] = []
+    try:
+        for path in slice_files(run_dir):
+            errors += job_errors(load_fio(path.read_bytes()))
+        measurements = parse_slices(run_dir)
+    except (OSError, FioParseError) as exc:
+        return RunOutput(status="failed", reason=f"fio: {exc}", metadata=metadata)
+    if errors:
+        return RunOutput(status="failed", reason=f"fio: {errors[0]}", metadata=metadata)
+    return RunOutput(measurements=measurements, metadata=metadata)
