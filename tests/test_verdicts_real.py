@@ -17,6 +17,7 @@ image_size = "256M"
 file_size = "16M"
 seed = {seed}
 ceiling = false
+rounds = {rounds}
 {targets}
 [[workload]]
 preset = "direct5"
@@ -24,10 +25,10 @@ only = ["randread"]
 """
 
 
-def run(tmp_path, lab, name, targets, iterations=3, seed=1):
+def run(tmp_path, lab, name, targets, iterations=3, seed=1, rounds=1):
     path = tmp_path / f"{name}.toml"
     path.write_text(CAMPAIGN.format(name=name, iterations=iterations, seed=seed,
-                                    targets=targets))
+                                    targets=targets, rounds=rounds))
     out = tmp_path / name
     result = api.run(load_campaign(path), out=out, lab=lab)
     assert result.runner.failed == 0
@@ -38,10 +39,11 @@ def run(tmp_path, lab, name, targets, iterations=3, seed=1):
 
 
 @pytest.mark.privileged
-def test_identical_targets_show_no_difference(tmp_path, lab):
+def test_identical_targets_show_no_difference(tmp_path, lab, rounds=3):
+    """In interleaved slices (the default way), as fslab measures by default."""
     requires("fio", "mkfs.ext4", "losetup")
     targets = "".join(f'[[target]]\nname = "ext4-{x}"\nfs = "ext4"\n' for x in "abc")
-    pairs, tests = run(tmp_path, lab, "aa", targets)
+    pairs, tests = run(tmp_path, lab, "aa", targets, rounds=rounds)
     assert len(pairs) == 3
     assert not pairs["significant"].any(), pairs[["a", "b", "ratio", "p_adj"]]
     # and each interval says so: it holds 1
@@ -51,23 +53,28 @@ def test_identical_targets_show_no_difference(tmp_path, lab):
 
 @pytest.mark.privileged
 def test_a_known_handicap_is_found_with_the_truth_in_its_interval(tmp_path, lab):
+    """Without slices and in slices: both find 2×, the slices with a narrower interval."""
     requires("fio", "mkfs.ext4", "losetup")
     if throttle_support():
         pytest.fail(f"CI must run every test: {throttle_support()}")
     targets = ('[[target]]\nname = "fast"\nfs = "ext4"\nthrottle = { read_iops = 400 }\n'
                '[[target]]\nname = "slow"\nfs = "ext4"\nthrottle = { read_iops = 200 }\n')
-    pairs, _ = run(tmp_path, lab, "ab", targets)
-    (pair,) = pairs.itertuples()
-    ratio, low, high = pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high
-    if (pair.a, pair.b) == ("slow", "fast"):
-        ratio, low, high = 1 / ratio, 1 / high, 1 / low
-    assert pair.significant
-    # Both capped, so the truth is 400/200 in steady state. A 1-s window also counts a
-    # few I/Os beyond the cap (the throttle's slice at the window's edges; measured: fast
-    # 401.5-403.5, slow 203.6-205.6 IOPS), a surplus of 0-6 IOPS per target. The true
-    # ratio of what fio measures is therefore known only within [400/206, 406/200], and
-    # the interval must reach into that band (it missed plain 2.0: 1.956-1.982).
-    surplus = 6
-    truth_low, truth_high = 400 / (200 + surplus), (400 + surplus) / 200
-    assert low <= truth_high and high >= truth_low, (ratio, low, high)
-    assert ratio == pytest.approx(2.0, rel=0.1)
+    widths = {}
+    for rounds in (1, 3):
+        pairs, _ = run(tmp_path, lab, f"ab{rounds}", targets, rounds=rounds)
+        (pair,) = pairs.itertuples()
+        ratio, low, high = pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high
+        if (pair.a, pair.b) == ("slow", "fast"):
+            ratio, low, high = 1 / ratio, 1 / high, 1 / low
+        assert pair.significant
+        # Both capped, so the truth is 400/200 in steady state. A 1-s window also counts
+        # a few I/Os beyond the cap (the throttle's slice at the window's edges; measured:
+        # fast 401.5-403.5, slow 203.6-205.6 IOPS), a surplus of 0-6 IOPS per target; in
+        # slices of 1/rounds s each window has its own edges, so the surplus in IOPS grows
+        # as the window shrinks. The interval must reach into that band.
+        surplus = 6 * rounds
+        truth_low, truth_high = 400 / (200 + surplus), (400 + surplus) / 200
+        assert low <= truth_high and high >= truth_low, (rounds, ratio, low, high)
+        assert ratio == pytest.approx(2.0, rel=0.1)
+        widths[rounds] = high / low
+    assert widths[3] < widths[1], widths  # measured: 1.003 against 1.057

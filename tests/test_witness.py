@@ -1,0 +1,92 @@
+"""The witness (fslab/witness.py) on real processes: a CPU hog started halfway through a
+small campaign marks the runs it overlapped as disturbed, with the load it measured; the
+verdicts say so; --rerun-disturbed measures those runs again (issue 22). And the doctor
+answers in under 5 seconds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+from fslab import api
+from fslab.analysis.pipeline import analyze_results
+from fslab.campaign import Overrides, load_campaign
+from fslab.plan import make_plan
+from fslab.preflight import build_targets
+from fslab.runner import Runner
+from fslab.store import ResultsDir
+from fslab.workloads import NullWorkload
+
+RUN_S = 0.4  # each null run holds the runner this long
+
+
+def start_hog(after: float, seconds: float) -> threading.Thread:
+    """After `after` s, a bounded busy loop in a process of its own: setsid -f detaches it,
+    so it is not fslab's child (the witness leaves fslab's own processes out)."""
+    code = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass"
+
+    def later() -> None:
+        time.sleep(after)
+        subprocess.run(["setsid", "-f", sys.executable, "-c", code], check=True)
+
+    thread = threading.Thread(target=later, daemon=True)
+    thread.start()
+    return thread
+
+
+def campaign_with_hog(tmp_path, lab, rerun: bool):
+    campaign = load_campaign(None, Overrides(fs=["null"], iterations=2, seed=5))
+    workloads = [NullWorkload(f"w{i}", sleep_s=RUN_S) for i in range(8)]
+    plan = make_plan(campaign, workloads)
+    results = ResultsDir.create(tmp_path / ("rerun" if rerun else "plain"))
+    results.write_campaign(campaign.to_dict())
+    hog = start_hog(after=3 * RUN_S, seconds=3 * RUN_S)  # within iteration 1 (8 runs)
+    runner = Runner(plan, results, lab, build_targets(plan, frozenset(), False),
+                    rerun_disturbed=rerun)
+    outcome = runner.execute()
+    hog.join()
+    time.sleep(0.1)
+    return outcome, results
+
+
+def test_a_cpu_hog_marks_the_runs_it_overlapped(tmp_path, lab):
+    outcome, results = campaign_with_hog(tmp_path, lab, rerun=False)
+    assert outcome.failed == 0
+    runs = results.load_runs().set_index("run_id")
+    hit = runs[runs["disturbed"]]
+    assert 2 <= len(hit) <= 5, runs[["disturbed", "others_cpu_pct"]]
+    assert (hit["others_cpu_pct"] >= 60).all()  # a whole busy loop: most of one CPU
+    assert hit["disturbed_by"].str.contains("python").all()
+    assert set(hit.index.str[:4]) == {"i001"}  # only while the hog ran
+    assert (runs.loc[~runs["disturbed"], "others_cpu_pct"] < 25).all()
+    lines = analyze_results(results).verdicts
+    assert lines[0].startswith(f"Machine: {len(hit)} of 16 runs ran while it was busy")
+    assert "--rerun-disturbed" in lines[0]
+
+
+def test_rerun_disturbed_measures_them_again(tmp_path, lab):
+    outcome, results = campaign_with_hog(tmp_path, lab, rerun=True)
+    assert outcome.reruns >= 2 and outcome.ok == 16  # a run measured again counts once
+    runs = results.load_runs()
+    assert len(runs) == 16 and not runs["disturbed"].any()  # replaced, each once
+    again = [r for r in results.run_records() if r.witness.get("rerun_of")]
+    assert len(again) == outcome.reruns
+    assert all(r.witness["rerun_of"]["disturbed"] for r in again)
+    assert len(api.load(results.path)) == 16  # one value per run: the rerun's
+    lines = analyze_results(results).verdicts
+    assert "were measured again" in lines[0]
+
+
+def test_doctor_answers_in_under_five_seconds(tmp_path):
+    from tests.conftest import fslab_cmd
+
+    start = time.perf_counter()
+    done = fslab_cmd("doctor", "--lab", str(tmp_path / "lab"))
+    seconds = time.perf_counter() - start
+    assert seconds < 5, seconds
+    assert done.returncode in (0, 3), done.stderr
+    for check in ("load", "CPU frequency", "memory", "disk", "lab space", "loop direct I/O",
+                  "tools"):
+        assert f" {check}: " in done.stdout, done.stdout
