@@ -217,7 +217,8 @@ options = {{ nrfiles = 200 }}
     assert not (tmp_path / "r" / "stats" / "aged_vs_fresh.csv").exists()  # run: summary only
     api.analyze(tmp_path / "r")
     ratios = (tmp_path / "r" / "stats" / "aged_vs_fresh.csv").read_text()
-    assert "aged_readall,read,bw_bytes,higher,ext4-aged,ext4-fresh" in ratios
+    assert "aged_readall,read,bw_bytes,higher,False,ext4-aged,ext4-fresh" in ratios
+    assert "aged_readall,read,ops_per_s,higher,True,ext4-aged,ext4-fresh" in ratios
     assert "aged,write,iops" in ratios
     verdicts = (tmp_path / "r" / "stats" / "verdicts.txt").read_text()
     assert "ext4-aged vs ext4-fresh: aged/fresh" in verdicts

@@ -121,3 +121,44 @@ def test_a_missing_iteration_changes_only_its_own_pairs(tmp_path):
         before.loc[("a", "b"), "ratio_ci_low"], rel=1e-12)  # untouched by c's gap
     assert after.loc[("a", "c"), "n_pairs"] == 4 and after.loc[("a", "b"), "n_pairs"] == 5
     assert math.isfinite(after.loc[("a", "c"), "ratio_ci_low"])
+
+
+@pytest.mark.privileged
+def test_the_report_opens_with_the_ranking_charts(tmp_path):
+    """The report leads with the answer: one chart per workload (each target relative to
+    the best, log axis, interval bars), human headings; the first screen, photographed
+    in headless Chromium, is those charts."""
+    import json
+    import re
+    import subprocess
+
+    from tests.conftest import requires
+    from tests.test_import_report import chromium
+
+    requires("chromium", root=False)
+    out = run_sim(tmp_path, "report", simulated({"a": 1.5, "b": 1.0, "c": 1.0}, seed=2,
+                                                jobs=3))
+    page = api.report(out)
+    html = page.read_text()
+    body = html[html.index("<body>"):]
+    first_fold = body[:body.index("<details")]
+    assert "Which target is faster" in first_fold
+    for machine_name in ("ratio_ci_low", "mde_ratio", "p_adj"):
+        assert machine_name not in first_fold
+    specs = [json.loads(spec.replace("\\u003c", "<").replace("\\u003e", ">").replace(
+        "\\u0026", "&")) for spec in re.findall(r'data-chart="chart\d+">(.*?)</script>', body)]
+    leading = specs[:3]
+    assert all("relative to" in s["layout"]["title"]["text"] for s in leading)
+    assert all(s["layout"]["xaxis"]["type"] == "log" for s in leading)
+    assert all("error_x" in s["data"][0] for s in leading)
+    dom = chromium(page, tmp_path)
+    assert 'data-js-errors="0"' in dom
+    shot = tmp_path / "first-screen.png"
+    subprocess.run(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
+                    "--disable-quic", "--no-first-run", "--disable-background-networking",
+                    "--disable-component-update", "--disable-sync",
+                    f"--user-data-dir={tmp_path / 'chromium-shot'}",
+                    "--virtual-time-budget=20000", "--window-size=1280,900",
+                    f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    assert shot.stat().st_size > 20_000  # charts drawn, not a blank page

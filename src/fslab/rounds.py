@@ -143,9 +143,7 @@ def _one_slice(part: Participant, number: int, position: int, slice_ms: int, ram
         part.cpu_seconds += cpu.seconds
         part.wall += seconds
     if code != 0:
-        from fslab.workloads.fio import _first_error_line
-
-        part.failure = f"fio (slice {number}): {_first_error_line(stderr) or f'exit {code}'}"
+        part.failure = fio_slices.failure_line(stderr, number, code)
 
 
 def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms: int) -> None:

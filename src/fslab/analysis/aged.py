@@ -15,8 +15,8 @@ import pandas as pd
 
 from fslab.metrics import HIGHER
 
-COLUMNS = ["workload", "op", "metric", "better", "aged", "fresh", "ratio", "ratio_ci_low",
-           "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]
+COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
+           "ratio_ci_low", "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]
 
 
 def aged_fresh_pairs(targets: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
@@ -43,7 +43,8 @@ def aged_vs_fresh(summary: pd.DataFrame, pairwise: pd.DataFrame,
                 ratio, low, high = 1 / ratio, 1 / high, 1 / low
             better = direction.get(row.metric, HIGHER)
             rows.append({"workload": row.workload, "op": row.op, "metric": row.metric,
-                         "better": better, "aged": aged, "fresh": fresh, "ratio": ratio,
+                         "better": better, "primary": bool(row.primary), "aged": aged,
+                         "fresh": fresh, "ratio": ratio,
                          "ratio_ci_low": low, "ratio_ci_high": high, "p_adj": row.p_adj,
                          "test": row.test, "mde_ratio": row.mde_ratio,
                          "verdict": _verdict(ratio, bool(row.significant), better)})
@@ -58,7 +59,9 @@ def _verdict(ratio: float, significant: bool, better: str) -> str:
 
 
 def aged_verdicts(ages: pd.DataFrame) -> list[str]:
-    """One verdicts.txt line per aged/fresh row."""
+    """One verdicts.txt line per aged/fresh pair of a primary question (the others are
+    exploratory, in aged_vs_fresh.csv)."""
+    primary = ages[ages["primary"].astype(bool)] if not ages.empty else ages
     return [f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
             f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
-            f"p_adj = {r.p_adj:.3g}): {r.verdict}" for r in ages.itertuples()]
+            f"p_adj = {r.p_adj:.3g}): {r.verdict}" for r in primary.itertuples()]

@@ -91,15 +91,28 @@ def _clean(value: Any) -> Any:
     return value
 
 
+# What people read above a column; the CSV files keep the machine names.
+HEADINGS = {"n": "n", "mean": "mean", "geomean": "geometric mean", "ci_low": "95 % CI from",
+            "ci_high": "95 % CI to", "median_ci_low": "median CI from",
+            "median_ci_high": "median CI to", "median_ci_level": "median CI level",
+            "cv": "CV", "of_raw": "share of the raw device",
+            "cache_bound_reason": "cache-bound because", "ratio_ci_low": "interval from",
+            "ratio_ci_high": "interval to", "p_adj": "adjusted p", "p_value": "p",
+            "mde_ratio": "could have found", "se_log": "SE of log ratio",
+            "sd_log_a": "SD of log A", "sd_log_b": "SD of log B", "n_pairs": "paired iterations",
+            "alpha": "level (α per pair)", "cliffs_delta": "Cliff's delta",
+            "spread_ratio": "spread ratio", "run_id": "run", "disturbed_by": "disturbed by"}
+
+
 def table(frame: pd.DataFrame, columns: list[str], units: bool = False) -> str:
     """An escaped HTML table; with units=True, mean/CI columns print in the row's unit."""
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+    head = "".join(f"<th>{esc(HEADINGS.get(c, c.replace('_', ' ')))}</th>" for c in columns)
     body = []
     for _, row in frame.iterrows():
         cells = []
         for column in columns:
             value = row.get(column, "")
-            if units and column in ("mean", "median", "sd", "ci_low", "ci_high",
+            if units and column in ("mean", "geomean", "median", "sd", "ci_low", "ci_high",
                                     "median_ci_low", "median_ci_high") and "unit" in row:
                 text = format_value(value, row["unit"])
             elif isinstance(value, float):
@@ -201,8 +214,9 @@ def _statistics(data: ReportData, page: Page) -> None:
     page.add("<h2>Statistics</h2>")
     headline = data.summary[data.summary["metric"].isin(HEADLINE_METRICS)]
     page.add("<details open><summary>Per cell (headline metrics)</summary>" + table(
-        headline, ["target", "workload", "op", "metric", "n", "mean", "ci_low", "ci_high",
-                   "median", "median_ci_low", "median_ci_high", "cv", "outliers",
+        headline, ["target", "workload", "op", "metric", "n", "geomean", "ci_low", "ci_high",
+                   "mean", "median", "median_ci_low", "median_ci_high", "median_ci_level",
+                   "cv", "outliers",
                    "of_raw", "cache_bound_reason"],
         units=True) + "</details>")
     hosts = data.hosts
@@ -221,6 +235,13 @@ def _failed_runs(data: ReportData, page: Page) -> None:
     bad = runs[runs["status"] != "ok"] if not runs.empty else runs
     page.add("<h2>Failed and unsupported runs</h2>" + (
         table(bad, ["run_id", "status", "reason"]) if not bad.empty else "<p>None.</p>"))
+    if "disturbed" in runs and runs["disturbed"].astype(bool).any():
+        busy = runs[runs["disturbed"].astype(bool)]
+        page.add(f"<h2>Runs the machine disturbed ({len(busy)} of {len(runs)})</h2><p>While "
+                 "these measured, other processes, stolen CPU, memory pressure or other I/O "
+                 "crossed fslab's thresholds (fslab/witness.py); fslab run "
+                 "--rerun-disturbed measures them again.</p>"
+                 + table(busy, ["run_id", "others_cpu_pct", "steal_pct", "disturbed_by"]))
 
 
 def _setup(data: ReportData, page: Page) -> None:

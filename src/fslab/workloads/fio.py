@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,11 +14,16 @@ from fslab.parsers.fio import job_errors, observation_map, parse_fio
 from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.fio_process import (
+    JOB_FILE,
+    LAYOUT_GRACE_S,
+    first_error_line,
+    lay_out_files,
+    layout_pass,
+    run_fio,
+)
 
 FIO_OUTPUT = "fio.json"
-JOB_FILE = "job.fio"
-# fio needs time beyond `runtime` to lay out files; past this it is considered hung.
-LAYOUT_GRACE_S = 600
 # With remote hosts a vanished server must not hang the campaign: a shorter leash.
 HOST_GRACE_S = 90
 
@@ -109,7 +111,8 @@ class FioWorkload:
                                     "io": {"direct": self.direct,
                                            "file_set_bytes": self.required_bytes()}}
         if where.layout_first and where.directory and self.raw_job_text is None:
-            metadata["layout"] = lay_out_files(where.directory, self)
+            metadata["layout"] = lay_out_files(where.directory, self.name,
+                                               {**self.global_options, **self.options})
         output = run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}"]
         if where.hosts:
@@ -124,15 +127,15 @@ class FioWorkload:
         if where.cgroup:
             metadata["cgroup"] = where.cgroup
         if where.directory is not None and not where.hosts:
-            metadata["layout_pass"] = _layout_pass(job_file, run_dir, where.cgroup)
-        returncode, stderr = _run_fio(cmd, timeout=timeout, cgroup=where.cgroup)
+            metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
+        returncode, stderr = run_fio(cmd, timeout=timeout, cgroup=where.cgroup)
         (run_dir / "stderr.txt").write_text(stderr)
         try:
             data = load_fio(output.read_bytes())  # read and parsed once for both
             measurements, errors = parse_fio(data), job_errors(data)
             metadata["observations"] = observation_map(data)
         except (OSError, FioParseError) as exc:
-            reason = f"fio exited {returncode}: {_first_error_line(stderr) or exc}"
+            reason = f"fio exited {returncode}: {first_error_line(stderr) or exc}"
             if where.hosts:
                 reason = f"no result from hosts {', '.join(map(str, where.hosts))}: {reason}"
             return _failure(reason, where, metadata)
@@ -141,15 +144,19 @@ class FioWorkload:
 
             lost = missing_hosts(list(where.hosts), {m.host for m in measurements})
             if lost:
-                detail = _first_error_line(stderr) or f"exit code {returncode}"
+                detail = first_error_line(stderr) or f"exit code {returncode}"
                 return RunOutput(status="failed", metadata=metadata, reason=(
                     f"host {', '.join(map(str, lost))} dropped out: {detail}"))
         if returncode != 0 or errors:
-            reason = _first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
+            reason = first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
             return _failure(f"fio: {reason}", where, metadata)
         return RunOutput(measurements=measurements, metadata=metadata)
 
     def parse(self, run_dir: Path) -> list[Measurement]:
+        from fslab.workloads.fio_slices import parse_slices, slice_files
+
+        if slice_files(run_dir):  # measured in interleaved slices (rounds.py)
+            return parse_slices(run_dir)
         return parse_fio(load_fio((run_dir / FIO_OUTPUT).read_bytes()))
 
 
@@ -203,81 +210,6 @@ def _failure(reason: str, where: Where, metadata: dict[str, Any]) -> RunOutput:
         return RunOutput(status="unsupported", reason=f"{reason} ({where.quirk})",
                          metadata=metadata)
     return RunOutput(status="failed", reason=reason, metadata=metadata)
-
-
-def _layout_pass(job_file: Path, run_dir: Path, cgroup: str) -> dict[str, Any]:
-    """Lay out the job's files (fio's create_only pass), then sync and drop caches.
-
-    Otherwise fio writes its files inside the measured run and reads back what it just
-    wrote, from whatever cache still holds it (the host's, under a loop image), and
-    writeback of the layout overlaps the measured writes: on this VM that alone made
-    sequential reads swing ±30 % between iterations (0.6 % CV with files laid out first).
-    """
-    import time
-
-    start = time.perf_counter()
-    code, stderr = _run_fio(["fio", "--create_only=1", "--output-format=terse",
-                             "--output=/dev/null", str(job_file)],
-                            timeout=LAYOUT_GRACE_S, cgroup=cgroup)
-    seconds = time.perf_counter() - start
-    dropped = system.sync_and_drop_caches()
-    if code:
-        (run_dir / "layout-stderr.txt").write_text(stderr)
-    return {"seconds": round(seconds, 3), "exit_code": code, "caches_dropped": dropped,
-            "why": "files laid out, synced and dropped from the cache before measuring"}
-
-
-def lay_out_files(directory: Path, workload: FioWorkload) -> dict[str, Any]:
-    """Write each job's file sequentially, with fio's names, before fio opens it.
-
-    For file systems that refuse ftruncate and random writes into a new file (fusefat):
-    fio finds its files already at full size and only does the I/O under test.
-    """
-    merged = {**workload.global_options, **workload.options}
-    size = parse_size(str(merged.get("size", "0")))
-    chunk = os.urandom(1024**2)
-    names = []
-    for job in range(int(merged.get("numjobs", 1))):
-        path = directory / f"{workload.name}.{job}.0"
-        with path.open("wb") as handle:
-            left = size
-            while left > 0:
-                left -= handle.write(chunk[: min(left, len(chunk))])
-        names.append(path.name)
-    return {"files": names, "bytes_each": size, "why": "sequential layout before fio"}
-
-
-def _run_fio(cmd: list[str], timeout: float, cgroup: str = "") -> tuple[int, str]:
-    """Run fio; on Ctrl-C or SIGTERM stop it (it is ours) and wait before re-raising."""
-
-    def join_cgroup() -> None:
-        Path(cgroup, "cgroup.procs").write_text(str(os.getpid()))
-
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=join_cgroup if cgroup else None)
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, stderr = proc.communicate()
-        return -9, (stderr or "") + f"\nfslab: fio killed after {timeout:.0f} s (hung)"
-    except BaseException:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        raise
-    return proc.returncode, stderr or ""
-
-
-def _first_error_line(stderr: str) -> str:
-    for line in stderr.splitlines():
-        if "error" in line.lower() or line.startswith("fio:"):
-            return line.strip()
-    return ""
 
 
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")

@@ -13,22 +13,46 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from fslab.metrics import Measurement
 from fslab.parsers.fio import job_errors, parse_fio
 from fslab.parsers.fio_load import FioParseError, load_fio
-
-if TYPE_CHECKING:
-    from fslab.workloads.base import RunOutput, Where
-    from fslab.workloads.fio import FioWorkload
+from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.fio_process import (
+    JOB_FILE,
+    first_error_line,
+    lay_out_files,
+    layout_pass,
+    run_fio,
+)
 
 SLICE_OUTPUT = "fio-slice-{index:02d}.json"
 SLICE_JOB = "slice.fio"
 SLICE_GRACE_S = 60  # past its slice and this, a fio invocation is considered hung
 
 
-def why_not_sliced(workload: FioWorkload) -> str:
+class FioJob(Protocol):
+    """What slicing reads of a fio workload (workloads/fio.py's FioWorkload)."""
+
+    name: str
+    options: dict[str, Any]
+    global_options: dict[str, Any]
+    raw_job_text: str | None
+    extra_sections: list[tuple[str, dict[str, Any]]]
+
+    @property
+    def runtime(self) -> int: ...
+
+    @property
+    def direct(self) -> bool: ...
+
+    def required_bytes(self) -> int: ...
+
+    def render(self, where: Where) -> dict[str, str]: ...
+
+
+def why_not_sliced(workload: FioJob) -> str:
     """'' when the job can be measured in slices, else why not (said in the run record)."""
     merged = {**workload.global_options, **workload.options}
     if workload.raw_job_text is not None:
@@ -40,10 +64,9 @@ def why_not_sliced(workload: FioWorkload) -> str:
     return ""
 
 
-def prepare(workload: FioWorkload, where: Where, run_dir: Path) -> dict[str, Any]:
+def prepare(workload: FioJob, where: Where, run_dir: Path) -> dict[str, Any]:
     """Write the job file and lay out its files (once, before the first slice)."""
     from fslab import system
-    from fslab.workloads.fio import JOB_FILE, _layout_pass, lay_out_files
 
     job_file = run_dir / JOB_FILE
     job_file.write_text(workload.render(where)[JOB_FILE])
@@ -51,16 +74,15 @@ def prepare(workload: FioWorkload, where: Where, run_dir: Path) -> dict[str, Any
                                 "io": {"direct": workload.direct,
                                        "file_set_bytes": workload.required_bytes()}}
     if where.layout_first and where.directory:
-        metadata["layout"] = lay_out_files(where.directory, workload)
+        metadata["layout"] = lay_out_files(where.directory, workload.name,
+                                           {**workload.global_options, **workload.options})
     if where.directory is not None:
-        metadata["layout_pass"] = _layout_pass(job_file, run_dir, where.cgroup)
+        metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
     return metadata
 
 
-def slice_job(workload: FioWorkload, where: Where, slice_ms: int, ramp_ms: int) -> str:
+def slice_job(workload: FioJob, where: Where, slice_ms: int, ramp_ms: int) -> str:
     """The job file of one slice: the same job, `slice_ms` long after `ramp_ms`."""
-    from fslab.workloads.fio import JOB_FILE
-
     text = workload.render(where)[JOB_FILE]
     lines = [line for line in text.splitlines()
              if not line.startswith(("runtime=", "ramp_time="))]
@@ -69,23 +91,26 @@ def slice_job(workload: FioWorkload, where: Where, slice_ms: int, ramp_ms: int) 
                       *lines[at:]]) + "\n"
 
 
-def run_slice(workload: FioWorkload, where: Where, run_dir: Path, index: int,
+def run_slice(workload: FioJob, where: Where, run_dir: Path, index: int,
               slice_ms: int, ramp_ms: int) -> tuple[int, str, float]:
     """One slice: (fio's exit code, its stderr, wall seconds)."""
-    from fslab.workloads.fio import _run_fio
-
     job = run_dir / SLICE_JOB
     if not job.exists():
         job.write_text(slice_job(workload, where, slice_ms, ramp_ms))
     output = run_dir / SLICE_OUTPUT.format(index=index)
     start = time.perf_counter()
-    code, stderr = _run_fio(["fio", "--output-format=json+", f"--output={output}", str(job)],
+    code, stderr = run_fio(["fio", "--output-format=json+", f"--output={output}", str(job)],
                             timeout=(slice_ms + ramp_ms) / 1000 + SLICE_GRACE_S,
                             cgroup=where.cgroup)
     if stderr.strip():
         with (run_dir / "stderr.txt").open("a") as handle:
             handle.write(f"--- slice {index}\n{stderr}")
     return code, stderr, time.perf_counter() - start
+
+
+def failure_line(stderr: str, index: int, code: int) -> str:
+    """Why a slice failed, in one line."""
+    return f"fio (slice {index}): {first_error_line(stderr) or f'exit {code}'}"
 
 
 def slice_files(run_dir: Path) -> list[Path]:
@@ -102,8 +127,6 @@ def parse_slices(run_dir: Path) -> list[Measurement]:
 
 def finish(run_dir: Path, metadata: dict[str, Any], failures: list[str]) -> RunOutput:
     """The run's output from its slices (a failed slice fails the run, with its reason)."""
-    from fslab.workloads.base import RunOutput
-
     if failures:
         return RunOutput(status="failed", reason=failures[0], metadata=metadata)
     errors: list[str] = []
