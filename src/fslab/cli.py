@@ -306,10 +306,17 @@ def _print_summary(results_dir: Path, summary: object = None) -> None:
 
     if summary is None:
         summary = api.analyze(results_dir)
-    console.print(summary_tables(summary, api.runs(results_dir)))
+    runs = api.runs(results_dir)
+    console.print(summary_tables(summary, runs))
     note = api.drift(results_dir)
     if note:
         console.print(note, style="dim")
+    if "disturbed" in runs and runs["disturbed"].astype(bool).any():
+        busy = runs[runs["disturbed"].astype(bool)]
+        console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "
+                      f"busy ({escape(str(busy['disturbed_by'].iloc[0]))}; every one in "
+                      "stats/disturbed.csv): fslab run --rerun-disturbed measures them "
+                      "again.[/yellow]")
 
 
 def main() -> None:

@@ -174,8 +174,14 @@ def combine(witnesses: list[Witness]) -> Witness:
                   if getattr(w, key) == getattr(w, key)]
         return sum(v * s for v, s in values) / total if values else math.nan
 
-    busiest = sorted({name for w in witnesses for name in w.busiest})
-    found = Witness(seconds=total, others_cpu_pct=mean("others_cpu_pct"), busiest=busiest[:3],
+    shares: dict[str, float] = {}  # "name N %" of each slice -> CPU-seconds of that name
+    for w in witnesses:
+        for entry in w.busiest:
+            name, _, pct = entry.rpartition(" ")[0].rpartition(" ")
+            shares[name] = shares.get(name, 0.0) + float(pct or 0) * w.seconds / 100
+    busiest = [f"{name} {100 * seconds / total:.0f} %" for name, seconds in
+               sorted(shares.items(), key=lambda item: -item[1])[:3]]
+    found = Witness(seconds=total, others_cpu_pct=mean("others_cpu_pct"), busiest=busiest,
                     steal_pct=mean("steal_pct"), psi_cpu_pct=mean("psi_cpu_pct"),
                     psi_io_pct=mean("psi_io_pct"), psi_memory_pct=mean("psi_memory_pct"),
                     other_io_bytes_s=mean("other_io_bytes_s"), disk=witnesses[0].disk)
