@@ -115,8 +115,8 @@ def run(
     from fslab.doctor import QUICK, examine, quick_line
     from fslab.report.progress import RichProgress
 
-    err_console.print(quick_line(examine(the_lab.root, QUICK)), markup=False,
-                      highlight=False, style="dim")
+    console.print(quick_line(examine(the_lab.root, QUICK)), markup=False,
+                  highlight=False, style="dim")
 
     try:
         with RichProgress(err_console) as progress:

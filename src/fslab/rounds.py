@@ -160,7 +160,8 @@ def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms
     output.metadata["primary_metric"] = part.run.workload.primary_metric
     if part.witnesses:
         output.metadata["witness"] = combine(part.witnesses).to_json()
-    steps.save(part.run, output, part.description, part.started, True)
+    dropped = bool(part.metadata.get("layout_pass", {}).get("caches_dropped", False))
+    steps.save(part.run, output, part.description, part.started, dropped)
     if part.where is not None:
         steps.release_place(part.where)
 

@@ -47,7 +47,8 @@ def aged_vs_fresh(summary: pd.DataFrame, pairwise: pd.DataFrame,
                          "fresh": fresh, "ratio": ratio,
                          "ratio_ci_low": low, "ratio_ci_high": high, "p_adj": row.p_adj,
                          "test": row.test, "mde_ratio": row.mde_ratio,
-                         "verdict": _verdict(ratio, bool(row.significant), better)})
+                         "verdict": _verdict(ratio, bool(row.significant), better)
+                         if row.estimable else str(row.note)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
