@@ -57,7 +57,10 @@ def test_a_cpu_hog_marks_the_runs_it_overlapped(tmp_path, lab):
     runs = results.load_runs().set_index("run_id")
     hit = runs[runs["disturbed"]]
     assert 2 <= len(hit) <= 5, runs[["disturbed", "others_cpu_pct"]]
-    assert (hit["others_cpu_pct"] >= 60).all()  # a whole busy loop: most of one CPU
+    # A busy loop of 3 run-lengths: a run it covered whole saw most of one CPU; runs at
+    # its edges see a share. Together they saw most of its 1.2 CPU-seconds (300 % x run).
+    assert hit["others_cpu_pct"].max() >= 80, runs[["disturbed", "others_cpu_pct"]]
+    assert hit["others_cpu_pct"].sum() >= 150, runs[["disturbed", "others_cpu_pct"]]
     assert hit["disturbed_by"].str.contains("python").all()
     assert set(hit.index.str[:4]) == {"i001"}  # only while the hog ran
     assert (runs.loc[~runs["disturbed"], "others_cpu_pct"] < 25).all()
