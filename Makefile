@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.fslab-installed
 
-.PHONY: run test lint deps system-deps system-deps-test venv clean
+.PHONY: run test check lint deps system-deps system-deps-test venv clean
 
 run: deps
 	$(BIN)/fslab run
@@ -15,6 +15,13 @@ test: system-deps-test venv
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
 	$(BIN)/python -m pytest -q
+
+# The edit-test loop: lint, types, and every test that needs nothing of the machine
+# (no root, mkfs, loop device, fio or process of its own; tests/conftest.py decides).
+check: venv
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy src/fslab
+	$(BIN)/python -m pytest -q -m check
 
 lint: deps
 	$(BIN)/ruff check src tests benchmarks

@@ -7,10 +7,14 @@ run every test, none may skip silently.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import io
 import os
 import shutil
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,3 +72,54 @@ def fslab_cmd(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
     """Run the real `fslab` command line in a subprocess."""
     return subprocess.run([*FSLAB, *args], capture_output=True, text=True, cwd=REPO,
                           **kwargs)  # type: ignore[call-overload]
+
+
+def fslab_here(*args: str) -> subprocess.CompletedProcess[str]:
+    """The `fslab` entry point (cli.main: its error handling included) in this process:
+    for commands that need no process of their own, without a cold interpreter's second.
+    An exception that escapes main() comes back as the traceback a user would see."""
+    from fslab import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    argv, sys.argv = sys.argv, ["fslab", *args]
+    code: int | str | None = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.main()
+            except SystemExit as exc:
+                code = exc.code
+            except Exception:
+                err.write(traceback.format_exc())
+                code = 1
+    finally:
+        sys.argv = argv
+    returncode = code if isinstance(code, int) else (0 if code is None else 1)
+    return subprocess.CompletedProcess(args, returncode, out.getvalue(), err.getvalue())
+
+
+MACHINE_FIXTURES = {"lab", "aged_image"}
+
+
+def touches_the_machine(item: pytest.Item) -> str:
+    """Why a test needs the machine (root, mkfs, loop devices, fio, a process of its own),
+    read off what it uses; '' when it needs none of it."""
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if used := fixtures & MACHINE_FIXTURES:
+        return f"uses {', '.join(sorted(used))}"
+    function = getattr(item, "function", None)
+    try:
+        source = inspect.getsource(function) if function else ""
+    except (OSError, TypeError):
+        source = ""
+    for call in ("requires(", "fslab_cmd(", "subprocess."):
+        if call in source:
+            return f"calls {call.rstrip('(')}"
+    return ""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tiers, decided here and nowhere else: a test that touches the machine is
+    `machine` (make test runs it); every other one is `check` (make check runs those)."""
+    for item in items:
+        item.add_marker(pytest.mark.machine if touches_the_machine(item) else pytest.mark.check)

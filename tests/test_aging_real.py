@@ -14,7 +14,7 @@ from fslab.aging.freespace import probe
 from fslab.aging.generator import OpGenerator
 from fslab.aging.run import age, used_space_probe
 from fslab.targets import TargetSpec, make_target
-from tests.conftest import requires
+from tests.conftest import fslab_here, requires
 
 MiB = 1024**2
 
@@ -324,7 +324,6 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     `fslab report A B` puts both side by side and renders."""
     requires("mkfs.ext4", "losetup", "chromium")
     from fslab import api
-    from tests.conftest import fslab_cmd
     from tests.test_import_report import chromium
 
     runs = {}
@@ -345,13 +344,13 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     assert {"layout score", "free extents"} <= set(cells["metric"])
     assert cells.loc[cells["metric"] == "layout score", "note"].iloc[0].startswith("one probe")
 
-    shown = fslab_cmd("compare", str(runs[0.5]), str(runs[0.9]))
+    shown = fslab_here("compare", str(runs[0.5]), str(runs[0.9]))
     assert shown.returncode in (0, 1) and "median latency" in shown.stdout, shown.stderr
-    mixed = fslab_cmd("compare", str(runs[0.5]), str(tmp_path))
+    mixed = fslab_here("compare", str(runs[0.5]), str(tmp_path))
     assert mixed.returncode == 2 and "compare like with like" in mixed.stderr
 
     page = tmp_path / "both.html"
-    made = fslab_cmd("report", str(runs[0.5]), str(runs[0.9]), "-o", str(page))
+    made = fslab_here("report", str(runs[0.5]), str(runs[0.9]), "-o", str(page))
     assert made.returncode == 0, made.stderr
     html = page.read_text()
     assert "u50" in html and "u90" in html and "Share of files in one piece" in html
@@ -361,12 +360,12 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     assert rendered >= 3
     single = api.report(runs[0.9])
     assert "Latency per operation" in single.read_text()
-    bad = fslab_cmd("report", str(runs[0.5]), str(tmp_path / "nothing"))
+    bad = fslab_here("report", str(runs[0.5]), str(tmp_path / "nothing"))
     assert bad.returncode == 2 and "not an aging directory" in bad.stderr
     record = json.loads((runs[0.9] / "aging.json").read_text())
     assert record["format"] == 2
     (runs[0.9] / "aging.json").write_text(json.dumps({**record, "format": 99}))
     for command in (["compare", str(runs[0.5]), str(runs[0.9])], ["report", str(runs[0.9])]):
-        newer = fslab_cmd(*command)
+        newer = fslab_here(*command)
         assert newer.returncode == 2 and "newer fslab (aging format 99" in newer.stderr
         assert "Traceback" not in newer.stderr

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from tests.conftest import fslab_cmd
+from tests.conftest import fslab_cmd, fslab_here
 
 
 def assert_one_line_error(proc, fragment):
@@ -18,7 +18,7 @@ def assert_one_line_error(proc, fragment):
 def test_malformed_toml(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("iterations = [1,\n")
-    assert_one_line_error(fslab_cmd("run", str(bad)), "malformed TOML")
+    assert_one_line_error(fslab_here("run", str(bad)), "malformed TOML")
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
@@ -32,14 +32,14 @@ def test_malformed_toml(tmp_path):
     (["--size", "512M", "--file-size", "300M"], "needs 1.17 GiB"),
 ])
 def test_bad_flags(tmp_path, args, fragment):
-    assert_one_line_error(fslab_cmd("run", *args, "--out", str(tmp_path / "o")), fragment)
+    assert_one_line_error(fslab_here("run", *args, "--out", str(tmp_path / "o")), fragment)
     assert not (tmp_path / "o").exists()
 
 
 def test_missing_campaign_file_and_results_dir(tmp_path):
-    assert_one_line_error(fslab_cmd("run", str(tmp_path / "none.toml")), "cannot read campaign")
-    assert_one_line_error(fslab_cmd("analyze", str(tmp_path)), "not an fslab results directory")
-    assert_one_line_error(fslab_cmd("run", "--resume"), "--resume needs --out")
+    assert_one_line_error(fslab_here("run", str(tmp_path / "none.toml")), "cannot read campaign")
+    assert_one_line_error(fslab_here("analyze", str(tmp_path)), "not an fslab results directory")
+    assert_one_line_error(fslab_here("run", "--resume"), "--resume needs --out")
 
 
 def test_fio_missing(tmp_path):
@@ -61,7 +61,7 @@ def test_not_root(monkeypatch):
 
 def test_dry_run_prints_plan_and_job_files_and_touches_nothing(tmp_path):
     out, lab_dir = tmp_path / "o", tmp_path / "lab"
-    proc = fslab_cmd("run", "--dry-run", "--fs", f"ext4,dir:{tmp_path}", "--workloads",
+    proc = fslab_here("run", "--dry-run", "--fs", f"ext4,dir:{tmp_path}", "--workloads",
                      "randread,mixed", "--iterations", "2", "--seed", "9", "--out", str(out),
                      "--lab", str(lab_dir))
     assert proc.returncode == 0, proc.stderr  # CI runs it as root, with fio
@@ -75,7 +75,7 @@ def test_dry_run_prints_plan_and_job_files_and_touches_nothing(tmp_path):
 
 def test_dry_run_with_no_arguments_measures_the_file_system_not_the_cache():
     """Issue 12: the default is loop direct I/O and fio direct=1, with a ramp."""
-    proc = fslab_cmd("run", "--dry-run", "--lab", "/nonexistent-fslab-lab")
+    proc = fslab_here("run", "--dry-run", "--lab", "/nonexistent-fslab-lab")
     assert proc.returncode == 0, proc.stderr
     assert "loop_direct_io: True" in proc.stdout
     jobs = proc.stdout.split("── ")[1:]
@@ -95,7 +95,7 @@ def table_rows(text: str) -> dict[str, list[str]]:
 
 
 def test_targets_lists_every_kind_and_why_not():
-    proc = fslab_cmd("targets")
+    proc = fslab_here("targets")
     assert proc.returncode == 0
     rows = table_rows(proc.stdout)
     for name in ("ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "ntfs", "exfat", "fat32",

@@ -16,7 +16,7 @@ from fslab.importer import compile_pattern, guess_fields, import_results
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import ALL_CLIENTS, parse_fio
 from fslab.parsers.fio_load import extract_json
-from tests.conftest import FIXTURES, fslab_cmd, requires
+from tests.conftest import FIXTURES, fslab_here, requires
 
 FIO = FIXTURES / "fio"
 
@@ -196,11 +196,11 @@ def test_import_dd_and_bonnie(tmp_path):
 
 
 def test_import_errors_are_one_line(tmp_path):
-    proc = fslab_cmd("import", str(tmp_path / "nothing"), "--out", str(tmp_path / "o"))
+    proc = fslab_here("import", str(tmp_path / "nothing"), "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "a.json").write_text("{}")
-    proc = fslab_cmd("import", str(tmp_path / "x"), "--out", str(tmp_path / "o2"),
+    proc = fslab_here("import", str(tmp_path / "x"), "--out", str(tmp_path / "o2"),
                      "--pattern", "{fs}/{bogus}.json")
     assert proc.returncode == 2 and "unknown field {bogus}" in proc.stderr
 
@@ -242,7 +242,7 @@ def test_report_renders_in_chromium_and_escapes_data(tmp_path):
 def test_compare_cli_exit_codes(tmp_path):
     fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
     import_results([tmp_path / "tree"], tmp_path / "base")
-    same = fslab_cmd("compare", str(tmp_path / "base"), str(tmp_path / "base"))
+    same = fslab_here("compare", str(tmp_path / "base"), str(tmp_path / "base"))
     assert same.returncode == 0, same.stderr
     assert "0 regressed" in same.stdout
     import pandas as pd
@@ -259,7 +259,7 @@ def test_compare_cli_exit_codes(tmp_path):
         rows = (base_metrics.metric == "iops") & (base_metrics.iteration == iteration)
         base_metrics.loc[rows, "value"] *= 1 + 0.01 * (i - 1)
     base_metrics.to_parquet(tmp_path / "base" / "metrics.parquet", index=False)
-    regressed = fslab_cmd("compare", str(tmp_path / "base"), str(worse), "-o",
+    regressed = fslab_here("compare", str(tmp_path / "base"), str(worse), "-o",
                           str(tmp_path / "cmp.html"))
     assert regressed.returncode == 1, regressed.stdout + regressed.stderr
     assert "regressed" in regressed.stdout
@@ -304,13 +304,13 @@ def test_paths_name_every_target_kind_without_loading_the_plug_ins():
 
 def test_import_command_analyses_unless_told_not_to(tmp_path):
     fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
-    done = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "a"))
+    done = fslab_here("import", str(tmp_path / "tree"), "--out", str(tmp_path / "a"))
     assert done.returncode == 0, done.stderr
     assert "Imported 12 files" in done.stdout and "fslab report" in done.stdout
     for name in ("summary.csv", "tests.csv", "pairwise.csv", "headline.csv", "ranking.csv",
                  "verdicts.txt"):
         assert (tmp_path / "a" / "stats" / name).stat().st_size > 0
-    bare = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "b"),
+    bare = fslab_here("import", str(tmp_path / "tree"), "--out", str(tmp_path / "b"),
                      "--no-analyze")
     assert bare.returncode == 0, bare.stderr
     assert not (tmp_path / "b" / "stats").exists() and "fslab analyze" in bare.stdout
@@ -339,7 +339,7 @@ def test_bad_files_never_cost_the_good_ones(tmp_path):
     script = json.loads(json.dumps(data))
     script["jobs"][0]["jobname"] = "<script>alert(1)</script>"
     (tmp_path / "tree" / "xfs" / "1" / "script.json").write_text(json.dumps(script))
-    done = fslab_cmd("import", str(tmp_path / "tree"), "--out", str(tmp_path / "o"),
+    done = fslab_here("import", str(tmp_path / "tree"), "--out", str(tmp_path / "o"),
                      "--no-analyze")
     assert done.returncode == 4, done.stderr
     assert "Traceback" not in done.stderr and "Skipped files" in done.stderr

@@ -11,7 +11,7 @@ from fslab.campaign import Overrides, load_campaign
 from fslab.parsers.bonnie import TOO_FAST_NOTE, find_csv_line, parse_bonnie
 from fslab.workloads.base import Where
 from fslab.workloads.build import build_workloads
-from tests.conftest import FIXTURES, fslab_cmd, requires
+from tests.conftest import FIXTURES, fslab_here, requires
 
 WHERE = Where(Path("/mnt/t"))
 
@@ -68,7 +68,7 @@ def test_web_blocks_are_small_and_db_blocks_spread_8k_to_64k():
 
 
 def test_presets_command_lists_every_suite():
-    out = fslab_cmd("presets").stdout
+    out = fslab_here("presets").stdout
     for name in ("basic5", "server6", "randrw16k", "randrw128k", "aged", "files",
                  "smallfiles", "bonnie"):
         assert f"{name}:" in out
@@ -81,7 +81,7 @@ def test_study_presets_leave_unstated_parameters_to_fio():
         assert "iodepth" not in options(job("server6", name)), name
         assert "direct" not in options(job("basic5", name)), name
         assert options(job("direct5", name))["direct"] == "1"
-    result = fslab_cmd("presets")
+    result = fslab_here("presets")
     assert "iodepth=1 [fio default]" in result.stdout
     assert "bssplit=8k/40:16k/30:32k/20:64k/10 [fslab's choice" in result.stdout
 

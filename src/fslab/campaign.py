@@ -90,6 +90,9 @@ class CampaignFile(BaseModel):
     primary: list[str] = []  # metrics verdicts answer, by preference (analysis/questions)
     pilot: int = 0  # adaptive runs: these first iterations chose how many (adaptive.py)
     rounds: int = DEFAULT_ROUNDS  # interleaved slices per fio job and iteration (rounds.py)
+    # The watchdog: a run past this many seconds is ended and recorded as failed (0: each
+    # workload's own bound, its runtime and ramp with a margin; children.py).
+    run_timeout: str | int = 0
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -121,6 +124,7 @@ class Campaign:
     primary: list[str] = field(default_factory=list)
     pilot: int = 0
     rounds: int = 1  # built in code (the ceiling's, tests'): plain order unless asked
+    run_timeout: int = 0  # seconds; 0: each workload's own bound
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
@@ -144,6 +148,8 @@ class Campaign:
         if self.pilot:
             data["pilot"] = self.pilot
         data["rounds"] = self.rounds
+        if self.run_timeout:
+            data["run_timeout"] = self.run_timeout
         data["target"] = [_target_dict(spec) for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
@@ -167,6 +173,7 @@ class Overrides:
     hosts: list[str] | None = None
     primary: list[str] | None = None
     rounds: int | None = None
+    ceiling: bool | None = None  # False: --no-ceiling
 
 
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
@@ -207,10 +214,11 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         out=overrides.out or parsed.out,
         base_dir=base_dir,
         hosts=list(overrides.hosts or parsed.hosts),
-        ceiling=parsed.ceiling,
+        ceiling=parsed.ceiling if overrides.ceiling is None else overrides.ceiling,
         primary=list(overrides.primary or parsed.primary),
         pilot=parsed.pilot,
         rounds=overrides.rounds or parsed.rounds,
+        run_timeout=parse_duration(parsed.run_timeout) if parsed.run_timeout else 0,
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "

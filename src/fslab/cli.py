@@ -68,6 +68,9 @@ def run(
     rounds: Annotated[int | None, typer.Option(
         "--rounds", min=1, help="Measure each fio job in this many slices interleaved "
         "with the other targets (default 6; 1: each run in one piece).")] = None,
+    no_ceiling: Annotated[bool, typer.Option(
+        "--no-ceiling", help="Do not measure the raw device under the images first (the "
+        "ceiling that marks cache-bound results; campaign key: ceiling = false).")] = False,
     rerun_disturbed: Annotated[bool, typer.Option(
         "--rerun-disturbed", help="Measure runs the witness saw disturbed (another "
         "process's CPU, memory pressure, other I/O) again at the end of their iteration."
@@ -86,7 +89,7 @@ def run(
         fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
         runtime=runtime, image_size=size, file_size=file_size,
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
-        primary=_split(primary), rounds=rounds,
+        primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
     )
     if resume:
         if out is None:

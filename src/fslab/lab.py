@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab import system
-from fslab.cgroups import release_cgroup
+from fslab.cgroups import end_members, release_cgroup
 from fslab.errors import ToolError, UserError
 
 DEFAULT_LAB = Path(os.environ.get("FSLAB_LAB", "/var/lib/fslab"))
@@ -35,7 +35,7 @@ class Resource:
     """One thing a session acquired: what it is and how to find it again."""
 
     seq: int
-    kind: str  # "file", "dir", "loop", "mount", "process"
+    kind: str  # "file", "dir", "loop", "mount", "process", "pgroup", ...
     path: str
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -168,6 +168,11 @@ class Session:
         if report is not None:
             report.released.append(f"{resource.kind} {resource.path}")
 
+    def forget(self, resource: Resource) -> None:
+        """Note in the ledger that the caller released `resource` itself."""
+        with self.ledger.open("a") as handle:
+            handle.write(json.dumps({"released": resource.seq}) + "\n")
+
     def close(self, report: CleanupReport | None = None) -> CleanupReport:
         """Release every active resource in reverse order, then remove the session."""
         report = report or CleanupReport()
@@ -292,6 +297,23 @@ def _release_process(session: Session, resource: Resource) -> None:
         child.wait(timeout=10)
 
 
+def _release_pgroup(session: Session, resource: Resource) -> None:
+    """End what is left of a process group fslab started (fio and its jobs), only members
+    started since its recorded leader: a SIGKILLed fslab leaves them running."""
+    from fslab.children import end_stragglers
+
+    started, until = resource.extra.get("start_time"), resource.extra.get("until")
+    if isinstance(started, int) and isinstance(until, int) and started:
+        end_stragglers(int(resource.path), started, until)
+
+
+def _release_children(session: Session, resource: Resource) -> None:
+    """End every process left in the cgroup fslab started a child in (fio and its jobs,
+    after a SIGKILLed fslab), then remove the cgroup."""
+    end_members(Path(resource.path))
+    release_cgroup(Path(resource.path))
+
+
 _RELEASERS = {
     "file": _release_file,
     "dir": _release_dir,
@@ -299,6 +321,8 @@ _RELEASERS = {
     "mount": _release_mount,
     "loop": _release_loop,
     "process": _release_process,
+    "pgroup": _release_pgroup,
+    "children": _release_children,
     "zpool": _release_zpool,
     "cgroup": _release_cgroup,
     "mdarray": _release_mdarray,

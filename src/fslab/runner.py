@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fslab import system
+from fslab.children import recorded_in
 from fslab.errors import ToolError, UserError
 from fslab.lab import Lab, Session
 from fslab.memlimit import limit_memory
@@ -105,7 +106,8 @@ class Runner:
             session = self.lab.open_session()
             mounted: dict[str, Mounted] = {}
             try:
-                self._execute_iterations(session, mounted, done, outcome)
+                with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
+                    self._execute_iterations(session, mounted, done, outcome)
             finally:
                 with signals_ignored():
                     self._write_metrics()
@@ -315,7 +317,7 @@ class Runner:
             workdir.mkdir()
         return Where(directory=workdir, device=place.device, layout_first=place.layout_first,
                      cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
-                     hosts=self.hosts,
+                     hosts=self.hosts, run_timeout=self.plan.campaign.run_timeout,
                      root=Path(run.target.path) if self.hosts and run.target.path
                      else place.path)
 

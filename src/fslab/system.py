@@ -145,6 +145,22 @@ def process_start_time(pid: int) -> int | None:
     return int(fields[19])
 
 
+def group_members(pgid: int) -> list[tuple[int, int | None]]:
+    """(pid, start time) of every live process in process group `pgid`."""
+    found: list[tuple[int, int | None]] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            found.append((int(entry.name), int(fields[19])))
+    return found
+
+
 def process_state(pid: int) -> str:
     """Return a process's state letter (R, S, D, Z, ...), or '' if it is gone."""
     try:

@@ -21,6 +21,7 @@ class Where:
     quirk: str = ""  # the target's known limitation, to explain a failure it causes
     hosts: tuple[Any, ...] = ()  # fio servers to drive (distributed.Host); () = this machine
     root: Path | None = None  # the target's path as every host knows it (hosts only)
+    run_timeout: int = 0  # the campaign's watchdog, seconds (0: the workload's own bound)
 
 
 @dataclass

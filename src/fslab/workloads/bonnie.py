@@ -13,14 +13,13 @@ with bonnie's own first line as the reason.
 from __future__ import annotations
 
 import json
-import os
 import resource
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from fslab import system
+from fslab.children import run_child
 from fslab.errors import UserError
 from fslab.memlimit import memory_limit_support
 from fslab.metrics import Measurement, cpu_measurements
@@ -31,6 +30,7 @@ OUTPUT = "bonnie.csv"
 CPU = "cpu.json"
 MiB = 1024**2
 MIN_LIMIT = 32 * MiB  # below this bonnie++ itself risks the cgroup's OOM killer
+BONNIE_DEADLINE_S = 3600  # a whole bonnie++ pass on a slow device takes minutes, not hours
 
 
 @dataclass
@@ -85,12 +85,11 @@ class BonnieWorkload:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         cgroup = where.memory_cgroup
-
-        def join_cgroup() -> None:
-            Path(cgroup, "cgroup.procs").write_text(str(os.getpid()))
-
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600,
-                              preexec_fn=join_cgroup if cgroup else None)
+        deadline, bound = ((where.run_timeout, f"run_timeout = {where.run_timeout} in the "
+                            "campaign") if where.run_timeout else
+                           (BONNIE_DEADLINE_S, "fslab's bound for bonnie++; a campaign's "
+                            "run_timeout sets another"))
+        proc = run_child(cmd, deadline, cgroup, bound)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         (run_dir / CPU).write_text(json.dumps({
@@ -98,6 +97,8 @@ class BonnieWorkload:
             "cpu_sys": 100.0 * (after.ru_stime - before.ru_stime) / wall}))
         (run_dir / OUTPUT).write_text(proc.stdout)
         (run_dir / "stderr.txt").write_text(proc.stderr)
+        if proc.watchdog:
+            return RunOutput(status="failed", metadata={"command": cmd}, reason=proc.watchdog)
         try:
             measurements = self.parse(run_dir)
         except BonnieParseError:

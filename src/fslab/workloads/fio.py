@@ -26,6 +26,10 @@ from fslab.workloads.fio_process import (
 FIO_OUTPUT = "fio.json"
 # With remote hosts a vanished server must not hang the campaign: a shorter leash.
 HOST_GRACE_S = 90
+# The watchdog's bound for a timed job: this many times its runtime and ramp, plus a margin
+# for fio's start, its exit and writing json+ (seconds on this machine, 2 s at most seen).
+WATCHDOG_FACTOR = 1.5
+WATCHDOG_MARGIN_S = 30
 
 
 @dataclass
@@ -61,6 +65,33 @@ class FioWorkload:
     def runtime(self) -> int:
         value = self.global_options.get("runtime", self.options.get("runtime", 0))
         return int(str(value).rstrip("s") or 0)
+
+    def expected_seconds(self) -> float | None:
+        """How long fio runs this job at most (runtime and ramp of every section, as if
+        each were stonewalled); None when a section has no runtime (a size-based job)."""
+        if self.raw_job_text is not None:
+            return _job_text_seconds(self.raw_job_text)
+        total = 0.0
+        sections = [self.options, *(options for _, options in self.extra_sections)]
+        for options in sections:
+            merged = {**self.global_options, **options}
+            if not merged.get("runtime"):
+                return None
+            total += _seconds(merged["runtime"]) + _seconds(merged.get("ramp_time", 0))
+        return total
+
+    def deadline(self, run_timeout: int = 0) -> tuple[float, str]:
+        """(seconds, why) the watchdog gives this job's measured fio run (the layout pass,
+        before it, has its own)."""
+        if run_timeout:
+            return float(run_timeout), f"run_timeout = {run_timeout} in the campaign"
+        expected = self.expected_seconds()
+        if expected is None:
+            return float(LAYOUT_GRACE_S), ("a job without runtime: fslab's default bound; "
+                                           "a campaign's run_timeout sets another")
+        return (WATCHDOG_FACTOR * expected + WATCHDOG_MARGIN_S,
+                f"its runtime and ramp, {expected:g} s, with a margin; a campaign's "
+                "run_timeout sets another")
 
     @property
     def direct(self) -> bool:
@@ -119,16 +150,16 @@ class FioWorkload:
             from fslab.distributed import client_args
 
             cmd += client_args(list(where.hosts), job_file)
-            timeout = self.runtime + HOST_GRACE_S
+            timeout, bound = float(self.runtime + HOST_GRACE_S), "runtime and the hosts' grace"
         else:
             cmd.append(str(job_file))
-            timeout = self.runtime + LAYOUT_GRACE_S
+            timeout, bound = self.deadline(where.run_timeout)
         metadata["command"] = cmd
         if where.cgroup:
             metadata["cgroup"] = where.cgroup
         if where.directory is not None and not where.hosts:
             metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
-        returncode, stderr = run_fio(cmd, timeout=timeout, cgroup=where.cgroup)
+        returncode, stderr = run_fio(cmd, timeout=timeout, cgroup=where.cgroup, bound=bound)
         (run_dir / "stderr.txt").write_text(stderr)
         try:
             data = load_fio(output.read_bytes())  # read and parsed once for both
@@ -276,3 +307,38 @@ def flat_options(text: str) -> dict[str, Any]:
         if match:
             found[match.group(1).lower()] = match.group(2) if match.group(2) is not None else True
     return found
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _seconds(value: Any) -> float:
+    """fio's time value (seconds by default; us, ms, s, m, h, d suffixes) in seconds."""
+    match = _DURATION.match(str(value))
+    if not match:
+        return 0.0
+    return float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()]
+
+
+def _job_text_seconds(text: str) -> float | None:
+    """A job file's longest run: every job section's runtime and ramp (its own or the
+    global one) added up, as if each were stonewalled; None if one has no runtime."""
+    sections: list[tuple[str, dict[str, str]]] = []
+    for raw in text.splitlines():
+        line = raw.split(";", 1)[0].split("#", 1)[0].strip()
+        if line.startswith("[") and line.endswith("]"):
+            sections.append((line[1:-1].strip(), {}))
+        elif "=" in line and sections:
+            key, value = line.split("=", 1)
+            sections[-1][1][key.strip().lower()] = value.strip()
+    shared = next((opts for name, opts in sections if name == "global"), {})
+    total = 0.0
+    for name, options in sections:
+        if name == "global":
+            continue
+        merged = {**shared, **options}
+        if not merged.get("runtime"):
+            return None
+        total += _seconds(merged["runtime"]) + _seconds(merged.get("ramp_time", 0))
+    return total if any(name != "global" for name, _ in sections) else None

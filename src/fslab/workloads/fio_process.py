@@ -4,13 +4,12 @@ fslab on Ctrl-C or SIGTERM, and reading the first error line of its stderr."""
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from fslab import system
+from fslab.children import run_child
 from fslab.units import parse_size
 
 JOB_FILE = "job.fio"  # the resolved job file every fio run keeps beside its output
@@ -58,34 +57,21 @@ def lay_out_files(directory: Path, name: str, options: dict[str, Any]) -> dict[s
     return {"files": names, "bytes_each": size, "why": "sequential layout before fio"}
 
 
-def run_fio(cmd: list[str], timeout: float, cgroup: str = "") -> tuple[int, str]:
-    """Run fio; on Ctrl-C or SIGTERM stop it (it is ours) and wait before re-raising."""
-
-    def join_cgroup() -> None:
-        Path(cgroup, "cgroup.procs").write_text(str(os.getpid()))
-
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=join_cgroup if cgroup else None)
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, stderr = proc.communicate()
-        return -9, (stderr or "") + f"\nfslab: fio killed after {timeout:.0f} s (hung)"
-    except BaseException:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        raise
-    return proc.returncode, stderr or ""
+def run_fio(cmd: list[str], timeout: float, cgroup: str = "",
+            bound: str = "") -> tuple[int, str]:
+    """Run fio as fslab's child (children.py: its own process group, in the ledger, ended
+    at `timeout` s with its jobs); on Ctrl-C or SIGTERM stop it and wait, then re-raise."""
+    done = run_child(cmd, timeout, cgroup, bound)
+    return done.returncode, done.stderr
 
 
 def first_error_line(stderr: str) -> str:
-    for line in stderr.splitlines():
+    """The line that says why fio failed: fslab's own (the watchdog) first, else fio's."""
+    lines = stderr.splitlines()
+    for line in lines:
+        if line.startswith("fslab: "):
+            return line.removeprefix("fslab: ").strip()
+    for line in lines:
         if "error" in line.lower() or line.startswith("fio:"):
             return line.strip()
     return ""
