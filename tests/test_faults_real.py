@@ -118,7 +118,8 @@ def test_a_full_results_disk_stops_in_one_line_and_resume_finishes(tmp_path, lab
         (disk / "filler").write_bytes(b"\0" * (free - RESULTS_MIN_FREE - 100 * 1024))
         args = ["run", "--fs", "ext4", "--workloads", "randread", "--iterations", "4",
                 "--runtime", "1", "--size", "256M", "--file-size", "16M", "--seed", "2",
-                "--out", str(disk / "r"), "--lab", str(lab.root)]
+                "--rounds", "1", "--no-ceiling", "--out", str(disk / "r"), "--lab",
+                str(lab.root)]
         stopped = fslab_cmd(*args)
         assert stopped.returncode == 2, stopped.stderr
         errors = [line for line in stopped.stderr.splitlines() if "error" in line]
@@ -142,8 +143,8 @@ def test_a_full_results_disk_stops_in_one_line_and_resume_finishes(tmp_path, lab
 def test_two_campaigns_share_a_lab_and_cleanup_leaves_live_runs_alone(tmp_path, lab):
     requires("fio", "mkfs.ext4", "losetup")
     args = ["run", "--fs", "ext4", "--workloads", "randread,seqread", "--iterations", "2",
-            "--runtime", "2", "--size", "256M", "--file-size", "16M", "--lab",
-            str(lab.root)]
+            "--runtime", "2", "--size", "256M", "--file-size", "16M", "--rounds", "1",
+            "--no-ceiling", "--lab", str(lab.root)]
     first, second = (subprocess.Popen([*FSLAB, *args, "--seed", str(n), "--out",
                                        str(tmp_path / f"r{n}")], cwd=REPO, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -42,7 +42,8 @@ def zpools() -> list[str]:
 def campaign_for(kind, workloads="randwrite", **extra):
     return load_campaign(None, Overrides(
         fs=[kind], workloads=workloads.split(","), iterations=1, runtime="1",
-        image_size="256M", file_size="16M", seed=1, **extra))
+        image_size="256M", file_size="16M", seed=1, rounds=1, ceiling=False,
+        **extra))
 
 
 @pytest.mark.privileged
@@ -81,7 +82,8 @@ def test_md_raid1_is_refused_in_one_line_where_the_kernel_lacks_md(tmp_path, lab
 def test_fat32_basic5_every_cell_has_a_result_or_a_reason(tmp_path, lab):
     requires("fio", "mkfs.fat", "fusefat")
     campaign = load_campaign(None, Overrides(fs=["fat32"], iterations=1, runtime="1",
-                                             image_size="256M", file_size="8M", seed=2))
+                                             image_size="256M", file_size="8M", seed=2,
+                                             rounds=1, ceiling=False))
     api.run(campaign, out=tmp_path / "r", lab=lab)
     runs = api.runs(tmp_path / "r")
     assert len(runs) == 5
@@ -102,7 +104,7 @@ def test_zfs_daemon_killed_mid_run(tmp_path, lab):
         pytest.skip("a zfs-fuse daemon not started by this test is running")
     campaign = load_campaign(None, Overrides(
         fs=["zfs"], workloads=["randwrite", "seqwrite"], iterations=2, runtime="2",
-        image_size="256M", file_size="16M", seed=4))
+        image_size="256M", file_size="16M", seed=4, rounds=1, ceiling=False))
     out = tmp_path / "r"
     killed: list[int] = []
 
