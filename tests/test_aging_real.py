@@ -266,7 +266,7 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
     delayed allocations at unmount)."""
     requires(f"mkfs.{fs}", "losetup", "zstd", "e2image", "xfs_mdrestore", "btrfs-image")
     from fslab.aging.images import keep
-    from fslab.campaign import TargetEntry, _target_spec
+    from fslab.campaign_targets import TargetEntry, target_spec
     from fslab.errors import UserError
 
     out = tmp_path / "aged"
@@ -293,7 +293,7 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
 
     probes = {}
     for kind, image in images.items():
-        spec = _target_spec(TargetEntry(name=f"r-{kind}", fs=fs, image=str(image)),
+        spec = target_spec(TargetEntry(name=f"r-{kind}", fs=fs, image=str(image)),
                             64 * MiB, set())
         assert spec.size == 320 * MiB, kind  # from image.json, not the kept file's size
         target = make_target(spec)
@@ -313,7 +313,7 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
         last = json.loads((out / "fragmentation.json").read_text())[-1]["used"]
         assert probes["metadata"]["extents_per_file"] == last["extents_per_file"]
     with pytest.raises(UserError, match=f"holds {fs}"):
-        _target_spec(TargetEntry(name="w", fs="ext2", image=str(images["zstd"])),
+        target_spec(TargetEntry(name="w", fs="ext2", image=str(images["zstd"])),
                      64 * MiB, set())
 
 

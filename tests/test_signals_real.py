@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
 
 CAMPAIGN = ["run", "--fs", "ext4,xfs", "--workloads", "randread,seqwrite", "--iterations", "2",
-            "--runtime", "1", "--size", "512M", "--file-size", "32M", "--seed", "3"]
+            "--runtime", "1", "--size", "512M", "--file-size", "32M", "--seed", "3",
+            "--no-ceiling"]
 
 
 def start(out, lab_root):

@@ -9,21 +9,24 @@ same plan.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from fslab.campaign_targets import (
+    TargetEntry,
+    resolve_targets,
+    slug,
+)
 from fslab.errors import UserError
 from fslab.metrics import HEADLINE_METRICS
-from fslab.targets import IMAGE_LESS, TargetSpec, known_kinds
+from fslab.targets import IMAGE_LESS, TargetSpec
 from fslab.tomlfile import read_toml
 from fslab.units import parse_duration, parse_size
 from fslab.workloads.suites import get_suite
 
-DEFAULT_FS = ("ext4", "xfs", "btrfs")
 DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
 DEFAULT_RUNTIME_S = 3
@@ -36,27 +39,6 @@ FILL_FRACTION = 0.5
 # A workload's files may use at most this share of an image (checked before running).
 MAX_FILL = 0.8
 Fresh = Literal["run", "iteration", "campaign"]
-
-
-class TargetEntry(BaseModel):
-    """One [[target]] table."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = None
-    fs: str
-    image_size: str | int | None = None
-    mkfs_options: list[str] | str = []
-    mount_options: str = ""
-    path: str = ""
-    device: str = ""
-    image: str | None = None  # start from this aged image (fslab age's image.img)
-    fresh_copy_of: str | None = None  # a fresh file system holding that image's files
-    # (an image file, or the name of a target of this campaign that has `age`)
-    age: dict[str, Any] | None = None  # age this target once, then start from that image
-    direct_io: bool | None = None  # loop device direct I/O
-    throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
-    scale: float | None = None  # the simulator (fs = "null"): true ratio to the base
-    options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
 class WorkloadEntry(BaseModel):
@@ -196,7 +178,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
     if overrides.iterations is not None and overrides.iterations < 1:
         raise UserError("--iterations must be at least 1")
     image_size = parse_size(overrides.image_size or parsed.image_size)
-    targets = _resolve_targets(parsed.target, overrides.fs, image_size)
+    targets = resolve_targets(parsed.target, overrides.fs, image_size)
     workloads = _resolve_workloads(parsed.workload, overrides, base_dir)
     runtime = parse_duration(overrides.runtime or parsed.runtime)
     file_size_text = overrides.file_size or parsed.file_size
@@ -233,80 +215,6 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
     )
     return campaign
-
-
-def _resolve_targets(
-    entries: list[TargetEntry], fs_flag: list[str] | None, image_size: int
-) -> list[TargetSpec]:
-    by_name = {(entry.name or entry.fs): entry for entry in entries}
-    if fs_flag:
-        chosen = [by_name.get(name) or entry_from_flag(name) for name in fs_flag]
-    elif entries:
-        chosen = entries
-    else:
-        chosen = [TargetEntry(fs=fs) for fs in DEFAULT_FS]
-    aging = {entry.name or entry.fs for entry in chosen if entry.age is not None}
-    specs = [_target_spec(entry, image_size, aging) for entry in chosen]
-    names = [spec.name for spec in specs]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise UserError(f"target names must be unique; repeated: {', '.join(duplicates)}")
-    return specs
-
-
-def entry_from_flag(text: str) -> TargetEntry:
-    """'ext4' -> an ext4 target; 'dir:/data' -> a directory target."""
-    if text.startswith("dir:"):
-        path = text[4:]
-        if not path:
-            raise UserError("dir: needs a path, e.g. dir:/mnt/data")
-        return TargetEntry(name="dir-" + _slug(Path(path).name or "root"), fs="dir", path=path)
-    return TargetEntry(fs=text)
-
-
-def _target_spec(entry: TargetEntry, default_image_size: int,
-                 aging: frozenset[str] | set[str] = frozenset()) -> TargetSpec:
-    if entry.fs not in known_kinds():
-        known = ", ".join(k for k in known_kinds() if k != "null")
-        raise UserError(f"unknown file system {entry.fs!r}: known: {known} (or dir:PATH)")
-    if entry.fs == "dir" and not entry.path:
-        raise UserError(f"target {entry.name or 'dir'}: a dir target needs path = \"...\"")
-    name = entry.name or entry.fs
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", name):
-        raise UserError(f"bad target name {name!r}: use letters, digits, '.', '_', '+', '-'")
-    mkfs = entry.mkfs_options
-    options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(mkfs)
-    size = parse_size(entry.image_size) if entry.image_size is not None else default_image_size
-    extra = dict(entry.options)
-    if entry.age is not None:
-        if entry.image is not None:
-            raise UserError(f"target {name}: give age = {{...}} or image = ..., not both")
-        extra["age"] = dict(entry.age)
-    for key in ("image", "fresh_copy_of"):
-        value = getattr(entry, key)
-        if key == "fresh_copy_of" and value in aging:
-            extra[key] = f"target:{value}"  # that target's image, once it is aged
-            continue
-        if value is not None:
-            path = Path(value).expanduser().resolve()
-            if not path.is_file():
-                raise UserError(f"target {name}: {key} {value} is not a file")
-            extra[key] = str(path)
-            from fslab.aging.images import check_usable
-
-            size = max(size, check_usable(path, entry.fs, f"target {name}") or 0)
-    if entry.direct_io is not None:
-        extra["direct_io"] = entry.direct_io
-    if entry.throttle is not None:
-        extra["throttle"] = entry.throttle
-    if entry.scale is not None:
-        if entry.fs != "null" or entry.scale <= 0:
-            raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
-                            "and must be above 0")
-        extra["scale"] = float(entry.scale)
-    return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
-                      mount_options=entry.mount_options, path=entry.path, device=entry.device,
-                      options=extra)
 
 
 def _resolve_workloads(
@@ -364,7 +272,7 @@ def _inline_job_file(entry: WorkloadEntry, base_dir: Path) -> WorkloadEntry:
         text = path.read_text()
     except OSError as exc:
         raise UserError(f"cannot read job file {path}: {exc.strerror}") from exc
-    name = entry.name or _slug(path.stem)
+    name = entry.name or slug(path.stem)
     return entry.model_copy(update={"job_text": text, "name": name, "job_file": str(path)})
 
 
@@ -372,7 +280,7 @@ def workload_names(entry: WorkloadEntry) -> list[str]:
     """The workload names an entry expands to."""
     if entry.preset:
         return list(entry.only or get_suite(entry.preset).job_names(entry.options))
-    return [entry.name or _slug(Path(entry.job_file or "job").stem)]
+    return [entry.name or slug(Path(entry.job_file or "job").stem)]
 
 
 def max_numjobs(entries: list[WorkloadEntry]) -> int:
@@ -411,10 +319,6 @@ def _target_dict(spec: TargetSpec) -> dict[str, Any]:
     if options:
         data["options"] = options
     return data
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-") or "x"
 
 
 def _first_error(exc: ValidationError) -> str:

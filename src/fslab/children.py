@@ -24,20 +24,27 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from fslab import system
 from fslab.cgroups import CGROUP_V2_ROOT, PREFIX, end_members, release_cgroup, tracking_root
 
-if TYPE_CHECKING:
-    from fslab.lab import Session
 
-_SESSION: ContextVar[Session | None] = ContextVar("fslab_children_session", default=None)
+class Ledger(Protocol):
+    """What children need of a lab session (lab.Session): to write a child down before
+    it runs and to strike it off once fslab has ended it itself."""
+
+    def record(self, kind: str, path: Path | str, **extra: Any) -> Any: ...
+
+    def forget(self, resource: Any) -> None: ...
+
+
+_SESSION: ContextVar[Ledger | None] = ContextVar("fslab_children_session", default=None)
 INTERRUPT_GRACE_S = 15  # fio writes its results after SIGINT; then it is ended
 
 
 @contextlib.contextmanager
-def recorded_in(session: Session) -> Iterator[None]:
+def recorded_in(session: Ledger) -> Iterator[None]:
     """Every child started inside goes into `session`'s ledger while it runs."""
     token = _SESSION.set(session)
     try:
@@ -101,7 +108,7 @@ def run_child(cmd: list[str], deadline_s: float, cgroup: str = "",
             end_members(tracking)  # what outlived fio's own process, if anything
             release_cgroup(tracking)
         else:
-            end_stragglers(proc.pid, born, until)
+            system.end_stragglers(proc.pid, born, until)
         if session is not None and entry is not None:
             session.forget(entry)
     code = -signal.SIGKILL if why else proc.returncode
@@ -149,18 +156,3 @@ def end_group(pgid: int, sig: int) -> None:
     group's number is still fslab's)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-
-
-def end_stragglers(pgid: int, started: int, until: int) -> list[int]:
-    """SIGKILL what is left of a group fslab made after its leader ended: the members of
-    group `pgid` that started between the leader's start and the group's deadline (clock
-    ticks since boot). A group's number is not reused while a member lives; one reused
-    after they all ended belongs to processes born after that window, left alone."""
-    ended = []
-    for pid, start_time in system.group_members(pgid):
-        if start_time is None or not started <= start_time <= until:
-            continue
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-            ended.append(pid)
-    return ended

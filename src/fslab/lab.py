@@ -300,11 +300,9 @@ def _release_process(session: Session, resource: Resource) -> None:
 def _release_pgroup(session: Session, resource: Resource) -> None:
     """End what is left of a process group fslab started (fio and its jobs), only members
     started since its recorded leader: a SIGKILLed fslab leaves them running."""
-    from fslab.children import end_stragglers
-
     started, until = resource.extra.get("start_time"), resource.extra.get("until")
     if isinstance(started, int) and isinstance(until, int) and started:
-        end_stragglers(int(resource.path), started, until)
+        system.end_stragglers(int(resource.path), started, until)
 
 
 def _release_children(session: Session, resource: Resource) -> None:

@@ -6,10 +6,12 @@ typed is ever interpreted by a shell.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -227,3 +229,18 @@ def containing_mount(path: Path) -> tuple[str, str, str]:
 
 def _unescape_mount_path(text: str) -> str:
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+def end_stragglers(pgid: int, started: int, until: int) -> list[int]:
+    """SIGKILL what is left of a group fslab made after its leader ended: the members of
+    group `pgid` that started between the leader's start and the group's deadline (clock
+    ticks since boot). A group's number is not reused while a member lives; one reused
+    after they all ended belongs to processes born after that window, left alone."""
+    ended = []
+    for pid, start_time in group_members(pgid):
+        if start_time is None or not started <= start_time <= until:
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            ended.append(pid)
+    return ended
