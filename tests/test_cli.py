@@ -1,5 +1,6 @@
 """The command line: user mistakes are one line and a non-zero exit, never a traceback."""
 
+import json
 import os
 
 import pytest
@@ -114,7 +115,12 @@ def test_presets_lists_basic5():
     basic5 = proc.stdout[proc.stdout.index("basic5:"):proc.stdout.index("server6:")]
     rows = table_rows(basic5)
     assert set(rows) == {"randread", "randwrite", "seqread", "seqwrite", "mixed"}
-    assert "ioengine=sync [study]" in rows["randread"][1]
-    assert "numjobs=4 [study]" in rows["randread"][1]
-    assert "direct=0 (buffered) [fio default]" in rows["seqwrite"][1]
-    assert "rwmixread=70 [study]" in rows["mixed"][1]
+    params = json.loads(fslab_cmd("presets", "--json").stdout)["presets"]["basic5"]["jobs"]
+    assert set(params) == set(rows)
+    for job, key, value in (("randread", "ioengine", "sync"), ("randread", "numjobs", 4),
+                            ("mixed", "rwmixread", 70)):
+        assert params[job][key]["value"] == value
+        assert params[job][key]["source"] == "study"
+        assert params[job][key]["study"] == "desktop-fio"
+    assert params["seqwrite"]["direct"] == {"value": "0 (buffered)", "source": "fio default",
+                                            "why": "the study states none"}

@@ -39,12 +39,14 @@ def options(text):
     ("server6", "mixed", {"rw": "randrw", "rwmixread": "50"}),
     ("server6", "web", {"rw": "randrw", "rwmixread": "80", "iodepth": "64"}),
     ("server6", "db", {"rw": "randrw", "rwmixread": "50", "iodepth": "128",
-                       "bssplit": "8k/40:16k/30:32k/20:64k/10"}),
+                       "bsrange": "8k-64k", "numjobs": "1"}),
+    ("server6", "seqwrite", {"group_reporting": True, "cpus_allowed_policy": "split"}),
     ("randrw16k", "randrw16k", {"rw": "randrw", "rwmixread": "70", "bs": "16k", "direct": "1",
-                                "ioengine": "libaio", "numjobs": "8", "group_reporting": True}),
+                                "ioengine": "libaio", "numjobs": "8", "group_reporting": True,
+                                "iodepth": "1"}),
     ("randrw128k", "randrw128k", {"bs": "128k", "numjobs": "8", "group_reporting": True}),
     ("aged", "aged", {"nrfiles": "2000", "filesize": "4k", "openfiles": "100",
-                      "create_on_open": "1", "file_service_type": "normal", "fsync": "32",
+                      "create_on_open": "1", "file_service_type": "gauss", "fsync": "32",
                       "bs": "4k", "time_based": True}),
 ])
 def test_preset_job_files_have_their_documented_parameters(preset, name, expected):
@@ -82,8 +84,15 @@ def test_study_presets_leave_unstated_parameters_to_fio():
         assert "direct" not in options(job("basic5", name)), name
         assert options(job("direct5", name))["direct"] == "1"
     result = fslab_here("presets")
-    assert "iodepth=1 [fio default]" in result.stdout
-    assert "bssplit=8k/40:16k/30:32k/20:64k/10 [fslab's choice" in result.stdout
+    assert "iodepth=1 [fio default: the study states none]" in result.stdout
+    assert "bssplit=512/10:1k/10:2k/10:4k/50:8k/20 [fslab's choice" in result.stdout
+
+
+def test_mirror_study_runs_are_size_based_with_a_runtime_cap():
+    """The RAID-1 study's command has --size and --runtime but no --time_based: a run
+    ends at its size or at the cap (its ZFS run ended at 519,310 ms of 600 s)."""
+    found = options(job("randrw16k", "randrw16k"))
+    assert found["time_based"] == "0" and int(found["runtime"]) > 0 and "size" in found
 
 
 def test_bonnie_csv_from_the_real_bonnie():

@@ -9,7 +9,7 @@ same plan.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,6 +75,8 @@ class CampaignFile(BaseModel):
     # The watchdog: a run past this many seconds is ended and recorded as failed (0: each
     # workload's own bound, its runtime and ramp with a margin; children.py).
     run_timeout: str | int = 0
+    # "published": the preset's study's own scale and protocol (as_published.py)
+    scale: Literal["quick", "published"] = "quick"
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -107,6 +109,9 @@ class Campaign:
     pilot: int = 0
     rounds: int = 1  # built in code (the ceiling's, tests'): plain order unless asked
     run_timeout: int = 0  # seconds; 0: each workload's own bound
+    scale: str = "quick"  # or "published": the study's own scale (as_published.py)
+    # What --as-published set and could not do here (printed; not saved: the values are)
+    published: Any = None
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
@@ -132,6 +137,7 @@ class Campaign:
         data["rounds"] = self.rounds
         if self.run_timeout:
             data["run_timeout"] = self.run_timeout
+        data["scale"] = self.scale
         data["target"] = [_target_dict(spec) for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
@@ -156,6 +162,7 @@ class Overrides:
     primary: list[str] | None = None
     rounds: int | None = None
     ceiling: bool | None = None  # False: --no-ceiling
+    as_published: bool = False  # --as-published: the study's own scale
 
 
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
@@ -170,7 +177,14 @@ def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Camp
         parsed = CampaignFile.model_validate(raw)
     except ValidationError as exc:
         raise UserError(f"{path or 'campaign'}: {_first_error(exc)}") from exc
-    return resolve(parsed, overrides, base_dir)
+    if not (overrides.as_published or parsed.scale == "published"):
+        return resolve(parsed, overrides, base_dir)
+    from fslab import as_published
+
+    parsed, plan = as_published.apply(parsed, overrides)
+    resolved = resolve(parsed, replace(overrides, preset=None), base_dir)
+    resolved.published = plan
+    return resolved if overrides.image_size else as_published.fit_images(resolved, plan)
 
 
 def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campaign:
@@ -201,6 +215,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         pilot=parsed.pilot,
         rounds=overrides.rounds or parsed.rounds,
         run_timeout=parse_duration(parsed.run_timeout) if parsed.run_timeout else 0,
+        scale=parsed.scale,
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "

@@ -71,6 +71,10 @@ def run(
     no_ceiling: Annotated[bool, typer.Option(
         "--no-ceiling", help="Do not measure the raw device under the images first (the "
         "ceiling that marks cache-bound results; campaign key: ceiling = false).")] = False,
+    as_published: Annotated[bool, typer.Option(
+        "--as-published", help="Run the preset at its study's own scale and protocol "
+        "(sizes, runtimes, repetitions, file systems; one run per job); with --dry-run, "
+        "show that plan and how long it takes.")] = False,
     rerun_disturbed: Annotated[bool, typer.Option(
         "--rerun-disturbed", help="Measure runs the witness saw disturbed (another "
         "process's CPU, memory pressure, other I/O) again at the end of their iteration."
@@ -90,6 +94,7 @@ def run(
         runtime=runtime, image_size=size, file_size=file_size,
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
         primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
+        as_published=as_published,
     )
     if resume:
         if out is None:
@@ -120,6 +125,9 @@ def run(
 
     console.print(quick_line(examine(the_lab.root, QUICK)), markup=False,
                   highlight=False, style="dim")
+    if campaign.published is not None:
+        for line in campaign.published.lines():
+            console.print(line, markup=False, highlight=False)
 
     try:
         with RichProgress(err_console) as progress:
@@ -297,10 +305,18 @@ def serve(
 
 
 @app.command()
-def presets() -> None:
-    """List every preset (fio suites and fslab's own workloads) with its parameters."""
-    from fslab.report.listings import presets_tables
+def presets(
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Every parameter of every preset with its source, as JSON.")] = False,
+) -> None:
+    """List every preset (fio suites and fslab's own workloads) with its parameters, each
+    with where it comes from (the study and the place in it, fio's default, the campaign,
+    or fslab's choice and why), and the study's own scale (--as-published)."""
+    from fslab.report.listings import presets_json, presets_tables
 
+    if as_json:
+        sys.stdout.write(presets_json() + "\n")
+        return
     console.print(presets_tables())
 
 

@@ -365,7 +365,8 @@ class Runner:
             workload=run.workload.name, iteration=run.iteration, position=run.position,
             family=run.workload.family, status=output.status, reason=output.reason,
             started=started, finished=time.time(), caches_dropped=caches_dropped,
-            target_description=description, workload_metadata=output.metadata,
+            scale=self.plan.campaign.scale, target_description=description,
+            workload_metadata=output.metadata,
             witness=output.metadata.pop("witness", {}))
         columns = empty_columns()
         add_rows(columns, record.identity(), output.measurements, self.host)

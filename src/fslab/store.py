@@ -310,7 +310,7 @@ class ResultsDir:
         import pandas as pd
 
         keys: tuple[str, ...] = ("run_id", "iteration", "target", "fs", "workload", "status",
-                                 "reason", "caches_dropped")
+                                 "reason", "caches_dropped", "scale")
         seen = ("others_cpu_pct", "steal_pct", "psi_memory_pct", "other_io_bytes_s")
         rows = [{**{k: getattr(record, k) for k in keys}, "disturbed": record.disturbed,
                  **{k: record.witness.get(k) for k in seen},
@@ -320,5 +320,5 @@ class ResultsDir:
         imported = self.path / "runs.csv"  # an import of format 2 wrote an index, no runs/
         if not rows and imported.exists():
             return pd.read_csv(imported, keep_default_na=False).assign(
-                caches_dropped=False)[list(keys)]
+                caches_dropped=False, scale="")[list(keys)]
         return pd.DataFrame(rows, columns=list(keys))

@@ -26,17 +26,41 @@ def targets_table() -> Table:
 
 
 def presets_tables() -> Group:
-    """One table per preset: each job's parameters with where each comes from."""
+    """One table per preset: each job's parameters, each with where it comes from, and the
+    study's own scale (`--as-published`)."""
     from fslab.workloads.suites import SUITES
 
     tables = []
     for suite in SUITES.values():
+        published = suite.published
+        scale = ("; --as-published: " + ", ".join(
+            f"{name} {_value(param.value)} [{param.source.label()}]"
+            for name, param in published.params().items())) if published else ""
         table = Table(title=f"{suite.name}: {suite.description}", title_justify="left",
-                      caption=escape(f"source: {suite.source}; options: {suite.options}"),
-                      caption_justify="left")
+                      caption=escape(f"source: {suite.source}; options: {suite.options}"
+                                     + scale), caption_justify="left")
         table.add_column("workload")
         table.add_column("parameters")
-        for name, parameters in suite.jobs.items():
-            table.add_row(name, escape(parameters))
+        for name, parameters in suite.parameters.items():
+            table.add_row(name, escape("; ".join(
+                f"{key}={_value(param.value)} [{param.source.label()}]"
+                for key, param in parameters.items())))
         tables.append(table)
     return Group(*tables)
+
+
+def presets_json() -> str:
+    """Every preset, every parameter with its source, and its published scale, as JSON."""
+    import json
+
+    from fslab.workloads.provenance import STUDIES
+    from fslab.workloads.suites import SUITES
+
+    return json.dumps({
+        "studies": {key: {"title": s.title, "by": s.by} for key, s in STUDIES.items()},
+        "presets": {name: suite.to_json() for name, suite in SUITES.items()},
+    }, indent=1)
+
+
+def _value(value: object) -> str:
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)

@@ -144,7 +144,10 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
         f"{len({r.workload.name for r in plan.runs})} workloads × {campaign.iterations} "
         f"iterations = {len(plan.runs)} runs; runtime {campaign.runtime} s per job; "
         f"file size {format_value(campaign.file_size, 'bytes')} per job; seed {campaign.seed}; "
-        f"fresh file system per {campaign.fresh}", style="bold")]
+        f"fresh file system per {campaign.fresh}; {campaign.scale} scale", style="bold")]
+    if campaign.published is not None:
+        parts += [Text(line) for line in campaign.published.lines()]
+    parts.append(Text(planned_time(plan), style="bold"))
     order = Table(title="Run order (shuffled within each iteration)", title_justify="left")
     for column in ("iteration", "#", "target", "workload", "run id"):
         order.add_column(column)
@@ -169,6 +172,40 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
             parts.append(Text(f"── {run.workload.name}: {filename} ──", style="cyan"))
             parts.append(Text(text.rstrip()))
     return Group(*parts)
+
+
+def planned_time(plan: Plan) -> str:
+    """How long the plan measures: fio's runtime and ramp of each run (size-based jobs at
+    their runtime cap); what only the disk decides (layouts, mkfs, file workloads) is
+    named, not guessed."""
+    from fslab.workloads.fio import FioWorkload
+
+    seconds = 0.0
+    capped = unknown = 0
+    for run in plan.runs:
+        workload = run.workload
+        if not isinstance(workload, FioWorkload) or (
+                expected := workload.expected_seconds()) is None:
+            unknown += 1
+            continue
+        seconds += expected
+        capped += not workload.global_options.get("time_based", True)
+    measured = len(plan.runs) - unknown
+    text = (f"Time measuring: {_duration(seconds)} over {measured} fio runs" if measured
+            else "Time measuring: not known ahead")
+    if capped:
+        text += f" ({capped} size-based: at most)"
+    if unknown:
+        text += (f"; {unknown} runs whose time the disk decides (file workloads, bonnie++, "
+                 "size-based fio without a runtime)")
+    return text + "; laying out files and making file systems come on top"
+
+
+def _duration(seconds: float) -> str:
+    hours, rest = divmod(round(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    return (f"{hours} h {minutes:02d} min" if hours else
+            f"{minutes} min {secs:02d} s" if minutes else f"{secs} s")
 
 
 def _short(value: object) -> str:

@@ -21,7 +21,8 @@ def build_workloads(campaign: Campaign) -> list[Workload]:
             suite = get_suite(entry.preset)
             workloads += suite.build(entry.only or suite.job_names(entry.options),
                                      campaign.runtime, campaign.file_size,
-                                     dict(entry.options), campaign.seed)
+                                     dict(entry.options), campaign.seed,
+                                     campaign.scale == "published")
         elif entry.job_text is not None:  # a resolved campaign keeps the file's text
             name = entry.name or "job"
             workloads.append(job_text_workload(name, entry.job_text, entry.job_file or name))

@@ -4,6 +4,10 @@ The USB-stick study's test ("write a 10 MiB / 100 MiB file of random data N time
 sample: make fresh random data (untimed), then time open + write + the end-of-file flush
 (none, fdatasync, or O_DIRECT writes) + close; drop caches; time reading it back; delete
 it. One sample's file exists at a time, so the test needs only S bytes of space.
+
+`tool = "dd"` runs the study's own way instead: `dd if=/dev/urandom` per sample, timed by
+dd itself (so the time includes making the random data), read back by dd after dropping
+caches; its log is kept as dd.log and parsed by parsers/dd.py.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 FLUSH_MODES = ("none", "fdatasync", "odirect")
+TOOLS = ("python", "dd")
+DD_FLUSH = {"none": [], "fdatasync": ["conv=fdatasync"], "odirect": ["oflag=direct"]}
+DD_LOG = "dd.log"
 CHUNK = 1024**2  # bytes per write() call
 ALIGN = 4096  # O_DIRECT needs block-aligned sizes and buffers
 RESULT = "samples.json"
@@ -35,6 +42,7 @@ class FilesWorkload:
     size: int
     count: int
     flush: str = "fdatasync"
+    tool: str = "python"  # or "dd": the study's own tool (see the module's docstring)
     family: str = "files"
     measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
     drops_caches: bool = True  # the runner syncs and drops caches before it
@@ -45,6 +53,9 @@ class FilesWorkload:
         if self.flush not in FLUSH_MODES:
             raise UserError(f"workload {self.name}: flush must be one of "
                             f"{', '.join(FLUSH_MODES)}, not {self.flush!r}")
+        if self.tool not in TOOLS:
+            raise UserError(f"workload {self.name}: tool must be one of {', '.join(TOOLS)}, "
+                            f"not {self.tool!r}")
         if self.count < 1:
             raise UserError(f"workload {self.name}: count must be at least 1")
         if self.flush == "odirect" and self.size % ALIGN:
@@ -57,13 +68,15 @@ class FilesWorkload:
     def render(self, where: Where) -> dict[str, str]:
         return {"files.json": json.dumps({
             "directory": str(where.directory), "size": self.size, "count": self.count,
-            "flush": self.flush, "data": "fresh random bytes per sample",
+            "flush": self.flush, "tool": self.tool, "data": "fresh random bytes per sample",
             "read_back": "after dropping caches"}, indent=2)}
 
     def run(self, where: Where, run_dir: Path) -> RunOutput:
         if where.directory is None:
             return RunOutput(status="unsupported", reason="files needs a file system")
         (run_dir / "files.json").write_text(self.render(where)["files.json"])
+        if self.tool == "dd":
+            return self._run_dd(where.directory, run_dir)
         buffer = mmap.mmap(-1, max(self.size, ALIGN))  # page-aligned: O_DIRECT accepts it
         samples = []
         caches_dropped = True
@@ -102,8 +115,34 @@ class FilesWorkload:
         view.release()
         return elapsed
 
+    def _run_dd(self, directory: Path, run_dir: Path) -> RunOutput:
+        """The study's way: dd writes random data and times itself; dd reads it back."""
+        block, blocks = (CHUNK, self.size // CHUNK) if self.size % CHUNK == 0 else (
+            self.size, 1)
+        log = []
+        caches_dropped = True
+        with cpu_use() as cpu:
+            for index in range(self.count):
+                path = directory / f"sample-{index}"
+                log.append(_dd(["if=/dev/urandom", f"of={path}", f"bs={block}",
+                                f"count={blocks}", *DD_FLUSH[self.flush]], "write"))
+                caches_dropped &= system.sync_and_drop_caches()
+                log.append(_dd([f"if={path}", "of=/dev/null", f"bs={block}"], "read"))
+                path.unlink()
+        (run_dir / DD_LOG).write_text("".join(log))
+        record = {"size": self.size, "flush": self.flush, "tool": "dd",
+                  "caches_dropped": caches_dropped, "cpu_usr": cpu.usr_pct,
+                  "cpu_sys": cpu.sys_pct}
+        (run_dir / RESULT).write_text(json.dumps(record, indent=1))
+        return RunOutput(measurements=self.parse(run_dir),
+                         metadata={"flush": self.flush, "tool": "dd",
+                                   "caches_dropped": caches_dropped})
+
     def parse(self, run_dir: Path) -> list[Measurement]:
         record = json.loads((run_dir / RESULT).read_text())
+        if record.get("tool") == "dd":
+            return _parse_dd_log((run_dir / DD_LOG).read_text()) + cpu_measurements(
+                record["cpu_usr"], record["cpu_sys"])
         out = []
         for sample in record["samples"]:
             for op, seconds in (("write", sample["write_s"]), ("read", sample["read_s"])):
@@ -119,3 +158,23 @@ def _timed_read(path: Path) -> float:
         while handle.read(CHUNK):
             pass
     return time.perf_counter() - start
+
+
+def _dd(arguments: list[str], op: str) -> str:
+    """One dd run; its stderr (the "copied" line) under a header naming the op."""
+    result = system.run(["dd", *arguments])
+    return f"# {op}\n{result.stderr}"
+
+
+def _parse_dd_log(text: str) -> list[Measurement]:
+    """dd.log -> write and read samples (parsers/dd.py reads each block's lines)."""
+    from fslab.parsers.dd import parse_dd
+
+    out: list[Measurement] = []
+    counts = {"write": 0, "read": 0}
+    for block in text.split("# ")[1:]:
+        op, _, body = block.partition("\n")
+        for measurement in parse_dd(body, op):
+            out.append(measurement._replace(sample=counts[op]))
+        counts[op] += 1
+    return out

@@ -12,18 +12,21 @@ from fslab.workloads.base import Workload
 from fslab.workloads.bonnie import BonnieWorkload
 from fslab.workloads.files import FilesWorkload
 from fslab.workloads.presets import (
-    CAMPAIGN,
-    FIO_DEFAULT,
     PRESETS,
+    QUICK,
     Preset,
     job_numjobs,
     preset_workloads,
 )
+from fslab.workloads.provenance import STUDIES, Param, Published, Source, fslab, study
+from fslab.workloads.published import PUBLISHED
 from fslab.workloads.smallfiles import SmallFilesWorkload
 
 MiB = 1024**2
-# (jobs wanted, runtime s, file size, the [[workload]] options, the campaign's seed)
-Builder = Callable[[list[str], int, int, dict[str, Any], int], list[Workload]]
+# (jobs wanted, runtime s, file size, the [[workload]] options, the campaign's seed,
+# whether the campaign runs at the study's published scale)
+Builder = Callable[[list[str], int, int, dict[str, Any], int, bool], list[Workload]]
+Parameters = dict[str, dict[str, Param]]  # job -> parameter -> value and source
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,8 @@ class Suite:
 
     name: str
     description: str
-    source: str
-    jobs: dict[str, str]  # job name -> its parameters, for listing
+    study: str | None  # a key of provenance.STUDIES; None: fslab's own
+    parameters: Parameters  # every job's parameters, each with its source
     numjobs: dict[str, int]
     build: Builder
     options: str = ""  # the options a [[workload]] table may set
@@ -41,35 +44,52 @@ class Suite:
     # jobs depend on its options, like the simulator's `jobs = N`); default: `jobs`.
     names: Callable[[dict[str, Any]], list[str]] | None = None
 
+    @property
+    def jobs(self) -> list[str]:
+        return list(self.parameters)
+
+    @property
+    def source(self) -> str:
+        """One line: the study, or fslab's own."""
+        return STUDIES[self.study].cite if self.study else "fslab's own"
+
+    @property
+    def published(self) -> Published | None:
+        """The suite at its study's own scale (None: fslab's own, no published scale)."""
+        return PUBLISHED.get(self.name)
+
     def job_names(self, options: dict[str, Any] | None = None) -> list[str]:
         """Every job this suite runs with `options`."""
-        return self.names(options or {}) if self.names else list(self.jobs)
+        return self.names(options or {}) if self.names else self.jobs
 
     def numjobs_of(self, job: str) -> int:
         """The processes a job runs (1 for jobs not listed, e.g. generated ones)."""
         return self.numjobs.get(job, 1)
 
+    def to_json(self) -> dict[str, Any]:
+        """The suite for `fslab presets --json`: every parameter with its source."""
+        published = self.published
+        return {
+            "name": self.name, "description": self.description, "study": self.study,
+            "cite": self.source, "options": self.options,
+            "jobs": {job: {key: param.to_json() for key, param in params.items()}
+                     for job, params in self.parameters.items()},
+            "published": published.to_json() if published else None,
+        }
+
 
 def _fio_suite(preset: Preset) -> Suite:
     def build(only: list[str], runtime: int, file_size: int,
-              options: dict[str, Any], seed: int) -> list[Workload]:
+              options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+        spec = PUBLISHED.get(preset.name) if published else None
+        job_options = {job: {key: param.value for key, param in values.items()}
+                       for job, values in (spec.sections or {}).items()} if spec else None
         return list(preset_workloads(preset, only=only, runtime=runtime,
-                                     file_size=file_size, overrides=options))
+                                     file_size=file_size, overrides=options,
+                                     job_options=job_options))
 
-    def shown(job: str, key: str, value: Any) -> str:
-        text = f"{key}={int(value) if isinstance(value, bool) else value}"
-        return f"{text} [{preset.source_of(job, key)}]"
-
-    jobs = {}
-    for name, sections in preset.jobs.items():
-        parts = ["; ".join(shown(name, k, v) for k, v in section.items()
-                           if v is not None and k != "_section") for section in sections]
-        shared = [shown(name, k, v) for k, v in preset.global_options.items()]
-        shared += [f"{k}={v} [{FIO_DEFAULT}]" for k, v in preset.unstated.items()
-                   if not any(k in section for section in sections)]
-        shared += [f"runtime, size [{CAMPAIGN}]"] if preset.sized else [f"runtime [{CAMPAIGN}]"]
-        jobs[name] = " | ".join(parts) + " — " + "; ".join(shared)
-    return Suite(preset.name, preset.description, preset.source, jobs,
+    return Suite(preset.name, preset.description, preset.study,
+                 {job: preset.parameters(job) for job in preset.jobs},
                  {name: job_numjobs(preset, name) for name in preset.jobs}, build,
                  options="any fio option (applied to [global])")
 
@@ -79,20 +99,21 @@ def _pick(only: list[str], workloads: list[Workload]) -> list[Workload]:
 
 
 def _files(only: list[str], runtime: int, file_size: int,
-           options: dict[str, Any], seed: int) -> list[Workload]:
-    _only_keys(options, {"small_size", "large_size", "small_count", "large_count", "flush"},
-               "files")
+           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+    _only_keys(options, {"small_size", "large_size", "small_count", "large_count", "flush",
+                         "tool"}, "files")
     flush = str(options.get("flush", "fdatasync"))
+    tool = str(options.get("tool", "python"))
     return _pick(only, [
         FilesWorkload("files_small", parse_size(options.get("small_size", "10M")),
-                      int(options.get("small_count", 20)), flush),
+                      int(options.get("small_count", 20)), flush, tool),
         FilesWorkload("files_large", parse_size(options.get("large_size", "100M")),
-                      int(options.get("large_count", 5)), flush),
+                      int(options.get("large_count", 5)), flush, tool),
     ])
 
 
 def _smallfiles(only: list[str], runtime: int, file_size: int,
-                options: dict[str, Any], seed: int) -> list[Workload]:
+                options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     _only_keys(options, {"count", "files_per_dir", "sizes"}, "smallfiles")
     count = int(options.get("count", 100_000))
     per_dir = int(options.get("files_per_dir", 1000))
@@ -101,14 +122,24 @@ def _smallfiles(only: list[str], runtime: int, file_size: int,
 
 
 def _bonnie(only: list[str], runtime: int, file_size: int,
-            options: dict[str, Any], seed: int) -> list[Workload]:
+            options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     _only_keys(options, {"file_size", "files_k"}, "bonnie")
-    size = parse_size(options["file_size"]) if "file_size" in options else file_size
+    size = _bonnie_size(options["file_size"]) if "file_size" in options else file_size
     return _pick(only, [BonnieWorkload("bonnie", size, int(options.get("files_k", 4)))])
 
 
+def _bonnie_size(text: object) -> int:
+    """bonnie++'s -s: a size, or "2xRAM" (the mirror study's rule: twice the RAM, so the
+    page cache cannot hold the file)."""
+    if str(text).replace(" ", "").lower() in ("2xram", "2*ram"):
+        from fslab.system import memory_bytes
+
+        return 2 * memory_bytes()
+    return parse_size(str(text))
+
+
 def _agedfiles(only: list[str], runtime: int, file_size: int,
-               options: dict[str, Any], seed: int) -> list[Workload]:
+               options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     from fslab.workloads.agedfiles import AgedFilesWorkload
 
     _only_keys(options, {"count", "size", "seed"}, "agedfiles")
@@ -124,7 +155,7 @@ def _agedfiles(only: list[str], runtime: int, file_size: int,
 
 
 def _scan(only: list[str], runtime: int, file_size: int,
-          options: dict[str, Any], seed: int) -> list[Workload]:
+          options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     from fslab.workloads.scan import ScanWorkload
 
     _only_keys(options, {"subdir"}, "scan")
@@ -136,7 +167,7 @@ def _null_names(options: dict[str, Any]) -> list[str]:
 
 
 def _null(only: list[str], runtime: int, file_size: int,
-          options: dict[str, Any], seed: int) -> list[Workload]:
+          options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     from fslab.workloads.null import simulated_jobs
 
     _only_keys(options, {"jobs", "iops", "cv", "drift"}, "null")
@@ -150,34 +181,72 @@ def _only_keys(options: dict[str, Any], allowed: set[str], suite: str) -> None:
                         f"(allowed: {', '.join(sorted(allowed))})")
 
 
+_USB = "usb-files"
+_RAID1 = "raid1-fs"
+_QUICK_COUNT = Source(QUICK.kind, "the quick scale; the study's 500 and 250 samples with "
+                                  "--as-published")
+_PERL = study(_RAID1, "Tests using Perl: 'Creating 100.000 files with 4KB and 128KB size'")
+
+
+def _files_job(size: str, count: int, where: str) -> dict[str, Param]:
+    return {
+        "size": Param(size, study(_USB, f"Setup: '{where}'")),
+        "count": Param(count, _QUICK_COUNT),
+        "tool": Param("python", fslab(
+            "fslab's writer makes the random data before the timer starts, so the time is "
+            "the file system's, not /dev/urandom's; tool = \"dd\" runs the study's dd")),
+        "flush": Param("fdatasync", fslab(
+            "each sample timed to the disk, not to the page cache; the study's dd named no "
+            "flush (flush = \"none\")")),
+        "read_back": Param("after dropping caches", fslab("a cold read of each sample")),
+    }
+
+
+def _smallfiles_job(size: str) -> dict[str, Param]:
+    return {"count": Param(100_000, _PERL), "size": Param(size, _PERL),
+            "files_per_dir": Param(1000, fslab("the study's script is not printed; 100,000 "
+                                               "files in one directory would measure the "
+                                               "directory")),
+            "phases": Param("write, rewrite, read, delete; a sync after each",
+                            study(_RAID1, "Tests using Perl: write, rewrite, read, delete "
+                                          "with their sync times"))}
+
+
+_AGED_OWN = fslab("fslab's own: touches an aged target's own files (no study gives these)")
+_NULL = fslab("the simulator: known truth for checking the statistics")
+
 SUITES: dict[str, Suite] = {
     **{name: _fio_suite(preset) for name, preset in PRESETS.items()},
     "files": Suite(
         "files",
         "Write a file of random data N times, each sample timed with its end-of-file flush "
-        "(none, fdatasync or O_DIRECT), and read each back with caches dropped.",
-        "USB-stick study: 10 MiB and 100 MiB files of random data, 500 and 250 samples",
-        {"files_small": "10 MiB × 20 samples, flush fdatasync",
-         "files_large": "100 MiB × 5 samples, flush fdatasync"},
+        "(none, fdatasync or O_DIRECT), and read each back with caches dropped; tool = "
+        "\"dd\" runs the study's own dd instead of fslab's writer.",
+        _USB,
+        {"files_small": _files_job("10M", 20, "a small file as 10MB/10MiB"),
+         "files_large": _files_job("100M", 5, "a large file as 105MB/100MiB")},
         {"files_small": 1, "files_large": 1}, _files,
-        options="small_size, large_size, small_count, large_count, flush"),
+        options="small_size, large_size, small_count, large_count, flush, tool"),
     "smallfiles": Suite(
         "smallfiles",
         "Create K files of S bytes over directories of 1,000, then rewrite, read (cold) "
         "and delete them; files/s per phase and the sync time after it.",
-        "the 100,000-file create/rewrite/read/delete test at 4 KiB and 128 KiB",
-        {"smallfiles_4k": "100,000 × 4 KiB", "smallfiles_128k": "100,000 × 128 KiB"},
+        _RAID1,
+        {"smallfiles_4k": _smallfiles_job("4k"), "smallfiles_128k": _smallfiles_job("128k")},
         {"smallfiles_4k": 1, "smallfiles_128k": 1}, _smallfiles,
         options="count, files_per_dir"),
     "agedfiles": Suite(
         "agedfiles",
         "Touch the aged file system's own files: read every file cold, overwrite and "
         "append to existing files, create new files in the fragmented free space.",
-        "file-system aging studies (a recursive grep over the aged tree; rewrites)",
-        {"aged_readall": "read every file under aged/ after dropping caches",
-         "aged_overwrite": "overwrite 500 seeded-chosen files in place, fdatasync each",
-         "aged_append": "append 64 KiB to 500 files, fdatasync each",
-         "aged_create": "create 1,000 new files (lognormal sizes up to 64 KiB)"},
+        None,
+        {"aged_readall": {"files": Param("every file under aged/, caches dropped first",
+                                         _AGED_OWN)},
+         "aged_overwrite": {"count": Param(500, _AGED_OWN), "sync": Param("fdatasync each",
+                                                                          _AGED_OWN)},
+         "aged_append": {"count": Param(500, _AGED_OWN), "size": Param("64K", _AGED_OWN)},
+         "aged_create": {"count": Param(1000, _AGED_OWN),
+                         "sizes": Param("lognormal up to 64 KiB", _AGED_OWN)}},
         {"aged_readall": 1, "aged_overwrite": 1, "aged_append": 1, "aged_create": 1},
         _agedfiles, options="count, size, seed"),
     "scan": Suite(
@@ -185,25 +254,33 @@ SUITES: dict[str, Suite] = {
         "Drop caches, then read every file of the target's tree in directory order (as "
         "grep -r or a backup does): bytes/s, files/s and the dynamic layout score of that "
         "read order (FIEMAP). For aged images against fresh copies of their files.",
-        "file-system aging studies (Conway et al., FAST '17: a cold recursive scan)",
-        {"scan": "walk the tree in readdir order, read every file, caches dropped first"},
+        None,
+        {"scan": {"order": Param("readdir order, every file read whole", fslab(
+            "a cold recursive scan, after Conway et al. (FAST '17), which is not one of "
+            "the five studies"))}},
         {"scan": 1}, _scan, options="subdir"),
     "bonnie": Suite(
         "bonnie",
         "bonnie++ with -s at the campaign's file size and -r half of it (bonnie++ "
         "demands -s >= 2 × -r); sequential, seek and file-creation tests.",
-        "bonnie++ 2.00a as packaged by Debian",
-        {"bonnie": "-s FILE_SIZE -r FILE_SIZE/2 -n 4 -q"}, {"bonnie": 1}, _bonnie,
-        options="file_size, files_k"),
+        _RAID1,
+        {"bonnie": {
+            "-s": Param("campaign", Source(QUICK.kind, "the quick scale; the study: twice "
+                                                       "the RAM (--as-published)")),
+            "-r": Param("-s / 2", fslab("bonnie++ demands -s >= 2 x -r")),
+            "-n": Param(4, Source(QUICK.kind, "the quick scale; the study: 16")),
+            "-q": Param(1, fslab("quiet: the CSV line alone on stdout"))}},
+        {"bonnie": 1}, _bonnie, options="file_size (or \"2xRAM\"), files_k"),
     "null": Suite(
         "null",
         "The simulator: no I/O; each job w1..wN is an independent question whose values "
         "are log-normal with mean iops × the target's `scale` and coefficient of variation "
         "cv, times a factor shared by every target within an iteration and job (CV drift); "
         "the campaign's seed makes the draws. A whole campaign runs in about a second.",
-        "fslab's own (known truth, for checking the statistics)",
-        {"w1": "jobs=1, iops=1000, cv=0.10, drift=0.0 (defaults)"}, {"w1": 1}, _null,
-        options="jobs, iops, cv, drift", names=_null_names),
+        None,
+        {"w1": {"jobs": Param(1, _NULL), "iops": Param(1000, _NULL),
+                "cv": Param(0.10, _NULL), "drift": Param(0.0, _NULL)}},
+        {"w1": 1}, _null, options="jobs, iops, cv, drift", names=_null_names),
 }
 
 
