@@ -287,6 +287,17 @@ def runs(results_dir: Path) -> pd.DataFrame:
     return ResultsDir.open(Path(results_dir)).load_runs()
 
 
+def member_split(results_dir: Path) -> pd.DataFrame:
+    """Per member of each mirror target: its reads and writes and its share of the reads
+    (from fio's disk statistics or /sys/block: fslab/diskstats.py)."""
+    import pandas as pd
+
+    from fslab.diskstats import SPLIT_COLUMNS, split_rows
+
+    records = ResultsDir.open(Path(results_dir)).run_records()
+    return pd.DataFrame(split_rows(records), columns=SPLIT_COLUMNS)
+
+
 def cleanup(lab: Lab | None = None) -> CleanupReport:
     """Release what killed fslab sessions left behind (mounts, loop devices, images)."""
     from fslab.lab import Lab

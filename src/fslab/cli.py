@@ -330,12 +330,28 @@ def _print_summary(results_dir: Path, summary: object = None) -> None:
     note = api.drift(results_dir)
     if note:
         console.print(note, style="dim")
+    for line in _member_lines(api.member_split(results_dir)):
+        console.print(line, markup=False, highlight=False)
     if "disturbed" in runs and runs["disturbed"].astype(bool).any():
         busy = runs[runs["disturbed"].astype(bool)]
         console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "
                       f"busy ({escape(str(busy['disturbed_by'].iloc[0]))}; every one in "
                       "stats/disturbed.csv): fslab run --rerun-disturbed measures them "
                       "again.[/yellow]")
+
+
+def _member_lines(split: object) -> list[str]:
+    """"md-raid: randrw16k: reads 79.7 % on member 1 (loop3), 20.3 % on member 2 ..."""
+    import pandas as pd
+
+    assert isinstance(split, pd.DataFrame)
+    lines = []
+    for (target, workload), rows in split.groupby(["target", "workload"], sort=False):
+        parts = ", ".join(f"{row.read_share:.1%} member {row.member} ({row.device}: "
+                          f"{row.read_ios:,} reads, {row.write_ios:,} writes)"
+                          for row in rows.itertuples())
+        lines.append(f"{target} {workload}: read split {parts} [{rows['source'].iloc[0]}]")
+    return lines
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from fslab import diskstats
 from fslab.errors import ToolError, UserError
 from fslab.lab import Session
 from fslab.plan import RunSpec
@@ -95,6 +96,7 @@ class Participant:
     failure: str = ""
     slices: list[dict[str, Any]] = field(default_factory=list)
     witnesses: list[Witness] = field(default_factory=list)
+    disks: list[dict[str, Any]] = field(default_factory=list)  # diskstats per slice
     cpu_seconds: float = 0.0
     wall: float = 0.0
 
@@ -133,12 +135,14 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
 def _one_slice(part: Participant, number: int, position: int, slice_ms: int, ramp_ms: int,
                watcher: Watcher) -> None:
     assert part.where is not None and isinstance(part.run.workload, FioWorkload)
-    with host_cpu() as cpu, watcher.watching() as seen:
+    with (host_cpu() as cpu, watcher.watching() as seen,
+          diskstats.sampled(diskstats.members(part.description)) as disks):
         code, stderr, seconds = fio_slices.run_slice(part.run.workload, part.where,
                                                      part.run_dir, number, slice_ms, ramp_ms)
     part.slices.append({"round": number, "position": position, "seconds": round(seconds, 3),
                         "exit_code": code})
     part.witnesses.append(seen)
+    part.disks.append(disks)
     if cpu.seconds == cpu.seconds:
         part.cpu_seconds += cpu.seconds
         part.wall += seconds
@@ -160,6 +164,8 @@ def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms
     output.metadata["primary_metric"] = part.run.workload.primary_metric
     if part.witnesses:
         output.metadata["witness"] = combine(part.witnesses).to_json()
+    if disks := diskstats.add_up(part.disks):
+        output.metadata["disk_stats"] = disks
     dropped = bool(part.metadata.get("layout_pass", {}).get("caches_dropped", False))
     steps.save(part.run, output, part.description, part.started, dropped)
     if part.where is not None:

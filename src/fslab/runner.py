@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from fslab import system
+from fslab import diskstats, system
 from fslab.children import recorded_in
 from fslab.errors import ToolError, UserError
 from fslab.lab import Lab, Session
@@ -341,8 +341,11 @@ class Runner:
             caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
             assert self._watcher is not None
             with (memory_limited(session, run, where) as where, host_cpu() as cpu,
-                  self._watcher.watching() as witness):
+                  self._watcher.watching() as witness,
+                  diskstats.sampled(diskstats.members(place.description)) as disks):
                 output = run.workload.run(where, run_dir)
+            if disks:
+                output.metadata["disk_stats"] = disks
             output.metadata.setdefault("primary_metric", run.workload.primary_metric)
             output.metadata["witness"] = witness.to_json()
             if (output.status == "ok" and not self.hosts

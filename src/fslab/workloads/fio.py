@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab import system
+from fslab.diskstats import from_fio
 from fslab.errors import UserError
 from fslab.metrics import Measurement
 from fslab.parsers.fio import job_errors, observation_map, parse_fio
@@ -165,6 +166,8 @@ class FioWorkload:
             data = load_fio(output.read_bytes())  # read and parsed once for both
             measurements, errors = parse_fio(data), job_errors(data)
             metadata["observations"] = observation_map(data)
+            if disk_util := from_fio(data):
+                metadata["fio_disk_util"] = disk_util
         except (OSError, FioParseError) as exc:
             reason = f"fio exited {returncode}: {first_error_line(stderr) or exc}"
             if where.hosts:
