@@ -135,6 +135,10 @@ def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path
     assert resume_campaign(out, None, flags).seed == original.seed  # as typed: fine
     assert resume_campaign(out, tmp_path / "c.toml").seed == original.seed
     assert resume_campaign(out, None, Overrides(iterations=3)).iterations == 3  # extends
+    # A bare --resume keeps the saved iterations: every flag left out is None (a default of
+    # False once read as "given" and extended 2 iterations to the default 5).
+    assert resume_campaign(out, None, Overrides()).iterations == 2
+    assert all(value is None for value in vars(Overrides()).values())
     with pytest.raises(UserError) as error:
         resume_campaign(out, None, Overrides(runtime="9", fs=["xfs"]))
     message = str(error.value)
@@ -153,7 +157,8 @@ def test_the_suite_registry_is_checked_at_load():
     scan = SUITES["scan"]
     assert _checked({"scan": scan}) == {"scan": scan}
     for bad in (dataclasses.replace(scan, numjobs={}),
-                dataclasses.replace(scan, jobs={"a/b": ""}, numjobs={"a/b": 1}),
+                dataclasses.replace(scan, parameters={"a/b": scan.parameters["scan"]},
+                                     numjobs={"a/b": 1}),
                 dataclasses.replace(scan, numjobs={"scan": 0})):
         with pytest.raises(AssertionError):
             _checked({"scan": bad})

@@ -112,7 +112,7 @@ def test_a_full_results_disk_stops_in_one_line_and_resume_finishes(tmp_path, lab
     disk.mkdir()
     system.run(["mount", "-t", "tmpfs", "-o", "size=12M", "tmpfs", str(disk)])
     try:
-        from fslab.runner import RESULTS_MIN_FREE
+        from fslab.store import RESULTS_MIN_FREE
 
         free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
         (disk / "filler").write_bytes(b"\0" * (free - RESULTS_MIN_FREE - 100 * 1024))

@@ -17,7 +17,7 @@ from fslab.workloads.provenance import STUDIES, Published
 from fslab.workloads.suites import Suite, get_suite
 
 if TYPE_CHECKING:
-    from fslab.campaign import Campaign, CampaignFile, Overrides
+    from fslab.campaign_model import Campaign, CampaignFile, Overrides
 
 GiB = 1024**3
 
@@ -49,7 +49,7 @@ class PublishedPlan:
 
 def published_suite(parsed: CampaignFile, overrides: Overrides) -> tuple[Suite, Published]:
     """The one preset the campaign asks for, and its published scale."""
-    from fslab.campaign import DEFAULT_PRESET
+    from fslab.campaign_model import DEFAULT_PRESET
 
     names = ([overrides.preset] if overrides.preset else
              sorted({w.preset for w in parsed.workload if w.preset}) or [DEFAULT_PRESET])
@@ -73,7 +73,7 @@ def _published_names() -> list[str]:
 
 def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, PublishedPlan]:
     """The campaign file with the study's values where the user gave none."""
-    from fslab.campaign import WorkloadEntry
+    from fslab.campaign_model import WorkloadEntry
     from fslab.targets import availability_table
 
     suite, spec = published_suite(parsed, overrides)
@@ -114,7 +114,7 @@ def fit_images(campaign: Campaign, plan: PublishedPlan) -> Campaign:
     it), and a line when the lab's disk cannot hold them all at once."""
     import os
 
-    from fslab.campaign import MAX_FILL
+    from fslab.campaign_model import MAX_FILL
     from fslab.targets import IMAGE_LESS
     from fslab.workloads.build import build_workloads
 

@@ -94,7 +94,7 @@ def run(
         runtime=runtime, image_size=size, file_size=file_size,
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
         primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
-        as_published=as_published,
+        as_published=as_published or None,
     )
     if resume:
         if out is None:

@@ -9,12 +9,19 @@ ledger before it is made and released after the run (or by `fslab cleanup`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fslab.cgroups import CGROUP_V2_ROOT as V2_ROOT
 from fslab.cgroups import MEMORY_V1_ROOT as V1_ROOT
 from fslab.cgroups import PREFIX
 from fslab.lab import Resource, Session
+
+if TYPE_CHECKING:
+    from fslab.workloads.base import Where
 
 
 def memory_root() -> tuple[Path, str] | None:
@@ -46,3 +53,16 @@ def limit_memory(session: Session, name: str, limit: int) -> tuple[Resource, Pat
     cgroup.mkdir()
     (cgroup / limit_file).write_text(str(limit))
     return resource, cgroup
+
+
+@contextmanager
+def memory_limited(session: Session, name: str, limit: int, where: Where) -> Iterator[Where]:
+    """`where` with a memory cgroup of `limit` bytes (0: unlimited, `where` as it is)."""
+    if not limit:
+        yield where
+        return
+    resource, cgroup = limit_memory(session, name, limit)
+    try:
+        yield replace(where, memory_cgroup=str(cgroup))
+    finally:
+        session.release(resource)

@@ -58,7 +58,7 @@ def _differences(saved: Campaign, wanted: Campaign, campaign_file: Path | None,
         keys = {"fs": "target", "preset": "workload", "workloads": "workload",
                 "iterations": "iterations", "runtime": "runtime", "image_size": "target",
                 "file_size": "file_size", "seed": "seed", "fresh": "fresh",
-                "hosts": "hosts"}
+                "hosts": "hosts", "as_published": "scale"}
         fields = sorted({keys[k] for k, v in vars(given).items()
                          if v is not None and k in keys})
     else:

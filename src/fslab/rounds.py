@@ -25,13 +25,14 @@ from typing import Any, Protocol
 from fslab import diskstats
 from fslab.errors import ToolError, UserError
 from fslab.lab import Session
+from fslab.observing import observed
 from fslab.plan import RunSpec
 from fslab.targets import Mounted
 from fslab.witness import Watcher, Witness, judge
 from fslab.workloads import fio_slices
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio import FioWorkload
-from fslab.workloads.process import HostCpu, host_cpu, host_cpu_measurements
+from fslab.workloads.process import HostCpu, host_cpu_measurements
 
 DEFAULT_ROUNDS = 6
 MIN_SLICE_MS = 200  # shorter slices are mostly fio's start-up
@@ -135,16 +136,15 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
 def _one_slice(part: Participant, number: int, position: int, slice_ms: int, ramp_ms: int,
                watcher: Watcher) -> None:
     assert part.where is not None and isinstance(part.run.workload, FioWorkload)
-    with (host_cpu() as cpu, watcher.watching() as seen,
-          diskstats.sampled(diskstats.members(part.description)) as disks):
+    with observed(watcher, part.description) as seen:
         code, stderr, seconds = fio_slices.run_slice(part.run.workload, part.where,
                                                      part.run_dir, number, slice_ms, ramp_ms)
     part.slices.append({"round": number, "position": position, "seconds": round(seconds, 3),
                         "exit_code": code})
-    part.witnesses.append(seen)
-    part.disks.append(disks)
-    if cpu.seconds == cpu.seconds:
-        part.cpu_seconds += cpu.seconds
+    part.witnesses.append(seen.witness)
+    part.disks.append(seen.disks)
+    if seen.cpu.seconds == seen.cpu.seconds:
+        part.cpu_seconds += seen.cpu.seconds
         part.wall += seconds
     if code != 0:
         part.failure = fio_slices.failure_line(stderr, number, code)

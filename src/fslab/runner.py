@@ -8,22 +8,20 @@ campaign loses at most the run in flight.
 
 from __future__ import annotations
 
-import errno
 import shutil
 import socket
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from fslab import diskstats, system
+from fslab import system
 from fslab.children import recorded_in
 from fslab.errors import ToolError, UserError
 from fslab.lab import Lab, Session
-from fslab.memlimit import limit_memory
+from fslab.memlimit import memory_limited
 from fslab.metrics import add_rows, empty_columns, rows
+from fslab.observing import observed
 from fslab.plan import Plan, RunSpec
 from fslab.rounds import NotReady
 from fslab.run_record import RunRecord
@@ -33,11 +31,7 @@ from fslab.targets import Mounted, Target
 from fslab.units import format_bytes
 from fslab.witness import Watcher
 from fslab.workloads.base import RunOutput, Where
-from fslab.workloads.process import host_cpu, host_cpu_measurements
 
-# Below this much free space on the results disk a campaign stops (a run's raw output
-# and record need a few MiB; a metrics table rewritten per run needs its size again).
-RESULTS_MIN_FREE = 8 * 1024**2
 NO_SPACE = "needs"  # how a failed free-space check's reason begins
 # metrics.parquet is rewritten after a run at most this often (and always at the end): a
 # rewrite grows with the campaign, and each run's run.json — written durably first —
@@ -169,8 +163,7 @@ class Runner:
         runs = []
         for run in group:
             self.progress.run_started(run)
-            with self._results_space():
-                self._check_results_space()
+            with self.results.room():
                 runs.append((run, self.results.fresh_run_dir(run.run_id)))
         assert self._watcher is not None
         parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
@@ -203,32 +196,10 @@ class Runner:
     def _one_run(
         self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
     ) -> tuple[str, str]:
-        with self._results_space():
-            self._check_results_space()
+        with self.results.room():
             run_dir = self.results.fresh_run_dir(run.run_id)
         status, reason = self._measure(session, mounted, broken, run, run_dir)
         return status, reason
-
-    @contextmanager
-    def _results_space(self) -> Iterator[None]:
-        """A full results disk stops the campaign with one line (resources are released
-        on the way out; finished runs stay; --resume continues once there is room)."""
-        try:
-            yield
-        except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
-                raise
-            raise UserError(self._full_message(exc.strerror or "no space")) from None
-
-    def _check_results_space(self) -> None:
-        free = shutil.disk_usage(self.results.path).free
-        if free < RESULTS_MIN_FREE:
-            raise UserError(self._full_message(f"{format_bytes(free)} free"))
-
-    def _full_message(self, detail: str) -> str:
-        return (f"the results directory {self.results.path} is out of space ({detail}); "
-                f"finished runs are kept: free some space, then continue with "
-                f"fslab run --resume --out {self.results.path}")
 
     def _measure(
         self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str],
@@ -265,8 +236,7 @@ class Runner:
                 output = RunOutput(status="failed", reason=reason)
                 description = mounted[run.target.name].description if (
                     run.target.name in mounted) else target.describe()
-        with self._results_space():
-            self._check_results_space()  # fio's output may have filled it
+        with self.results.room():  # fio's output may have filled it
             self._save(run, output, description, started, caches_dropped)
         return output.status, output.reason
 
@@ -306,8 +276,7 @@ class Runner:
 
     def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
              started: float, caches_dropped: bool) -> None:
-        with self._results_space():
-            self._check_results_space()
+        with self.results.room():
             self._save(run, output, description, started, caches_dropped)
 
     def _where(self, place: Mounted, run: RunSpec) -> Where:
@@ -340,19 +309,12 @@ class Runner:
                 ), False
             caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
             assert self._watcher is not None
-            with (memory_limited(session, run, where) as where, host_cpu() as cpu,
-                  self._watcher.watching() as witness,
-                  diskstats.sampled(diskstats.members(place.description)) as disks):
+            with (memory_limited(session, f"{run.target.name}-{run.workload.name}",
+                                 int(run.workload.memory_limit or 0), where) as where,
+                  observed(self._watcher, place.description) as seen):
                 output = run.workload.run(where, run_dir)
-            if disks:
-                output.metadata["disk_stats"] = disks
             output.metadata.setdefault("primary_metric", run.workload.primary_metric)
-            output.metadata["witness"] = witness.to_json()
-            if (output.status == "ok" and not self.hosts
-                    and run.workload.measures_host_cpu):
-                output.measurements += host_cpu_measurements(cpu, output.measurements)
-                output.metadata["host_cpu"] = {"pct_of_one_core": cpu.pct,
-                                               "busy_seconds": cpu.seconds}
+            seen.record(output, host=not self.hosts and run.workload.measures_host_cpu)
             return output, caches_dropped
         finally:
             if workdir is not None:
@@ -402,20 +364,6 @@ class Runner:
     ) -> None:
         for name in list(mounted):
             self._teardown(session, mounted, name, outcome)
-
-
-@contextmanager
-def memory_limited(session: Session, run: RunSpec, where: Where) -> Iterator[Where]:
-    """`where` with a memory cgroup of the workload's `memory_limit`, when it has one."""
-    limit = int(run.workload.memory_limit or 0)
-    if not limit:
-        yield where
-        return
-    resource, cgroup = limit_memory(session, f"{run.target.name}-{run.workload.name}", limit)
-    try:
-        yield replace(where, memory_cgroup=str(cgroup))
-    finally:
-        session.release(resource)
 
 
 __all__ = ["Interrupted", "NoProgress", "Progress", "Runner", "RunnerResult"]

@@ -16,11 +16,13 @@ so a run killed in flight leaves no run.json and is redone on --resume.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -31,6 +33,11 @@ from fslab.dirformat import DirFormat
 from fslab.errors import UserError
 from fslab.metrics import COLUMNS
 from fslab.run_record import RunRecord
+from fslab.units import format_bytes
+
+# Below this much free space on the results disk a campaign stops (a run's raw output
+# and record need a few MiB; a metrics table rewritten per run needs its size again).
+RESULTS_MIN_FREE = 8 * 1024**2
 
 # The results format and its history (fslab.dirformat): what each version changed.
 FORMAT = DirFormat("results", "format.json", unstamped=0, history={
@@ -134,6 +141,27 @@ class ResultsDir:
     def environment(self) -> dict[str, Any]:
         path = self.path / "environment.json"
         return json.loads(path.read_text()) if path.exists() else {}
+
+    @contextmanager
+    def room(self) -> Iterator[None]:
+        """A block that writes here: a full results disk, found before (below
+        RESULTS_MIN_FREE) or while writing, stops the campaign with one line (resources
+        are released on the way out; finished runs stay; --resume continues once there is
+        room)."""
+        free = shutil.disk_usage(self.path).free
+        if free < RESULTS_MIN_FREE:
+            raise UserError(self._full_message(f"{format_bytes(free)} free"))
+        try:
+            yield
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise UserError(self._full_message(exc.strerror or "no space")) from None
+
+    def _full_message(self, detail: str) -> str:
+        return (f"the results directory {self.path} is out of space ({detail}); "
+                f"finished runs are kept: free some space, then continue with "
+                f"fslab run --resume --out {self.path}")
 
     def run_dir(self, run_id: str) -> Path:
         """Where a run's raw output and record live (an imported file's run id is its
