@@ -3,6 +3,7 @@
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -99,3 +100,60 @@ def test_buffered_basic5_is_marked_where_it_beats_the_raw_device(tmp_path, lab):
     verdicts = (out / "stats" / "verdicts.txt").read_text()
     assert "cache-bound, not ranked" in verdicts
     assert re.search(r"[\d.]+× (ext4|xfs)", verdicts) is None  # nothing crowned
+
+
+def test_a_ceiling_measured_in_the_same_rounds_is_compared_iteration_by_iteration():
+    """The disk's swing shared by a cell and its ceiling cancels: iteration 1 ran at half
+    speed for both, so the cell is 1.1× its ceiling, not 1.1 × 1.5 / 1.0 = 1.65×."""
+    summary = pd.DataFrame([cell("ext4", "randread", "read", "iops", 825.0)])
+    per_run = pd.DataFrame([
+        {"target": "ext4", "workload": "randread", "op": "read", "metric": "iops",
+         "iteration": i, "value": v} for i, v in ((1, 550.0), (2, 1100.0))])
+    environment = {"memory_bytes": 24 * GiB,
+                   "ceilings": {"/dev/vda": {"randread": {"read": {"iops": 1000.0}}}},
+                   "ceilings_by_iteration": {"randread": {"read": {"iops": {
+                       "1": 500.0, "2": 1000.0}}}}}
+    paired = mark_cache_bound(summary, [], environment, per_run).iloc[0]
+    assert paired["of_raw"] == pytest.approx(1.1)
+    assert not paired["cache_bound"]
+    # the same cell against a ceiling measured once, before: above it by 825/500 = 1.65
+    before = {**environment, "ceilings": {"/dev/vda": {"randread": {"read": {"iops": 500.0}}}},
+              "ceilings_by_iteration": {}}
+    once = mark_cache_bound(summary, [], before, per_run).iloc[0]
+    assert once["cache_bound"] and "1.6× what the disk" in once["cache_bound_reason"]
+    assert "for this job" in once["cache_bound_reason"]
+
+
+@pytest.mark.privileged
+def test_the_ceiling_is_one_more_participant_in_the_rounds(tmp_path, lab):
+    requires("fio", "mkfs.ext4", "losetup")
+    (tmp_path / "c.toml").write_text(
+        'name = "rounds-ceiling"\niterations = 2\nruntime = 1\nimage_size = "256M"\n'
+        'file_size = "16M"\nseed = 6\nrounds = 3\n'
+        '[[target]]\nname = "a"\nfs = "ext4"\n[[target]]\nname = "b"\nfs = "ext4"\n'
+        '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
+    out = tmp_path / "r"
+    result = api.run(load_campaign(tmp_path / "c.toml"), out=out, lab=lab)
+    assert (result.runner.ok, result.runner.failed) == (4, 0)
+    ceiling_runs = sorted(p.name for p in (out / "ceiling" / "runs").iterdir())
+    assert ceiling_runs == ["i001-ceiling-raw-randread", "i002-ceiling-raw-randread"]
+    record = json.loads((out / "ceiling" / "runs" / ceiling_runs[0] / "run.json").read_text())
+    slices = record["workload_metadata"]["slices"]["runs"]
+    assert [s["round"] for s in slices] == [0, 1, 2]
+    # each round ran the three participants in some order; the ceiling took its place
+    assert {s["position"] for s in slices} <= {0, 1, 2}
+    environment = json.loads((out / "environment.json").read_text())
+    by_iteration = environment["ceilings_by_iteration"]["randread"]["read"]["iops"]
+    assert set(by_iteration) == {"1", "2"} and min(by_iteration.values()) > 0
+    (ceilings,) = environment["ceilings"].values()
+    assert ceilings["randread"]["read"]["iops"] == pytest.approx(max(by_iteration.values()))
+    assert "ceiling-raw" not in set(api.load(out)["target"])  # not a target of the results
+    summary = pd.read_csv(out / "stats" / "summary.csv", keep_default_na=False)
+    reads = summary[(summary.op == "read") & (summary.metric == "iops")]
+    values = api.load(out)
+    for row in reads.itertuples():  # of_raw: the geometric mean of per-iteration ratios
+        mine = values[(values.target == row.target) & (values.metric == "iops")
+                      & (values.op == "read")].groupby("iteration")["value"].mean()
+        expected = float(np.exp(np.mean([np.log(v / by_iteration[str(i)])
+                                         for i, v in mine.items()])))
+        assert float(row.of_raw) == pytest.approx(expected, rel=1e-6)

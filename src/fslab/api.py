@@ -75,7 +75,12 @@ def run(
         results = ResultsDir.create(out)
         results.write_campaign(campaign.to_dict())
     from fslab.aging.in_campaign import age_targets
-    from fslab.ceiling import ceiling_workloads, measure_ceilings
+    from fslab.ceiling import (
+        ceiling_workloads,
+        measure_ceilings,
+        record_round_ceilings,
+        rounds_ceiling,
+    )
     from fslab.environment import capture
 
     age_targets(campaign.targets, lab, results)  # before describing: they start aged
@@ -90,8 +95,9 @@ def run(
         environment["ceilings"] = measure_ceilings(plan, lab, results, known)
         results.write_environment(environment)
     hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
+    companion = rounds_ceiling(plan, results)  # the ceiling measured in the rounds
     runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts,
-                    rerun_disturbed=rerun_disturbed)
+                    rerun_disturbed=rerun_disturbed, companion=companion)
     outcome = runner.execute()
     goal = Goal(until_ci, until_detectable)
     if goal and not campaign.pilot:  # the iterations so far were the pilot (adaptive.py)
@@ -100,9 +106,12 @@ def run(
                            iterations=campaign.iterations + more)
         results.write_campaign(campaign.to_dict())
         second = Runner(make_plan(campaign), results, lab, targets, progress or NoProgress(),
-                        hosts=hosts, rerun_disturbed=rerun_disturbed).execute()
+                        hosts=hosts, rerun_disturbed=rerun_disturbed,
+                        companion=companion).execute()
         outcome.ok, outcome.failed = outcome.ok + second.ok, outcome.failed + second.failed
         outcome.warnings += second.warnings
+    if companion is not None:
+        record_round_ceilings(results, companion.store, lab)
     if not goal:
         return RunResult(results, outcome, analyze(out, full=False))
     from fslab.analysis.pipeline import analyze_results

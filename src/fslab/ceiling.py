@@ -9,19 +9,27 @@ enough for the job's regions, in the lab directory (so on the same disk as the i
 the larger result is the ceiling. The runs are kept in DIR/ceiling/ (a results
 directory of its own: raw output beside parsed values) and their IOPS and bandwidth in
 environment.json under "ceilings", keyed by the lab's device.
+
+A job measured in interleaved rounds (rounds.py) has its ceiling measured in the same
+rounds instead: the raw device is one more participant, every iteration, so each cell is
+compared with what the disk delivered in the same moments, not minutes earlier (one
+measurement at the start is as noisy as the cells: issue 22). Those values are kept per
+iteration ("ceilings_by_iteration": {workload: {op: {metric: {iteration: value}}}}) and
+analysis.cachebound pairs them with the cells' values of the same iteration.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from fslab import system
 from fslab.campaign import Campaign
 from fslab.lab import Lab
-from fslab.plan import Plan, make_plan
+from fslab.plan import Plan, RunSpec, make_plan
 from fslab.store import ResultsDir
-from fslab.targets import IMAGE_LESS, TargetSpec, make_target
+from fslab.targets import IMAGE_LESS, Target, TargetSpec, make_target
 from fslab.workloads.fio import FioWorkload
 
 CEILING_DIR = "ceiling"
@@ -51,18 +59,91 @@ def ceiling_workloads(plan: Plan) -> list[FioWorkload]:
     return list(found.values())
 
 
+def in_rounds(plan: Plan, workload: FioWorkload) -> bool:
+    """Whether this job's ceiling is measured in its rounds (not before the campaign)."""
+    from fslab.rounds import sliceable
+
+    runs = [run for run in plan.runs if run.workload.name == workload.name]
+    return (plan.campaign.fresh != "run" and bool(runs)
+            and not sliceable(runs[0], plan.campaign.rounds, bool(plan.campaign.hosts)))
+
+
+@dataclass
+class RoundsCeiling:
+    """The raw device as one more participant in each sliced job's rounds."""
+
+    spec: TargetSpec
+    target: Target
+    store: ResultsDir
+    workloads: dict[str, FioWorkload]  # by name, direct I/O always
+
+    def run_beside(self, run: RunSpec) -> RunSpec | None:
+        """The ceiling's run for the rounds `run` is measured in (None: no ceiling)."""
+        workload = self.workloads.get(run.workload.name)
+        return None if workload is None else RunSpec(run.iteration, -1, self.spec, workload)
+
+
+def rounds_ceiling(plan: Plan, results: ResultsDir) -> RoundsCeiling | None:
+    """The participant for the jobs measured in rounds (None: none, or no ceiling)."""
+    if not plan.campaign.ceiling:
+        return None
+    workloads = [w for w in ceiling_workloads(plan) if in_rounds(plan, w)]
+    if not workloads:
+        return None
+    spec = _raw_spec(plan, workloads)
+    return RoundsCeiling(spec, make_target(spec), _store(results),
+                         {w.name: w for w in _direct(workloads)})
+
+
+def by_iteration(store: ResultsDir) -> dict[str, Any]:
+    """{workload: {op: {metric: {iteration: value}}}} of the ceilings measured in rounds."""
+    found: dict[str, Any] = {}
+    metrics = store.load_metrics()
+    rounds = {record.run_id for record in store.run_records()
+              if record.workload_metadata.get("slices")}
+    rows = metrics[metrics["metric"].isin(CEILING_METRICS) & metrics["run_id"].isin(rounds)]
+    for (workload, op, metric, iteration), value in rows.groupby(
+            ["workload", "op", "metric", "iteration"], observed=True)["value"].mean().items():
+        found.setdefault(str(workload), {}).setdefault(str(op), {}).setdefault(
+            str(metric), {})[str(int(iteration))] = float(value)
+    return found
+
+
+def fold_in(ceilings: dict[str, Any], device: str, measured: dict[str, Any]) -> None:
+    """Add the ceilings measured in rounds to the per-device ones (the largest kept, as
+    for the ceilings measured before the campaign)."""
+    have = ceilings.setdefault(device, {})
+    for workload, ops in measured.items():
+        for op, metrics in ops.items():
+            cell = have.setdefault(workload, {}).setdefault(op, {})
+            for metric, values in metrics.items():
+                cell[metric] = max([*values.values(), cell.get(metric, 0.0)])
+
+
+def record_round_ceilings(results: ResultsDir, store: ResultsDir, lab: Lab) -> None:
+    """environment.json with the ceilings measured in rounds: per iteration, and folded
+    into the lab device's (the largest, as before the campaign)."""
+    measured = by_iteration(store)
+    if not measured:
+        return
+    environment = results.environment()
+    environment["ceilings_by_iteration"] = measured
+    fold_in(environment.setdefault("ceilings", {}), lab_device(lab), measured)
+    results.write_environment(environment)
+
+
 def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
                      known: dict[str, Any] | None = None) -> dict[str, Any]:
-    """{device: {workload: {op: {metric: value}}}}: measured now for the jobs without one."""
-    workloads = ceiling_workloads(plan)
+    """{device: {workload: {op: {metric: value}}}}: measured now for the jobs without one
+    (the jobs measured in rounds have theirs measured there)."""
+    workloads = [w for w in ceiling_workloads(plan) if not in_rounds(plan, w)]
     device = lab_device(lab)
     ceilings = {k: dict(v) for k, v in (known or {}).items()}
     have = ceilings.setdefault(device, {})
     missing = [w for w in workloads if w.name not in have]
     if not missing:
         return ceilings
-    spec = TargetSpec(name=CEILING_TARGET, fs="raw", size=ceiling_size(plan, missing),
-                      options={"direct_io": True})
+    spec = _raw_spec(plan, missing)
     # Twice, each on a freshly filled image (the data just written, as a file system's
     # files are just laid out before its run), and the larger kept: one measurement of
     # this disk swings enough to mark sound results cache-bound.
@@ -70,11 +151,8 @@ def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
                                              iterations=CEILING_REPEATS, fresh="run")
     # What the device delivers: O_DIRECT always (a buffered job on the raw device would
     # measure the block device's own page cache).
-    direct = [dataclasses.replace(w, global_options={**w.global_options, "direct": 1})
-              for w in missing]
-    sub_plan = make_plan(campaign, list(direct))
-    path = results.path / CEILING_DIR
-    store = ResultsDir.open(path) if (path / "format.json").exists() else ResultsDir.create(path)
+    sub_plan = make_plan(campaign, list(_direct(missing)))
+    store = _store(results)
     from fslab.runner import Runner
 
     Runner(sub_plan, store, lab, {CEILING_TARGET: make_target(spec)}).execute()
@@ -83,6 +161,21 @@ def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
         cell = have.setdefault(str(row.workload), {}).setdefault(str(row.op), {})
         cell[str(row.metric)] = max(float(row.value), cell.get(str(row.metric), 0.0))
     return ceilings
+
+
+def _raw_spec(plan: Plan, workloads: list[FioWorkload]) -> TargetSpec:
+    return TargetSpec(name=CEILING_TARGET, fs="raw", size=ceiling_size(plan, workloads),
+                      options={"direct_io": True})
+
+
+def _direct(workloads: list[FioWorkload]) -> list[FioWorkload]:
+    return [dataclasses.replace(w, global_options={**w.global_options, "direct": 1})
+            for w in workloads]
+
+
+def _store(results: ResultsDir) -> ResultsDir:
+    path = results.path / CEILING_DIR
+    return ResultsDir.open(path) if (path / "format.json").exists() else ResultsDir.create(path)
 
 
 MIN_CEILING_IMAGE = 64 * 1024**2

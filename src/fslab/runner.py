@@ -27,7 +27,7 @@ from fslab.rounds import NotReady
 from fslab.run_record import RunRecord
 from fslab.signals import Interrupted, signals_ignored, signals_unwind
 from fslab.store import ResultsDir
-from fslab.targets import Mounted, Target
+from fslab.targets import Mounted, Target, TargetSpec
 from fslab.units import format_bytes
 from fslab.witness import Watcher
 from fslab.workloads.base import RunOutput, Where
@@ -45,6 +45,17 @@ class Progress(Protocol):
     def start(self, total: int, done: int) -> None: ...
     def run_started(self, run: RunSpec) -> None: ...
     def run_finished(self, run: RunSpec, status: str, reason: str) -> None: ...
+
+
+class Companion(Protocol):
+    """A participant measured beside each sliced job's rounds, saved in a results
+    directory of its own (the raw device's ceiling: ceiling.RoundsCeiling)."""
+
+    spec: TargetSpec
+    target: Target
+    store: ResultsDir
+
+    def run_beside(self, run: RunSpec) -> RunSpec | None: ...
 
 
 class NoProgress:
@@ -88,6 +99,7 @@ class Runner:
     _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
     _metrics_stale: bool = False
     _watcher: Watcher | None = None
+    companion: Companion | None = None  # measured in every sliced job's rounds
 
     def execute(self) -> RunnerResult:
         outcome = RunnerResult()
@@ -96,6 +108,8 @@ class Runner:
         self._rows = self.results.metric_rows()  # kept in memory: parquet rewritten per run
         outcome.skipped = sum(1 for run in self.plan.runs if run.run_id in done)
         self.progress.start(len(self.plan.runs), outcome.skipped)
+        if self.companion is not None:
+            self.targets = {**self.targets, self.companion.spec.name: self.companion.target}
         with signals_unwind():
             session = self.lab.open_session()
             mounted: dict[str, Mounted] = {}
@@ -105,6 +119,8 @@ class Runner:
             finally:
                 with signals_ignored():
                     self._write_metrics()
+                    if self.companion is not None:
+                        self.companion.store.rebuild_metrics()
                     self._teardown_all(session, mounted, outcome)
                     report = session.close()
                     outcome.warnings += report.errors
@@ -165,10 +181,14 @@ class Runner:
             self.progress.run_started(run)
             with self.results.room():
                 runs.append((run, self.results.fresh_run_dir(run.run_id)))
+        beside = self.companion.run_beside(group[0]) if self.companion else None
+        if self.companion is not None and beside is not None:
+            runs.append((beside, self.companion.store.fresh_run_dir(beside.run_id)))
         assert self._watcher is not None
         parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
                                   campaign.seed, self._watcher)
-        return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts]
+        return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts
+                if p.run is not beside]
 
     def _rerun_disturbed(self, session: Session, mounted: dict[str, Mounted],
                          broken: dict[str, str], runs: list[RunSpec],
@@ -276,6 +296,10 @@ class Runner:
 
     def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
              started: float, caches_dropped: bool) -> None:
+        if self.companion is not None and run.target.name == self.companion.spec.name:
+            self.companion.store.save_run(self._record(run, output, description, started,
+                                                       caches_dropped))
+            return
         with self.results.room():
             self._save(run, output, description, started, caches_dropped)
 
@@ -324,6 +348,15 @@ class Runner:
         self, run: RunSpec, output: RunOutput, description: dict[str, Any],
         started: float, caches_dropped: bool,
     ) -> None:
+        record = self._record(run, output, description, started, caches_dropped)
+        self.results.save_run(record)
+        self._rows += record.metrics
+        self._metrics_stale = True
+        if time.monotonic() - self._metrics_written >= METRICS_EVERY_S:
+            self._write_metrics()
+
+    def _record(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
+                started: float, caches_dropped: bool) -> RunRecord:
         record = RunRecord(
             run_id=run.run_id, campaign=self.plan.campaign.name, target=run.target.name,
             fs=description.get("fs", run.target.fs), fs_impl=description.get("fs_impl", ""),
@@ -335,12 +368,8 @@ class Runner:
             witness=output.metadata.pop("witness", {}))
         columns = empty_columns()
         add_rows(columns, record.identity(), output.measurements, self.host)
-        record.metrics = metrics = rows(columns)
-        self.results.save_run(record)
-        self._rows += metrics
-        self._metrics_stale = True
-        if time.monotonic() - self._metrics_written >= METRICS_EVERY_S:
-            self._write_metrics()
+        record.metrics = rows(columns)
+        return record
 
     def _write_metrics(self) -> None:
         if self._metrics_stale:

@@ -2,8 +2,11 @@
 
 A cell is cache-bound when
 - its mean IOPS or bandwidth exceeds what the device under the loop images delivered for
-  the same job (the ceiling, measured once per campaign: fslab/ceiling.py) by more than
-  CEILING_MARGIN, or
+  the same job (the ceiling: fslab/ceiling.py) by more than CEILING_MARGIN — where the
+  ceiling was measured in the same rounds as the cell, as the geometric mean over the
+  iterations of each iteration's value over that iteration's ceiling (the disk's drift,
+  shared within a round, cancels as it does between targets); else the cell's mean over
+  the ceiling measured before the campaign — or
 - its runs did buffered I/O on a file set that fits in the machine's RAM (a study preset
   reproduced verbatim, e.g. basic5): the page cache can hold all of it.
 Such a cell is marked, never crowned, and verdicts about it say so instead of naming a
@@ -28,27 +31,34 @@ RATE_METRICS = ("iops", "bw_bytes")
 
 
 def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
-                     environment: dict[str, Any]) -> pd.DataFrame:
+                     environment: dict[str, Any],
+                     per_run: pd.DataFrame | None = None) -> pd.DataFrame:
     """`summary` with cache_bound / cache_bound_reason columns (and of_raw from the
-    ceiling where no raw target ran); cache-bound cells lose their best flags."""
+    ceiling where no raw target ran); cache-bound cells lose their best flags. `per_run`
+    (analysis.observations.per_run) pairs cells with ceilings measured in their rounds."""
     out = summary.copy()
     reasons: dict[tuple[str, str], list[str]] = {
         key: [reason] for key, reason in _buffered_in_ram(records, environment).items()}
     ceilings = environment.get("ceilings") or {}
+    paired = paired_ratios(per_run, environment.get("ceilings_by_iteration") or {})
     of_raw = out["of_raw"].to_numpy(dtype=float, copy=True) if "of_raw" in out else None
     for index, row in enumerate(out.itertuples()):
         if row.metric not in RATE_METRICS or not isinstance(row.mean, float):
             continue
-        ceiling = ceiling_of(ceilings, str(row.workload), str(row.op), str(row.metric))
-        if not ceiling:
-            continue
+        key = (str(row.target), str(row.workload), str(row.op), str(row.metric))
+        ratio, when = paired.get(key), "in the same rounds"
+        if ratio is None:
+            ceiling = ceiling_of(ceilings, *key[1:])
+            if not ceiling:
+                continue
+            ratio, when = row.mean / ceiling, "for this job"
         if of_raw is not None and math.isnan(of_raw[index]):
-            of_raw[index] = row.mean / ceiling
-        said = reasons.setdefault((str(row.target), str(row.workload)), [])
-        if row.mean > CEILING_MARGIN * ceiling and not any(
+            of_raw[index] = ratio
+        said = reasons.setdefault(key[:2], [])
+        if ratio > CEILING_MARGIN and not any(
                 text.startswith(f"{row.op} ") for text in said):  # IOPS or bandwidth: once
-            said.append(f"{row.op} {row.mean / ceiling:.1f}× what the disk under the image "
-                        "delivered for this job")
+            said.append(f"{row.op} {ratio:.1f}× what the disk under the image "
+                        f"delivered {when}")
     if of_raw is not None:
         out["of_raw"] = of_raw
     keys = list(zip(out["target"].astype(str), out["workload"].astype(str), strict=True))
@@ -58,6 +68,23 @@ def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
         if column in out:
             out[column] = out[column] & ~out["cache_bound"]
     return out
+
+
+def paired_ratios(per_run: pd.DataFrame | None, by_iteration: dict[str, Any]
+                  ) -> dict[tuple[str, str, str, str], float]:
+    """(target, workload, op, metric) -> geometric mean over iterations of the cell's
+    value over the ceiling measured in the same iteration's rounds."""
+    if per_run is None or per_run.empty or not by_iteration:
+        return {}
+    logs: dict[tuple[str, str, str, str], list[float]] = {}
+    rates = per_run[per_run["metric"].isin(RATE_METRICS)]
+    for row in rates.itertuples():
+        ceiling = by_iteration.get(str(row.workload), {}).get(str(row.op), {}).get(
+            str(row.metric), {}).get(str(int(row.iteration)))
+        if ceiling and row.value > 0:
+            key = (str(row.target), str(row.workload), str(row.op), str(row.metric))
+            logs.setdefault(key, []).append(math.log(row.value / ceiling))
+    return {key: math.exp(sum(values) / len(values)) for key, values in logs.items()}
 
 
 def _reason(reasons: dict[tuple[str, str], list[str]], key: tuple[str, str]) -> str:

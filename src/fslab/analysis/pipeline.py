@@ -21,10 +21,12 @@ def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
                       records: list[RunRecord] | None = None) -> pd.DataFrame:
     """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
     from fslab.analysis.cachebound import mark_cache_bound
+    from fslab.analysis.observations import per_run
     from fslab.analysis.summary import summarize
 
     records = list(results.run_records()) if records is None else records
-    return mark_cache_bound(summarize(metrics, runs), records, results.environment())
+    return mark_cache_bound(summarize(metrics, runs), records, results.environment(),
+                            per_run(metrics))
 
 
 def write_summary(results: ResultsDir) -> pd.DataFrame:

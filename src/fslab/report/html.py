@@ -299,9 +299,11 @@ def _methodology(campaign: dict[str, Any], runs: pd.DataFrame,
         "different observations (workload/section), never added up; jobs fio grouped "
         "(group_reporting) stay one.",
         "Cache-bound: a cell whose IOPS or bandwidth exceeds 1.25× what the loop images' "
-        "own disk delivered for the same job (the better of two runs per campaign on a "
-        "raw loop device with direct I/O, each on data just written: environment.json "
-        "'ceilings'), or whose runs did buffered "
+        "own disk delivered for the same job (a raw loop device with direct I/O on data "
+        "just written, measured in the same rounds as the cells and compared iteration "
+        "by iteration: environment.json 'ceilings_by_iteration'; for jobs not measured "
+        "in rounds, the better of two runs before the campaign: 'ceilings'), or whose "
+        "runs did buffered "
         "I/O on files that fit in RAM, is marked and never ranked.",
         "CPU: the workload's own (fio's usr + sys, as % of one core, summed over a "
         "section's jobs), system-wide CPU from /proc/stat during the run (kernel threads "
