@@ -107,6 +107,8 @@ def test_adaptive_pilot_chooses_and_is_left_out(tmp_path):
     assert set(ranking["n"]) == {iterations - 3}  # the verdicts use the second stage only
     summary = pd.read_csv(out / "stats" / "summary.csv")
     assert set(summary["n"]) == {iterations - 3}
+    methods = pd.read_csv(out / "stats" / "methods.csv").set_index("step")["method"]
+    assert "first 3 iterations were a pilot" in methods["adaptive"]  # the report says so
 
 
 def test_a_missing_iteration_changes_only_its_own_pairs(tmp_path):
@@ -162,3 +164,46 @@ def test_the_report_opens_with_the_ranking_charts(tmp_path):
                     f"--screenshot={shot}", page.as_uri()],
                    capture_output=True, timeout=120, check=True)
     assert shot.stat().st_size > 20_000  # charts drawn, not a blank page
+
+
+def test_run_then_report_says_it_analyses_once_and_prints_each_steps_method(tmp_path):
+    """Issue 24: `fslab run` leaves summary.csv alone; a report over it says why it
+    analyses, once; the verdicts are a table (verdicts.txt is its text, never parsed
+    back) and each analysis step's own method statement is printed by the report."""
+    import importlib
+
+    from fslab.analysis.pipeline import METHOD_STEPS
+
+    out = tmp_path / "contract"
+    api.run(simulated({"a": 1.3, "b": 1.0}, seed=4, jobs=2), out=out, lab=api_lab(tmp_path))
+    said: list[str] = []
+    api.report(out, say=said.append)
+    assert len(said) == 1 and "stats/ holds no analysis yet" in said[0]
+    api.report(out, say=said.append)
+    assert len(said) == 1  # read back, not analysed again
+
+    stats = out / "stats"
+    verdicts = pd.read_csv(stats / "verdicts.csv").fillna("")
+    assert list(verdicts.columns) == ["kind", "workload", "text"]
+    assert verdicts["kind"].iloc[0] == "family" and "workload" in set(verdicts["kind"])
+    text = (stats / "verdicts.txt").read_text().splitlines()
+    assert len(text) == len(verdicts)
+    headings = verdicts[verdicts["kind"] == "workload"]
+    assert all(f"== {name} ==" in text for name in headings["text"])
+    page = (out / "report.html").read_text()
+    import html as html_lib
+
+    for step in METHOD_STEPS:
+        method = importlib.import_module(f"fslab.analysis.{step}").METHOD
+        assert html_lib.escape(method) in page, step
+    assert "Adaptive runs" not in page  # not adaptive: its statement is not printed
+    methods = pd.read_csv(stats / "methods.csv")
+    assert list(methods["step"]) == METHOD_STEPS
+
+    metrics = out / "metrics.parquet"
+    metrics.touch()  # the results changed: stats/ is stale and the report says so
+    import os
+
+    os.utime(metrics, ns=(1, 1))
+    api.report(out, say=said.append)
+    assert len(said) == 2 and "the results changed" in said[1]

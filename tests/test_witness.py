@@ -64,9 +64,13 @@ def test_a_cpu_hog_marks_the_runs_it_overlapped(tmp_path, lab):
     assert hit["disturbed_by"].str.contains("python").all()
     assert set(hit.index.str[:4]) == {"i001"}  # only while the hog ran
     assert (runs.loc[~runs["disturbed"], "others_cpu_pct"] < 25).all()
-    lines = analyze_results(results).verdicts
-    assert lines[0].startswith(f"Machine: {len(hit)} of 16 runs ran while it was busy")
-    assert "--rerun-disturbed" in lines[0]
+    verdicts = analyze_results(results).verdicts
+    first = verdicts.iloc[0]
+    assert first["kind"] == "machine"
+    assert first["text"].startswith(f"Machine: {len(hit)} of 16 runs ran while it was busy")
+    assert "--rerun-disturbed" in first["text"]
+    text = (results.stats_dir / "verdicts.txt").read_text().splitlines()
+    assert text[0] == first["text"]  # verdicts.txt is the table's text
 
 
 def test_rerun_disturbed_measures_them_again(tmp_path, lab):
@@ -78,8 +82,9 @@ def test_rerun_disturbed_measures_them_again(tmp_path, lab):
     assert len(again) == outcome.reruns
     assert all(r.witness["rerun_of"]["disturbed"] for r in again)
     assert len(api.load(results.path)) == 16  # one value per run: the rerun's
-    lines = analyze_results(results).verdicts
-    assert "were measured again" in lines[0]
+    verdicts = analyze_results(results).verdicts
+    assert verdicts.iloc[0]["kind"] == "machine"
+    assert "were measured again" in verdicts.iloc[0]["text"]
 
 
 def test_doctor_answers_in_under_five_seconds(tmp_path):

@@ -14,6 +14,8 @@ from fslab.store import ResultsDir
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
 # run: `fslab import`, `analyze`, `report` and `compare` start ~0.4 s sooner without it.
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
 
     from fslab.aging.config import AgingConfig
@@ -190,10 +192,13 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     return report
 
 
-def report(results_dir: Path, output: Path | None = None) -> Path:
+def report(results_dir: Path, output: Path | None = None,
+           say: Callable[[str], object] = lambda _line: None) -> Path:
     """Write the self-contained HTML report of a results directory; return its path.
 
-    An aging directory (from `fslab age`) gets the aging report instead.
+    The report renders stats/ as `fslab analyze` left it; when stats/ is missing or stale
+    the directory is analysed once, and `say` is told why. An aging directory (from
+    `fslab age`) gets the aging report instead.
     """
     import tomllib
 
@@ -209,22 +214,21 @@ def report(results_dir: Path, output: Path | None = None) -> Path:
         return output
 
     from fslab.report.html import ReportData, build_report
-    from fslab.stats_files import load_analysis
+    from fslab.stats_files import load_analysis, stale_reason
     from fslab.store import write_atomic
 
     results = ResultsDir.open(Path(results_dir))
-    done = load_analysis(results)  # stats/ when it is current, else analysed again
+    done = load_analysis(results)  # stats/ when it is current, else analysed again, said
     if done is None:
         from fslab.analysis.pipeline import analyze_results
 
+        say(f"{stale_reason(results)}: analysing {results.path} once (fslab analyze) …")
         done = analyze_results(results)
     campaign_path = results.campaign_path()
     campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
     page = build_report(ReportData(
-        results_dir=results.path, summary=done.summary, tests=done.tests,
-        pairwise=done.pairwise, verdicts=done.verdicts, values=done.runs,
-        runs=results.load_runs(), environment=results.environment(), campaign=campaign,
-        hosts=done.hosts, headline=done.headline, ranking=done.ranking))
+        results_dir=results.path, analysis=done, records=results.load_runs(),
+        environment=results.environment(), campaign=campaign))
     output = Path(output or results.path / "report.html")
     write_atomic(output, page)
     return output

@@ -198,7 +198,8 @@ def report(
     """Write one self-contained, interactive HTML report (works offline). Several aging
     directories (from `fslab age`) give one report of the runs side by side."""
     if len(results_dirs) == 1:
-        path = api.report(results_dirs[0], output)
+        path = api.report(results_dirs[0], output, say=lambda line: err_console.print(
+            line, markup=False, highlight=False))
     else:
         path = api.aging_report(results_dirs, output or Path("aging-runs.html"))
     console.print(f"Wrote {path}")

@@ -1,7 +1,7 @@
 """stats/ as a stage on disk: what `fslab analyze` wrote, read back by `fslab report`.
 
-`fslab analyze` writes the tables (TABLES below),
-verdicts.txt, the per-run table the charts draw (runs.parquet) and `analysis.json`: the
+`fslab analyze` writes the tables (TABLES below; verdicts.txt is the text of
+verdicts.csv), the per-run table the charts draw (runs.parquet) and `analysis.json`: the
 analysis format version and the metrics table it was computed from (size and time). A
 report renders from these without importing the analysis (scipy.stats, statsmodels)
 while they are current; otherwise it analyses again.
@@ -30,13 +30,14 @@ class Analysis:
     summary: pd.DataFrame  # per cell (stats/summary.csv)
     tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
     pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)
-    verdicts: list[str]
+    verdicts: pd.DataFrame  # one row per sentence: kind, workload, text (verdicts.csv)
     headline: pd.DataFrame  # per primary question: the ranking (headline.csv)
     ranking: pd.DataFrame  # per primary question × target: ratio to the best (ranking.csv)
     drift: pd.DataFrame  # per iteration: the factor shared by every target (drift.csv)
     hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
     aged: pd.DataFrame  # aged/fresh rows of pairwise (aged_vs_fresh.csv; empty otherwise)
     disturbed: pd.DataFrame  # per run: what the witness saw (disturbed.csv)
+    methods: pd.DataFrame  # per analysis step: its method statement (methods.csv)
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -48,12 +49,15 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
        "headline.csv one row per primary question with its ranking; ranking.csv; "
        "drivers.csv gone; drift.csv and aged_vs_fresh.csv declared and read back; "
        "disturbed.csv (the witness of every run)",
+    3: "verdicts.csv (kind, workload, text: verdicts.txt is its text); methods.csv (each "
+       "analysis step's method statement, printed by the report)",
 })
 INDEX = STATS.marker
 # Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
           "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
-          "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv"}
+          "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv",
+          "verdicts": "verdicts.csv", "methods": "methods.csv"}
 OPTIONAL = frozenset({"hosts", "aged", "disturbed"})  # written only when not empty
 
 
@@ -83,14 +87,33 @@ def write_index(results: ResultsDir, done: Analysis) -> None:
     }, indent=1))
 
 
-def load_analysis(results: ResultsDir) -> Analysis | None:
-    """The analysis as `fslab analyze` left it, or None when it is missing or stale."""
-    path = results.stats_dir / INDEX
+def _index(results: ResultsDir) -> dict | None:
     try:
-        index = json.loads(path.read_text())
+        index = json.loads((results.stats_dir / INDEX).read_text())
     except (OSError, ValueError):
         return None
-    if index.get("format") != STATS.current or index.get("metrics") != _source(results):
+    return index if isinstance(index, dict) else None
+
+
+def stale_reason(results: ResultsDir) -> str | None:
+    """Why stats/ cannot be read back as it is (None: it is current), in words."""
+    index = _index(results)
+    if index is None:
+        return ("stats/ holds no analysis yet (a run ends with summary.csv alone; "
+                "fslab analyze writes the rest)")
+    if index.get("format") != STATS.current:
+        return (f"stats/ was written by another fslab (analysis format "
+                f"{index.get('format')}, this one reads {STATS.current})")
+    if index.get("metrics") != _source(results):
+        return "the results changed after stats/ was written"
+    return None
+
+
+def load_analysis(results: ResultsDir) -> Analysis | None:
+    """The analysis as `fslab analyze` left it, or None when it is missing or stale
+    (stale_reason says why)."""
+    index = _index(results)
+    if index is None or stale_reason(results) is not None:
         return None
     import pandas as pd
 
@@ -106,8 +129,7 @@ def load_analysis(results: ResultsDir) -> Analysis | None:
 
     try:
         runs = pd.read_parquet(results.stats_dir / "runs.parquet")
-        lines = (results.stats_dir / "verdicts.txt").read_text().splitlines()
-        return Analysis(metrics=None, runs=runs, verdicts=lines,
+        return Analysis(metrics=None, runs=runs,
                         **{key: table(key) for key in TABLES})
     except (OSError, ValueError, KeyError):
         return None

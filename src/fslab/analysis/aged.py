@@ -18,6 +18,11 @@ from fslab.metrics import HIGHER
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
            "ratio_ci_low", "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Aged vs fresh: each aged target is paired with a fresh file system holding the same '
+          "files; its aged/fresh ratio is that pair's row of the comparisons (one model, one "
+          'interval).')
+
 
 def aged_fresh_pairs(targets: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
     """(aged target, fresh target) pairs that share an image."""
@@ -59,10 +64,11 @@ def _verdict(ratio: float, significant: bool, better: str) -> str:
     return "aged is worse" if worse else "aged is better"
 
 
-def aged_verdicts(ages: pd.DataFrame) -> list[str]:
-    """One verdicts.txt line per aged/fresh pair of a primary question (the others are
-    exploratory, in aged_vs_fresh.csv)."""
+def aged_verdicts(ages: pd.DataFrame) -> list[dict[str, str]]:
+    """One verdict row (kind "aged") per aged/fresh pair of a primary question (the others
+    are exploratory, in aged_vs_fresh.csv)."""
     primary = ages[ages["primary"].astype(bool)] if not ages.empty else ages
-    return [f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
-            f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
-            f"p_adj = {r.p_adj:.3g}): {r.verdict}" for r in primary.itertuples()]
+    return [{"kind": "aged", "workload": str(r.workload),
+             "text": f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
+                     f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
+                     f"p_adj = {r.p_adj:.3g}): {r.verdict}"} for r in primary.itertuples()]

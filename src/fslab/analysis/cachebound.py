@@ -29,6 +29,14 @@ from fslab.run_record import RunRecord
 CEILING_MARGIN = 1.25
 RATE_METRICS = ("iops", "bw_bytes")
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ("Cache-bound: a cell whose IOPS or bandwidth exceeds 1.25× what the loop images' own "
+          'disk delivered for the same job (a raw loop device with direct I/O on data just '
+          'written, measured in the same rounds as the cells and compared iteration by '
+          "iteration: environment.json 'ceilings_by_iteration'; for jobs not measured in "
+          "rounds, the better of two runs before the campaign: 'ceilings'), or whose runs did "
+          'buffered I/O on files that fit in RAM, is marked and never ranked.')
+
 
 def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
                      environment: dict[str, Any],

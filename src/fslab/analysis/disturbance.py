@@ -12,6 +12,11 @@ from fslab.run_record import RunRecord
 COLUMNS = ["run_id", "target", "workload", "iteration", "disturbed", "others_cpu_pct",
            "steal_pct", "psi_memory_pct", "other_io_bytes_s", "reasons", "measured_again"]
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ("Machine: each run is watched (fslab/witness.py: other processes' CPU, stolen CPU, "
+          "memory pressure, other I/O on the lab's disk); runs that crossed a threshold are "
+          'named and can be measured again (fslab run --rerun-disturbed).')
+
 
 def disturbance(records: Iterable[RunRecord]) -> pd.DataFrame:
     """One row per run that carries a witness (imports carry none)."""

@@ -26,6 +26,11 @@ THROUGHPUT = ("iops", "bw_bytes")
 WORTH_SAYING = 0.05  # iteration factors spanning less than ±5 % are not mentioned
 COLUMNS = ["iteration", "factor", "cells", "same_direction"]
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Shared variation: the share of the log variance shared by every target within an '
+          'iteration (intraclass correlation of the two-way layout, iterations × targets), with '
+          'its exact F-based 95 % interval.')
+
 
 class Shared(NamedTuple):
     """The share of the run-to-run (log) variance shared by every target within an

@@ -10,6 +10,10 @@ from fslab.parsers.fio import ALL_CLIENTS
 COLUMNS = ["target", "workload", "op", "metric", "host", "mean", "share_of_total",
            "host_cv"]
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Distributed runs: the aggregate over all hosts is the observation; the per-host '
+          'spread is a diagnostic.')
+
 
 def host_spread(metrics: pd.DataFrame) -> pd.DataFrame:
     """Each host's mean per cell, its share of the aggregate, and the CV across hosts."""

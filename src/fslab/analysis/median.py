@@ -19,6 +19,10 @@ from scipy import stats
 
 CONFIDENCE = 0.95
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Medians: the exact order-statistic (binomial) interval, whose achieved level is '
+          'stated (at 3 iterations the widest one, minimum to maximum, is a 75 % interval).')
+
 
 @functools.lru_cache(maxsize=512)
 def median_rank(n: int, confidence: float = CONFIDENCE) -> tuple[int, float]:

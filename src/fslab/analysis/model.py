@@ -51,6 +51,16 @@ MIXED = "paired t where a pair shares iterations, else Welch t, on log ratios, B
 CLIFF_THRESHOLDS = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))
 NOT_ESTIMABLE = "not estimable (every iteration gave the same value)"
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Between targets, on the ratio scale: values are compared as logarithms, so every '
+          "effect is a ratio of geometric means ('xfs 1.8× ext4'). Each pair is compared within "
+          "the iterations both targets ran (a paired t on the log ratios, the block design's "
+          'contrast): a slow or fast moment of the machine moves both targets and cancels '
+          'instead of counting as noise, and each pair keeps its own spread. Imported results: '
+          "Welch's t on the logs. Every primary pair of the campaign is one family, Bonferroni- "
+          "adjusted together; the interval is the matching simultaneous one, so 'the interval "
+          "excludes 1' and 'evidence of a difference' always agree.")
+
 
 @dataclass(frozen=True)
 class PairResult:

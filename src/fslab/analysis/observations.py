@@ -16,6 +16,17 @@ from fslab.parsers.fio import ALL_CLIENTS
 RUN_KEYS = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
             "iteration", "run_id"]
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Observation: one fio section of one run. The clones of a section (numjobs) are '
+          'summed (IOPS, bandwidth); latency means are weighted by completed I/Os; percentiles '
+          'come from merged json+ bins. Different sections of one job file are different '
+          'observations, never added up; jobs fio grouped (group_reporting) stay one. Samples '
+          "within a run (slices of a round, files) are averaged into the run's value; a "
+          "distributed run is observed through its aggregate. CPU: the workload's own (fio's "
+          "usr + sys, as % of one core, summed over a section's jobs), system-wide CPU from "
+          '/proc/stat during the run (kernel threads and daemons included), and each per '
+          'completed I/O.')
+
 
 def observations(metrics: pd.DataFrame) -> pd.DataFrame:
     """The rows that are observations: for a run over several hosts, only the aggregate."""

@@ -71,6 +71,30 @@ def declared_primaries(records: list[RunRecord]) -> dict[str, str]:
     return out
 
 
+# The steps whose method statements the report prints, in reading order (each module's
+# METHOD); the last ones only where the campaign used them.
+METHOD_STEPS = ["observations", "summary", "median", "cachebound", "questions", "model",
+                "ranking", "power", "drift", "disturbance"]
+PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's first "
+                "{pilot} iterations were a pilot that decided how many more to run; "
+                "estimates and verdicts use only the iterations after it, so stopping on a "
+                "lucky spread cannot inflate them (fslab.adaptive).")
+
+
+def method_statements(*, hosts: bool, aged: bool, pilot: int) -> pd.DataFrame:
+    """stats/methods.csv: (step, method), one row per analysis step this campaign used,
+    each step's own statement (its module's METHOD)."""
+    import importlib
+
+    steps = METHOD_STEPS + ["hosts"] * hosts + ["aged"] * aged
+    rows = [{"step": step,
+             "method": importlib.import_module(f"fslab.analysis.{step}").METHOD}
+            for step in steps]
+    if pilot:
+        rows.append({"step": "adaptive", "method": PILOT_METHOD.format(pilot=pilot)})
+    return pd.DataFrame(rows, columns=["step", "method"])
+
+
 def analyze_results(results: ResultsDir) -> Analysis:
     """Every step of the analysis, written to stats/ (tables, verdicts.txt, index)."""
     from fslab.analysis.aged import aged_verdicts, aged_vs_fresh
@@ -79,7 +103,7 @@ def analyze_results(results: ResultsDir) -> Analysis:
     from fslab.analysis.drift import drift_note, iteration_drift
     from fslab.analysis.hosts import host_spread
     from fslab.analysis.observations import per_run
-    from fslab.analysis.verdicts import rankings, verdict_lines
+    from fslab.analysis.verdicts import VERDICT_COLUMNS, as_text, rankings, verdict_rows
 
     metrics = measured_metrics(results, categorical=True)
     runs = per_run(metrics)  # shared by every step below
@@ -98,13 +122,19 @@ def analyze_results(results: ResultsDir) -> Analysis:
     headline, ranking = rankings(summary, tests, pairs, runs)
     seen = disturbance(records)
     busy = disturbance_note(seen)
-    lines = ([busy] if busy else []) + verdict_lines(headline, ranking, tests, pairs) \
-        + aged_verdicts(ages) + ([note] if note else [])
+    verdicts = pd.DataFrame(
+        ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
+        + verdict_rows(headline, ranking, tests, pairs) + aged_verdicts(ages)
+        + ([{"kind": "drift", "workload": "", "text": note}] if note else []),
+        columns=VERDICT_COLUMNS)
     done = Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
-                    pairwise=pairs, verdicts=lines, headline=headline, ranking=ranking,
-                    drift=drift_table, hosts=spread, aged=ages, disturbed=seen)
+                    pairwise=pairs, verdicts=verdicts, headline=headline, ranking=ranking,
+                    drift=drift_table, hosts=spread, aged=ages, disturbed=seen,
+                    methods=method_statements(
+                        hosts=not spread.empty, aged=not ages.empty,
+                        pilot=int(settings.get("pilot", 0) or 0)))
     results.stats_dir.mkdir(exist_ok=True)
     write_tables(results, done)
-    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(lines) + "\n")
+    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(as_text(verdicts)) + "\n")
     write_index(results, done)
     return done

@@ -38,6 +38,13 @@ SMALL_BLOCK = 64 * 1024
 # agrees to this relative tolerance: the second is not tested again.
 SAME_QUANTITY_RTOL = 1e-6
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Questions: each workload has one primary metric (random I/O: IOPS; sequential: '
+          'bandwidth; file workloads: operations per second; a campaign may name others), and '
+          'its verdict answers only that; bandwidth that is IOPS times a fixed block size is '
+          'not tested again. Other metrics are exploratory estimates with their own 95 % '
+          'intervals.')
+
 
 def primary_metric(workload: str, metrics: Iterable[str], declared: str = "",
                    campaign_primary: Iterable[str] = (), block_size: float = math.nan) -> str:

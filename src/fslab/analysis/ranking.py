@@ -33,6 +33,12 @@ SIZE_WORDS = ((1.05, "small difference"), (1.25, "moderate difference"),
               (2.0, "large difference"))
 LARGEST_SIZE = "very large difference"
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ("Rankings chain targets with '>' only where every target before it is better than "
+          'every one after it. Evidence is worded by the adjusted p (moderate < 0.05, strong < '
+          '0.01, very strong < 0.001) and size by the ratio (small < 1.05×, moderate < 1.25×, '
+          'large < 2×).')
+
 
 def evidence(p_adj: float) -> str:
     """The strength of the evidence for a difference, in words."""

@@ -21,6 +21,11 @@ SUMMARY_COLUMNS = [
     "best", "best_clear", "of_raw", "note",
 ]
 
+# What this step does, in one statement the report prints (stats/methods.csv).
+METHOD = ('Per-cell intervals: on the log scale, like the comparisons (the geometric mean with '
+          'a Student t interval of the logs). Outliers are flagged by the median/MAD rule '
+          '(3.5), never dropped.')
+
 
 def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per cell: n, mean, geometric mean, median, sd, CV, the 95 % interval on the

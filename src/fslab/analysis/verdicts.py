@@ -68,44 +68,77 @@ def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
     return headline, ranking
 
 
-def verdict_lines(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
-                  pairwise: pd.DataFrame) -> list[str]:
-    """verdicts.txt: the family line, then per workload its ranking(s) and pairs."""
+# stats/verdicts.csv: one row per sentence, its kind saying where it belongs (a reader
+# of the table never parses text). verdicts.txt is the same rows as text, indented.
+VERDICT_COLUMNS = ["kind", "workload", "text"]
+INDENT = {"workload": "", "question": "  ", "pair": "    ", "caveat": "    "}
+
+
+def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
+                 pairwise: pd.DataFrame) -> list[dict[str, str]]:
+    """The family sentence, then per workload its ranking(s) and pairs, then the
+    exploratory count: rows of VERDICT_COLUMNS."""
     if headline.empty:
-        return ["No primary comparisons: fewer than 2 targets with 2 or more iterations."]
+        return [_row("family", "", "No primary comparisons: fewer than 2 targets with 2 or "
+                                   "more iterations.")]
     family = int(headline["family"].dropna().max()) if headline["family"].notna().any() else 1
     level = 100 * (1 - ALPHA / family)
     questions = len(headline)
-    lines = [f"Verdicts answer {questions} question{'s' * (questions != 1)} (the primary "
-             f"metric of each workload): {family} pair{'s' * (family != 1)} in all, "
-             f"Bonferroni-adjusted together — each interval is a {_level(level)} % "
-             "interval, so all of them hold at once with 95 % confidence.",
-             POWER_MEANING]
+    rows = [_row("family", "", f"Verdicts answer {questions} question"
+                               f"{'s' * (questions != 1)} (the primary metric of each "
+                               f"workload): {family} pair{'s' * (family != 1)} in all, "
+                               f"Bonferroni-adjusted together — each interval is a "
+                               f"{_level(level)} % interval, so all of them hold at once "
+                               "with 95 % confidence."),
+            _row("meaning", "", POWER_MEANING)]
     for workload in dict.fromkeys(headline["workload"].astype(str)):
-        lines.append(f"== {workload} ==")
+        rows.append(_row("workload", workload, workload))
         for head in headline[headline["workload"].astype(str) == workload].itertuples():
-            lines += _question_lines(head, ranking, pairwise)
+            rows += _question_rows(head, ranking, pairwise)
     exploratory = pairwise[~pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
     if len(exploratory):
         excludes = int(exploratory["significant"].astype(bool).sum())
-        lines.append(f"Exploratory (estimates, not verdicts): {len(exploratory)} comparisons "
-                     f"of other metrics, each with its own 95 % interval "
-                     f"({excludes} exclude 1, as about {0.05 * len(exploratory):.0f} would "
-                     "by chance alone if nothing differed); stats/pairwise.csv.")
+        rows.append(_row("exploratory", "", f"Exploratory (estimates, not verdicts): "
+                         f"{len(exploratory)} comparisons of other metrics, each with its own "
+                         f"95 % interval ({excludes} exclude 1, as about "
+                         f"{0.05 * len(exploratory):.0f} would by chance alone if nothing "
+                         "differed); stats/pairwise.csv."))
+    return rows
+
+
+def verdict_lines(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
+                  pairwise: pd.DataFrame) -> list[str]:
+    """verdicts.txt's lines of the same questions (verdict_rows as text)."""
+    return as_text(pd.DataFrame(verdict_rows(headline, ranking, tests, pairwise),
+                                columns=VERDICT_COLUMNS))
+
+
+def as_text(verdicts: pd.DataFrame) -> list[str]:
+    """verdicts.txt: each row as a line, workloads as '== name ==' headings, a question's
+    ranking indented under it and its pairs and caveats under that."""
+    lines = []
+    for kind, text in zip(verdicts["kind"], verdicts["text"], strict=True):
+        lines.append(f"== {text} ==" if kind == "workload" else INDENT.get(kind, "") + text)
     return lines
 
 
-def _question_lines(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]:
+def _row(kind: str, workload: str, text: str) -> dict[str, str]:
+    return {"kind": kind, "workload": workload, "text": text}
+
+
+def _question_rows(head: object, ranking: pd.DataFrame,
+                   pairwise: pd.DataFrame) -> list[dict[str, str]]:
     workload, op, metric = head.workload, head.op, head.metric  # type: ignore[attr-defined]
     better = head.better  # type: ignore[attr-defined]
     what = _what(str(op), str(metric), str(workload))
     ranking_text = head.ranking  # type: ignore[attr-defined]
+    workload = str(workload)
     if not isinstance(ranking_text, str) or not ranking_text:
-        return [f"  {what}: {head.verdict}"]  # type: ignore[attr-defined]
+        return [_row("question", workload, f"{what}: {head.verdict}")]  # type: ignore[attr-defined]
     rows = ranking[(ranking.workload == workload) & (ranking.op == op)
                    & (ranking.metric == metric)]
     n = head.n  # type: ignore[attr-defined]
-    lines = [f"  {what} ({n} iterations): {ranking_text}"]
+    out = [_row("question", workload, f"{what} ({n} iterations): {ranking_text}")]
     best = str(rows["best"].iloc[0])
     word = advantage_words(str(metric), str(better))
     pairs = pairwise[(pairwise.workload == workload) & (pairwise.op == op)
@@ -113,14 +146,14 @@ def _question_lines(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame)
     for row in rows.iloc[1:].itertuples():
         pair = orient(pairs, best, str(row.target), str(better))
         if pair is not None:
-            lines.append("    " + pair_sentence(best, str(row.target), pair, word))
+            out.append(_row("pair", workload, pair_sentence(best, str(row.target), pair, word)))
     left_out = head.left_out  # type: ignore[attr-defined]
     if isinstance(left_out, str) and left_out:
-        lines.append(f"    {left_out}")
+        out.append(_row("caveat", workload, left_out))
     if rows["n"].min() == 2:
-        lines.append("    only 2 iterations: each interval rests on 1 degree of freedom — "
-                     "run more before acting on this")
-    return lines
+        out.append(_row("caveat", workload, "only 2 iterations: each interval rests on 1 "
+                        "degree of freedom — run more before acting on this"))
+    return out
 
 
 def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:

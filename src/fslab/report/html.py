@@ -14,6 +14,7 @@ import pandas as pd
 
 from fslab.metrics import HEADLINE_METRICS
 from fslab.report import charts
+from fslab.stats_files import Analysis
 from fslab.units import format_value
 
 STYLE = """
@@ -127,21 +128,14 @@ def table(frame: pd.DataFrame, columns: list[str], units: bool = False) -> str:
 
 @dataclass(frozen=True)
 class ReportData:
-    """What the campaign report renders: the analysis (read back from stats/) and the
-    record of the campaign."""
+    """What the campaign report renders: the analysis as stats/ holds it, and the records
+    of the campaign (its runs' status, environment and settings)."""
 
     results_dir: Path
-    summary: pd.DataFrame
-    tests: pd.DataFrame
-    pairwise: pd.DataFrame
-    verdicts: list[str]
-    values: pd.DataFrame  # per run and metric (analysis.observations.per_run)
-    runs: pd.DataFrame  # status of every run
+    analysis: Analysis
+    records: pd.DataFrame  # status of every run (runs table)
     environment: dict[str, Any]
     campaign: dict[str, Any]
-    hosts: pd.DataFrame | None = None
-    headline: pd.DataFrame | None = None  # one row per primary question (headline.csv)
-    ranking: pd.DataFrame | None = None  # per question × target (ranking.csv)
 
     @property
     def name(self) -> str:
@@ -167,12 +161,12 @@ def _title(data: ReportData, page: Page) -> None:
 def _verdict_section(data: ReportData, page: Page) -> None:
     """The answer first: per workload, its ranking chart and sentence; every pair folded."""
     page.add("<h2>Which target is faster, by how much, how sure</h2>")
-    headline, ranking = data.headline, data.ranking
-    if headline is not None and ranking is not None and not headline.empty:
+    headline, ranking = data.analysis.headline, data.analysis.ranking
+    if not headline.empty and not ranking.empty:
         for row in headline.itertuples():
             page.chart(charts.ranking_chart(ranking, row))
-    page.add(_verdicts(data.verdicts))
-    summary = data.summary
+    page.add(_verdicts(data.analysis.verdicts))
+    summary = data.analysis.summary
     cached = summary[summary["cache_bound"]] if "cache_bound" in summary else summary[:0]
     if not cached.empty:
         cells = cached.drop_duplicates(["target", "workload"])
@@ -181,7 +175,7 @@ def _verdict_section(data: ReportData, page: Page) -> None:
                      f"<li>{esc(r.target)} · {esc(r.workload)}: {esc(r.cache_bound_reason)}"
                      "</li>" for r in cells.itertuples()) + "</ul>")
     page.chart(charts.verdict_heatmap(summary))
-    pairs = data.pairwise
+    pairs = data.analysis.pairwise
     if not pairs.empty:
         shown = pairs.rename(columns=PAIR_HEADINGS)[list(PAIR_HEADINGS.values())]
         page.add(f"<details><summary>Every pair ({len(pairs)}; the primary ones are the "
@@ -199,7 +193,7 @@ PAIR_HEADINGS = {"workload": "workload", "op": "op", "metric": "metric",
 
 
 def _workloads(data: ReportData, page: Page) -> None:
-    summary, values = data.summary, data.values
+    summary, values = data.analysis.summary, data.analysis.runs
     for workload in sorted(summary["workload"].unique()) if not summary.empty else []:
         page.add(f"<h2>Workload {esc(workload)}</h2>")
         for spec in charts.bar_charts(summary, workload):
@@ -212,26 +206,27 @@ def _workloads(data: ReportData, page: Page) -> None:
 
 def _statistics(data: ReportData, page: Page) -> None:
     page.add("<h2>Statistics</h2>")
-    headline = data.summary[data.summary["metric"].isin(HEADLINE_METRICS)]
+    analysis = data.analysis
+    headline = analysis.summary[analysis.summary["metric"].isin(HEADLINE_METRICS)]
     page.add("<details open><summary>Per cell (headline metrics)</summary>" + table(
         headline, ["target", "workload", "op", "metric", "n", "geomean", "ci_low", "ci_high",
                    "mean", "median", "median_ci_low", "median_ci_high", "median_ci_level",
                    "cv", "outliers",
                    "of_raw", "cache_bound_reason"],
         units=True) + "</details>")
-    hosts = data.hosts
+    hosts = analysis.hosts
     page.add("<details><summary>The model of each comparison, and why</summary>"
-             + table(data.tests, list(data.tests.columns)) + "</details>")
+             + table(analysis.tests, list(analysis.tests.columns)) + "</details>")
     page.add("<details><summary>Pairwise comparisons and effect sizes</summary>"
-             + table(data.pairwise, list(data.pairwise.columns)) + "</details>")
-    if hosts is not None and not hosts.empty:
+             + table(analysis.pairwise, list(analysis.pairwise.columns)) + "</details>")
+    if not hosts.empty:
         page.add("<details open><summary>Per-host spread of distributed runs (a diagnostic: "
                  "the aggregate over all hosts is the observation)</summary>"
                  + table(hosts, list(hosts.columns)) + "</details>")
 
 
 def _failed_runs(data: ReportData, page: Page) -> None:
-    runs = data.runs
+    runs = data.records
     bad = runs[runs["status"] != "ok"] if not runs.empty else runs
     page.add("<h2>Failed and unsupported runs</h2>" + (
         table(bad, ["run_id", "status", "reason"]) if not bad.empty else "<p>None.</p>"))
@@ -246,8 +241,8 @@ def _failed_runs(data: ReportData, page: Page) -> None:
 
 def _setup(data: ReportData, page: Page) -> None:
     page.add("<h2>Setup and environment</h2>" + _environment(data.environment))
-    page.add("<h2>Methodology</h2>" + _methodology(data.campaign, data.runs,
-                                                    data.summary))
+    page.add("<h2>Methodology</h2>" + _methodology(data.campaign, data.records,
+                                                    data.analysis))
 
 
 # The report, top to bottom: a new part is one function (data, page) and one line here.
@@ -255,17 +250,17 @@ SECTIONS: list[Section] = [_title, _verdict_section, _workloads, _statistics, _f
                            _setup]
 
 
-def _verdicts(lines: list[str]) -> str:
-    """verdicts.txt as paragraphs: workload headings, ranking lines, their pairs."""
-    parts = []
-    for line in lines:
-        if line.startswith("== ") and line.endswith(" =="):
-            parts.append(f"<h3>{esc(line[3:-3])}</h3>")
-        elif line.startswith("    "):
-            parts.append(f"<p class='verdict pair'>{esc(line.strip())}</p>")
-        else:
-            parts.append(f"<p class='verdict'>{esc(line.strip())}</p>")
-    return "".join(parts)
+# How each kind of verdict row (stats/verdicts.csv) is shown: a heading, a ranking
+# sentence, or a sentence set in under its ranking.
+VERDICT_TAGS = {"workload": "<h3>{}</h3>", "pair": "<p class='verdict pair'>{}</p>",
+                "caveat": "<p class='verdict pair'>{}</p>"}
+
+
+def _verdicts(verdicts: pd.DataFrame) -> str:
+    """The verdict rows: workload headings, ranking sentences, their pairs and caveats."""
+    return "".join(VERDICT_TAGS.get(kind, "<p class='verdict'>{}</p>").format(esc(text))
+                   for kind, text in zip(verdicts.get("kind", []), verdicts.get("text", []),
+                                         strict=True))
 
 
 def _environment(environment: dict[str, Any]) -> str:
@@ -282,10 +277,12 @@ def _environment(environment: dict[str, Any]) -> str:
                                        if target_rows else "")
 
 
-def _methodology(campaign: dict[str, Any], runs: pd.DataFrame,
-                 summary: pd.DataFrame) -> str:
+def _methodology(campaign: dict[str, Any], runs: pd.DataFrame, analysis: Analysis) -> str:
+    """How this campaign ran (its records), then each analysis step's own statement
+    (stats/methods.csv, written by the step's module)."""
     dropped = int(runs["caches_dropped"].fillna(False).astype(bool).sum()) \
         if "caches_dropped" in runs else 0
+    summary = analysis.summary
     items = [
         f"Iterations: {campaign.get('iterations', 'unknown')} per (target, workload); a "
         f"fresh file system per {campaign.get('fresh', 'iteration')}.",
@@ -293,51 +290,7 @@ def _methodology(campaign: dict[str, Any], runs: pd.DataFrame,
         f"{campaign.get('seed', 'unknown')}.",
         f"Caches: synced and dropped before {dropped} of {len(runs)} runs.",
         f"Runtime per fio job: {campaign.get('runtime', 'n/a')} s.",
-        "Observation: one fio section of one run. The clones of a section (numjobs) are "
-        "summed (IOPS, bandwidth); latency means are weighted by completed I/Os; "
-        "percentiles come from merged json+ bins. Different sections of one job file are "
-        "different observations (workload/section), never added up; jobs fio grouped "
-        "(group_reporting) stay one.",
-        "Cache-bound: a cell whose IOPS or bandwidth exceeds 1.25× what the loop images' "
-        "own disk delivered for the same job (a raw loop device with direct I/O on data "
-        "just written, measured in the same rounds as the cells and compared iteration "
-        "by iteration: environment.json 'ceilings_by_iteration'; for jobs not measured "
-        "in rounds, the better of two runs before the campaign: 'ceilings'), or whose "
-        "runs did buffered "
-        "I/O on files that fit in RAM, is marked and never ranked.",
-        "CPU: the workload's own (fio's usr + sys, as % of one core, summed over a "
-        "section's jobs), system-wide CPU from /proc/stat during the run (kernel threads "
-        "and daemons included), and each per completed I/O.",
-        "Per-cell intervals: on the log scale, like the comparisons (the geometric mean "
-        "with a Student t interval of the logs); medians with the exact order-statistic "
-        "(binomial) interval, whose achieved level is stated (at 3 iterations the widest "
-        "one, minimum to maximum, is a 75 % interval). Outliers are flagged by the "
-        "median/MAD rule (3.5), never dropped.",
-        "Questions: each workload has one primary metric (random I/O: IOPS; sequential: "
-        "bandwidth; file workloads: operations per second; a campaign may name others), "
-        "and its verdict answers only that; bandwidth that is IOPS times a fixed block "
-        "size is not tested again. Every primary pair of the campaign is one family, "
-        "Bonferroni-adjusted together; other metrics are exploratory estimates with their "
-        "own 95 % intervals.",
-        "Between targets, on the ratio scale: values are compared as logarithms, so every "
-        "effect is a ratio of geometric means ('xfs 1.8× ext4'). Each pair is compared "
-        "within the iterations both targets ran (a paired t on the log ratios, the block "
-        "design's contrast): a slow or fast moment of the machine moves both targets and "
-        "cancels instead of counting as noise, and each pair keeps its own spread. "
-        "Imported results: Welch's t on the logs. The adjusted p is the Bonferroni p and "
-        "the interval the matching simultaneous one, so 'the interval excludes 1' and "
-        "'evidence of a difference' always agree. Rankings chain targets with '>' only "
-        "where every target before it is better than every one after it. 'Could have "
-        "found R×' is the ratio that pair's test finds 4 times in 5 (80 % power, noncentral "
-        "t) at its n, noise and level. Evidence is worded by the adjusted p (moderate < "
-        "0.05, strong < 0.01, very strong < 0.001) and size by the ratio (small < 1.05×, "
-        "moderate < 1.25×, large < 2×).",
-        "Adaptive runs (--until-ci, --until-detectable): the campaign's first iterations "
-        "are a pilot that decides how many more to run; estimates and verdicts use only "
-        "the iterations after it, so stopping on a lucky spread cannot inflate them.",
-        "Shared variation: the share of the log variance shared by every target within "
-        "an iteration (intraclass correlation of the two-way layout, iterations × "
-        "targets), with its exact F-based 95 % interval.",
+        *[str(method) for method in analysis.methods.get("method", [])],
         "Implementations: " + "; ".join(
             f"{t} = {i}" for t, i in summary.drop_duplicates("target")[
                 ["target", "fs_impl"]].itertuples(index=False)) if not summary.empty else "",
