@@ -101,6 +101,17 @@ def test_buffered_basic5_is_marked_where_it_beats_the_raw_device(tmp_path, lab):
     assert "cache-bound, not ranked" in verdicts
     assert re.search(r"[\d.]+× (ext4|xfs)", verdicts) is None  # nothing crowned
 
+    # The ceilings are data of the lab: a second campaign with the same jobs on the same
+    # device reuses them (LAB/ceilings.json) instead of running each job twice more.
+    from fslab.ceiling import measure_ceilings
+    from fslab.plan import make_plan
+    from fslab.store import ResultsDir
+
+    again = ResultsDir.create(tmp_path / "again")
+    reused, named = measure_ceilings(make_plan(load_campaign(tmp_path / "c.toml")), lab, again)
+    assert reused == environment["ceilings"] and sorted(named) == ["randread", "seqread"]
+    assert not (again.path / "ceiling").exists()  # nothing run
+
 
 def test_a_ceiling_measured_in_the_same_rounds_is_compared_iteration_by_iteration():
     """The disk's swing shared by a cell and its ceiling cancels: iteration 1 ran at half
@@ -157,3 +168,23 @@ def test_the_ceiling_is_one_more_participant_in_the_rounds(tmp_path, lab):
         expected = float(np.exp(np.mean([np.log(v / by_iteration[str(i)])
                                          for i, v in mine.items()])))
         assert float(row.of_raw) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_labs_ceilings_are_reused_while_device_job_and_day_are_the_same(tmp_path):
+    from fslab.ceiling_cache import REUSE_HOURS, job_key, remember, reusable
+    from fslab.workloads.fio import FioWorkload
+
+    job = FioWorkload("randread", {"rw": "randread", "bs": "4k"}, {"direct": 1})
+    key = job_key(job, 64 * 2**20)
+    ceiling = {"read": {"iops": 1234.0}}
+    remember(tmp_path, "/dev/vda", {key: ("randread", ceiling)}, now=1000.0)
+    assert reusable(tmp_path, "/dev/vda", key, now=1000.0 + 3600) == ceiling
+    assert reusable(tmp_path, "/dev/vdb", key, now=1000.0) is None  # another disk
+    deeper = FioWorkload("randread", {"rw": "randread", "bs": "4k", "iodepth": 16},
+                         {"direct": 1})
+    assert job_key(deeper, 64 * 2**20) != key  # another job
+    assert job_key(job, 128 * 2**20) != key  # another region
+    late = 1000.0 + (REUSE_HOURS + 1) * 3600
+    assert reusable(tmp_path, "/dev/vda", key, now=late) is None  # measured again
+    (tmp_path / "ceilings.json").write_text("{not json")
+    assert reusable(tmp_path, "/dev/vda", key) is None  # a torn file is no ceiling

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.campaign_run import RunResult
 from fslab.errors import UserError
-from fslab.preflight import prepare
+from fslab.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.store import ResultsDir
 
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
@@ -24,18 +24,8 @@ if TYPE_CHECKING:
     from fslab.importer import ImportReport
     from fslab.lab import CleanupReport, Lab
     from fslab.reparse import ReparseReport
-    from fslab.runner import Progress, RunnerResult
+    from fslab.runner import Progress
     from fslab.targets import TargetSpec
-
-
-@dataclass
-class RunResult:
-    """What `run` produced: where the results are, and how the runs went."""
-
-    results: ResultsDir
-    runner: RunnerResult
-    summary: Any = None  # pandas DataFrame of the per-cell summary
-    unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
 
 
 def run(
@@ -61,65 +51,19 @@ def run(
     those (fslab/adaptive.py: this keeps their error rates). What is still short of the
     goal at the end is returned.
     """
-    from fslab.adaptive import Goal, second_stage, still_open
-    from fslab.distributed import parse_hosts
+    from fslab.adaptive import Goal
+    from fslab.campaign_run import CampaignRun, both
     from fslab.lab import Lab
-    from fslab.plan import make_plan
-    from fslab.runner import NoProgress, Runner
 
-    out = Path(out or campaign.out or default_out(campaign))
-    plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
-                            force_device=force_device)
-    lab = lab or Lab()
-    if resume:
-        results = ResultsDir.open(out)
-    else:
-        results = ResultsDir.create(out)
-        results.write_campaign(campaign.to_dict())
-    from fslab.aging.in_campaign import age_targets
-    from fslab.ceiling import (
-        ceiling_workloads,
-        measure_ceilings,
-        record_round_ceilings,
-        rounds_ceiling,
-    )
-    from fslab.environment import capture
-
-    age_targets(campaign.targets, lab, results)  # before describing: they start aged
-
-    known = results.environment().get("ceilings") if resume else None
-    environment = capture(lab.root)
-    environment["targets"] = {name: t.describe() for name, t in targets.items()}
-    if known:
-        environment["ceilings"] = known
-    results.write_environment(environment)
-    if campaign.ceiling and ceiling_workloads(plan):
-        environment["ceilings"] = measure_ceilings(plan, lab, results, known)
-        results.write_environment(environment)
-    hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
-    companion = rounds_ceiling(plan, results)  # the ceiling measured in the rounds
-    runner = Runner(plan, results, lab, targets, progress or NoProgress(), hosts=hosts,
-                    rerun_disturbed=rerun_disturbed, companion=companion)
-    outcome = runner.execute()
     goal = Goal(until_ci, until_detectable)
-    if goal and not campaign.pilot:  # the iterations so far were the pilot (adaptive.py)
-        more = second_stage(out, goal, campaign.iterations, max_iterations)
-        campaign = replace(campaign, pilot=campaign.iterations,
-                           iterations=campaign.iterations + more)
-        results.write_campaign(campaign.to_dict())
-        second = Runner(make_plan(campaign), results, lab, targets, progress or NoProgress(),
-                        hosts=hosts, rerun_disturbed=rerun_disturbed,
-                        companion=companion).execute()
-        outcome.ok, outcome.failed = outcome.ok + second.ok, outcome.failed + second.failed
-        outcome.warnings += second.warnings
-    if companion is not None:
-        record_round_ceilings(results, companion.store, lab)
-    if not goal:
-        return RunResult(results, outcome, analyze(out, full=False))
-    from fslab.analysis.pipeline import analyze_results
-
-    done = analyze_results(results)
-    return RunResult(results, outcome, done.summary, still_open(done.summary, done.tests, goal))
+    first = CampaignRun.start(campaign, Path(out or campaign.out or default_out(campaign)),
+                              lab or Lab(), resume=resume, force_device=force_device,
+                              confirmed_devices=confirmed_devices)
+    outcome = first.execute(progress, rerun_disturbed, before=first.pre_run_steps())
+    second = first.second_stage(goal, max_iterations)
+    if second is not None:
+        outcome = both(outcome, second.execute(progress, rerun_disturbed))
+    return first.finish(outcome, goal)
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,

@@ -133,16 +133,29 @@ def record_round_ceilings(results: ResultsDir, store: ResultsDir, lab: Lab) -> N
 
 
 def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
-                     known: dict[str, Any] | None = None) -> dict[str, Any]:
-    """{device: {workload: {op: {metric: value}}}}: measured now for the jobs without one
-    (the jobs measured in rounds have theirs measured there)."""
+                     known: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """({device: {workload: {op: {metric: value}}}}, the jobs whose ceiling the lab's
+    ceilings.json gave): measured now for the jobs without one (the jobs measured in
+    rounds have theirs measured there; ceiling_cache: reused while device and job are
+    the same)."""
+    from fslab.ceiling_cache import job_key, remember, reusable
+
     workloads = [w for w in ceiling_workloads(plan) if not in_rounds(plan, w)]
     device = lab_device(lab)
     ceilings = {k: dict(v) for k, v in (known or {}).items()}
     have = ceilings.setdefault(device, {})
+    keys = {w.name: job_key(direct, ceiling_size(plan, [w]))
+            for w, direct in zip(workloads, _direct(workloads), strict=True)}
+    reused = []
+    for workload in workloads:
+        cached = None if workload.name in have else reusable(lab.root, device,
+                                                             keys[workload.name])
+        if cached is not None:
+            have[workload.name] = cached
+            reused.append(workload.name)
     missing = [w for w in workloads if w.name not in have]
     if not missing:
-        return ceilings
+        return ceilings, reused
     spec = _raw_spec(plan, missing)
     # Twice, each on a freshly filled image (the data just written, as a file system's
     # files are just laid out before its run), and the larger kept: one measurement of
@@ -160,7 +173,9 @@ def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
     for row in metrics[metrics["metric"].isin(CEILING_METRICS)].itertuples():
         cell = have.setdefault(str(row.workload), {}).setdefault(str(row.op), {})
         cell[str(row.metric)] = max(float(row.value), cell.get(str(row.metric), 0.0))
-    return ceilings
+    remember(lab.root, device, {keys[w.name]: (w.name, have[w.name])
+                                for w in missing if have.get(w.name)})
+    return ceilings, reused
 
 
 def _raw_spec(plan: Plan, workloads: list[FioWorkload]) -> TargetSpec:

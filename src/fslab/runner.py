@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -100,8 +101,11 @@ class Runner:
     _metrics_stale: bool = False
     _watcher: Watcher | None = None
     companion: Companion | None = None  # measured in every sliced job's rounds
+    before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
 
     def execute(self) -> RunnerResult:
+        for step in self.before:  # aging, environment, ceilings (campaign_run.py)
+            step()
         outcome = RunnerResult()
         self._watcher = Watcher(self.lab.root)
         done = self.results.completed_run_ids()
