@@ -33,7 +33,8 @@ def test_two_fs_two_workloads_two_iterations(tmp_path, lab):
         # measured in interleaved slices (the default: 6 rounds), each kept as fio wrote it
         slices = sorted(run_dir.glob("fio-slice-*.json"))
         assert len(slices) == 6 and all(path.stat().st_size > 0 for path in slices)
-        assert "runtime=200ms" in (run_dir / "slice.fio").read_text()
+        slice_job = (run_dir / "slice.fio").read_text()
+        assert "runtime=200ms" in slice_job and "clocksource=clock_gettime" in slice_job
         rounds = record["workload_metadata"]["slices"]
         assert [r["round"] for r in rounds["runs"]] == list(range(6))
         # two targets and the raw-device ceiling, one more participant of each round, shuffled
