@@ -64,6 +64,9 @@ def test_two_fs_two_workloads_two_iterations(tmp_path, lab):
     assert campaign_saved["seed"] == 11 and campaign_saved["iterations"] == 2
     env = json.loads((out / "environment.json").read_text())
     assert env["tools"]["fio"].startswith("3.") and env["kernel"]
+    # the tools its targets declare they run, not a fixed list
+    assert {"mkfs.ext4", "mkfs.xfs", "losetup"} <= set(env["tools"])
+    assert "mkfs.btrfs" not in env["tools"]
     assert env["targets"]["ext4"]["mkfs_command"][0] == "mkfs.ext4"
 
     summary = api.analyze(out)

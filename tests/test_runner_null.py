@@ -133,3 +133,16 @@ def test_ledger_never_deletes_outside_the_lab(tmp_path):
     session.record("file", outside)
     report = session.close()
     assert outside.exists() and "outside the lab" in report.errors[0]
+
+
+def test_a_local_workload_is_recorded_unsupported_on_load_nodes(tmp_path, lab):
+    """A workload declares whether it runs on load nodes (runs_on_load_nodes); the runner
+    reads the declaration, not the workload's family name."""
+    assert not NullWorkload("a").runs_on_load_nodes
+    plan = make_plan(null_campaign(1), [NullWorkload("a", iops=100)])
+    results = ResultsDir.create(tmp_path / "out")
+    outcome = Runner(plan, results, lab, build_targets(plan, frozenset(), False),
+                     hosts=("node1",)).execute()
+    runs = results.load_runs()
+    assert outcome.ok == 0 and runs["status"].tolist() == ["unsupported"]
+    assert "runs on this machine only" in runs["reason"].iloc[0]

@@ -185,7 +185,8 @@ def test_run_then_report_says_it_analyses_once_and_prints_each_steps_method(tmp_
     stats = out / "stats"
     verdicts = pd.read_csv(stats / "verdicts.csv").fillna("")
     assert list(verdicts.columns) == ["kind", "workload", "text"]
-    assert verdicts["kind"].iloc[0] == "family" and "workload" in set(verdicts["kind"])
+    kinds = [kind for kind in verdicts["kind"] if kind != "machine"]  # a busy machine first
+    assert kinds[0] == "family" and "workload" in kinds
     text = (stats / "verdicts.txt").read_text().splitlines()
     assert len(text) == len(verdicts)
     headings = verdicts[verdicts["kind"] == "workload"]

@@ -89,7 +89,8 @@ class CampaignRun:
         from fslab.environment import capture
 
         known = self.results.environment().get("ceilings") if self.resume else None
-        environment = capture(self.lab.root)
+        environment = capture(self.lab.root, [tool for target in self.targets.values()
+                                              for tool in target.tools])
         environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
         if known:
             environment["ceilings"] = known

@@ -7,16 +7,18 @@ import platform
 import socket
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from fslab import __version__, system
 
-TOOLS = ("fio", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "losetup")
+TOOLS = ("fio", "losetup")  # every campaign's; the targets add their own (Target.tools)
 
 
-def capture(lab_root: Path) -> dict[str, Any]:
-    """Return a JSON-ready description of this machine and its tools."""
+def capture(lab_root: Path, tools: Iterable[str] = ()) -> dict[str, Any]:
+    """Return a JSON-ready description of this machine and the tools a campaign uses
+    (fio and losetup, and `tools`: what its targets declare they run)."""
     return {
         "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "host": socket.gethostname(),
@@ -28,7 +30,7 @@ def capture(lab_root: Path) -> dict[str, Any]:
         "memory_bytes": system.memory_bytes(),
         "python": sys.version.split()[0],
         "fslab": __version__,
-        "tools": {tool: system.tool_version(tool) for tool in TOOLS},
+        "tools": {tool: system.tool_version(tool) for tool in dict.fromkeys((*TOOLS, *tools))},
         "root": system.is_root(),
         "lab_dir": str(lab_root),
         "lab_fs": _fs_of(lab_root),

@@ -322,7 +322,7 @@ class Runner:
                       run_dir: Any) -> tuple[RunOutput, bool]:
         where = self._where(place, run)
         workdir = where.directory
-        if self.hosts and not run.workload.family.startswith("fio"):
+        if self.hosts and not run.workload.runs_on_load_nodes:
             return RunOutput(status="unsupported", reason=(
                 f"{run.workload.family} runs on this machine only; with hosts, only fio "
                 "workloads run on the load nodes")), False

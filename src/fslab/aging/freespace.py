@@ -7,6 +7,7 @@ reported as not measurable here (with the reason), never as unfragmented.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fslab import system
@@ -119,6 +120,49 @@ def parse_zdb_metaslabs(text: str) -> FreeSpace:
     return info
 
 
+def _e2freefrag(device: str, mountpoint: str, pool: str, search_dir: str) -> FreeSpace:
+    if not device:
+        return FreeSpace("e2freefrag", not_measurable="no device to read")
+    proc = system.run(["e2freefrag", device], check=False)
+    if proc.returncode == 0:
+        return parse_e2freefrag(proc.stdout)
+    return FreeSpace("e2freefrag", not_measurable=proc.stderr.strip()[:200])
+
+
+def _xfs_spaceman(device: str, mountpoint: str, pool: str, search_dir: str) -> FreeSpace:
+    proc = system.run(["xfs_spaceman", "-c", "freesp -s", mountpoint], check=False)
+    if proc.returncode == 0 and proc.stdout.strip():
+        return parse_xfs_freesp(proc.stdout)
+    return FreeSpace("xfs freesp", not_measurable=proc.stderr.strip()[:200] or "no output")
+
+
+def _btrfs_tree(device: str, mountpoint: str, pool: str, search_dir: str) -> FreeSpace:
+    if not device:
+        return FreeSpace("btrfs free-space tree", not_measurable="no device to read")
+    proc = system.run(["btrfs", "inspect-internal", "dump-tree", "-t", "10", device],
+                      check=False)
+    if proc.returncode == 0:
+        return parse_btrfs_free_space_tree(proc.stdout)
+    return FreeSpace("btrfs free-space tree", not_measurable=proc.stderr.strip()[:200])
+
+
+def _zdb(device: str, mountpoint: str, pool: str, search_dir: str) -> FreeSpace:
+    if not pool:
+        return FreeSpace("zdb -mm", not_measurable="no pool to read")
+    # Pools are created without a cache file, so zdb searches the images' directory.
+    proc = system.run(["zdb", "-e", "-p", search_dir, "-mm", pool], check=False, timeout=120)
+    if proc.returncode == 0 and "metaslab" in proc.stdout:
+        return parse_zdb_metaslabs(proc.stdout)
+    return FreeSpace("zdb -mm", not_measurable=(proc.stderr or proc.stdout).strip()[:200])
+
+
+# Each probe a profile can name (FsProfile.free_space; zfs: "zdb"), as one function of
+# (device, mountpoint, pool, search_dir): a new probe is one function and one entry.
+PROBES: dict[str, Callable[[str, str, str, str], FreeSpace]] = {
+    "e2freefrag": _e2freefrag, "xfs_spaceman": _xfs_spaceman,
+    "btrfs_free_space_tree": _btrfs_tree, "zdb": _zdb}
+
+
 def probe(fs: str, device: str, mountpoint: str, pool: str = "",
           search_dir: str = "") -> FreeSpace:
     """Free-space fragmentation of a mounted file system, or why it cannot be measured.
@@ -126,27 +170,6 @@ def probe(fs: str, device: str, mountpoint: str, pool: str = "",
     from fslab.targets.profiles import PROFILES
 
     kind = "zdb" if fs == "zfs" else (PROFILES[fs].free_space if fs in PROFILES else "")
-    if kind == "e2freefrag" and device:
-        proc = system.run(["e2freefrag", device], check=False)
-        if proc.returncode == 0:
-            return parse_e2freefrag(proc.stdout)
-        return FreeSpace("e2freefrag", not_measurable=proc.stderr.strip()[:200])
-    if kind == "xfs_spaceman":
-        proc = system.run(["xfs_spaceman", "-c", "freesp -s", mountpoint], check=False)
-        if proc.returncode == 0 and proc.stdout.strip():
-            return parse_xfs_freesp(proc.stdout)
-        return FreeSpace("xfs freesp", not_measurable=proc.stderr.strip()[:200] or "no output")
-    if kind == "btrfs_free_space_tree" and device:
-        proc = system.run(["btrfs", "inspect-internal", "dump-tree", "-t", "10", device],
-                          check=False)
-        if proc.returncode == 0:
-            return parse_btrfs_free_space_tree(proc.stdout)
-        return FreeSpace("btrfs free-space tree", not_measurable=proc.stderr.strip()[:200])
-    if kind == "zdb" and pool:
-        # Pools are created without a cache file, so zdb searches the images' directory.
-        proc = system.run(["zdb", "-e", "-p", search_dir, "-mm", pool], check=False,
-                          timeout=120)
-        if proc.returncode == 0 and "metaslab" in proc.stdout:
-            return parse_zdb_metaslabs(proc.stdout)
-        return FreeSpace("zdb -mm", not_measurable=(proc.stderr or proc.stdout).strip()[:200])
-    return FreeSpace("", not_measurable=f"no free-space probe for {fs} yet")
+    if kind not in PROBES:
+        return FreeSpace("", not_measurable=f"no free-space probe for {fs} yet")
+    return PROBES[kind](device, mountpoint, pool, search_dir)

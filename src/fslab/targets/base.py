@@ -79,6 +79,10 @@ class Target(Protocol):
     @property
     def needs_root(self) -> bool: ...
 
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """The programs it runs (checked before a campaign, versions in environment.json)."""
+
     def availability(self) -> str:
         """Why this kind cannot run on this machine ('' when it can), root aside."""
 

@@ -40,6 +40,8 @@ class FuseProfile:
     needs_block_device: bool
     min_size: int
     quirk: str = ""  # what fslab does about this implementation's limits
+    mount_options: tuple[str, ...] = ()  # always given to the mount program
+    quirks: frozenset[str] = frozenset()  # capability flags the workloads read (base.py)
 
 
 MiB = 1024**2
@@ -50,7 +52,8 @@ PROFILES = {
                          needs_block_device=True, min_size=1 * MiB),
     "fat32": FuseProfile(
         "fat32", "fusefat", ("mkfs.fat", "-F", "32"), "fusefat",
-        needs_block_device=False, min_size=64 * MiB,
+        needs_block_device=False, min_size=64 * MiB, mount_options=("rw+",),
+        quirks=frozenset({SEQUENTIAL_LAYOUT}),
         quirk="fusefat rejects ftruncate and random writes into a new file: fslab writes "
               "each job's files sequentially before fio runs (as fio's own layout would)",
     ),
@@ -98,8 +101,7 @@ class FuseFsTarget(BaseTarget):
         return info
 
     def mount_command(self, source: str, mountpoint: Path) -> list[str]:
-        options = list(filter(None, ["rw+" if self.spec.fs == "fat32" else "",
-                                     self.spec.mount_options]))
+        options = list(filter(None, [*self.profile.mount_options, self.spec.mount_options]))
         opt_args = ["-o", ",".join(options)] if options else []
         return [self.profile.mount_program, *opt_args, source, str(mountpoint)]
 
@@ -122,4 +124,4 @@ class FuseFsTarget(BaseTarget):
         return mounted
 
     def quirks(self) -> frozenset[str]:
-        return frozenset({SEQUENTIAL_LAYOUT}) if self.spec.fs == "fat32" else frozenset()
+        return self.profile.quirks

@@ -38,6 +38,7 @@ class AgedFilesWorkload:
     size: int = 64 * 1024  # appended bytes, or the cap of created files' sizes
     seed: int = 1
     family: str = "agedfiles"
+    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
     measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
     drops_caches: bool = True  # the runner syncs and drops caches before it
     memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)

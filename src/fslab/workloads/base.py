@@ -46,6 +46,11 @@ class Workload(Protocol):
         from the data): recorded in each run.json, read by analysis/questions.py."""
 
     @property
+    def runs_on_load_nodes(self) -> bool:
+        """Whether it can run on a campaign's load nodes (`hosts`: fio servers); the runner
+        records the others there as unsupported."""
+
+    @property
     def memory_limit(self) -> int:
         """Bytes (> 0) of a memory cgroup the runner makes for it (memlimit.py); 0: none."""
 

@@ -41,6 +41,7 @@ class BonnieWorkload:
     file_size: int = 256 * MiB
     files_k: int = 4  # -n: thousands (1024s) of files for the create/read/delete tests
     family: str = "bonnie"
+    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
     measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
     drops_caches: bool = True  # the runner syncs and drops caches before it
     primary_metric: str = ""  # each bonnie++ test asks its own question (inferred per op)

@@ -44,6 +44,7 @@ class FilesWorkload:
     flush: str = "fdatasync"
     tool: str = "python"  # or "dd": the study's own tool (see the module's docstring)
     family: str = "files"
+    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
     measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
     drops_caches: bool = True  # the runner syncs and drops caches before it
     memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)

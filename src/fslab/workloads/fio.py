@@ -41,6 +41,7 @@ class FioWorkload:
     options: dict[str, Any]  # fio options of the job section, in order
     global_options: dict[str, Any] = field(default_factory=dict)
     family: str = "fio"
+    runs_on_load_nodes: bool = True  # fio's client/server mode runs it on --hosts
     measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
     drops_caches: bool = True  # the runner syncs and drops caches before it
     memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)

@@ -36,6 +36,7 @@ class NullWorkload:
 
     name: str = "null"
     family: str = "null"
+    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
     iops: float = 1000.0
     jitter: float = 0.0
     sleep_s: float = 0.0
