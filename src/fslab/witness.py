@@ -88,6 +88,7 @@ class Watcher:
         self.lab_root = str(Path(lab_root).resolve())
         self.ticks = os.sysconf("SC_CLK_TCK")
         self.disk = backing_disk(Path(lab_root))
+        self._lab_daemons: dict[tuple[int, float], bool] = {}  # (pid, start) -> serves lab
 
     def snapshot(self) -> Snapshot:
         return Snapshot(time.monotonic(), self._processes(), _steal_ticks(), _pressure(),
@@ -145,19 +146,23 @@ class Watcher:
         ours = _descendants(os.getpid(), table)
         out = {}
         for pid, (ppid, start, cpu, name) in table.items():
-            if pid in ours or ppid == 2 or pid == 2 or self._serves_lab(pid):
+            if pid in ours or ppid == 2 or pid == 2 or self._serves_lab(pid, start):
                 continue
             out[pid] = (start, cpu, name)
         return out
 
-    def _serves_lab(self, pid: int) -> bool:
+    def _serves_lab(self, pid: int, start: float) -> bool:
         """A daemon started for the lab (FUSE file system, zfs-fuse): its command line
-        names the lab directory."""
-        try:
-            return self.lab_root in Path(f"/proc/{pid}/cmdline").read_bytes().decode(
-                errors="replace")
-        except OSError:
-            return False
+        names the lab directory. Read once per process (a pid and its start time)."""
+        key = (pid, start)
+        if key not in self._lab_daemons:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                    line = handle.read().decode(errors="replace")
+            except OSError:
+                return False
+            self._lab_daemons[key] = self.lab_root in line
+        return self._lab_daemons[key]
 
     def _own_bytes(self) -> int:
         """Bytes read and written by loop devices whose backing file is in the lab."""
@@ -192,8 +197,12 @@ def judge(found: Witness) -> None:
 
 def _stat(pid: int) -> tuple[int, float, int, str] | None:
     """(ppid, start ticks, utime + stime ticks, name) from /proc/PID/stat."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+    try:  # raw reads: this runs for every process, twice per run and per slice
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+        try:
+            text = os.read(fd, 4096).decode(errors="replace")
+        finally:
+            os.close(fd)
     except OSError:
         return None
     close = text.rfind(")")

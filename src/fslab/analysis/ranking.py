@@ -77,8 +77,9 @@ class Oriented:
 
 def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
     """The pair x, y from pairwise rows of one question, as x's advantage over y."""
-    for row in pairs.itertuples():
-        if (row.a, row.b) in ((x, y), (y, x)):
+    for index, names in enumerate(zip(pairs["a"], pairs["b"], strict=True)):
+        if names in ((x, y), (y, x)):
+            row = pairs.iloc[index]
             ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
             if (row.a == x) != (better == HIGHER):  # advantage = x/y (higher) or y/x
                 ratio, low, high = 1 / ratio, 1 / high, 1 / low
