@@ -97,6 +97,9 @@ def test_job_file_sections_are_separate_observations(tmp_path, lab):
     record = json.loads((run_dir / "run.json").read_text())
     assert set(record["workload_metadata"]["observations"]) == {"seqread", "randread"}
     assert len(record["workload_metadata"]["observations"]["seqread"]) == 2
+    clones = record["workload_metadata"]["clones"]  # each thread's own figures, kept
+    assert [c["job"] for c in clones] == ["seqread #0", "seqread #1", "randread #2",
+                                          "randread #3"]
     metrics = api.load(out)
     iops = metrics[metrics.metric == "iops"].set_index(["workload", "op"])["value"]
     assert set(metrics["workload"]) == {"server/seqread", "server/randread"}

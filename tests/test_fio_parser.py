@@ -3,6 +3,7 @@
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from fslab.parsers.fio import PERCENTILES, job_errors, parse_fio, percentiles_from_bins
@@ -123,3 +124,40 @@ def test_bins_that_are_not_plain_numbers_go_to_the_json_parser():
     assert parsed["jobs"][0]["read"]["clat_ns"]["bins"] == {"1.5e3": 2, "2000": 1}
     assert isinstance(parsed["jobs"][2]["read"]["clat_ns"]["bins"], tuple)  # numpy's
     assert parse_fio(parsed) == parse_fio(json.loads(raw))
+
+
+def test_every_default_percentile_and_the_pooled_stddev_are_kept():
+    """Issue 23 item 4: all 17 percentiles fio reports by default, and the standard
+    deviation over every I/O of the clones (not the mean of their deviations)."""
+    from fslab.metrics import FIO_PERCENTILES
+    from fslab.parsers.fio import _pooled_stddev
+
+    jobs = load("randread-4jobs.jsonplus")["jobs"]
+    values = by_key(parse_fio({"jobs": jobs}))
+    for p in FIO_PERCENTILES:
+        assert ("read", PERCENTILES[p]) in values, p
+    assert PERCENTILES[99.5] == "clat_p99_5_ns" and PERCENTILES[1.0] == "clat_p1_ns"
+    one = by_key(parse_fio({"jobs": jobs[:1]}))
+    assert one[("read", "clat_stddev_ns")] == pytest.approx(jobs[0]["read"]["clat_ns"]["stddev"])
+    # known truth: two jobs' samples, pooled, against numpy over all of them
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(100, 10, 500), rng.normal(160, 30, 300)
+    blocks = [{"N": len(x), "mean": x.mean(), "stddev": x.std()} for x in (a, b)]
+    assert _pooled_stddev(blocks) == pytest.approx(np.concatenate([a, b]).std())
+    naive = (a.std() + b.std()) / 2
+    assert _pooled_stddev(blocks) > naive * 1.5  # the means' distance counts
+
+
+def test_each_clone_is_kept_beside_the_observation():
+    """Issue 23 item 4: studies that report each thread (seed 000: 4 threads) can read
+    the clones; their sum is the observation, which stays the only observation."""
+    from fslab.parsers.fio import clone_rows
+
+    data = load("randread-4jobs.jsonplus")
+    clones = clone_rows(data)
+    assert [c["job"] for c in clones] == [f"{j['jobname']} #{i}"
+                                          for i, j in enumerate(data["jobs"])]
+    assert all("read" in c and "write" not in c for c in clones)
+    values = by_key(parse_fio(data))
+    assert sum(c["read"]["iops"] for c in clones) == pytest.approx(values[("read", "iops")])
+    assert clones[0]["read"]["clat_mean_ns"] == data["jobs"][0]["read"]["clat_ns"]["mean"]

@@ -98,3 +98,20 @@ def test_doctor_answers_in_under_five_seconds(tmp_path):
     for check in ("load", "CPU frequency", "memory", "disk", "lab space", "loop direct I/O",
                   "tools"):
         assert f" {check}: " in done.stdout, done.stdout
+
+
+def test_other_io_must_be_a_rate_and_an_amount():
+    """Other I/O on the lab's disk disturbs a run when it is fast and there is enough of
+    it: a journal commit in a 10 ms run is a high rate of nothing."""
+    from fslab.witness import Witness, judge
+
+    MiB = 1024**2
+    blip = Witness(seconds=0.01, other_io_bytes_s=23 * MiB, disk="vda")
+    judge(blip)
+    assert not blip.disturbed
+    busy = Witness(seconds=3.0, other_io_bytes_s=25 * MiB, disk="vda")
+    judge(busy)
+    assert busy.disturbed and busy.reasons == ["other I/O on vda: 25 MiB/s"]
+    slow = Witness(seconds=30.0, other_io_bytes_s=5 * MiB, disk="vda")
+    judge(slow)
+    assert not slow.disturbed  # plenty of bytes, but a rate the disk absorbs

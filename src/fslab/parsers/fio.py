@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.metrics import FIO_PERCENTILES, Measurement, cpu_measurements, percentile_metric
 from fslab.parsers.fio_load import DIRECTIONS, FioParseError
 
-PERCENTILES = {50.0: "clat_p50_ns", 90.0: "clat_p90_ns", 99.0: "clat_p99_ns",
-               99.9: "clat_p99_9_ns", 99.99: "clat_p99_99_ns"}
+PERCENTILES = {p: percentile_metric(p) for p in FIO_PERCENTILES}
 
 
 def job_errors(data: dict[str, Any]) -> list[str]:
@@ -133,6 +132,27 @@ def observation_map(data: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+def clone_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each job fio reports (a clone of a section, or a group), with its own IOPS,
+    bandwidth and mean completion latency per direction: kept in run.json beside the
+    observation for studies that report threads one by one (never an observation)."""
+    jobs = data.get("jobs") or []
+    out = []
+    for number, job in enumerate(jobs):
+        if not isinstance(job, dict):
+            continue
+        row: dict[str, Any] = {"job": f"{job.get('jobname', '?')} #{number}",
+                               "group": int(job.get("groupid") or 0)}
+        for direction in DIRECTIONS:
+            stats = job.get(direction)
+            if isinstance(stats, dict) and _ios(stats) > 0:
+                clat = _latency(stats, "clat")
+                row[direction] = {"iops": _iops(stats), "bw_bytes": _bw(stats),
+                                  "clat_mean_ns": float(clat["mean"]) if clat else None}
+        out.append(row)
+    return out
+
+
 def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "",
                    section: str = "") -> list[Measurement]:
     """Sum rates and weight latency means over the jobs of one observation, per direction."""
@@ -197,6 +217,9 @@ def _direction_measurements(
     if sampled:
         out.append(value("clat_max_ns", float(max(c["max"] for c in sampled))))
         out.append(value("clat_min_ns", float(min(c["min"] for c in sampled))))
+        spread = _pooled_stddev(sampled)
+        if spread is not None:
+            out.append(value("clat_stddev_ns", spread))
     for metric, number in _percentiles(clats).items():
         out.append(value(metric, number))
     return out
@@ -242,7 +265,8 @@ def _latency(stats: dict[str, Any], kind: str) -> dict[str, Any] | None:
     old = stats.get(kind)
     if not isinstance(old, dict):
         return None
-    scaled: dict[str, Any] = {k: v * 1000.0 for k, v in old.items() if k in ("min", "max", "mean")}
+    scaled: dict[str, Any] = {k: v * 1000.0 for k, v in old.items()
+                              if k in ("min", "max", "mean", "stddev")}
     scaled["N"] = old.get("N", stats.get("total_ios", 0))
     if isinstance(old.get("percentile"), dict):
         scaled["percentile"] = {k: v * 1000.0 for k, v in old["percentile"].items()}
@@ -263,6 +287,18 @@ def _weighted_mean(blocks: Iterable[dict[str, Any] | None]) -> float | None:
         total += float(block["mean"]) * int(block["N"])
         count += int(block["N"])
     return total / count if count else None
+
+
+def _pooled_stddev(blocks: list[dict[str, Any]]) -> float | None:
+    """The standard deviation over every I/O of several jobs, from each job's N, mean and
+    stddev (the law of total variance; fio's population form, divisor N)."""
+    if not all(isinstance(b.get("stddev"), int | float) for b in blocks):
+        return None
+    count = sum(int(b["N"]) for b in blocks)
+    mean = sum(float(b["mean"]) * int(b["N"]) for b in blocks) / count
+    total = sum(int(b["N"]) * (float(b["stddev"]) ** 2 + (float(b["mean"]) - mean) ** 2)
+                for b in blocks)
+    return float(np.sqrt(total / count))
 
 
 def _percentiles(blocks: list[dict[str, Any] | None]) -> dict[str, float]:

@@ -11,7 +11,7 @@ from fslab import system
 from fslab.diskstats import from_fio
 from fslab.errors import UserError
 from fslab.metrics import Measurement
-from fslab.parsers.fio import job_errors, observation_map, parse_fio
+from fslab.parsers.fio import clone_rows, job_errors, observation_map, parse_fio
 from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
@@ -167,6 +167,7 @@ class FioWorkload:
             data = load_fio(output.read_bytes())  # read and parsed once for both
             measurements, errors = parse_fio(data), job_errors(data)
             metadata["observations"] = observation_map(data)
+            metadata["clones"] = clone_rows(data)  # each job's own figures (threads)
             if disk_util := from_fio(data):
                 metadata["fio_disk_util"] = disk_util
         except (OSError, FioParseError) as exc:
