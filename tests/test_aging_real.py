@@ -148,6 +148,13 @@ def test_age_then_image_restores_the_same_files_and_extents(tmp_path, lab):
     assert record["image"]["kind"] == "sparse"
     snapshots = json.loads((out / "fragmentation.json").read_text())
     assert len(snapshots) >= 4 and snapshots[-1]["used"]["measurable"]
+    # the aged files' sizes (issue 23): power-of-two buckets that hold every file
+    sizes = record["file_sizes"]
+    assert sum(b["files"] for b in sizes if b["to_bytes"]) == snapshots[-1]["used"]["files"]
+    assert all(b["from_bytes"] <= b["bytes"] / b["files"] <= b["to_bytes"]
+               for b in sizes if b["files"])
+    assert max(b["from_bytes"] for b in sizes) <= 1 * MiB  # size_max
+    assert json.loads((out / "image.json").read_text())["file_sizes"] == sizes
     image = out / record["image"]["path"]
     device = subprocess.run(["losetup", "--find", "--show", "--read-only", str(image)],
                             check=True, capture_output=True, text=True).stdout.strip()
