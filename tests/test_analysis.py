@@ -117,3 +117,18 @@ def test_identical_observations_have_no_spread_to_test():
     assert not constant.pairs[0].significant and constant.pairs[0].note == NOT_ESTIMABLE
     assert compare({"a": {1: 0.0, 2: 1.0}, "b": {1: 1.0, 2: 2.0}}) == (
         "values of 0 or below cannot be compared as ratios")
+
+
+def test_a_runs_samples_are_averaged_but_its_extremes_stay_extremes():
+    """Slices of one run: IOPS is their mean; the run's maximum latency is the largest
+    slice's maximum and its minimum bandwidth sample the smallest (not their means)."""
+    frames = []
+    for metric, values in (("iops", [100.0, 300.0]), ("clat_max_ns", [5.0, 9.0]),
+                           ("bw_min_bytes", [40.0, 20.0])):
+        frame = metrics_frame({"ext4": [0.0]}, metric=metric)
+        frames += [frame.assign(value=value, sample=sample)
+                   for sample, value in enumerate(values)]
+    runs = per_run(pd.concat(frames, ignore_index=True)).set_index("metric")["value"]
+    assert runs["iops"] == 200.0
+    assert runs["clat_max_ns"] == 9.0
+    assert runs["bw_min_bytes"] == 20.0

@@ -161,3 +161,42 @@ def test_each_clone_is_kept_beside_the_observation():
     values = by_key(parse_fio(data))
     assert sum(c["read"]["iops"] for c in clones) == pytest.approx(values[("read", "iops")])
     assert clones[0]["read"]["clat_mean_ns"] == data["jobs"][0]["read"]["clat_ns"]["mean"]
+
+
+def test_a_job_that_went_on_past_its_errors_counts_them_and_only_successes_in_its_rates():
+    """Issue 23 item 4: with continue_on_error fio finishes and counts its failed I/Os
+    (total_err); its own IOPS count them too, fslab's count the I/Os that did something."""
+    data = load("continue-on-error-einval.json")
+    job = data["jobs"][0]
+    assert job["error"] == 22 and job["read"]["total_ios"] == 1821  # as fio reported it
+    assert job_errors(data) == []  # finished: a result, not a failed run
+    values = by_key(parse_fio(data))
+    done = job["read"]["clat_ns"]["N"]
+    assert done == job["read"]["io_bytes"] // 4096 == 228
+    assert values[("read", "errors")] == values[("total", "errors")] == job["total_err"] == 1593
+    assert values[("total", "ios")] == done
+    assert values[("read", "iops")] == pytest.approx(job["read"]["iops"] * done / 1821)
+    # the rate in I/Os agrees with the rate in bytes once the failed ones are out
+    assert values[("read", "iops")] * 4096 == pytest.approx(values[("read", "bw_bytes")],
+                                                            rel=1e-6)
+    clean = by_key(parse_fio(load("seqwrite-1job.json")))
+    assert not any(metric == "errors" for _, metric in clean)  # no continue_on_error: none
+
+
+def test_bandwidth_and_iops_sample_statistics_of_one_fio_entry_are_kept():
+    """fio's min / max / stddev over its bandwidth samples (KiB/s) and IOPS samples, for an
+    observation that is one fio entry (a group_reporting group); never across clones."""
+    data = load("group-reporting.json")
+    section = data["jobs"][1]["read"]
+    rows = {(m.section, m.op, m.metric): m.value for m in parse_fio(data)}
+    assert rows[("seqread", "read", "bw_min_bytes")] == section["bw_min"] * 1024
+    assert rows[("seqread", "read", "bw_max_bytes")] == section["bw_max"] * 1024
+    assert rows[("seqread", "read", "bw_stddev_bytes")] == section["bw_dev"] * 1024
+    assert rows[("seqread", "read", "iops_max")] == section["iops_max"]
+    assert rows[("seqread", "read", "bw_min_bytes")] <= rows[("seqread", "read", "bw_bytes")]
+    clones = parse_fio(load("randread-4jobs.jsonplus"))  # 4 entries: not combined
+    assert not any(m.metric.startswith(("bw_min", "bw_max", "iops_min")) for m in clones)
+    from fslab.parsers.fio import clone_rows
+
+    kept = clone_rows(load("randread-4jobs.jsonplus"))
+    assert all("bw_min_bytes" in clone["read"] for clone in kept)

@@ -40,7 +40,20 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "sync_seconds": ("s", LOWER),
     "cpu_pct": ("%", LOWER),
     "lat_max_ns": ("ns", LOWER),
+    "errors": ("1", LOWER),  # I/Os that failed in a job run with continue_on_error
+    # fio's statistics over its bandwidth and IOPS samples (one every bw_avg_time)
+    "bw_min_bytes": ("bytes/s", HIGHER),
+    "bw_max_bytes": ("bytes/s", HIGHER),
+    "bw_stddev_bytes": ("bytes/s", LOWER),
+    "iops_min": ("1/s", HIGHER),
+    "iops_max": ("1/s", HIGHER),
+    "iops_stddev": ("1/s", LOWER),
 }
+
+# Metrics that are an extreme: a run measured in several samples (slices, files) takes the
+# extreme over them, not their mean.
+EXTREMES = {metric: ("max" if "_max" in metric else "min") for metric in METRIC_UNITS
+            if "_max" in metric or "_min" in metric}
 
 # Every completion-latency percentile fio reports by default (its percentile_list), kept
 # as clat_p<p>_ns (99.5 -> clat_p99_5_ns); the summary tables show p99 only.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fslab.metrics import EXTREMES
 from fslab.parsers.fio import ALL_CLIENTS
 
 RUN_KEYS = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
@@ -21,7 +22,8 @@ METHOD = ('Observation: one fio section of one run. The clones of a section (num
           'summed (IOPS, bandwidth); latency means are weighted by completed I/Os; percentiles '
           'come from merged json+ bins. Different sections of one job file are different '
           'observations, never added up; jobs fio grouped (group_reporting) stay one. Samples '
-          "within a run (slices of a round, files) are averaged into the run's value; a "
+          "within a run (slices of a round, files) are averaged into the run's value (a maximum "
+          "or minimum is the extreme over them); a "
           "distributed run is observed through its aggregate. CPU: the workload's own (fio's "
           "usr + sys, as % of one core, summed over a section's jobs), system-wide CPU from "
           '/proc/stat during the run (kernel threads and daemons included), and each per '
@@ -38,10 +40,17 @@ def observations(metrics: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_run(metrics: pd.DataFrame) -> pd.DataFrame:
-    """One row per run and metric (RUN_KEYS + value), samples within a run averaged."""
+    """One row per run and metric (RUN_KEYS + value), samples within a run averaged; an
+    extreme (a maximum or minimum: metrics.EXTREMES) is the extreme over the samples."""
     rows = observations(metrics)
     if rows.empty:
         return pd.DataFrame(columns=[*RUN_KEYS, "value"])
     if not rows.duplicated(["run_id", "op", "metric"]).any():  # one value each: no means
         return rows[[*RUN_KEYS, "value"]].reset_index(drop=True)
-    return rows.groupby(RUN_KEYS, sort=False, dropna=False)["value"].mean().reset_index()
+    grouped = rows.groupby(RUN_KEYS, sort=False, dropna=False)["value"]
+    out = grouped.mean().reset_index()
+    extreme = out["metric"].map(EXTREMES)
+    if extreme.notna().any():
+        out["value"] = out["value"].where(extreme != "max", grouped.max().to_numpy())
+        out["value"] = out["value"].where(extreme != "min", grouped.min().to_numpy())
+    return out

@@ -103,7 +103,13 @@ def analyze_results(results: ResultsDir) -> Analysis:
     from fslab.analysis.drift import drift_note, iteration_drift
     from fslab.analysis.hosts import host_spread
     from fslab.analysis.observations import per_run
-    from fslab.analysis.verdicts import VERDICT_COLUMNS, as_text, rankings, verdict_rows
+    from fslab.analysis.verdicts import (
+        VERDICT_COLUMNS,
+        as_text,
+        error_rows,
+        rankings,
+        verdict_rows,
+    )
 
     metrics = measured_metrics(results, categorical=True)
     runs = per_run(metrics)  # shared by every step below
@@ -124,7 +130,7 @@ def analyze_results(results: ResultsDir) -> Analysis:
     busy = disturbance_note(seen)
     verdicts = pd.DataFrame(
         ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
-        + verdict_rows(headline, ranking, tests, pairs) + aged_verdicts(ages)
+        + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs) + aged_verdicts(ages)
         + ([{"kind": "drift", "workload": "", "text": note}] if note else []),
         columns=VERDICT_COLUMNS)
     done = Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,

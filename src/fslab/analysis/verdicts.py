@@ -106,6 +106,20 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
     return rows
 
 
+def error_rows(runs: pd.DataFrame) -> list[dict[str, str]]:
+    """One row per workload and target whose runs went on past failed I/Os
+    (continue_on_error): its rates count only the I/Os that succeeded."""
+    failed = runs[(runs["metric"] == "errors") & (runs["op"] == "total") & (runs["value"] > 0)]
+    out = []
+    for (workload, target), cell in failed.groupby(["workload", "target"], sort=False,
+                                                    observed=True):
+        out.append(_row("errors", str(workload), (
+            f"{workload} on {target}: {cell['value'].mean():,.0f} failed I/Os per run on "
+            f"average ({len(cell)} run{'s' * (len(cell) != 1)}; fio went on past them, "
+            "continue_on_error) — its rates count only the I/Os that succeeded.")))
+    return out
+
+
 def verdict_lines(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
                   pairwise: pd.DataFrame) -> list[str]:
     """verdicts.txt's lines of the same questions (verdict_rows as text)."""

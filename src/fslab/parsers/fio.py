@@ -13,6 +13,13 @@ Rules (DESIGN.md; issue 12):
 - Values in ns and bytes/s; fio before 3.0 reported latency in µs (`clat`, `lat`) and
   bandwidth in KiB/s (`bw`): converted.
 - Text around the JSON (`fio: ...` warnings, blank lines) is tolerated.
+- A job run with `continue_on_error` finished despite its errors: fio counts the failed
+  I/Os in `total_ios` and its IOPS, but not in `io_bytes` or the latency samples. The
+  failed ones are taken out (a rate counts operations that did something) and counted as
+  the `errors` metric; such a job is not a failed run.
+- fio's bandwidth and IOPS statistics over its samples (min, max, stddev; every
+  `bw_avg_time`) describe one fio entry: kept when an observation is one entry (one job,
+  or a group fio reported as one), never combined across clones.
 """
 
 from __future__ import annotations
@@ -29,10 +36,11 @@ PERCENTILES = {p: percentile_metric(p) for p in FIO_PERCENTILES}
 
 
 def job_errors(data: dict[str, Any]) -> list[str]:
-    """Return 'jobname: error N' for every job fio reports as failed."""
+    """Return 'jobname: error N' for every job fio reports as failed (a job that went on
+    past its errors, `continue_on_error`, finished: its errors are a metric)."""
     jobs = data.get("jobs") or data.get("client_stats") or []
     return [f"{job.get('jobname', '?')}: error {job['error']}" for job in jobs
-            if isinstance(job, dict) and job.get("error")]
+            if isinstance(job, dict) and job.get("error") and "total_err" not in job]
 
 
 ALL_CLIENTS = "All clients"
@@ -143,12 +151,16 @@ def clone_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
             continue
         row: dict[str, Any] = {"job": f"{job.get('jobname', '?')} #{number}",
                                "group": int(job.get("groupid") or 0)}
+        if "total_err" in job:
+            row["errors"] = int(job["total_err"] or 0)
         for direction in DIRECTIONS:
-            stats = job.get(direction)
+            stats = _succeeded(job, direction)
             if isinstance(stats, dict) and _ios(stats) > 0:
                 clat = _latency(stats, "clat")
                 row[direction] = {"iops": _iops(stats), "bw_bytes": _bw(stats),
-                                  "clat_mean_ns": float(clat["mean"]) if clat else None}
+                                  "clat_mean_ns": float(clat["mean"]) if clat else None,
+                                  **{metric: number for metric, number
+                                     in _sample_statistics(stats).items()}}
         out.append(row)
     return out
 
@@ -159,13 +171,23 @@ def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "",
     out: list[Measurement] = []
     active = []
     ios = 0
+    counted = [job for job in jobs if "total_err" in job]  # run with continue_on_error
     for direction in DIRECTIONS:
-        stats = [job[direction] for job in jobs if _ios(job.get(direction)) > 0]
+        stats = [s for s in (_succeeded(job, direction) for job in jobs) if _active(s)]
         if not stats:
             continue
         active.append(stats)
         ios += sum(_completed(s) for s in stats)
         out += _direction_measurements(direction, stats, host, section)
+        if len(jobs) == 1:
+            out += [Measurement(direction, metric, number, host, section=section)
+                    for metric, number in _sample_statistics(stats[0]).items()]
+        if counted:
+            out.append(Measurement(direction, "errors", float(sum(
+                int(s.get("failed_ios") or 0) for s in stats)), host, section=section))
+    if counted:
+        out.append(Measurement("total", "errors", float(sum(
+            int(job["total_err"] or 0) for job in counted)), host, section=section))
     if len(active) > 1:  # the jobs of one observation ran at the same time
         out.append(Measurement("total", "iops", sum(_iops(s) for g in active for s in g),
                                host, section=section))
@@ -223,6 +245,41 @@ def _direction_measurements(
     for metric, number in _percentiles(clats).items():
         out.append(value(metric, number))
     return out
+
+
+def _succeeded(job: dict[str, Any], direction: str) -> Any:
+    """A job's statistics of one direction with its failed I/Os taken out of `total_ios`
+    and IOPS (kept as `failed_ios`): the latency samples count the I/Os that completed
+    without error. Unchanged for a job without counted errors, or without samples."""
+    stats = job.get(direction)
+    if not job.get("total_err") or not isinstance(stats, dict):
+        return stats
+    clat = _latency(stats, "clat") or {}
+    total, done = int(stats.get("total_ios") or 0), int(clat.get("N") or 0)
+    if total <= done or (not done and _io_bytes(stats)):  # nothing failed, or no samples
+        return stats
+    return {**stats, "total_ios": done, "failed_ios": total - done,
+            "iops": _iops(stats) * done / total}
+
+
+# fio's statistics over its bandwidth and IOPS samples -> (metric, scale to our units)
+SAMPLE_STATISTICS = {"bw_min": ("bw_min_bytes", 1024.0), "bw_max": ("bw_max_bytes", 1024.0),
+                     "bw_dev": ("bw_stddev_bytes", 1024.0), "iops_min": ("iops_min", 1.0),
+                     "iops_max": ("iops_max", 1.0), "iops_stddev": ("iops_stddev", 1.0)}
+
+
+def _sample_statistics(stats: dict[str, Any]) -> dict[str, float]:
+    """Min, max and stddev of one fio entry's bandwidth (fio: KiB/s) and IOPS samples;
+    none when fio took no sample (a run shorter than bw_avg_time)."""
+    if not stats.get("bw_samples"):
+        return {}
+    return {metric: float(stats[key]) * scale for key, (metric, scale)
+            in SAMPLE_STATISTICS.items() if isinstance(stats.get(key), int | float)}
+
+
+def _active(stats: object) -> bool:
+    """The direction did I/O (or tried: every I/O of it failed, counted)."""
+    return _ios(stats) > 0 or bool(isinstance(stats, dict) and stats.get("failed_ios"))
 
 
 def _ios(stats: object) -> int:
