@@ -68,7 +68,8 @@ STUDY_VALUES = {
     "aged": ("aging-thesis", {  # section 6.1, FIO settings; 6.2; 7.5
         "aged": {"bs": "4k", "filesize": "4k", "openfiles": 100, "create_on_open": 1,
                  "file_service_type": "gauss", "time_based": 1},
-        "published": {"runtime": 600, "filesystems": ["xfs", "ext4"], "fresh": "run"}}),
+        "published": {"runtime": 600, "filesystems": ["xfs", "ext4"], "fresh": "run",
+                      "fstrim": True}}),  # 6.2: sync, fstrim, dropped caches before each
 }
 # Values the studies do not give, which must never be labelled [study] again (None), and
 # values once wrongly used in place of the study's.
@@ -95,9 +96,9 @@ def labelled_study_values(preset):
             if param["source"] == "study":
                 found[(job, key)] = (param["value"], param["study"])
     published = preset["published"] or {}
-    for key in ("runtime", "file_size", "iterations", "filesystems", "fresh"):
-        if key in published and published[key]["source"] == "study":
-            found[("published", key)] = (published[key]["value"], published[key]["study"])
+    for key, param in published.items():  # every campaign-level value, new ones too
+        if isinstance(param, dict) and param.get("source") == "study":
+            found[("published", key)] = (param["value"], param["study"])
     for key, param in (published.get("options") or {}).items():
         if param["source"] == "study":
             found[("published", key)] = (param["value"], param["study"])

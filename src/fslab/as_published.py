@@ -103,6 +103,10 @@ def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, Pub
             raise UserError(f"none of {suite.name}'s file systems can run here: "
                             + "; ".join(plan.cannot))
         update["target"] = [{"fs": kind} for kind in kinds]
+    if spec.fstrim is not None and spec.fstrim.value:  # each target, unless it says
+        update["target"] = [{**target, "fstrim": target.get("fstrim", True)} if isinstance(
+            target, dict) else target.model_copy(update={"fstrim": True} if target.fstrim
+            is None else {}) for target in update.get("target", parsed.target)]
     plan.cannot = list(spec.cannot) + plan.cannot
     data = parsed.model_dump()
     data.update(update)

@@ -32,6 +32,7 @@ class TargetEntry(BaseModel):
     # (an image file, or the name of a target of this campaign that has `age`)
     age: dict[str, Any] | None = None  # age this target once, then start from that image
     direct_io: bool | None = None  # loop device direct I/O
+    fstrim: bool | None = None  # fstrim before each run (the aging study's protocol)
     throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
     scale: float | None = None  # the simulator (fs = "null"): true ratio to the base
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
@@ -99,6 +100,8 @@ def target_spec(entry: TargetEntry, default_image_size: int,
             size = max(size, check_usable(path, entry.fs, f"target {name}") or 0)
     if entry.direct_io is not None:
         extra["direct_io"] = entry.direct_io
+    if entry.fstrim:
+        extra["fstrim"] = True
     if entry.throttle is not None:
         extra["throttle"] = entry.throttle
     if entry.scale is not None:

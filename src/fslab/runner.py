@@ -25,6 +25,7 @@ from fslab.metrics import add_rows, empty_columns, rows
 from fslab.observing import observed
 from fslab.plan import Plan, RunSpec
 from fslab.rounds import NotReady
+from fslab.run_probes import after_run, before_run
 from fslab.run_record import RunRecord
 from fslab.signals import Interrupted, signals_ignored, signals_unwind
 from fslab.store import ResultsDir
@@ -102,6 +103,8 @@ class Runner:
     _watcher: Watcher | None = None
     companion: Companion | None = None  # measured in every sliced job's rounds
     before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
+    # run_id -> (its place, what run_probes recorded before it): rounds save runs later
+    _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
 
     def execute(self) -> RunnerResult:
         for step in self.before:  # aging, environment, ceilings (campaign_run.py)
@@ -292,6 +295,7 @@ class Runner:
         if free is not None and need > free:
             raise NotReady(f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
                             f"{format_bytes(free)} free")
+        self._around[run.run_id] = (place, before_run(place, run.target.options))
         return where, place.description
 
     def release_place(self, where: Where) -> None:
@@ -300,6 +304,9 @@ class Runner:
 
     def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
              started: float, caches_dropped: bool) -> None:
+        if run.run_id in self._around:  # the run's files are still there
+            place, around = self._around.pop(run.run_id)
+            after_run(place, around, output.metadata)
         if self.companion is not None and run.target.name == self.companion.spec.name:
             self.companion.store.save_run(self._record(run, output, description, started,
                                                        caches_dropped))
@@ -335,12 +342,14 @@ class Runner:
                     reason=f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
                     f"{format_bytes(free)} free",
                 ), False
+            around = before_run(place, run.target.options)
             caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
             assert self._watcher is not None
             with (memory_limited(session, f"{run.target.name}-{run.workload.name}",
                                  int(run.workload.memory_limit or 0), where) as where,
                   observed(self._watcher, place.description) as seen):
                 output = run.workload.run(where, run_dir)
+            after_run(place, around, output.metadata)
             output.metadata.setdefault("primary_metric", run.workload.primary_metric)
             seen.record(output, host=not self.hosts and run.workload.measures_host_cpu)
             return output, caches_dropped

@@ -34,6 +34,9 @@ class TargetSpec:
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
+# Options of every target, read around each run rather than by the target (run_probes.py).
+RUN_OPTIONS = frozenset({"fstrim"})
+
 # Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
 SPACE_SETTLE_S = 20.0
 
@@ -125,9 +128,9 @@ class BaseTarget:
         return ""
 
     def check(self) -> None:
-        unknown = sorted(set(self.spec.options) - self.allowed_options)
+        unknown = sorted(set(self.spec.options) - self.allowed_options - RUN_OPTIONS)
         if unknown:
-            allowed = ", ".join(sorted(self.allowed_options)) or "none"
+            allowed = ", ".join(sorted(self.allowed_options | RUN_OPTIONS))
             raise UserError(f"target {self.spec.name}: unknown option {', '.join(unknown)} "
                             f"for {self.spec.fs} (allowed: {allowed})")
         if self.needs_root and not system.is_root():

@@ -124,13 +124,14 @@ class Published:
     options: dict[str, Param] | None = None  # the suite's [[workload]] options
     sections: dict[str, dict[str, Param]] | None = None  # fio: per-job values
     fresh: Param | None = None  # when the study made a new file system
+    fstrim: Param | None = None  # True: fstrim before each run (a target option)
     cannot: tuple[str, ...] = ()
     protocol: str = ""  # how the study ran its jobs, in one line
 
     def params(self) -> dict[str, Param]:
         """Every campaign-level value, for listings."""
         out = {"iterations": self.iterations, "filesystems": self.filesystems}
-        for name in ("runtime", "file_size", "fresh"):
+        for name in ("runtime", "file_size", "fresh", "fstrim"):
             if (param := getattr(self, name)) is not None:
                 out[name] = param
         return out

@@ -132,6 +132,9 @@ _AGED = Published(
     iterations=Param(1, fslab("section 6.2: tests 'can run in loops n times', n not given")),
     filesystems=Param(("xfs", "ext4"), study(_AGING, "section 7.5: XFS and EXT4")),
     fresh=Param("run", study(_AGING, "section 6.2: the image is reloaded before each test")),
+    fstrim=Param(True, study(_AGING, "section 6.2: 'Before every test, initialization is "
+                                     "performed by running sync, fstrim and dropping "
+                                     "caches'")),
     protocol="before each test: sync, fstrim and dropped caches (section 6.2); fresh "
              "and aged tests in separate loops",
     cannot=("fio's size as 'most of the space left after loading the image' (section "
