@@ -27,3 +27,23 @@ def test_files_with_dd_times_each_sample_with_dd(tmp_path):
     assert all(m.value > 0 for m in rates)
     assert not list(directory.iterdir())  # each sample deleted after it
     assert workload.parse(run_dir) == output.measurements[:len(workload.parse(run_dir))]
+    interval = output.metadata["study_interval"]["write"]
+    speeds = sorted(m.value / 1e6 for m in rates if m.op == "write")
+    assert interval["n"] == 3 and speeds[0] <= interval["mean_mb_s"] <= speeds[-1]
+
+
+def test_the_studys_interval_is_its_own_formula_on_its_own_figures():
+    """Seed 001's table: ext4 (large), 250 samples, sd 1.161574 MB/s, mean 5.9484: margin
+    0.1439902, interval 5.80441-6.09239. Samples built with exactly that mean and sd."""
+    import numpy as np
+
+    from fslab.metrics import Measurement
+    from fslab.workloads.files import study_interval
+
+    raw = np.random.default_rng(1).normal(size=250)
+    speeds = 5.9484 + 1.161574 * (raw - raw.mean()) / raw.std(ddof=1)
+    found = study_interval([Measurement("write", "bw_bytes", v * 1e6, sample=i)
+                            for i, v in enumerate(speeds)])["write"]
+    assert found["margin_mb_s"] == pytest.approx(0.1439902, abs=1e-6)
+    assert (found["low_mb_s"], found["high_mb_s"]) == (pytest.approx(5.80441, abs=1e-5),
+                                                       pytest.approx(6.09239, abs=1e-5))
