@@ -200,3 +200,20 @@ def test_bandwidth_and_iops_sample_statistics_of_one_fio_entry_are_kept():
 
     kept = clone_rows(load("randread-4jobs.jsonplus"))
     assert all("bw_min_bytes" in clone["read"] for clone in kept)
+
+
+def test_total_and_submission_latency_extremes_and_spread_are_kept():
+    """min / max / stddev of every latency fio gives (clat, lat; slat when it sampled it),
+    pooled over the clones; the headline still shows a fio job's tail as p99, not max."""
+    from fslab.metrics import headline_metrics
+
+    data = load("randrw16k-ext4-loop-disk-util.json")
+    values = by_key(parse_fio(data))
+    lat = data["jobs"][0]["read"]["lat_ns"]
+    assert values[("read", "lat_max_ns")] == lat["max"]
+    assert values[("read", "lat_min_ns")] == lat["min"]
+    assert values[("read", "lat_stddev_ns")] == pytest.approx(lat["stddev"])
+    assert not any(metric.startswith("slat_m") for _, metric in values)  # N = 0: none
+    shown = headline_metrics({metric for _, metric in values})
+    assert "clat_p99_ns" in shown and "lat_max_ns" not in shown
+    assert "lat_max_ns" in headline_metrics({"ops_per_s", "lat_max_ns"})  # smallfiles

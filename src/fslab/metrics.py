@@ -40,6 +40,11 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "sync_seconds": ("s", LOWER),
     "cpu_pct": ("%", LOWER),
     "lat_max_ns": ("ns", LOWER),
+    "lat_min_ns": ("ns", LOWER),
+    "lat_stddev_ns": ("ns", LOWER),
+    "slat_max_ns": ("ns", LOWER),
+    "slat_min_ns": ("ns", LOWER),
+    "slat_stddev_ns": ("ns", LOWER),
     "errors": ("1", LOWER),  # I/Os that failed in a job run with continue_on_error
     # fio's statistics over its bandwidth and IOPS samples (one every bw_avg_time)
     "bw_min_bytes": ("bytes/s", HIGHER),
@@ -72,6 +77,15 @@ METRIC_UNITS.update({percentile_metric(p): ("ns", LOWER) for p in FIO_PERCENTILE
 HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "seconds", "clat_mean_ns", "clat_p99_ns",
                     "lat_max_ns", "sync_seconds", "layout_score", "cpu_total",
                     "host_cpu_pct", "cpu_ns_per_io", "host_cpu_ns_per_io")
+
+
+
+def headline_metrics(present: set[str]) -> list[str]:
+    """The headline metrics among `present`, in display order. A workload with a p99
+    completion latency (fio) shows its tail that way: its maximum stays in the tables."""
+    shown = [m for m in HEADLINE_METRICS if m in present]
+    return [m for m in shown if not (m == "lat_max_ns" and "clat_p99_ns" in present)]
+
 
 # One table of display names (terminal, HTML, verdicts): (short, long).
 METRIC_TITLES: dict[str, tuple[str, str]] = {

@@ -234,14 +234,15 @@ def _direction_measurements(
         mean = _weighted_mean([_latency(s, kind) for s in stats])
         if mean is not None:
             out.append(value(f"{kind}_mean_ns", mean))
+    for kind in ("clat", "lat", "slat"):  # min, max and the spread over every I/O
+        sampled = [b for b in (_latency(s, kind) for s in stats) if b and b.get("N")]
+        if sampled:
+            out.append(value(f"{kind}_max_ns", float(max(b["max"] for b in sampled))))
+            out.append(value(f"{kind}_min_ns", float(min(b["min"] for b in sampled))))
+            spread = _pooled_stddev(sampled)
+            if spread is not None:
+                out.append(value(f"{kind}_stddev_ns", spread))
     clats = [_latency(s, "clat") for s in stats]
-    sampled = [c for c in clats if c and c.get("N")]
-    if sampled:
-        out.append(value("clat_max_ns", float(max(c["max"] for c in sampled))))
-        out.append(value("clat_min_ns", float(min(c["min"] for c in sampled))))
-        spread = _pooled_stddev(sampled)
-        if spread is not None:
-            out.append(value("clat_stddev_ns", spread))
     for metric, number in _percentiles(clats).items():
         out.append(value(metric, number))
     return out

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.metrics import HEADLINE_METRICS, HIGHER, title
+from fslab.metrics import HEADLINE_METRICS, HIGHER, headline_metrics, title
 from fslab.units import display_scale
 
 Chart = dict[str, Any]
@@ -31,7 +31,7 @@ def bar_charts(summary: pd.DataFrame, workload: str) -> list[Chart]:
     """One bar chart per headline metric: a bar per target, an error bar for its 95 % CI."""
     cells = summary[summary["workload"] == workload]
     charts = []
-    for metric in [m for m in HEADLINE_METRICS if m in set(cells["metric"])]:
+    for metric in headline_metrics(set(cells["metric"])):
         rows = cells[cells["metric"] == metric]
         unit = rows["unit"].iloc[0]
         scale, label = display_scale(rows["mean"].tolist(), unit)

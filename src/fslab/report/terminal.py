@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fslab.analysis.stats import NOISY_HALF_WIDTH
-from fslab.metrics import HEADLINE_METRICS, HIGHER, title
+from fslab.metrics import HIGHER, headline_metrics, title
 from fslab.plan import Plan
 from fslab.targets import Target
 from fslab.units import format_value
@@ -84,8 +84,8 @@ def _targets_table(summary: pd.DataFrame) -> Table:
 
 
 def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) -> Table:
-    metrics = [m for m in HEADLINE_METRICS if m in set(cells["metric"])
-               and m not in TERMINAL_LEAVES_OUT]
+    metrics = [m for m in headline_metrics(set(cells["metric"]))
+               if m not in TERMINAL_LEAVES_OUT]
     has_raw = "of_raw" in cells and cells["of_raw"].notna().any()
     table = Table(title=f"{workload}: geometric mean ×/÷ 95 % CI factor", title_justify="left")
     table.add_column("target")
