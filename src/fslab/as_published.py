@@ -103,14 +103,19 @@ def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, Pub
             raise UserError(f"none of {suite.name}'s file systems can run here: "
                             + "; ".join(plan.cannot))
         update["target"] = [{"fs": kind} for kind in kinds]
-    if spec.fstrim is not None and spec.fstrim.value:  # each target, unless it says
-        update["target"] = [{**target, "fstrim": target.get("fstrim", True)} if isinstance(
-            target, dict) else target.model_copy(update={"fstrim": True} if target.fstrim
-            is None else {}) for target in update.get("target", parsed.target)]
+    if spec.fstrim is not None and spec.fstrim.value:  # every target trims unless it says
+        update["target"] = [_trimmed(target) for target in update.get("target", parsed.target)]
     plan.cannot = list(spec.cannot) + plan.cannot
     data = parsed.model_dump()
     data.update(update)
     return type(parsed).model_validate(data), plan
+
+
+def _trimmed(target: Any) -> Any:
+    """A target (a table, or a file's entry) with fstrim = true unless it sets fstrim."""
+    if isinstance(target, dict):
+        return {**target, "fstrim": target.get("fstrim", True)}
+    return target if target.fstrim is not None else target.model_copy(update={"fstrim": True})
 
 
 def fit_images(campaign: Campaign, plan: PublishedPlan) -> Campaign:
