@@ -3,6 +3,8 @@ dd reads it back after caches are dropped; dd.log is kept and parsed (issue 23).
 
 import pytest
 
+from fslab.parsers.raw_files import DirFiles
+from fslab.parsers.registry import parse_run
 from fslab.workloads.base import Where
 from fslab.workloads.files import DD_LOG, FilesWorkload
 from tests.conftest import requires
@@ -18,16 +20,17 @@ def test_files_with_dd_times_each_sample_with_dd(tmp_path):
     workload.check()
     output = workload.run(Where(directory), run_dir)
     assert output.status == "ok" and output.metadata["tool"] == "dd"
+    parsed = parse_run(DirFiles(run_dir))  # the parse stage, as the runner calls it
+    assert parsed.kind == "files"
     log = (run_dir / DD_LOG).read_text()
     assert log.count("# write") == 3 and log.count("# read") == 3
     assert log.count("2097152 bytes") == 6  # every dd copied the whole file
-    rates = [m for m in output.measurements if m.metric == "bw_bytes"]
+    rates = [m for m in parsed.measurements if m.metric == "bw_bytes"]
     assert sorted((m.op, m.sample) for m in rates) == [
         ("read", 0), ("read", 1), ("read", 2), ("write", 0), ("write", 1), ("write", 2)]
     assert all(m.value > 0 for m in rates)
     assert not list(directory.iterdir())  # each sample deleted after it
-    assert workload.parse(run_dir) == output.measurements[:len(workload.parse(run_dir))]
-    interval = output.metadata["study_interval"]["write"]
+    interval = parsed.metadata["study_interval"]["write"]
     speeds = sorted(m.value / 1e6 for m in rates if m.op == "write")
     assert interval["n"] == 3 and speeds[0] <= interval["mean_mb_s"] <= speeds[-1]
 
@@ -38,7 +41,7 @@ def test_the_studys_interval_is_its_own_formula_on_its_own_figures():
     import numpy as np
 
     from fslab.metrics import Measurement
-    from fslab.workloads.files import study_interval
+    from fslab.parsers.tool_kinds import study_interval
 
     raw = np.random.default_rng(1).normal(size=250)
     speeds = 5.9484 + 1.161574 * (raw - raw.mean()) / raw.std(ddof=1)

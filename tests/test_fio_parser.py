@@ -130,7 +130,7 @@ def test_every_default_percentile_and_the_pooled_stddev_are_kept():
     """Issue 23 item 4: all 17 percentiles fio reports by default, and the standard
     deviation over every I/O of the clones (not the mean of their deviations)."""
     from fslab.metrics import FIO_PERCENTILES
-    from fslab.parsers.fio import _pooled_stddev
+    from fslab.parsers.fio_latency import pooled_stddev as _pooled_stddev
 
     jobs = load("randread-4jobs.jsonplus")["jobs"]
     values = by_key(parse_fio({"jobs": jobs}))

@@ -82,8 +82,10 @@ def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_pat
     api.analyze(tmp_path / "out")
     # A changed fio parser (here: one that reads only the first job) reaches the imported
     # rows through `fslab reparse`, from the copies, without the original files.
-    real_parse_fio = fslab.importer.parse_fio
-    monkeypatch.setattr(fslab.importer, "parse_fio",
+    import fslab.parsers.fio_kinds
+
+    real_parse_fio = fslab.parsers.fio_kinds.parse_fio
+    monkeypatch.setattr(fslab.parsers.fio_kinds, "parse_fio",
                         lambda data: real_parse_fio({**data, "jobs": data["jobs"][:1]}))
     shutil.rmtree(tmp_path / "tree")
     found = api.reparse(tmp_path / "out")
@@ -108,14 +110,14 @@ def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_pat
     # A copy that no longer parses keeps the rows it had, and is named.
     import fslab.reparse
 
-    real_parse_copy = fslab.reparse.parse_copy
+    real_parse_run = fslab.reparse.parse_run
 
-    def failing(results, one):
-        if one.run_id == record.run_id:
+    def failing(files):
+        if files.record.run_id == record.run_id:
             raise ValueError("damaged copy")
-        return real_parse_copy(results, one)
+        return real_parse_run(files)
 
-    monkeypatch.setattr(fslab.reparse, "parse_copy", failing)
+    monkeypatch.setattr(fslab.reparse, "parse_run", failing)
     found = api.reparse(tmp_path / "out")
     assert found.kept == [(record.run_id, "raw output unreadable: damaged copy")]
     assert api.load(tmp_path / "out").sort_values(

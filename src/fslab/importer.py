@@ -28,10 +28,9 @@ from typing import Any
 
 from fslab.errors import UserError
 from fslab.metrics import Measurement, add_rows, empty_columns
-from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
-from fslab.parsers.dd import parse_dd
-from fslab.parsers.fio import parse_fio
-from fslab.parsers.fio_load import FioParseError, load_fio
+from fslab.parsers.fio_kinds import IMPORTED_PREFIX
+from fslab.parsers.raw_files import MemoryFiles
+from fslab.parsers.registry import RawOutputError, parse_run
 from fslab.run_record import RunRecord
 from fslab.store import ResultsDir, write_atomic
 from fslab.targets import known_kinds
@@ -158,16 +157,18 @@ def _read_one(root: str, file: str, pattern: str | None,
             raw = handle.read()
     except OSError as exc:
         return relative, None, exc.strerror or str(exc)
-    kind, measurements, extra = _parse_any(raw)
-    if kind is None:
-        return relative, None, extra.get("reason", "not fio JSON, a dd log or bonnie++ CSV")
+    try:  # the parse stage, as `fslab reparse` will run it on the copy
+        parsed = parse_run(MemoryFiles({copy_name(relative): raw}))
+    except RawOutputError as exc:
+        return relative, None, str(exc)
     fields = path_fields(relative, pattern)
     if fields is None:
         return relative, None, _mismatch(pattern)
-    if kind == "fio" and not pattern and extra.get("jobname"):
-        fields["workload"] = extra["jobname"]
-    return relative, {"kind": kind, "fields": fields, "tool": extra.get("tool", ""),
-                      "measurements": measurements, "raw": raw}, ""
+    if parsed.kind == "fio" and not pattern and parsed.metadata.get("jobname"):
+        fields["workload"] = parsed.metadata["jobname"]
+    return relative, {"kind": parsed.kind, "fields": fields,
+                      "tool": parsed.metadata.get("tool", ""),
+                      "measurements": parsed.measurements, "raw": raw}, ""
 
 
 def relative_path(root: str, file: str) -> str:
@@ -187,39 +188,6 @@ def path_fields(relative: str, pattern: str | None) -> dict[str, str] | None:
 
 def _mismatch(pattern: str | None) -> str:
     return f"path does not match the pattern {pattern!r}"
-
-
-def fio_workload(jobname: str) -> str:
-    """fio's job name as a workload: "randread.3" (a numbered job) -> "randread"."""
-    return re.sub(r"\.\d+$", "", jobname)
-
-
-def _parse_any(raw: bytes) -> tuple[str | None, list[Measurement], dict[str, Any]]:
-    json_like = b"{" in raw and (b"fio version" in raw or b"client_stats" in raw
-                                 or b'"jobs"' in raw)
-    if json_like or b"(groupid=" in raw:
-        what = "fio JSON" if json_like else "fio text output"
-        try:
-            data = load_fio(raw)
-            measurements = parse_fio(data)
-            jobs = data.get("jobs") or data.get("client_stats") or [{}]
-            name = fio_workload(str(jobs[0].get("jobname", "")))
-            sections = {m.section for m in measurements}
-            return "fio", measurements, {"jobname": name if sections == {""} else "",
-                                         "tool": str(data.get("fio version", "fio"))}
-        except (FioParseError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            return None, [], {"reason": f"{what} unreadable: {exc}"}
-    text = raw.decode(errors="replace")
-    if " copied, " in text:
-        measurements = parse_dd(text)
-        if measurements:
-            return "dd", measurements, {"tool": "dd"}
-    if text.lstrip().startswith("1.9") or "\n1.9" in text:
-        try:
-            return "bonnie", parse_bonnie(text), {"tool": "bonnie++"}
-        except BonnieParseError as exc:
-            return None, [], {"reason": str(exc)}
-    return None, [], {"reason": "not fio JSON, a dd log or bonnie++ CSV"}
 
 
 def import_results(paths: list[Path], out: Path, pattern: str | None = None,
@@ -318,7 +286,7 @@ def read_chunk(args: tuple[str, str, int, list[File]]) -> Chunk:
 
 def copy_name(relative: str) -> str:
     """The name of an imported file's copy in its run directory (never run.json)."""
-    return "imported-" + relative.rpartition("/")[2]
+    return IMPORTED_PREFIX + relative.rpartition("/")[2]
 
 
 def run_record(campaign: str, relative: str, fields: dict[str, str], kind: str,
@@ -340,15 +308,6 @@ def add_file_rows(columns: dict[str, list[Any]], record: RunRecord,
     if record.kind == "dd" and "op" in record.fields:
         measurements = [m._replace(op=record.fields["op"]) for m in measurements]
     add_rows(columns, record.identity(), measurements, record.fields.get("host", ""))
-
-
-def parse_copy(results: ResultsDir, record: RunRecord) -> list[Measurement]:
-    """An imported file's measurements, parsed again from its copy (`fslab reparse`)."""
-    kind, measurements, extra = _parse_any(results.raw_output(record,
-                                                              copy_name(record.source)))
-    if kind is None:
-        raise ValueError(extra.get("reason", "not readable"))
-    return measurements
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:

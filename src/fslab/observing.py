@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fslab import diskstats
 from fslab.witness import Watcher, Witness
 from fslab.workloads.base import RunOutput
-from fslab.workloads.process import HostCpu, host_cpu, host_cpu_measurements
+from fslab.workloads.process import HostCpu, host_cpu, keep_host_cpu
 
 
 @dataclass
@@ -26,16 +27,14 @@ class Observed:
     witness: Witness
     disks: dict[str, Any]
 
-    def record(self, output: RunOutput, host: bool) -> None:
-        """Keep what was observed in a whole run's output (and the host's CPU as
-        measurements when `host`: a local run of a workload that asks for it)."""
+    def record(self, output: RunOutput, run_dir: Path, host: bool) -> None:
+        """Keep what was observed in a whole run's output (and the host's CPU beside its
+        raw output when `host`: a local run of a workload that asks for it)."""
         if self.disks:
             output.metadata["disk_stats"] = self.disks
         output.metadata["witness"] = self.witness.to_json()
         if output.status == "ok" and host:
-            output.measurements += host_cpu_measurements(self.cpu, output.measurements)
-            output.metadata["host_cpu"] = {"pct_of_one_core": self.cpu.pct,
-                                           "busy_seconds": self.cpu.seconds}
+            output.metadata["host_cpu"] = keep_host_cpu(self.cpu, run_dir)
 
 
 @contextmanager

@@ -32,7 +32,7 @@ from fslab.witness import Watcher, Witness, judge
 from fslab.workloads import fio_slices
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio import FioWorkload
-from fslab.workloads.process import HostCpu, host_cpu_measurements
+from fslab.workloads.process import HostCpu, keep_host_cpu
 
 DEFAULT_ROUNDS = 6
 MIN_SLICE_MS = 200  # shorter slices are mostly fio's start-up
@@ -155,11 +155,9 @@ def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms
                                [part.failure] if part.failure else [])
     if output.status == "ok" and part.wall > 0:
         use = HostCpu(pct=100.0 * part.cpu_seconds / part.wall, seconds=part.cpu_seconds)
-        output.measurements += host_cpu_measurements(use, output.measurements)
-    values = [m.value for m in output.measurements if m.metric == "iops" and m.op != "total"]
+        output.metadata["host_cpu"] = keep_host_cpu(use, part.run_dir)
     output.metadata["slices"] = {
         "rounds": rounds, "slice_ms": slice_ms, "ramp_ms": ramp_ms, "runs": part.slices,
-        "slice_cv": _cv(values, rounds),
         "why": "measured in rounds interleaved with the other targets (rounds.py)"}
     output.metadata["primary_metric"] = part.run.workload.primary_metric
     if part.witnesses:
@@ -194,17 +192,3 @@ def combine(witnesses: list[Witness]) -> Witness:
                     other_io_bytes_s=mean("other_io_bytes_s"), disk=witnesses[0].disk)
     judge(found)
     return found
-
-
-def _cv(values: list[float], rounds: int) -> float | None:
-    """Coefficient of variation between one op's slices (the machine's short-term noise)."""
-    if len(values) < 2 or len(values) % rounds:
-        return None
-    per_op = [values[i::len(values) // rounds] for i in range(len(values) // rounds)]
-    cvs = []
-    for series in per_op:
-        mean = sum(series) / len(series)
-        if mean > 0 and len(series) > 1:
-            sd = math.sqrt(sum((v - mean) ** 2 for v in series) / (len(series) - 1))
-            cvs.append(sd / mean)
-    return round(sum(cvs) / len(cvs), 4) if cvs else None

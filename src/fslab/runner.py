@@ -25,6 +25,7 @@ from fslab.metrics import add_rows, empty_columns, rows
 from fslab.observing import observed
 from fslab.plan import Plan, RunSpec
 from fslab.rounds import NotReady
+from fslab.run_parse import parsed_output
 from fslab.run_probes import after_run, before_run
 from fslab.run_record import RunRecord
 from fslab.signals import Interrupted, signals_ignored, signals_unwind
@@ -308,8 +309,9 @@ class Runner:
             place, around = self._around.pop(run.run_id)
             after_run(place, around, output.metadata)
         if self.companion is not None and run.target.name == self.companion.spec.name:
-            self.companion.store.save_run(self._record(run, output, description, started,
-                                                       caches_dropped))
+            self.companion.store.save_run(self._record(
+                run, output, description, started, caches_dropped,
+                self.companion.store.run_dir(run.run_id)))
             return
         with self.results.room():
             self._save(run, output, description, started, caches_dropped)
@@ -351,7 +353,8 @@ class Runner:
                 output = run.workload.run(where, run_dir)
             after_run(place, around, output.metadata)
             output.metadata.setdefault("primary_metric", run.workload.primary_metric)
-            seen.record(output, host=not self.hosts and run.workload.measures_host_cpu)
+            seen.record(output, run_dir,
+                        host=not self.hosts and run.workload.measures_host_cpu)
             return output, caches_dropped
         finally:
             if workdir is not None:
@@ -361,7 +364,8 @@ class Runner:
         self, run: RunSpec, output: RunOutput, description: dict[str, Any],
         started: float, caches_dropped: bool,
     ) -> None:
-        record = self._record(run, output, description, started, caches_dropped)
+        record = self._record(run, output, description, started, caches_dropped,
+                              self.results.run_dir(run.run_id))
         self.results.save_run(record)
         self._rows += record.metrics
         self._metrics_stale = True
@@ -369,7 +373,8 @@ class Runner:
             self._write_metrics()
 
     def _record(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
-                started: float, caches_dropped: bool) -> RunRecord:
+                started: float, caches_dropped: bool, run_dir: Path) -> RunRecord:
+        measurements = parsed_output(output, run_dir)
         record = RunRecord(
             run_id=run.run_id, campaign=self.plan.campaign.name, target=run.target.name,
             fs=description.get("fs", run.target.fs), fs_impl=description.get("fs_impl", ""),
@@ -380,7 +385,7 @@ class Runner:
             workload_metadata=output.metadata,
             witness=output.metadata.pop("witness", {}))
         columns = empty_columns()
-        add_rows(columns, record.identity(), output.measurements, self.host)
+        add_rows(columns, record.identity(), measurements, self.host)
         record.metrics = rows(columns)
         return record
 

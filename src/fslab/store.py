@@ -32,6 +32,7 @@ import tomli_w
 from fslab.dirformat import DirFormat
 from fslab.errors import UserError
 from fslab.metrics import COLUMNS
+from fslab.parsers.raw_files import DirFiles, RawFiles
 from fslab.run_record import RunRecord
 from fslab.units import format_bytes
 
@@ -94,6 +95,7 @@ class ResultsDir:
         self.path = Path(path)
         self.version = FORMAT.current  # of a directory opened: what format.json says
         self._archives: dict[str, zipfile.ZipFile] = {}  # opened by raw_output
+        self._archive_names: dict[str, dict[str, list[str]]] = {}  # per run, by raw_files
 
     @property
     def runs_dir(self) -> Path:
@@ -211,11 +213,26 @@ class ResultsDir:
                 self.runs_dir / record.archive)
         return archive.read(f"{quote(record.run_id, safe='')}/{name}")
 
+    def raw_files(self, record: RunRecord) -> RawFiles:
+        """The raw files a run kept, for the parse stage (parsers/registry.py)."""
+        if not record.archive:
+            return DirFiles(self.run_dir(record.run_id))
+        if record.archive not in self._archive_names:
+            self.raw_output(record, "run.json")  # opens the archive
+            listing: dict[str, list[str]] = {}
+            for name in self._archives[record.archive].namelist():
+                run, _, file = name.partition("/")
+                listing.setdefault(run, []).append(file)
+            self._archive_names[record.archive] = listing
+        names = self._archive_names[record.archive].get(quote(record.run_id, safe=""), [])
+        return _ArchivedRun(self, record, sorted(names))
+
     def close(self) -> None:
         """Close the archives raw_output opened."""
         for archive in self._archives.values():
             archive.close()
         self._archives.clear()
+        self._archive_names.clear()
 
     def run_records(self) -> Iterator[RunRecord]:
         """Every finished run's record, in run-id order; a damaged one is skipped and
@@ -350,3 +367,17 @@ class ResultsDir:
             return pd.read_csv(imported, keep_default_na=False).assign(
                 caches_dropped=False, scale="")[list(keys)]
         return pd.DataFrame(rows, columns=list(keys))
+
+
+class _ArchivedRun:
+    """One imported run's files inside its import archive."""
+
+    def __init__(self, results: ResultsDir, record: RunRecord, names: list[str]) -> None:
+        self.results, self.record, self._names = results, record, names
+
+    def names(self) -> list[str]:
+        return self._names
+
+    def read(self, name: str) -> bytes:
+        return self.results.raw_output(self.record, name)
+

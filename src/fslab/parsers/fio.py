@@ -24,15 +24,18 @@ Rules (DESIGN.md; issue 12):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
-
-from fslab.metrics import FIO_PERCENTILES, Measurement, cpu_measurements, percentile_metric
+from fslab.metrics import Measurement, cpu_measurements
+from fslab.parsers.fio_latency import (
+    PERCENTILES,
+    latency,
+    percentiles,
+    percentiles_from_bins,
+    pooled_stddev,
+    weighted_mean,
+)
 from fslab.parsers.fio_load import DIRECTIONS, FioParseError
-
-PERCENTILES = {p: percentile_metric(p) for p in FIO_PERCENTILES}
 
 
 def job_errors(data: dict[str, Any]) -> list[str]:
@@ -156,7 +159,7 @@ def clone_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
         for direction in DIRECTIONS:
             stats = _succeeded(job, direction)
             if isinstance(stats, dict) and _ios(stats) > 0:
-                clat = _latency(stats, "clat")
+                clat = latency(stats, "clat")
                 row[direction] = {"iops": _iops(stats), "bw_bytes": _bw(stats),
                                   "clat_mean_ns": float(clat["mean"]) if clat else None,
                                   **{metric: number for metric, number
@@ -231,19 +234,19 @@ def _direction_measurements(
            value("bw_bytes", sum(_bw(s) for s in stats)),
            value("io_bytes", float(sum(_io_bytes(s) for s in stats)))]
     for kind in ("clat", "lat", "slat"):
-        mean = _weighted_mean([_latency(s, kind) for s in stats])
+        mean = weighted_mean([latency(s, kind) for s in stats])
         if mean is not None:
             out.append(value(f"{kind}_mean_ns", mean))
     for kind in ("clat", "lat", "slat"):  # min, max and the spread over every I/O
-        sampled = [b for b in (_latency(s, kind) for s in stats) if b and b.get("N")]
+        sampled = [b for b in (latency(s, kind) for s in stats) if b and b.get("N")]
         if sampled:
             out.append(value(f"{kind}_max_ns", float(max(b["max"] for b in sampled))))
             out.append(value(f"{kind}_min_ns", float(min(b["min"] for b in sampled))))
-            spread = _pooled_stddev(sampled)
+            spread = pooled_stddev(sampled)
             if spread is not None:
                 out.append(value(f"{kind}_stddev_ns", spread))
-    clats = [_latency(s, "clat") for s in stats]
-    for metric, number in _percentiles(clats).items():
+    clats = [latency(s, "clat") for s in stats]
+    for metric, number in percentiles(clats).items():
         out.append(value(metric, number))
     return out
 
@@ -255,7 +258,7 @@ def _succeeded(job: dict[str, Any], direction: str) -> Any:
     stats = job.get(direction)
     if not job.get("total_err") or not isinstance(stats, dict):
         return stats
-    clat = _latency(stats, "clat") or {}
+    clat = latency(stats, "clat") or {}
     total, done = int(stats.get("total_ios") or 0), int(clat.get("N") or 0)
     if total <= done or (not done and _io_bytes(stats)):  # nothing failed, or no samples
         return stats
@@ -296,7 +299,7 @@ def _completed(stats: dict[str, Any]) -> int:
     """Completed I/Os of one direction: total_ios, or the clat sample count (old fio)."""
     if stats.get("total_ios"):
         return int(stats["total_ios"])
-    clat = _latency(stats, "clat")
+    clat = latency(stats, "clat")
     return int(clat.get("N") or 0) if clat else 0
 
 
@@ -316,103 +319,4 @@ def _io_bytes(stats: dict[str, Any]) -> int:
     return int(stats.get("io_kbytes", 0)) * 1024
 
 
-def _latency(stats: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    """Return a latency block in ns, converting fio < 3.0's µs blocks."""
-    if f"{kind}_ns" in stats:
-        return stats[f"{kind}_ns"]
-    old = stats.get(kind)
-    if not isinstance(old, dict):
-        return None
-    scaled: dict[str, Any] = {k: v * 1000.0 for k, v in old.items()
-                              if k in ("min", "max", "mean", "stddev")}
-    scaled["N"] = old.get("N", stats.get("total_ios", 0))
-    if isinstance(old.get("percentile"), dict):
-        scaled["percentile"] = {k: v * 1000.0 for k, v in old["percentile"].items()}
-    if isinstance(old.get("bins"), dict):
-        scaled["bins"] = {str(round(float(k) * 1000)): v for k, v in old["bins"].items()}
-    elif isinstance(old.get("bins"), tuple):
-        scaled["bins"] = (old["bins"][0] * 1000.0, old["bins"][1])
-    return scaled
-
-
-def _weighted_mean(blocks: Iterable[dict[str, Any] | None]) -> float | None:
-    """Mean of means weighted by sample count N; None when nothing was sampled."""
-    total = 0.0
-    count = 0
-    for block in blocks:
-        if not block or not block.get("N"):
-            continue
-        total += float(block["mean"]) * int(block["N"])
-        count += int(block["N"])
-    return total / count if count else None
-
-
-def _pooled_stddev(blocks: list[dict[str, Any]]) -> float | None:
-    """The standard deviation over every I/O of several jobs, from each job's N, mean and
-    stddev (the law of total variance; fio's population form, divisor N)."""
-    if not all(isinstance(b.get("stddev"), int | float) for b in blocks):
-        return None
-    count = sum(int(b["N"]) for b in blocks)
-    mean = sum(float(b["mean"]) * int(b["N"]) for b in blocks) / count
-    total = sum(int(b["N"]) * (float(b["stddev"]) ** 2 + (float(b["mean"]) - mean) ** 2)
-                for b in blocks)
-    return float(np.sqrt(total / count))
-
-
-def _percentiles(blocks: list[dict[str, Any] | None]) -> dict[str, float]:
-    """Percentiles of the merged distribution: from json+ bins, or a lone job's own list."""
-    sampled = [b for b in blocks if b and b.get("N")]
-    if not sampled:
-        return {}
-    if all(_has_bins(block.get("bins")) for block in sampled):
-        pairs = [_bin_arrays(block["bins"]) for block in sampled]
-        values = np.concatenate([v for v, _ in pairs])
-        counts = np.concatenate([c for _, c in pairs])
-        order = np.argsort(values, kind="stable")  # equal bins of several jobs sit together
-        return _percentiles_sorted(values[order], counts[order])
-    if len(sampled) == 1 and isinstance(sampled[0].get("percentile"), dict):
-        listed = {float(k): float(v) for k, v in sampled[0]["percentile"].items()}
-        return {name: listed[p] for p, name in PERCENTILES.items() if p in listed}
-    return {}
-
-
-def _has_bins(bins: object) -> bool:
-    return bool(bins) if isinstance(bins, dict) else (isinstance(bins, tuple)
-                                                       and len(bins[0]) > 0)
-
-
-def _bin_arrays(bins: dict[str, int] | tuple[np.ndarray, np.ndarray]
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """(latencies, counts) of one job's bins, from `load_fio`'s arrays or a dict."""
-    if isinstance(bins, tuple):
-        return bins
-    return _bin_values(list(bins)), np.fromiter(bins.values(), dtype=float, count=len(bins))
-
-
-def _bin_values(keys: list[str]) -> np.ndarray:
-    """json+ bin keys (integer ns as strings) as numbers; numpy's C parser is ~6x faster
-    than int() per key, and a json+ file has thousands of them."""
-    joined = ",".join(keys)
-    if joined.replace(",", "").isdigit():
-        return np.fromstring(joined, dtype=np.int64, sep=",").astype(float)
-    try:
-        return np.array([float(k) for k in keys])
-    except ValueError as exc:
-        raise FioParseError(f"json+ bins: {exc}") from None
-
-
-def percentiles_from_bins(bins: dict[float, int] | dict[float, float]) -> dict[str, float]:
-    """fio's own rule (stat.c calc_clat_percentiles): the first bin whose cumulative count
-    reaches p % of all samples gives the p-th percentile."""
-    values = np.array(sorted(bins), dtype=float)
-    return _percentiles_sorted(values, np.array([bins[v] for v in sorted(bins)], dtype=float))
-
-
-PERCENTILE_SHARES = np.array(sorted(PERCENTILES)) / 100.0
-
-
-def _percentiles_sorted(values: np.ndarray, counts: np.ndarray) -> dict[str, float]:
-    cumulative = np.cumsum(counts)
-    index = np.searchsorted(cumulative, PERCENTILE_SHARES * cumulative[-1], side="left")
-    picked = values[np.minimum(index, len(values) - 1)].tolist()
-    return dict(zip((PERCENTILES[p] for p in sorted(PERCENTILES)), picked, strict=True))
+__all__ = ["PERCENTILES", "percentiles_from_bins"]

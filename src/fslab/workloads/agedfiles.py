@@ -19,12 +19,12 @@ from pathlib import Path
 
 from fslab import system
 from fslab.aging.config import LOGNORMAL_MU, LOGNORMAL_SIGMA
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.parsers.tool_kinds import AGEDFILES_RECORD
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 AGED_TREE = "aged"  # where `fslab age` puts its files
-RESULT = "agedfiles.json"
+RESULT = AGEDFILES_RECORD
 ACTIONS = ("readall", "overwrite", "append", "create")
 
 
@@ -77,16 +77,7 @@ class AgedFilesWorkload:
         (run_dir / RESULT).write_text(json.dumps(record, indent=1))
         if done == 0:
             return RunOutput(status="failed", reason=f"no files to {self.action} in {tree}")
-        return RunOutput(measurements=self.parse(run_dir))
-
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        record = json.loads((run_dir / RESULT).read_text())
-        op = "read" if record["action"] == "readall" else "write"
-        seconds = max(record["seconds"], 1e-9)
-        return [Measurement(op, "bw_bytes", record["bytes"] / seconds),
-                Measurement(op, "ops_per_s", record["files"] / seconds),
-                Measurement(op, "seconds", record["seconds"]),
-                *cpu_measurements(record["cpu_usr"], record["cpu_sys"])]
+        return RunOutput()
 
     @staticmethod
     def _files(tree: Path) -> list[str]:

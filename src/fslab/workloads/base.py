@@ -1,12 +1,11 @@
-"""The contract every workload implements: render, run, parse."""
+"""The contract every workload implements: render and run (its raw output is parsed by
+the parse stage, parsers/registry.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
-
-from fslab.metrics import Measurement
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,6 @@ class Where:
 class RunOutput:
     """What one execution of a workload produced."""
 
-    measurements: list[Measurement] = field(default_factory=list)
     status: str = "ok"  # ok | failed | unsupported
     reason: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -72,7 +70,4 @@ class Workload(Protocol):
         """Return the resolved input files (name -> text), as they would run at `where`."""
 
     def run(self, where: Where, run_dir: Path) -> RunOutput:
-        """Run at `where`, keep raw output in `run_dir`, and return what it measured."""
-
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        """Rebuild the measurements from the raw output kept in `run_dir`."""
+        """Run at `where`, keep raw output in `run_dir`, and return its status."""

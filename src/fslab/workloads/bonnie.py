@@ -22,12 +22,11 @@ from fslab import system
 from fslab.children import run_child
 from fslab.errors import UserError
 from fslab.memlimit import memory_limit_support
-from fslab.metrics import Measurement, cpu_measurements
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
+from fslab.parsers.tool_kinds import BONNIE_CPU, BONNIE_OUTPUT
 from fslab.workloads.base import RunOutput, Where
 
-OUTPUT = "bonnie.csv"
-CPU = "cpu.json"
+OUTPUT, CPU = BONNIE_OUTPUT, BONNIE_CPU
 MiB = 1024**2
 MIN_LIMIT = 32 * MiB  # below this bonnie++ itself risks the cgroup's OOM killer
 BONNIE_DEADLINE_S = 3600  # a whole bonnie++ pass on a slow device takes minutes, not hours
@@ -101,19 +100,14 @@ class BonnieWorkload:
         if proc.watchdog:
             return RunOutput(status="failed", metadata={"command": cmd}, reason=proc.watchdog)
         try:
-            measurements = self.parse(run_dir)
+            parse_bonnie(proc.stdout)  # a CSV line, or bonnie++'s complaint as the reason
         except BonnieParseError:
             first = next((line for line in (proc.stdout + proc.stderr).splitlines()
                           if line.strip()), "no output")
             return RunOutput(status="failed", metadata={"command": cmd},
                              reason=f"bonnie++ printed no result (exit {proc.returncode}): "
                                     f"{first.strip()}")
-        return RunOutput(measurements=measurements, metadata={
+        return RunOutput(metadata={
             "command": cmd, "memory_limit_bytes": self.memory_limit, "memory_cgroup": cgroup})
 
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        measurements = parse_bonnie((run_dir / OUTPUT).read_text())
-        if (run_dir / CPU).exists():  # bonnie++'s own rusage, as % of one core
-            cpu = json.loads((run_dir / CPU).read_text())
-            measurements += cpu_measurements(cpu["cpu_usr"], cpu["cpu_sys"])
-        return measurements
+

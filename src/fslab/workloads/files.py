@@ -13,27 +13,24 @@ caches; its log is kept as dd.log and parsed by parsers/dd.py.
 from __future__ import annotations
 
 import json
-import math
 import mmap
 import os
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from fslab import system
 from fslab.errors import UserError
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.parsers.tool_kinds import DD_LOG, FILES_RECORD
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 FLUSH_MODES = ("none", "fdatasync", "odirect")
 TOOLS = ("python", "dd")
 DD_FLUSH = {"none": [], "fdatasync": ["conv=fdatasync"], "odirect": ["oflag=direct"]}
-DD_LOG = "dd.log"
 CHUNK = 1024**2  # bytes per write() call
 ALIGN = 4096  # O_DIRECT needs block-aligned sizes and buffers
-RESULT = "samples.json"
+RESULT = FILES_RECORD
 
 
 @dataclass
@@ -96,10 +93,7 @@ class FilesWorkload:
         record = {"size": self.size, "flush": self.flush, "caches_dropped": caches_dropped,
                   "samples": samples, "cpu_usr": cpu.usr_pct, "cpu_sys": cpu.sys_pct}
         (run_dir / RESULT).write_text(json.dumps(record, indent=1))
-        measurements = self.parse(run_dir)
-        return RunOutput(measurements=measurements,
-                         metadata={"flush": self.flush, "caches_dropped": caches_dropped,
-                                   "study_interval": study_interval(measurements)})
+        return RunOutput(metadata={"flush": self.flush, "caches_dropped": caches_dropped})
 
     def _write(self, path: Path, buffer: mmap.mmap) -> float:
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
@@ -139,51 +133,8 @@ class FilesWorkload:
                   "caches_dropped": caches_dropped, "cpu_usr": cpu.usr_pct,
                   "cpu_sys": cpu.sys_pct}
         (run_dir / RESULT).write_text(json.dumps(record, indent=1))
-        measurements = self.parse(run_dir)
-        return RunOutput(measurements=measurements,
-                         metadata={"flush": self.flush, "tool": "dd",
-                                   "caches_dropped": caches_dropped,
-                                   "study_interval": study_interval(measurements)})
-
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        record = json.loads((run_dir / RESULT).read_text())
-        if record.get("tool") == "dd":
-            return _parse_dd_log((run_dir / DD_LOG).read_text()) + cpu_measurements(
-                record["cpu_usr"], record["cpu_sys"])
-        out = []
-        for sample in record["samples"]:
-            for op, seconds in (("write", sample["write_s"]), ("read", sample["read_s"])):
-                out.append(Measurement(op, "seconds", seconds, sample=sample["sample"]))
-                out.append(Measurement(op, "bw_bytes", record["size"] / seconds,
-                                       sample=sample["sample"]))
-        return out + cpu_measurements(record["cpu_usr"], record["cpu_sys"])
-
-
-STUDY_Z = 1.96  # the USB-stick study's critical value ("Critical Value")
-
-
-def study_interval(measurements: list[Measurement]) -> dict[str, object]:
-    """The study's own 95 % interval of each op's speed over the samples of this run:
-    mean ± 1.96 s/√n in MB/s (10^6 bytes/s, dd's unit), s the samples' standard deviation.
-
-    Kept beside fslab's analysis, not in it: the samples of one run share one file system
-    and one stretch of time, so they are not independent repetitions; fslab's intervals
-    and verdicts rest on the iterations (each a fresh file system) instead.
-    """
-    out: dict[str, object] = {}
-    for op in ("write", "read"):
-        speeds = [m.value / 1e6 for m in measurements if m.op == op and m.metric == "bw_bytes"]
-        if len(speeds) < 2:
-            continue
-        mean, sd = statistics.fmean(speeds), statistics.stdev(speeds)
-        margin = STUDY_Z * sd / math.sqrt(len(speeds))
-        out[op] = {"n": len(speeds), "mean_mb_s": mean, "sd_mb_s": sd,
-                   "margin_mb_s": margin, "low_mb_s": mean - margin,
-                   "high_mb_s": mean + margin}
-    if out:
-        out["why"] = ("the study's interval (critical value 1.96, E = z s / sqrt(n) over one "
-                      "run's samples); not fslab's: its samples are not independent runs")
-    return out
+        return RunOutput(metadata={"flush": self.flush, "tool": "dd",
+                                   "caches_dropped": caches_dropped})
 
 
 def _timed_read(path: Path) -> float:
@@ -198,17 +149,3 @@ def _dd(arguments: list[str], op: str) -> str:
     """One dd run; its stderr (the "copied" line) under a header naming the op."""
     result = system.run(["dd", *arguments])
     return f"# {op}\n{result.stderr}"
-
-
-def _parse_dd_log(text: str) -> list[Measurement]:
-    """dd.log -> write and read samples (parsers/dd.py reads each block's lines)."""
-    from fslab.parsers.dd import parse_dd
-
-    out: list[Measurement] = []
-    counts = {"write": 0, "read": 0}
-    for block in text.split("# ")[1:]:
-        op, _, body = block.partition("\n")
-        for measurement in parse_dd(body, op):
-            out.append(measurement._replace(sample=counts[op]))
-        counts[op] += 1
-    return out

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from fslab import system
-from fslab.diskstats import from_fio
 from fslab.errors import UserError
-from fslab.metrics import Measurement
-from fslab.parsers.fio import clone_rows, job_errors, observation_map, parse_fio
+from fslab.parsers.fio import job_errors, parse_fio
+from fslab.parsers.fio_kinds import FIO_OUTPUT
 from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
@@ -24,7 +23,6 @@ from fslab.workloads.fio_process import (
     run_fio,
 )
 
-FIO_OUTPUT = "fio.json"
 # With remote hosts a vanished server must not hang the campaign: a shorter leash.
 HOST_GRACE_S = 90
 # The watchdog's bound for a timed job: this many times its runtime and ramp, plus a margin
@@ -164,12 +162,8 @@ class FioWorkload:
         returncode, stderr = run_fio(cmd, timeout=timeout, cgroup=where.cgroup, bound=bound)
         (run_dir / "stderr.txt").write_text(stderr)
         try:
-            data = load_fio(output.read_bytes())  # read and parsed once for both
-            measurements, errors = parse_fio(data), job_errors(data)
-            metadata["observations"] = observation_map(data)
-            metadata["clones"] = clone_rows(data)  # each job's own figures (threads)
-            if disk_util := from_fio(data):
-                metadata["fio_disk_util"] = disk_util
+            data = load_fio(output.read_bytes())  # its rows: the parse stage's
+            errors = job_errors(data)
         except (OSError, FioParseError) as exc:
             reason = f"fio exited {returncode}: {first_error_line(stderr) or exc}"
             if where.hosts:
@@ -178,7 +172,7 @@ class FioWorkload:
         if where.hosts:
             from fslab.distributed import missing_hosts
 
-            lost = missing_hosts(list(where.hosts), {m.host for m in measurements})
+            lost = missing_hosts(list(where.hosts), {m.host for m in parse_fio(data)})
             if lost:
                 detail = first_error_line(stderr) or f"exit code {returncode}"
                 return RunOutput(status="failed", metadata=metadata, reason=(
@@ -186,14 +180,7 @@ class FioWorkload:
         if returncode != 0 or errors:
             reason = first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
             return _failure(f"fio: {reason}", where, metadata)
-        return RunOutput(measurements=measurements, metadata=metadata)
-
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        from fslab.workloads.fio_slices import parse_slices, slice_files
-
-        if slice_files(run_dir):  # measured in interleaved slices (rounds.py)
-            return parse_slices(run_dir)
-        return parse_fio(load_fio((run_dir / FIO_OUTPUT).read_bytes()))
+        return RunOutput(metadata=metadata)
 
 
 def _option_lines(options: dict[str, Any]) -> list[str]:

@@ -15,9 +15,10 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from fslab.metrics import Measurement
-from fslab.parsers.fio import job_errors, parse_fio
+from fslab.parsers.fio import job_errors
+from fslab.parsers.fio_kinds import slice_names
 from fslab.parsers.fio_load import FioParseError, load_fio
+from fslab.parsers.raw_files import DirFiles
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio_process import (
     JOB_FILE,
@@ -120,15 +121,8 @@ def failure_line(stderr: str, index: int, code: int) -> str:
 
 
 def slice_files(run_dir: Path) -> list[Path]:
-    return sorted(run_dir.glob("fio-slice-*.json"))
-
-
-def parse_slices(run_dir: Path) -> list[Measurement]:
-    """Every slice's values, each slice a sample of the run (sample = its index)."""
-    out: list[Measurement] = []
-    for index, path in enumerate(slice_files(run_dir)):
-        out += [m._replace(sample=index) for m in parse_fio(load_fio(path.read_bytes()))]
-    return out
+    """The run's slice outputs in the order they ran (their rows: parsers/fio_kinds.py)."""
+    return [run_dir / name for name in slice_names(DirFiles(run_dir))]
 
 
 def finish(run_dir: Path, metadata: dict[str, Any], failures: list[str]) -> RunOutput:
@@ -139,9 +133,8 @@ def finish(run_dir: Path, metadata: dict[str, Any], failures: list[str]) -> RunO
     try:
         for path in slice_files(run_dir):
             errors += job_errors(load_fio(path.read_bytes()))
-        measurements = parse_slices(run_dir)
     except (OSError, FioParseError) as exc:
         return RunOutput(status="failed", reason=f"fio: {exc}", metadata=metadata)
     if errors:
         return RunOutput(status="failed", reason=f"fio: {errors[0]}", metadata=metadata)
-    return RunOutput(measurements=measurements, metadata=metadata)
+    return RunOutput(metadata=metadata)

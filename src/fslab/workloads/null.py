@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from fslab.metrics import Measurement
+from fslab.parsers.tool_kinds import NULL_RECORD
 from fslab.workloads.base import RunOutput, Where
 
 SIMULATOR_FILE = "simulator.json"  # what the null target writes where it is provisioned
@@ -56,7 +56,7 @@ class NullWorkload:
         return 0
 
     def render(self, where: Where) -> dict[str, str]:
-        return {"null.json": json.dumps({"iops": self.iops, "cv": self.cv,
+        return {NULL_RECORD: json.dumps({"iops": self.iops, "cv": self.cv,
                                          "drift": self.drift, "seed": self.seed,
                                          "directory": str(where.directory)})}
 
@@ -71,8 +71,8 @@ class NullWorkload:
         else:
             rng = random.Random(run_dir.name)
             value = (self.iops + rng.uniform(-self.jitter, self.jitter)) * target["scale"]
-        (run_dir / "null.json").write_text(json.dumps({"iops": value, **target}))
-        return RunOutput(measurements=self.parse(run_dir))
+        (run_dir / NULL_RECORD).write_text(json.dumps({"iops": value, **target}))
+        return RunOutput()
 
     def _simulated(self, run_name: str, target: dict[str, Any]) -> float:
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
@@ -81,10 +81,6 @@ class NullWorkload:
                                      _key(str(target["name"]))])
         factor = _lognormal(shared, 1.0, self.drift)
         return _lognormal(own, self.iops * float(target["scale"]), self.cv) * factor
-
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        value = json.loads((run_dir / "null.json").read_text())["iops"]
-        return [Measurement("read", "iops", value)]
 
 
 def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import resource
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from fslab.metrics import Measurement, cpu_measurements
+from fslab.parsers.host_cpu import HOST_CPU
 
 
 @dataclass
@@ -76,14 +79,9 @@ def host_cpu() -> Iterator[HostCpu]:
             use.pct = 100.0 * use.seconds / wall
 
 
-def host_cpu_measurements(use: HostCpu, measurements: list[Measurement]) -> list[Measurement]:
-    """The host's CPU share for a run with one observation, and per completed I/O when the
-    workload counted its I/Os; none when the run holds several observations (sections
-    that ran one after the other share the span, which belongs to none of them alone)."""
-    if use.pct != use.pct or len({m.section for m in measurements}) > 1:
-        return []
-    out = [Measurement("total", "host_cpu_pct", use.pct)]
-    ios = sum(m.value for m in measurements if m.metric == "ios" and not m.host)
-    if ios:
-        out.append(Measurement("total", "host_cpu_ns_per_io", use.seconds * 1e9 / ios))
-    return out
+def keep_host_cpu(use: HostCpu, run_dir: Path) -> dict[str, float]:
+    """Keep the host's CPU over a run beside its raw output (host_cpu.json: the parse
+    stage derives its rows, parsers/host_cpu.py); returns it for run.json too."""
+    seen = {"pct_of_one_core": use.pct, "busy_seconds": use.seconds}
+    (run_dir / HOST_CPU).write_text(json.dumps(seen))
+    return seen

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from fslab import system
 from fslab.aging.fiemap import NotMeasurable, extents
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.parsers.tool_kinds import SCAN_RECORD
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
-RESULT = "scan.json"
+RESULT = SCAN_RECORD
 ORDER = "scan-order.txt"
 READ_CHUNK = 1 << 20
 BLOCK = 4096
@@ -81,20 +81,7 @@ class ScanWorkload:
         (run_dir / RESULT).write_text(json.dumps(record, indent=1))
         if not order:
             return RunOutput(status="failed", reason=f"no files to scan under {tree}")
-        return RunOutput(measurements=self.parse(run_dir), metadata={"tree": str(tree)})
-
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        record = json.loads((run_dir / RESULT).read_text())
-        seconds = max(float(record["seconds"]), 1e-9)
-        out = [Measurement("read", "bw_bytes", record["bytes"] / seconds),
-               Measurement("read", "ops_per_s", record["files"] / seconds),
-               Measurement("read", "seconds", seconds),
-               Measurement("read", "io_bytes", float(record["bytes"]))]
-        score = record.get("layout_score")
-        out.append(Measurement("read", "layout_score",
-                               float("nan") if score is None else float(score),
-                               note=record.get("layout_reason") or ""))
-        return out + cpu_measurements(record["cpu_usr"], record["cpu_sys"])
+        return RunOutput(metadata={"tree": str(tree)})
 
 
 def walk(tree: Path, skip: Path | None = None) -> Iterator[str]:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 from fslab import system
 from fslab.errors import UserError
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.parsers.tool_kinds import SMALLFILES_RECORD
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 PHASES = ("write", "rewrite", "read", "delete")
-RESULT = "phases.json"
+RESULT = SMALLFILES_RECORD
 
 
 @dataclass
@@ -73,7 +73,7 @@ class SmallFilesWorkload:
         record = {"count": self.count, "size": self.size, "phases": phases,
                   "cpu_usr": cpu.usr_pct, "cpu_sys": cpu.sys_pct}
         (run_dir / RESULT).write_text(json.dumps(record, indent=1))
-        return RunOutput(measurements=self.parse(run_dir))
+        return RunOutput()
 
     def _make_dirs(self, root: Path) -> list[tuple[int, list[str]]]:
         """Directories (open descriptors) with the names of the files each will hold."""
@@ -85,14 +85,6 @@ class SmallFilesWorkload:
                                                            self.count))]
             layout.append((os.open(directory, os.O_RDONLY | os.O_DIRECTORY), names))
         return layout
-
-    def parse(self, run_dir: Path) -> list[Measurement]:
-        record = json.loads((run_dir / RESULT).read_text())
-        out = []
-        for phase, values in record["phases"].items():
-            out.append(Measurement(phase, "ops_per_s", record["count"] / values["seconds"]))
-            out.append(Measurement(phase, "sync_seconds", values["sync_seconds"]))
-        return out + cpu_measurements(record["cpu_usr"], record["cpu_sys"])
 
 
 def run_phase(phase: str, layout: list[tuple[int, list[str]]], data: bytes) -> float:

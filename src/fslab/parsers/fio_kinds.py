@@ -1,0 +1,109 @@
+"""fio's raw output as kinds of the parse stage: a run's own (`fio.json`, or one
+`fio-slice-N.json` per interleaved slice) and a file imported from elsewhere (fio JSON,
+json+ or text output, recognised by its content).
+
+What is derived from fio's output alone is derived here, so `fslab reparse` rebuilds it
+with the rows: which jobs formed each observation, each clone's own figures, fio's disk
+statistics, and for a run in slices the spread between its slices.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from fslab.diskstats import from_fio
+from fslab.metrics import Measurement
+from fslab.parsers.fio import clone_rows, observation_map, parse_fio
+from fslab.parsers.fio_load import load_fio
+from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
+
+FIO_OUTPUT = "fio.json"
+SLICE = re.compile(r"fio-slice-(\d+)\.json$")
+IMPORTED_PREFIX = "imported-"  # an imported file's copy in its run directory
+
+
+def slice_names(files: RawFiles) -> list[str]:
+    """A run's slice outputs in the order they ran."""
+    found = [(int(m.group(1)), name) for name in files.names() if (m := SLICE.match(name))]
+    return [name for _, name in sorted(found)]
+
+
+def _detect_run(files: RawFiles) -> bool:
+    names = files.names()
+    return FIO_OUTPUT in names or any(SLICE.match(name) for name in names)
+
+
+def _parse_run(files: RawFiles) -> Parsed:
+    slices = slice_names(files)
+    if not slices:
+        data = load_fio(files.read(FIO_OUTPUT))
+        metadata: dict[str, Any] = {"observations": observation_map(data),
+                                    "clones": clone_rows(data)}
+        if disk_util := from_fio(data):
+            metadata["fio_disk_util"] = disk_util
+        return Parsed("fio", parse_fio(data), metadata)
+    out: list[Measurement] = []
+    first: dict[str, Any] = {}
+    for index, name in enumerate(slices):
+        data = load_fio(files.read(name))
+        first = first or data
+        out += [m._replace(sample=index) for m in parse_fio(data)]
+    values = [m.value for m in out if m.metric == "iops" and m.op != "total"]
+    return Parsed("fio", out, {"observations": observation_map(first),
+                               "slices": {"slice_cv": slice_cv(values, len(slices))}})
+
+
+def slice_cv(values: list[float], rounds: int) -> float | None:
+    """Coefficient of variation between one op's slices (the machine's short-term noise),
+    averaged over the ops; `values` holds each slice's ops in turn."""
+    if len(values) < 2 or len(values) % rounds:
+        return None
+    per_slice = len(values) // rounds
+    cvs = []
+    for series in (values[i::per_slice] for i in range(per_slice)):
+        mean = sum(series) / len(series)
+        if mean > 0 and len(series) > 1:
+            sd = math.sqrt(sum((v - mean) ** 2 for v in series) / (len(series) - 1))
+            cvs.append(sd / mean)
+    return round(sum(cvs) / len(cvs), 4) if cvs else None
+
+
+FIO = RawKind("fio", "", _detect_run, _parse_run)
+
+
+def imported_name(files: RawFiles) -> str | None:
+    """The one imported file of a run (None: the run is fslab's own)."""
+    names = [name for name in files.names() if name.startswith(IMPORTED_PREFIX)]
+    return names[0] if len(names) == 1 else None
+
+
+def looks_like_fio(raw: bytes) -> bool:
+    return _json_like(raw) or b"(groupid=" in raw
+
+
+def _json_like(raw: bytes) -> bool:
+    return b"{" in raw and (b"fio version" in raw or b"client_stats" in raw
+                            or b'"jobs"' in raw)
+
+
+def _detect_imported(files: RawFiles) -> bool:
+    name = imported_name(files)
+    return name is not None and looks_like_fio(files.read(name))
+
+
+def _parse_imported(files: RawFiles) -> Parsed:
+    name = imported_name(files)
+    assert name is not None
+    data = load_fio(files.read(name))
+    measurements = parse_fio(data)
+    jobs = data.get("jobs") or data.get("client_stats") or [{}]
+    jobname = re.sub(r"\.\d+$", "", str(jobs[0].get("jobname", "")))  # "randread.3"
+    one = {m.section for m in measurements} == {""}
+    return Parsed("fio", measurements, {"jobname": jobname if one else "",
+                                        "tool": str(data.get("fio version", "fio"))})
+
+
+IMPORTED_FIO = RawKind("imported_fio", "fio JSON or text output", _detect_imported,
+                       _parse_imported)

@@ -1,0 +1,70 @@
+"""Parse is a stage: one registry of the raw outputs fslab reads, one `parse_run`.
+
+Each kind of raw output (a run's fio JSON or its slices, bonnie++ CSV, the records of the
+files, small-file, scan and aged-file workloads with their dd logs, the null simulator,
+and files imported from elsewhere) is a `RawKind`: a detector that looks at a run's raw
+files and a pure parser that turns them into measurements and the metadata derived from
+them. The runner, `fslab reparse` and `fslab import` all call `parse_run`, so a corrected
+parser reaches old results, and a new kind is one parser module and one line in `KINDS`.
+
+After the kind's own rows, each of `ADDITIONS` adds what it derives from another raw file
+of the run and those rows (the host's CPU share the runner sampled, per I/O of the run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fslab.parsers import fio_kinds, host_cpu, tool_kinds
+from fslab.parsers.raw_files import Addition, Parsed, RawFiles, RawKind
+
+# The first kind whose detector claims a run's files parses them: a run's own outputs by
+# their names first, then a file imported from elsewhere by its content.
+KINDS: list[RawKind] = [
+    fio_kinds.FIO,
+    tool_kinds.BONNIE,
+    tool_kinds.FILES,
+    tool_kinds.SMALLFILES,
+    tool_kinds.SCAN,
+    tool_kinds.AGEDFILES,
+    tool_kinds.NULL,
+    fio_kinds.IMPORTED_FIO,
+    tool_kinds.IMPORTED_DD,
+    tool_kinds.IMPORTED_BONNIE,
+]
+ADDITIONS: list[Addition] = [host_cpu.ADDITION]
+
+
+class RawOutputError(ValueError):
+    """A run's raw files are of no kind fslab reads, or its kind's parser failed."""
+
+
+def parse_run(files: RawFiles) -> Parsed:
+    """The run's measurements, parsed by the first kind that claims its raw files."""
+    for kind in KINDS:
+        if kind.detect(files):
+            try:
+                parsed = kind.parse(files)
+                for addition in ADDITIONS:
+                    parsed.measurements += addition.add(files, parsed.measurements)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError,
+                    IndexError) as exc:
+                raise RawOutputError(f"{kind.describes or kind.name} unreadable: "
+                                     f"{exc}") from exc
+            return parsed
+    raise RawOutputError("not " + _readable())
+
+
+def _readable() -> str:
+    names = [kind.describes for kind in KINDS if kind.describes]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def merge_derived(metadata: dict[str, Any], derived: dict[str, Any]) -> None:
+    """Put what the parse stage derived into a run's metadata (a dict it shares with the
+    runner's own, like `slices`, is merged one level down)."""
+    for key, value in derived.items():
+        if isinstance(value, dict) and isinstance(metadata.get(key), dict):
+            metadata[key] = {**metadata[key], **value}
+        else:
+            metadata[key] = value
