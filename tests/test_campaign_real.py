@@ -41,11 +41,15 @@ def test_two_fs_two_workloads_two_iterations(tmp_path, lab):
         positions = {r["position"] for r in rounds["runs"]}
         assert positions <= {0, 1, 2} and len(positions) > 1
         assert record["witness"]["seconds"] > 0
+        # derived by the parse stage from the slices alone: their spread, who formed them
+        assert rounds["slice_cv"] is None or 0 <= rounds["slice_cv"] < 2
+        assert "slice_cv" in rounds and record["workload_metadata"]["observations"]
+        assert json.loads((run_dir / "host_cpu.json").read_text())["pct_of_one_core"] > 0
 
     assert (out / "ceiling" / "runs").is_dir()  # the ceiling's own runs, kept apart
     metrics = api.load(out)
     needed = {"iops", "bw_bytes", "clat_mean_ns", "lat_mean_ns", "clat_p50_ns", "clat_p99_ns",
-              "clat_p99_9_ns", "cpu_usr", "cpu_sys"}
+              "clat_p99_9_ns", "cpu_usr", "cpu_sys", "host_cpu_pct", "host_cpu_ns_per_io"}
     for run_id, rows in metrics.groupby("run_id"):
         assert needed <= set(rows["metric"]), run_id
         assert rows["fs_impl"].str.startswith("kernel").all()
@@ -113,6 +117,7 @@ def test_job_file_sections_are_separate_observations(tmp_path, lab):
     old = dict(record["metrics"][0], workload="server", op="read", metric="iops",
                value=summed, unit="1/s", better="higher")
     record["metrics"] = [old]
+    del record["workload_metadata"]["observations"], record["workload_metadata"]["clones"]
     (run_dir / "run.json").write_text(json.dumps(record))
     api.results_dir(out).rebuild_metrics()
     api.analyze(out)
@@ -120,5 +125,8 @@ def test_job_file_sections_are_separate_observations(tmp_path, lab):
     found = api.reparse(out)  # the parser of this version, on the raw output kept
     assert (found.reparsed, found.kept) == (1, [])
     assert set(api.load(out)["workload"]) == {"server/seqread", "server/randread"}
+    rebuilt = json.loads((run_dir / "run.json").read_text())["workload_metadata"]
+    assert set(rebuilt["observations"]) == {"seqread", "randread"}  # derived again
+    assert len(rebuilt["clones"]) == 4
     summary = (out / "stats" / "summary.csv").read_text()
     assert "server/randread" in summary and ",server," not in summary
