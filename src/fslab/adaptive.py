@@ -88,7 +88,7 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.observations import per_run
     from fslab.analysis.pipeline import campaign_settings, declared_primaries
-    from fslab.metrics import HEADLINE_METRICS
+    from fslab.metrics import headline_metrics
     from fslab.store import ResultsDir
 
     room = max_iterations - pilot
@@ -110,7 +110,8 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
         level = float(primary["alpha"].min()) if len(primary) else 0.05
         wanted += list(detectable_sizes(sd, goal.until_detectable, level, room))
     if goal.until_ci:
-        cells = runs[runs["metric"].isin(HEADLINE_METRICS) & (runs["value"] > 0)]
+        shown = headline_metrics(set(runs["metric"].astype(str)))  # what the report shows
+        cells = runs[runs["metric"].isin(shown) & (runs["value"] > 0)]
         logs = np.log(cells["value"].astype(float))
         sd = logs.groupby([cells[k].astype(str) for k in
                            ("target", "workload", "op", "metric")]).std(ddof=1)
@@ -128,9 +129,10 @@ def still_open(summary: pd.DataFrame, tests: pd.DataFrame | None, goal: Goal) ->
 
 def unconverged(summary: pd.DataFrame, percent: float) -> list[str]:
     """Headline cells whose CI half-width exceeds `percent` % of the mean (or n < 2)."""
-    from fslab.metrics import HEADLINE_METRICS
+    from fslab.metrics import headline_metrics
 
-    cells = summary[summary["metric"].isin(HEADLINE_METRICS) & (summary["n"] > 0)]
+    shown = headline_metrics(set(summary["metric"].astype(str)))
+    cells = summary[summary["metric"].isin(shown) & (summary["n"] > 0)]
     wide = cells[~(cells["ci_half_width_pct"] <= percent)]
     return [f"{r.target} {r.workload} {r.op} {r.metric}: ±{r.ci_half_width_pct:.1f} %"
             for r in wide.itertuples()]

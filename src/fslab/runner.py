@@ -21,11 +21,10 @@ from fslab.children import recorded_in
 from fslab.errors import ToolError, UserError
 from fslab.lab import Lab, Session
 from fslab.memlimit import memory_limited
-from fslab.metrics import add_rows, empty_columns, rows
 from fslab.observing import observed
 from fslab.plan import Plan, RunSpec
 from fslab.rounds import NotReady
-from fslab.run_parse import parsed_output
+from fslab.run_parse import Finished, finished_record
 from fslab.run_probes import after_run, before_run
 from fslab.run_record import RunRecord
 from fslab.signals import Interrupted, signals_ignored, signals_unwind
@@ -64,14 +63,9 @@ class Companion(Protocol):
 class NoProgress:
     """A progress display that shows nothing (library use, tests)."""
 
-    def start(self, total: int, done: int) -> None:
-        return None
-
-    def run_started(self, run: RunSpec) -> None:
-        return None
-
-    def run_finished(self, run: RunSpec, status: str, reason: str) -> None:
-        return None
+    def start(self, total: int, done: int) -> None: ...
+    def run_started(self, run: RunSpec) -> None: ...
+    def run_finished(self, run: RunSpec, status: str, reason: str) -> None: ...
 
 
 @dataclass
@@ -226,8 +220,7 @@ class Runner:
     ) -> tuple[str, str]:
         with self.results.room():
             run_dir = self.results.fresh_run_dir(run.run_id)
-        status, reason = self._measure(session, mounted, broken, run, run_dir)
-        return status, reason
+        return self._measure(session, mounted, broken, run, run_dir)
 
     def _measure(
         self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str],
@@ -374,20 +367,8 @@ class Runner:
 
     def _record(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
                 started: float, caches_dropped: bool, run_dir: Path) -> RunRecord:
-        measurements = parsed_output(output, run_dir)
-        record = RunRecord(
-            run_id=run.run_id, campaign=self.plan.campaign.name, target=run.target.name,
-            fs=description.get("fs", run.target.fs), fs_impl=description.get("fs_impl", ""),
-            workload=run.workload.name, iteration=run.iteration, position=run.position,
-            family=run.workload.family, status=output.status, reason=output.reason,
-            started=started, finished=time.time(), caches_dropped=caches_dropped,
-            scale=self.plan.campaign.scale, target_description=description,
-            workload_metadata=output.metadata,
-            witness=output.metadata.pop("witness", {}))
-        columns = empty_columns()
-        add_rows(columns, record.identity(), measurements, self.host)
-        record.metrics = rows(columns)
-        return record
+        return finished_record(self.plan.campaign, run, output, Finished(
+            description, started, caches_dropped, run_dir, self.host))
 
     def _write_metrics(self) -> None:
         if self._metrics_stale:
