@@ -122,3 +122,36 @@ def test_a_new_loop_image_file_system_is_one_profile(lab, tmp_path):
         assert api.load(tmp_path / "r")["fs"].unique().tolist() == ["ext4nj"]
     finally:
         del PROFILES["ext4nj"], REGISTRY["ext4nj"]
+
+
+@pytest.mark.privileged
+def test_a_new_fuse_file_system_is_one_profile_of_the_same_type(lab, tmp_path):
+    """NTFS with 64 KiB clusters through ntfs-3g, added as one profile (driver "fuse") in
+    this test alone: the FUSE plug-in makes, mounts, measures and describes it, with its
+    tools' packages named from the profile."""
+    requires("mkntfs", "ntfs-3g", "losetup", "fio")
+    from fslab import api, system
+    from fslab.campaign import Overrides, load_campaign
+    from fslab.targets import REGISTRY, register_profile
+    from fslab.targets.profiles import FUSE, PROFILES, FsProfile
+
+    register_profile(FsProfile(
+        "ntfs64k", "NTFS, 64 KiB clusters, via ntfs-3g (a test's profile)", "mkntfs",
+        ("-F", "-Q", "-q", "-c", "65536"), 2 * 1024**2, "ntfs-3g", driver=FUSE,
+        mount_program="ntfs-3g"))
+    try:
+        assert REGISTRY["ntfs64k"][0].endswith(":FuseFsTarget")
+        assert system.TOOL_PACKAGES["ntfs-3g"] == "ntfs-3g"
+        campaign = load_campaign(None, Overrides(
+            fs=["ntfs64k"], workloads=["randwrite"], iterations=1, runtime="1",
+            image_size="256M", file_size="16M", seed=1, rounds=1, ceiling=False))
+        result = api.run(campaign, out=tmp_path / "r", lab=lab)
+        assert (result.runner.ok, result.runner.failed) == (1, 0)
+        described = result.results.environment()["targets"]["ntfs64k"]
+        assert described["mkfs_command"][-3:] == ["-c", "65536", "<image>"]
+        assert "(FUSE)" in api.load(tmp_path / "r")["fs_impl"].iloc[0]
+        assert not leftovers(lab.root)
+    finally:
+        del PROFILES["ntfs64k"], REGISTRY["ntfs64k"]
+    with pytest.raises(ValueError, match="driver must be one of kernel, fuse"):
+        register_profile(FsProfile("odd", "odd", "mkfs.odd", (), 1, "odd", driver="ring0"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from fslab.errors import ToolError, UserError
 
 # Where each external tool comes from, for the one-line "missing tool" message
-# (file-system profiles add their mkfs).
+# (file-system profiles add their mkfs and FUSE mount program).
 TOOL_PACKAGES = {
     "fio": "fio",
     "losetup": "util-linux",

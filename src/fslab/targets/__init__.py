@@ -9,7 +9,7 @@ from typing import Any
 from fslab import system
 from fslab.errors import UserError
 from fslab.targets.base import Mounted, Target, TargetSpec
-from fslab.targets.profiles import BUILT_IN, PROFILES, FsProfile
+from fslab.targets.profiles import BUILT_IN, FUSE, FUSE_BUILT_IN, KERNEL, PROFILES, FsProfile
 
 __all__ = ["FS_KINDS", "IMAGE_LESS", "Mounted", "Target", "TargetSpec", "known_kinds",
            "make_target", "register_profile"]
@@ -18,19 +18,16 @@ _REQUIRED = ("check", "describe", "provision", "teardown", "needs_root", "capabi
              "availability")
 
 LOOPFS = "fslab.targets.loopfs:LoopFsTarget"
+FUSEFS = "fslab.targets.fusefs:FuseFsTarget"
+DRIVERS = {KERNEL: LOOPFS, FUSE: FUSEFS}  # a profile's driver -> the plug-in that runs it
 # campaign name -> (plug-in "module:Class", one-line description for `fslab targets`).
 # Names only: a plug-in is imported (and checked) when a target of its kind is made, so
 # listing the kinds (the importer guessing file systems from paths) imports none.
-# Loop-image kernel file systems come from their profiles (targets/profiles.py).
+# File systems on images, kernel and FUSE, come from their profiles (targets/profiles.py).
 REGISTRY: dict[str, tuple[str, str]] = {
-    **{p.fs: (LOOPFS, p.description) for p in BUILT_IN},
+    **{p.fs: (DRIVERS[p.driver], p.description) for p in (*BUILT_IN, *FUSE_BUILT_IN)},
     "zfs": ("fslab.targets.zfs:ZfsTarget",
             "zfs pool on an image: kernel OpenZFS, else zfs-fuse"),
-    "ntfs": ("fslab.targets.fusefs:FuseFsTarget", "NTFS via ntfs-3g (FUSE) on an image"),
-    "exfat": ("fslab.targets.fusefs:FuseFsTarget",
-              "exFAT via exfat-fuse (FUSE) on a loop device"),
-    "fat32": ("fslab.targets.fusefs:FuseFsTarget",
-              "FAT32 via fusefat rw+ (FUSE, experimental) on an image"),
     "tmpfs": ("fslab.targets.tmpfs:TmpfsTarget", "tmpfs: a memory-speed baseline"),
     "raw": ("fslab.targets.raw:RawTarget",
             "the loop device itself, no file system: the ceiling"),
@@ -54,14 +51,18 @@ def known_kinds() -> tuple[str, ...]:
 
 
 def register_profile(profile: FsProfile) -> None:
-    """Make a loop-image file system known everywhere: targets, images, the importer."""
+    """Make a file system on images (kernel or FUSE) known everywhere: targets, images,
+    the importer."""
+    if profile.driver not in DRIVERS:
+        raise ValueError(f"profile {profile.fs}: driver must be one of {', '.join(DRIVERS)}")
     PROFILES[profile.fs] = profile
-    REGISTRY[profile.fs] = (LOOPFS, profile.description)
-    system.TOOL_PACKAGES.setdefault(profile.mkfs, profile.package)
+    REGISTRY[profile.fs] = (DRIVERS[profile.driver], profile.description)
+    for tool in filter(None, (profile.mkfs, profile.mount_program)):
+        system.TOOL_PACKAGES.setdefault(tool, profile.package)
     system.VERSION_FLAGS.setdefault(profile.mkfs, list(profile.version_flag))
 
 
-for _profile in BUILT_IN:
+for _profile in (*BUILT_IN, *FUSE_BUILT_IN):
     register_profile(_profile)
 IMAGE_LESS = frozenset({"dir", "null"})  # kinds with no image size
 
@@ -89,7 +90,8 @@ def make_target(
         known = ", ".join(k for k in known_kinds() if k != "null")
         raise UserError(f"unknown file system {spec.fs!r} in target {spec.name!r}: known: {known}")
     if spec.device and entry[0] != LOOPFS:
-        raise UserError(f"target {spec.name}: device = ... works with ext2/3/4, xfs and btrfs")
+        kernel = ", ".join(k for k, (plug_in, _) in REGISTRY.items() if plug_in == LOOPFS)
+        raise UserError(f"target {spec.name}: device = ... works with {kernel}")
     cls: Any = plugin(spec.fs)
     return cls(spec, confirmed_devices=confirmed_devices, force_device=force_device)
 

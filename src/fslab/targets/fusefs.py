@@ -1,4 +1,5 @@
-"""User-space (FUSE) file systems: ntfs (ntfs-3g), exfat (exfat-fuse), fat32 (fusefat).
+"""User-space (FUSE) file systems: ntfs (ntfs-3g), exfat (exfat-fuse), fat32 (fusefat);
+their profiles (driver = "fuse") are in targets/profiles.py with the kernel ones.
 
 Their figures are those of a FUSE implementation, not of a kernel driver: every result
 carries the program and its version in fs_impl.
@@ -6,19 +7,13 @@ carries the program and its version in fs_impl.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from fslab import system
 from fslab.errors import UserError
 from fslab.lab import Session
-from fslab.targets.base import (
-    NEEDS_ROOT,
-    SEQUENTIAL_LAYOUT,
-    BaseTarget,
-    Mounted,
-)
+from fslab.targets.base import NEEDS_ROOT, SEQUENTIAL_LAYOUT, BaseTarget, Mounted
 from fslab.targets.common import (
     attach_loop,
     make_image,
@@ -27,37 +22,9 @@ from fslab.targets.common import (
     package_version,
 )
 from fslab.targets.device_options import DEFAULT_LOOP_DIRECT_IO
-
-
-@dataclass(frozen=True)
-class FuseProfile:
-    """How to make and mount one FUSE file system."""
-
-    fs: str
-    package: str
-    mkfs: tuple[str, ...]  # the image or device is appended
-    mount_program: str
-    needs_block_device: bool
-    min_size: int
-    quirk: str = ""  # what fslab does about this implementation's limits
-    mount_options: tuple[str, ...] = ()  # always given to the mount program
-    quirks: frozenset[str] = frozenset()  # capability flags the workloads read (base.py)
-
+from fslab.targets.profiles import PROFILES
 
 MiB = 1024**2
-PROFILES = {
-    "ntfs": FuseProfile("ntfs", "ntfs-3g", ("mkntfs", "-F", "-Q", "-q"), "ntfs-3g",
-                        needs_block_device=False, min_size=2 * MiB),
-    "exfat": FuseProfile("exfat", "exfat-fuse", ("mkfs.exfat",), "mount.exfat-fuse",
-                         needs_block_device=True, min_size=1 * MiB),
-    "fat32": FuseProfile(
-        "fat32", "fusefat", ("mkfs.fat", "-F", "32"), "fusefat",
-        needs_block_device=False, min_size=64 * MiB, mount_options=("rw+",),
-        quirks=frozenset({SEQUENTIAL_LAYOUT}),
-        quirk="fusefat rejects ftruncate and random writes into a new file: fslab writes "
-              "each job's files sequentially before fio runs (as fio's own layout would)",
-    ),
-}
 
 
 class FuseFsTarget(BaseTarget):
@@ -72,7 +39,7 @@ class FuseFsTarget(BaseTarget):
 
     @property
     def tools(self) -> tuple[str, ...]:  # type: ignore[override]
-        return (self.profile.mkfs[0], self.profile.mount_program, "umount")
+        return (self.profile.mkfs, self.profile.mount_program, "umount")
 
     def kernel_support(self) -> str:
         if not Path("/dev/fuse").exists():
@@ -93,7 +60,7 @@ class FuseFsTarget(BaseTarget):
             "backing": "loop device over an image" if self.profile.needs_block_device
             else "image file in the lab directory",
             "image_size": self.spec.size,
-            "mkfs_command": [*self.profile.mkfs, *self.spec.mkfs_options, "<image>"],
+            "mkfs_command": [*self._mkfs(), "<image>"],
             "mount_options_requested": self.spec.mount_options or "defaults",
         }
         if self.profile.quirk:
@@ -101,7 +68,8 @@ class FuseFsTarget(BaseTarget):
         return info
 
     def mount_command(self, source: str, mountpoint: Path) -> list[str]:
-        options = list(filter(None, [*self.profile.mount_options, self.spec.mount_options]))
+        options = list(filter(None, [*self.profile.fuse_mount_options,
+                                     self.spec.mount_options]))
         opt_args = ["-o", ",".join(options)] if options else []
         return [self.profile.mount_program, *opt_args, source, str(mountpoint)]
 
@@ -112,7 +80,7 @@ class FuseFsTarget(BaseTarget):
             source = str(make_image(session, mounted, self.spec.name, self.spec.size))
             if self.profile.needs_block_device:
                 source = attach_loop(session, mounted, Path(source), DEFAULT_LOOP_DIRECT_IO)
-            system.run([*self.profile.mkfs, *self.spec.mkfs_options, source], timeout=600)
+            system.run([*self._mkfs(), source], timeout=600)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
             mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,
                   fuse=True)
@@ -123,5 +91,9 @@ class FuseFsTarget(BaseTarget):
                                    mount_options=system.mount_options(mounted.path))
         return mounted
 
+    def _mkfs(self) -> list[str]:
+        return [self.profile.mkfs, *self.profile.default_mkfs_options,
+                *self.spec.mkfs_options]
+
     def quirks(self) -> frozenset[str]:
-        return self.profile.quirks
+        return self.profile.capabilities

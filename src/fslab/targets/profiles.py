@@ -1,24 +1,32 @@
-"""Loop-image kernel file systems, one profile each: everything fslab knows about one.
+"""File systems on images, one profile each: everything fslab knows about one.
 
-A profile is the whole of a file system's part in fslab: how to make it (mkfs, its
-defaults, its smallest image), how to mount it (type, options fslab adds on loop images,
-options for an aged copy, read-only options for copying its files out), its Debian
-package and version flag, its metadata image tools, and which free-space probe reads it.
-Adding a loop-image file system is one profile here (or `register_profile` from a
-plug-in or a test); the target, aging images, free-space probes, the registry and the
-importer all read it.
+A profile is the whole of a file system's part in fslab: its driver (the kernel's, or a
+FUSE program's), how to make it (mkfs, its defaults, its smallest image), how to mount it
+(type or program, options fslab adds on loop images, options for an aged copy, read-only
+options for copying its files out), its Debian package and version flag, its metadata
+image tools, which free-space probe reads it, and the limits of its implementation the
+workloads must know (declared as capabilities, never inferred from its name).
+Adding a file system is one profile here (or `register_profile` from a plug-in or a
+test); the targets, aging images, free-space probes, the registry and the importer all
+read it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fslab.targets.base import SEQUENTIAL_LAYOUT
+
 MiB = 1024**2
+
+
+KERNEL, FUSE = "kernel", "fuse"
 
 
 @dataclass(frozen=True)
 class FsProfile:
-    """One kernel file system on a loop image (or a confirmed device)."""
+    """One file system on an image: a kernel driver on a loop image (or a confirmed
+    device), or a FUSE program on an image (or a loop device, when it needs one)."""
 
     fs: str  # the campaign name
     description: str  # one line for `fslab targets`
@@ -26,6 +34,12 @@ class FsProfile:
     default_mkfs_options: tuple[str, ...]
     min_size: int
     package: str  # the Debian package with mkfs (named when it is missing)
+    driver: str = KERNEL  # KERNEL or FUSE
+    mount_program: str = ""  # FUSE: the program that mounts it
+    needs_block_device: bool = False  # FUSE: a loop device under it, not the image file
+    fuse_mount_options: tuple[str, ...] = ()  # FUSE: always given to its program
+    capabilities: frozenset[str] = frozenset()  # what workloads must know (see above)
+    quirk: str = ""  # what fslab does about the implementation's limits, for the record
     version_flag: tuple[str, ...] = ("-V",)
     mount_type: str = ""  # `mount -t` and the kernel's name; the campaign name if empty
     image_mount_options: tuple[str, ...] = ()  # added on loop images (see ON_IMAGES)
@@ -89,4 +103,17 @@ BUILT_IN = (
               metadata_dump=("btrfs-image",), metadata_restore=("btrfs-image", "-r"),
               free_space="btrfs_free_space_tree"),
 )
-PROFILES: dict[str, FsProfile] = {p.fs: p for p in BUILT_IN}
+FUSE_BUILT_IN = (
+    FsProfile("ntfs", "NTFS via ntfs-3g (FUSE) on an image", "mkntfs", ("-F", "-Q", "-q"),
+              2 * MiB, "ntfs-3g", driver=FUSE, mount_program="ntfs-3g"),
+    FsProfile("exfat", "exFAT via exfat-fuse (FUSE) on a loop device", "mkfs.exfat", (),
+              1 * MiB, "exfat-fuse", driver=FUSE, mount_program="mount.exfat-fuse",
+              needs_block_device=True),
+    FsProfile("fat32", "FAT32 via fusefat rw+ (FUSE, experimental) on an image", "mkfs.fat",
+              ("-F", "32"), 64 * MiB, "fusefat", driver=FUSE, mount_program="fusefat",
+              fuse_mount_options=("rw+",), capabilities=frozenset({SEQUENTIAL_LAYOUT}),
+              quirk="fusefat rejects ftruncate and random writes into a new file: fslab "
+                    "writes each job's files sequentially before fio runs (as fio's own "
+                    "layout would)"),
+)
+PROFILES: dict[str, FsProfile] = {p.fs: p for p in (*BUILT_IN, *FUSE_BUILT_IN)}
