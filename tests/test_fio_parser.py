@@ -6,7 +6,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from fslab.parsers.fio import PERCENTILES, job_errors, parse_fio, percentiles_from_bins
+from fslab.parsers.fio import job_errors, parse_fio
+from fslab.parsers.fio_latency import PERCENTILES, percentiles_from_bins
 from fslab.parsers.fio_load import FioParseError, extract_json, load_fio
 from tests.conftest import FIXTURES
 

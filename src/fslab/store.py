@@ -207,20 +207,21 @@ class ResultsDir:
         """One raw file a run kept (in its directory, or in the archive it came from)."""
         if not record.archive:
             return (self.run_dir(record.run_id) / name).read_bytes()
-        archive = self._archives.get(record.archive)
+        return self._archive(record.archive).read(f"{quote(record.run_id, safe='')}/{name}")
+
+    def _archive(self, name: str) -> zipfile.ZipFile:
+        archive = self._archives.get(name)
         if archive is None:
-            archive = self._archives[record.archive] = zipfile.ZipFile(
-                self.runs_dir / record.archive)
-        return archive.read(f"{quote(record.run_id, safe='')}/{name}")
+            archive = self._archives[name] = zipfile.ZipFile(self.runs_dir / name)
+        return archive
 
     def raw_files(self, record: RunRecord) -> RawFiles:
         """The raw files a run kept, for the parse stage (parsers/registry.py)."""
         if not record.archive:
             return DirFiles(self.run_dir(record.run_id))
         if record.archive not in self._archive_names:
-            self.raw_output(record, "run.json")  # opens the archive
             listing: dict[str, list[str]] = {}
-            for name in self._archives[record.archive].namelist():
+            for name in self._archive(record.archive).namelist():
                 run, _, file = name.partition("/")
                 listing.setdefault(run, []).append(file)
             self._archive_names[record.archive] = listing
@@ -374,10 +375,13 @@ class _ArchivedRun:
 
     def __init__(self, results: ResultsDir, record: RunRecord, names: list[str]) -> None:
         self.results, self.record, self._names = results, record, names
+        self._read: dict[str, bytes] = {}  # detectors and the parser read the same file
 
     def names(self) -> list[str]:
         return self._names
 
     def read(self, name: str) -> bytes:
-        return self.results.raw_output(self.record, name)
+        if name not in self._read:
+            self._read[name] = self.results.raw_output(self.record, name)
+        return self._read[name]
 

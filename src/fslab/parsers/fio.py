@@ -27,14 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from fslab.metrics import Measurement, cpu_measurements
-from fslab.parsers.fio_latency import (
-    PERCENTILES,
-    latency,
-    percentiles,
-    percentiles_from_bins,
-    pooled_stddev,
-    weighted_mean,
-)
+from fslab.parsers.fio_latency import latency, percentiles, pooled_stddev, weighted_mean
 from fslab.parsers.fio_load import DIRECTIONS, FioParseError
 
 
@@ -318,5 +311,3 @@ def _io_bytes(stats: dict[str, Any]) -> int:
         return int(stats["io_bytes"])
     return int(stats.get("io_kbytes", 0)) * 1024
 
-
-__all__ = ["PERCENTILES", "percentiles_from_bins"]

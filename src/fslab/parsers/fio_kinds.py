@@ -9,8 +9,8 @@ statistics, and for a run in slices the spread between its slices.
 
 from __future__ import annotations
 
-import math
 import re
+import statistics
 from typing import Any
 
 from fslab.diskstats import from_fio
@@ -61,13 +61,10 @@ def slice_cv(values: list[float], rounds: int) -> float | None:
     if len(values) < 2 or len(values) % rounds:
         return None
     per_slice = len(values) // rounds
-    cvs = []
-    for series in (values[i::per_slice] for i in range(per_slice)):
-        mean = sum(series) / len(series)
-        if mean > 0 and len(series) > 1:
-            sd = math.sqrt(sum((v - mean) ** 2 for v in series) / (len(series) - 1))
-            cvs.append(sd / mean)
-    return round(sum(cvs) / len(cvs), 4) if cvs else None
+    series = [values[i::per_slice] for i in range(per_slice)]
+    cvs = [statistics.stdev(s) / statistics.fmean(s) for s in series
+           if len(s) > 1 and statistics.fmean(s) > 0]
+    return round(statistics.fmean(cvs), 4) if cvs else None
 
 
 FIO = RawKind("fio", "", _detect_run, _parse_run)

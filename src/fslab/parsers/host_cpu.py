@@ -6,13 +6,11 @@ counted its I/Os. Results from before the file existed kept the sample in run.js
 
 from __future__ import annotations
 
-import json
-
 from fslab.metrics import Measurement
 from fslab.parsers.raw_files import Addition, RawFiles, read_json
 
 HOST_CPU = "host_cpu.json"
-RUN_JSON = "run.json"
+RUN_JSON = "run.json"  # store.RUN_RECORD (parsers sit below the store)
 
 
 def host_cpu_rows(pct: float, seconds: float,
@@ -34,7 +32,7 @@ def _add(files: RawFiles, measurements: list[Measurement]) -> list[Measurement]:
     if HOST_CPU in names:
         seen = read_json(files, HOST_CPU)
     elif RUN_JSON in names:  # results written before host_cpu.json
-        seen = json.loads(files.read(RUN_JSON)).get("workload_metadata", {}).get("host_cpu")
+        seen = read_json(files, RUN_JSON).get("workload_metadata", {}).get("host_cpu")
     else:
         return []
     if not isinstance(seen, dict):

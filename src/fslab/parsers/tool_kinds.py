@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 from fslab.metrics import Measurement, cpu_measurements
@@ -27,7 +28,7 @@ AGEDFILES_RECORD = "agedfiles.json"
 NULL_RECORD = "null.json"
 
 
-def _named(name: str) -> Any:
+def _named(name: str) -> Callable[[RawFiles], bool]:
     """A detector: the run kept a file of this name."""
     return lambda files: name in files.names()
 

@@ -22,9 +22,7 @@ from fslab.targets.common import (
     package_version,
 )
 from fslab.targets.device_options import DEFAULT_LOOP_DIRECT_IO
-from fslab.targets.profiles import PROFILES
-
-MiB = 1024**2
+from fslab.targets.profiles import PROFILES, MiB
 
 
 class FuseFsTarget(BaseTarget):
