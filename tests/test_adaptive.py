@@ -70,3 +70,21 @@ def test_sizes_grow_with_noise_and_shrink_with_looser_goals():
     assert list(tight) == sorted(tight) and (loose <= tight).all()
     assert tight[-1] == 30  # unknown spread: the most there is room for
     assert interval_sizes(np.array([0.01]), 50, 10)[0] == MIN_SECOND_STAGE
+
+
+def test_the_goal_is_the_headline_of_each_workload():
+    """--until-ci chases what the report shows, decided per workload: a fio job's maximum
+    latency is not in its headline (its p99 is), bonnie++'s maximum (its only latency) is,
+    even when both ran in one campaign."""
+    import pandas as pd
+
+    from fslab.adaptive import unconverged
+
+    summary = pd.DataFrame([
+        {"target": "ext4", "workload": w, "op": "read", "metric": m, "n": 3,
+         "ci_half_width_pct": 40.0}
+        for w, m in [("randread", "lat_max_ns"), ("randread", "clat_p99_ns"),
+                     ("bonnie", "lat_max_ns")]])
+    wide = unconverged(summary, 5)
+    assert sorted(line.split(":")[0] for line in wide) == [
+        "ext4 bonnie read lat_max_ns", "ext4 randread read clat_p99_ns"]

@@ -1,6 +1,8 @@
 """The runner, results directory and resume, driven by the null target and workload."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -87,6 +89,15 @@ def test_api_run_analyze_load(tmp_path, lab):
     result = api.run(campaign, out=tmp_path / "api", lab=lab)
     assert (result.runner.ok, result.runner.failed) == (2, 0)
     assert result.summary is not None and not result.summary.empty
+    # The run left every stats/ table: the report renders them without analysing again
+    # (issue 24: no fslab.analysis module is even imported).
+    probe = ("import sys; from fslab import api; api.report(sys.argv[1]); "
+             "print(sorted(m for m in sys.modules if m.startswith('fslab.analysis')))")
+    found = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "api")],
+                           capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]", found.stdout + found.stderr
+    assert "analysing" not in found.stdout + found.stderr
+    assert "randread" in (tmp_path / "api" / "report.html").read_text()
     summary = api.analyze(tmp_path / "api")
     assert (tmp_path / "api" / "stats" / "verdicts.txt").exists()
     cell = summary[(summary.metric == "iops") & (summary.op == "read")].iloc[0]

@@ -167,16 +167,21 @@ def test_the_report_opens_with_the_ranking_charts(tmp_path):
 
 
 def test_run_then_report_says_it_analyses_once_and_prints_each_steps_method(tmp_path):
-    """Issue 24: `fslab run` leaves summary.csv alone; a report over it says why it
+    """Issue 24: `fslab run` leaves the whole analysis in stats/, which the report reads
+    without analysing again; a report over a stats/ with no analysis says why it
     analyses, once; the verdicts are a table (verdicts.txt is its text, never parsed
     back) and each analysis step's own method statement is printed by the report."""
     import importlib
+    import shutil
 
     from fslab.analysis.pipeline import METHOD_STEPS
 
     out = tmp_path / "contract"
     api.run(simulated({"a": 1.3, "b": 1.0}, seed=4, jobs=2), out=out, lab=api_lab(tmp_path))
     said: list[str] = []
+    api.report(out, say=said.append)
+    assert said == []  # the run's own analysis, read back
+    shutil.rmtree(out / "stats")
     api.report(out, say=said.append)
     assert len(said) == 1 and "stats/ holds no analysis yet" in said[0]
     api.report(out, say=said.append)

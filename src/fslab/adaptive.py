@@ -69,10 +69,10 @@ def detectable_sizes(sd_log: np.ndarray, percent: float, level: float,
 def interval_sizes(sd_log: np.ndarray, percent: float, max_n: int) -> np.ndarray:
     """Second-stage iterations for a cell's 95 % interval on logs to be within
     ×/÷ (1 + percent/100), given each pilot cell's SD of logs (vectorised)."""
-    from scipy import stats
+    from scipy.special import stdtrit
 
     sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
-    t = stats.t.isf((1 - CONFIDENCE) / 2, sizes - 1)
+    t = -stdtrit(sizes - 1, (1 - CONFIDENCE) / 2)
     needed_sd = math.log1p(percent / 100) * np.sqrt(sizes) / t
     return _first_enough(np.asarray(sd_log, dtype=float), needed_sd, sizes)
 
@@ -88,7 +88,6 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.observations import per_run
     from fslab.analysis.pipeline import campaign_settings, declared_primaries
-    from fslab.metrics import headline_metrics
     from fslab.store import ResultsDir
 
     room = max_iterations - pilot
@@ -110,8 +109,7 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
         level = float(primary["alpha"].min()) if len(primary) else 0.05
         wanted += list(detectable_sizes(sd, goal.until_detectable, level, room))
     if goal.until_ci:
-        shown = headline_metrics(set(runs["metric"].astype(str)))  # what the report shows
-        cells = runs[runs["metric"].isin(shown) & (runs["value"] > 0)]
+        cells = runs[headline_rows(runs) & (runs["value"] > 0)]  # what the report shows
         logs = np.log(cells["value"].astype(float))
         sd = logs.groupby([cells[k].astype(str) for k in
                            ("target", "workload", "op", "metric")]).std(ddof=1)
@@ -129,13 +127,22 @@ def still_open(summary: pd.DataFrame, tests: pd.DataFrame | None, goal: Goal) ->
 
 def unconverged(summary: pd.DataFrame, percent: float) -> list[str]:
     """Headline cells whose CI half-width exceeds `percent` % of the mean (or n < 2)."""
-    from fslab.metrics import headline_metrics
-
-    shown = headline_metrics(set(summary["metric"].astype(str)))
-    cells = summary[summary["metric"].isin(shown) & (summary["n"] > 0)]
+    cells = summary[headline_rows(summary) & (summary["n"] > 0)]
     wide = cells[~(cells["ci_half_width_pct"] <= percent)]
     return [f"{r.target} {r.workload} {r.op} {r.metric}: ±{r.ci_half_width_pct:.1f} %"
             for r in wide.itertuples()]
+
+
+def headline_rows(frame: pd.DataFrame) -> pd.Series:
+    """Which rows hold a headline metric of their own workload (metrics.headline_of_each:
+    what the report shows)."""
+    import pandas as pd
+
+    from fslab.metrics import headline_of_each
+
+    pairs = list(zip(frame["workload"].astype(str), frame["metric"].astype(str), strict=True))
+    shown = headline_of_each(pairs)
+    return pd.Series([pair in shown for pair in pairs], index=frame.index, dtype=bool)
 
 
 def undetectable(tests: pd.DataFrame, percent: float) -> list[str]:

@@ -93,7 +93,7 @@ def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
     tests.csv (the omnibus test per workload × op × metric and why it was chosen),
     pairwise.csv (post-hoc pairs with effect sizes), headline.csv, ranking.csv and
     verdicts.txt
-    (analysis/pipeline.py). A run ends with the summary only.
+    (analysis/pipeline.py). A run ends with the full analysis too.
     """
     from fslab.analysis.pipeline import analyze_results, write_summary
 

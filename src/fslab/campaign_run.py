@@ -139,19 +139,20 @@ class CampaignRun:
                                    resume=True)
 
     def finish(self, outcome: RunnerResult, goal: Goal) -> RunResult:
-        """Keep the ceilings measured in rounds, then summarise (adaptive: analyse, and
+        """Keep the ceilings measured in rounds, then analyse: every stats/ table, so that
+        `fslab report` renders what the run left without analysing again (adaptive: also
         say what is still short of the goal)."""
-        from fslab.analysis.pipeline import analyze_results, write_summary
+        from fslab.analysis.pipeline import analyze_results
 
         if self.companion is not None:
             from fslab.ceiling import record_round_ceilings
 
             record_round_ceilings(self.results, self.companion.store, self.lab)
+        done = analyze_results(self.results)
         if not goal:
-            return RunResult(self.results, outcome, write_summary(self.results))
+            return RunResult(self.results, outcome, done.summary)
         from fslab.adaptive import still_open
 
-        done = analyze_results(self.results)
         return RunResult(self.results, outcome, done.summary,
                          still_open(done.summary, done.tests, goal))
 

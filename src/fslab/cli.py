@@ -120,23 +120,25 @@ def run(
         if problems:
             raise typer.Exit(ExitCode.USER_ERROR)
         return
-    from fslab.doctor import QUICK, examine, quick_line
+    from fslab.doctor import QUICK, examine_beside
     from fslab.report.progress import RichProgress
 
-    console.print(quick_line(examine(the_lab.root, QUICK)), markup=False,
-                  highlight=False, style="dim")
     if campaign.published is not None:
         for line in campaign.published.lines():
             console.print(line, markup=False, highlight=False)
 
     try:
         with RichProgress(err_console) as progress:
-            result = api.run(campaign, out=out, lab=the_lab, resume=resume,
-                             confirmed_devices=devices, force_device=force_device,
-                             progress=progress, until_ci=until_ci,
-                             max_iterations=max_iterations,
-                             until_detectable=until_detectable,
-                             rerun_disturbed=rerun_disturbed)
+            check = examine_beside(the_lab.root, QUICK, progress.note)
+            try:
+                result = api.run(campaign, out=out, lab=the_lab, resume=resume,
+                                 confirmed_devices=devices, force_device=force_device,
+                                 progress=progress, until_ci=until_ci,
+                                 max_iterations=max_iterations,
+                                 until_detectable=until_detectable,
+                                 rerun_disturbed=rerun_disturbed)
+            finally:
+                check.join()
     except KeyboardInterrupt:
         target = out or "DIR"
         err_console.print(f"fslab: interrupted; everything fslab made was released. "
@@ -156,8 +158,8 @@ def run(
                 console.print(f"  {escape(cell)}")
         else:
             console.print(f"Every cell at {goal}.")
-    console.print(f"Next: fslab analyze {result.results.path} (tests, effect sizes, verdicts); "
-                  f"fslab report {result.results.path} (HTML)")
+    console.print(f"Next: fslab report {result.results.path} (HTML; the tests, effect sizes "
+                  f"and verdicts are in {result.results.path / 'stats'})")
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
     if result.runner.failed:

@@ -10,6 +10,7 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -148,6 +149,19 @@ QUICK: list[Check] = [load, swap, free_space]  # the short form before every run
 def examine(lab: Path, checks: list[Check] | None = None) -> list[Finding]:
     """Run the checks (all of them by default) against this machine and lab."""
     return [check(lab) for check in (checks or CHECKS)]
+
+
+def examine_beside(lab: Path, checks: list[Check], say: Callable[[str], None]
+                   ) -> threading.Thread:
+    """Run the checks in a thread and `say` their quick line when done.
+
+    The load check watches other processes for a second; fslab's own set-up (loading the
+    campaign, making the first file systems) runs meanwhile instead of waiting for it —
+    the witness leaves fslab and its children out, so the reading is the same."""
+    thread = threading.Thread(target=lambda: say(quick_line(examine(lab, checks))),
+                              name="fslab-quick-check", daemon=True)
+    thread.start()
+    return thread
 
 
 def quick_line(findings: list[Finding]) -> str:

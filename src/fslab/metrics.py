@@ -6,6 +6,7 @@ with each value so that no ranking or verdict ever has to guess which way is goo
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 COLUMNS = (
@@ -85,6 +86,17 @@ def headline_metrics(present: set[str]) -> list[str]:
     completion latency (fio) shows its tail that way: its maximum stays in the tables."""
     shown = [m for m in HEADLINE_METRICS if m in present]
     return [m for m in shown if not (m == "lat_max_ns" and "clat_p99_ns" in present)]
+
+
+def headline_of_each(pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (workload, metric) pairs among `pairs` that are headline metrics of their own
+    workload: decided per workload, so that bonnie++'s maximum latency (its only latency)
+    stays in the headline beside a fio job whose p99 replaces its maximum."""
+    present: dict[str, set[str]] = {}
+    for workload, metric in pairs:
+        present.setdefault(workload, set()).add(metric)
+    return {(workload, metric) for workload, metrics in present.items()
+            for metric in headline_metrics(metrics)}
 
 
 # One table of display names (terminal, HTML, verdicts): (short, long).

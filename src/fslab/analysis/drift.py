@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import fdtri  # F quantile; scipy.stats costs a second to import
 
 THROUGHPUT = ("iops", "bw_bytes")
 WORTH_SAYING = 0.05  # iteration factors spanning less than ±5 % are not mentioned
@@ -104,8 +104,8 @@ def shared_variation(rows: pd.DataFrame, confidence: float = 0.95) -> Shared:
     ms_iter, ms_err = ss_iter / df_iter, ss_err / df_err
     f = ms_iter / ms_err
     tail = (1 - confidence) / 2
-    f_low = f / float(stats.f.isf(tail, df_iter, df_err))
-    f_high = f * float(stats.f.isf(tail, df_err, df_iter))
+    f_low = f / float(fdtri(df_iter, df_err, 1 - tail))
+    f_high = f * float(fdtri(df_err, df_iter, 1 - tail))
 
     def icc(x: float) -> float:
         return min(1.0, max(0.0, (x - 1) / (x + k - 1)))

@@ -15,7 +15,7 @@ import functools
 import math
 
 import numpy as np
-from scipy import stats
+from scipy.special import bdtr  # binomial CDF; scipy.stats costs a second to import
 
 CONFIDENCE = 0.95
 
@@ -29,7 +29,7 @@ def median_rank(n: int, confidence: float = CONFIDENCE) -> tuple[int, float]:
     """(k, achieved level): the interval is the k-th smallest to the k-th largest."""
     best_k, level = 1, 1 - 2 * 0.5**n
     for k in range(1, n // 2 + 1):
-        achieved = 1 - 2 * float(stats.binom.cdf(k - 1, n, 0.5))
+        achieved = 1 - 2 * float(bdtr(k - 1, n, 0.5))
         if achieved < confidence:
             break
         best_k, level = k, achieved

@@ -39,7 +39,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special  # scipy.stats costs a second to import (analysis/stats.py)
 
 from fslab.analysis.power import paired_detectable_d, two_sample_detectable_d
 
@@ -231,8 +231,8 @@ def t_inference(estimate: Any, se: Any, df: Any, level: float) -> tuple[Any, Any
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = se > 0
         t = np.where(ok, estimate / np.where(ok, se, 1.0), np.nan)
-        p = np.where(ok, 2 * stats.t.sf(np.abs(t), df), np.nan)
-        half = np.where(ok, stats.t.isf(level / 2, df) * se, np.nan)
+        p = np.where(ok, 2 * special.stdtr(df, -np.abs(t)), np.nan)
+        half = np.where(ok, -special.stdtrit(df, level / 2) * se, np.nan)
     out = (t, p, estimate - half, estimate + half)
     if out[0].ndim == 0:
         return tuple(float(v) for v in out)  # type: ignore[return-value]

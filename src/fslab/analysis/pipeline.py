@@ -30,8 +30,7 @@ def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
 
 
 def write_summary(results: ResultsDir) -> pd.DataFrame:
-    """stats/summary.csv alone (what a run ends with: the tests and models cost seconds
-    that a short campaign should not pay, benchmarks/harness_overhead)."""
+    """stats/summary.csv alone (`fslab.api.analyze(full=False)`)."""
     summary = summarize_results(results, measured_metrics(results))
     results.stats_dir.mkdir(exist_ok=True)
     write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))

@@ -18,7 +18,12 @@ from __future__ import annotations
 import functools
 import math
 
-from scipy import integrate, optimize, special, stats
+from scipy import special
+
+# scipy.special, not scipy.stats (a second to import, paid by every `fslab run`): the t,
+# noncentral t and chi distributions below are its functions, held to scipy.stats and to
+# a simulation by tests/test_power.py. scipy.integrate and scipy.optimize (0.9 s more)
+# are imported where they are used.
 
 POWER = 0.80
 # A solution is accepted when its achieved power is this close to the goal.
@@ -37,25 +42,45 @@ def t_power(noncentrality: float, df: float, alpha: float) -> float:
     power = E[Φ(δ − c·U) + Φ(−δ − c·U)], by adaptive quadrature, wherever scipy's
     noncentral t answers NaN (its far tails at small df: nct.cdf at δ ≈ 10, df = 2), which
     a root finder cannot step over. The tests hold both to a simulation."""
-    c = float(stats.t.isf(alpha / 2, df))
-    fast = float(stats.nct.sf(c, df, noncentrality) + stats.nct.cdf(-c, df, noncentrality))
+    c = -float(special.stdtrit(df, alpha / 2))
+    fast = float(1 - special.nctdtr(df, noncentrality, c)
+                 + special.nctdtr(df, noncentrality, -c))
     if math.isfinite(fast):
         return min(1.0, max(0.0, fast))
     return _power_by_quadrature(noncentrality, df, c)
 
 
 def _power_by_quadrature(noncentrality: float, df: float, c: float) -> float:
-    u = stats.chi(df, scale=1 / math.sqrt(df))
+    from scipy import integrate
 
     def integrand(x: float) -> float:
         return float((special.ndtr(noncentrality - c * x) + special.ndtr(-noncentrality - c * x))
-                     * u.pdf(x))
+                     * _u_pdf(x, df))
 
-    low, high = (float(v) for v in u.ppf([1e-15, 1 - 1e-15]))
-    middle = float(u.median())
+    low, middle, high = (_u_quantile(q, df) for q in (1e-15, 0.5, 1 - 1e-15))
     value = sum(integrate.quad(integrand, a, b, epsabs=1e-13, epsrel=1e-11, limit=200)[0]
                 for a, b in ((low, middle), (middle, high)))
     return min(1.0, max(0.0, value))
+
+
+def _u_pdf(x: float, df: float) -> float:
+    """Density of U = √(χ²_df / df) at x: U² · df is χ²_df, so the density is the χ²
+    density at x²·df times its Jacobian 2·x·df."""
+    if x <= 0:
+        return 0.0
+    y = x * x * df
+    log_chi2 = (df / 2 - 1) * math.log(y) - y / 2 - (df / 2) * math.log(2) - special.gammaln(
+        df / 2)
+    return math.exp(log_chi2) * 2 * x * df
+
+
+def _u_quantile(q: float, df: float) -> float:
+    """The q-quantile of U = √(χ²_df / df): χ²_df's q-quantile is 2·P⁻¹(df/2, q) with P
+    the regularised incomplete gamma function (its complement's inverse above the median,
+    where 1 − q keeps the digits q would lose)."""
+    chi2 = (2 * special.gammaincinv(df / 2, q) if q < 0.5
+            else 2 * special.gammainccinv(df / 2, 1 - q))
+    return math.sqrt(float(chi2) / df)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -64,11 +89,13 @@ def detectable_noncentrality(df: float, alpha: float, power: float = POWER) -> f
     freedom reaches `power`; NaN when no finite one does (df ≤ 0)."""
     if df <= 0 or not 0 < alpha < 1:
         return math.nan
-    high = float(stats.t.isf(alpha / 2, df)) + 10.0
+    high = -float(special.stdtrit(df, alpha / 2)) + 10.0
     while t_power(high, df, alpha) < power:  # widen the bracket: power grows with δ
         high *= 2
         if high > 1e7:
             return math.nan
+    from scipy import optimize
+
     root = float(optimize.brentq(lambda nc: t_power(nc, df, alpha) - power, 0.0, high,
                                  xtol=1e-12, rtol=1e-12, maxiter=500))
     if abs(t_power(root, df, alpha) - power) > POWER_TOLERANCE:

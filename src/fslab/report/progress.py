@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -33,6 +35,9 @@ class RichProgress:
             transient=False,
         )
         self.task = self.bar.add_task("starting", total=None)
+        self._lock = threading.Lock()
+        self._started = False
+        self._waiting: list[str] = []
 
     def __enter__(self) -> RichProgress:
         return self
@@ -43,7 +48,20 @@ class RichProgress:
     def start(self, total: int, done: int) -> None:
         """Show the bar only once the runs start, so early errors stay one clean line."""
         self.bar.update(self.task, total=total, completed=done)
+        with self._lock:
+            self._started, waiting, self._waiting = True, self._waiting, []
+        for line in waiting:
+            self.note(line)
         self.bar.start()
+
+    def note(self, line: str) -> None:
+        """A status line above the bar once the runs have started (safe from another
+        thread); until then it waits, so that an error before any run stays one line."""
+        with self._lock:
+            if not self._started:
+                self._waiting.append(line)
+                return
+        self.bar.console.print(line, markup=False, highlight=False, style="dim")
 
     def run_started(self, run: RunSpec) -> None:
         self.bar.update(
