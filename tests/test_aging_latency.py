@@ -1,5 +1,9 @@
 """Aging-run latency intervals, checked by simulation against known truth.
 
+An aging run's latency is observed on sections of the run in time order
+(parsers/aging_kind.py), each section an observation of the analysis
+(analysis/observations.py), so the per-cell interval is the sectioned one and a
+comparison of two aging runs is Welch's t over their sections (analysis/model.py).
 Latencies are simulated as a log-normal AR(1) process (neighbouring operations alike, as
 on a real file system), whose mean and median are known exactly."""
 
@@ -12,10 +16,16 @@ import pandas as pd
 import pytest
 from scipy import signal, stats
 
-from fslab.aging.latency import latency_table, ratio_interval, sectioned
+from fslab.analysis.base_vs_new import compare_cells
+from fslab.analysis.observations import per_run
+from fslab.analysis.stats import log_ci
+from fslab.analysis.summary import summarize
+from fslab.metrics import SECTION, add_rows, empty_columns
+from fslab.parsers.aging_kind import latency_rows
 
 PHI, SIGMA, N = 0.9, 0.3, 20_000
 LOG_VARIANCE = SIGMA**2 / (1 - PHI**2)  # of the stationary process
+METRIC = {"median": "op_lat_p50_ns", "mean": "op_lat_mean_ns"}
 
 
 def ar1_latencies(rng: np.random.Generator, mu: float, n: int = N) -> np.ndarray:
@@ -27,43 +37,76 @@ def truth(mu: float) -> dict[str, float]:
     return {"median": math.exp(mu), "mean": math.exp(mu + LOG_VARIANCE / 2)}
 
 
+def sections_of(latency: np.ndarray, statistic: str, op: str = "read") -> list[float]:
+    return [m.value for m in latency_rows(np.full(len(latency), op, dtype=object), latency)
+            if m.metric == METRIC[statistic]]
+
+
 @pytest.mark.parametrize("statistic", ["mean", "median"])
 def test_sectioned_interval_covers_the_truth_about_95_percent(statistic):
+    """The interval the summary puts on an aging cell (log_ci over its sections)."""
     rng = np.random.default_rng(11)
     trials, covered, naive_covered = 400, 0, 0
     for _ in range(trials):
         values = ar1_latencies(rng, mu=4.0)
-        _, low, high, sections = sectioned(values, statistic)
-        covered += low <= truth(4.0)[statistic] <= high
+        sections = sections_of(values, statistic)
+        found = log_ci(sections)
+        covered += found.ci_low <= truth(4.0)[statistic] <= found.ci_high
         if statistic == "mean":  # what treating the latencies as independent would say
             half = stats.t.ppf(0.975, N - 1) * values.std(ddof=1) / math.sqrt(N)
             naive_covered += abs(values.mean() - truth(4.0)["mean"]) <= half
-    assert sections == 20
+    assert len(sections) == 20
     assert 0.91 <= covered / trials <= 0.99
     if statistic == "mean":
-        assert naive_covered / trials < 0.6  # the interval this module exists to avoid
+        assert naive_covered / trials < 0.6  # the interval sectioning exists to avoid
 
 
-def test_ratio_interval_covers_the_true_ratio():
+def aging_metrics(latency_ns: np.ndarray, target: str = "a") -> pd.DataFrame:
+    columns = empty_columns()
+    add_rows(columns, {"campaign": "c", "run_id": f"{target}-aging", "target": target,
+                       "fs": "ext4", "fs_impl": "kernel", "workload": "aging",
+                       "iteration": 1},
+             latency_rows(np.full(len(latency_ns), "read", dtype=object), latency_ns))
+    return pd.DataFrame(columns)
+
+
+def test_the_summary_of_an_aging_cell_is_its_sectioned_interval():
+    rng = np.random.default_rng(3)
+    latency = ar1_latencies(rng, mu=9.0)
+    metrics = aging_metrics(latency)
+    assert set(metrics["note"]) == {SECTION}
+    runs = per_run(metrics)
+    assert len(runs) == 40 and sorted(set(runs["sample"])) == list(range(1, 21))
+    summary = summarize(metrics, runs).set_index("metric")
+    expected = log_ci(sections_of(latency, "median"))
+    row = summary.loc["op_lat_p50_ns"]
+    assert row["n"] == 20 and "20 sections of one run" in row["note"]
+    assert (row["geomean"], row["ci_low"], row["ci_high"]) == pytest.approx(
+        (expected.center, expected.ci_low, expected.ci_high))
+
+
+def test_two_aging_runs_compared_cover_the_true_ratio():
+    """`fslab compare` of two aging runs: Welch's t over their sections (unblocked)."""
     rng = np.random.default_rng(12)
-    trials, covered = 300, 0
+    trials, covered = 200, 0
     for _ in range(trials):
-        base = latency_table(log_of(ar1_latencies(rng, 4.0))).iloc[0]
-        new = latency_table(log_of(ar1_latencies(rng, 4.2))).iloc[0]
-        ratio, low, high = ratio_interval(base, new, "median")
-        assert low < ratio < high
+        base = aging_metrics(ar1_latencies(rng, 4.0))
+        new = aging_metrics(ar1_latencies(rng, 4.2))
+        cells = compare_cells(base, new).set_index("metric")
+        row = cells.loc["op_lat_p50_ns"]
+        assert row["n_base"] == row["n_new"] == 20
+        low, high = 1 + row["change_ci_low"], 1 + row["change_ci_high"]
+        assert low < 1 + row["change"] < high
         covered += low <= math.exp(0.2) <= high
     assert 0.91 <= covered / trials <= 0.99
 
 
-def test_table_has_one_row_per_operation_and_no_interval_when_too_few():
-    log = pd.concat([log_of(np.full(200, 2000.0), "read"), log_of(np.array([5e3] * 7), "mkdir")])
-    table = latency_table(log).set_index("op")
-    assert table.loc["read", "median_us"] == pytest.approx(2000.0)
-    assert table.loc["read", "n"] == 200 and table.loc["read", "sections"] == 20
-    assert table.loc["mkdir", "sections"] == 0 and math.isnan(table.loc["mkdir", "mean_ci_low"])
-
-
-def log_of(latency_us: np.ndarray, op: str = "read") -> pd.DataFrame:
-    return pd.DataFrame({"t_s": np.arange(len(latency_us), dtype=float), "op": op,
-                         "latency_ns": (latency_us * 1e3).astype(np.int64)})
+def test_an_operation_that_ran_rarely_is_one_value_without_sections():
+    ops = np.array(["read"] * 200 + ["mkdir"] * 7, dtype=object)
+    latency = np.concatenate([np.full(200, 2e6), np.full(7, 5e6)])
+    rows = latency_rows(ops, latency)
+    reads = [m for m in rows if m.op == "read" and m.metric == "op_lat_p50_ns"]
+    mkdirs = [m for m in rows if m.op == "mkdir"]
+    assert len(reads) == 20 and {m.note for m in reads} == {SECTION}
+    assert reads[0].value == pytest.approx(2e6)
+    assert len(mkdirs) == 2 and {(m.sample, m.note) for m in mkdirs} == {(0, "")}

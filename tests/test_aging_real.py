@@ -9,10 +9,11 @@ import pytest
 
 from fslab.aging.config import AgingConfig
 from fslab.aging.engine import Engine
-from fslab.aging.fiemap import NotMeasurable, extents, file_layout, layout_score
-from fslab.aging.freespace import probe
 from fslab.aging.generator import OpGenerator
-from fslab.aging.run import age, used_space_probe
+from fslab.aging.run import age, run_dir
+from fslab.probes.fiemap import NotMeasurable, extents, file_layout, layout_score
+from fslab.probes.freespace import probe
+from fslab.probes.usedspace import used_space_probe
 from fslab.targets import TargetSpec, make_target
 from tests.conftest import fslab_here, requires
 
@@ -146,7 +147,7 @@ def test_age_then_image_restores_the_same_files_and_extents(tmp_path, lab):
                  AgingConfig(seed=5, ops=4000, max_files=500, size_max=1 * MiB,
                              utilization=0.7, probe_every=1000), out, lab)
     assert record["image"]["kind"] == "sparse"
-    snapshots = json.loads((out / "fragmentation.json").read_text())
+    snapshots = json.loads((run_dir(out) / "fragmentation.json").read_text())
     assert len(snapshots) >= 4 and snapshots[-1]["used"]["measurable"]
     # the aged files' sizes (issue 23): power-of-two buckets that hold every file
     sizes = record["file_sizes"]
@@ -237,7 +238,7 @@ def test_zfs_free_space_from_zdb_metaslabs(tmp_path, lab):
                  AgingConfig(seed=2, ops=2000, max_files=300, size_max=256 * 1024),
                  tmp_path / "aged", lab, image="none")
     assert record["ops_done"] == 2000
-    last = json.loads((tmp_path / "aged" / "fragmentation.json").read_text())[-1]
+    last = json.loads((run_dir(tmp_path / "aged") / "fragmentation.json").read_text())[-1]
     free = last["free"]
     assert free["not_measurable"] == "" and free["free_extents"] > 0
     assert sum(h[3] for h in free["histogram"]) == pytest.approx(free["free_bytes"], rel=0.01)
@@ -271,9 +272,9 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
     ext4 the very extents of the last probe before unmounting; xfs and btrfs settle
     delayed allocations at unmount)."""
     requires(f"mkfs.{fs}", "losetup", "zstd", "e2image", "xfs_mdrestore", "btrfs-image")
-    from fslab.aging.images import keep
     from fslab.campaign_targets import TargetEntry, target_spec
     from fslab.errors import UserError
+    from fslab.targets.images import keep
 
     out = tmp_path / "aged"
     record = age(TargetSpec(name="a", fs=fs, size=320 * MiB),
@@ -316,7 +317,7 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
         assert probes[kind]["extents_per_file"] == probes["sparse"]["extents_per_file"], kind
         assert probes[kind]["layout_score"] == probes["sparse"]["layout_score"], kind
     if fs == "ext4":
-        last = json.loads((out / "fragmentation.json").read_text())[-1]["used"]
+        last = json.loads((run_dir(out) / "fragmentation.json").read_text())[-1]["used"]
         assert probes["metadata"]["extents_per_file"] == last["extents_per_file"]
     with pytest.raises(UserError, match=f"holds {fs}"):
         target_spec(TargetEntry(name="w", fs="ext2", image=str(images["zstd"])),
@@ -325,11 +326,14 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
 
 @pytest.mark.privileged
 def test_compare_and_report_across_aging_runs(tmp_path, lab):
-    """Two real aging runs (50 % vs 90 % utilisation): `fslab compare` gives per-operation
-    latency ratios with intervals and the end state, naming what differs in the setup;
-    `fslab report A B` puts both side by side and renders."""
+    """Two real aging runs (50 % vs 90 % utilisation) are results directories: `fslab
+    compare` gives per-operation latency ratios with intervals (over their sections) and
+    the end state, naming what differs in the setup; `fslab analyze` writes the same
+    stats/ tables as for a campaign; `fslab report A B` puts both side by side through the
+    one report every results directory gets, and it renders."""
     requires("mkfs.ext4", "losetup", "chromium")
     from fslab import api
+    from fslab.stats_files import TABLES
     from tests.test_import_report import chromium
 
     runs = {}
@@ -339,39 +343,79 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
             AgingConfig(seed=4, ops=4000, max_files=600, size_max=1 * MiB,
                         utilization=share, probe_every=1000), out, lab, image="none")
         runs[share] = out
-    latency = (runs[0.5] / "latency.csv").read_text().splitlines()
-    assert latency[0] == ("op,n,mean_us,mean_ci_low,mean_ci_high,median_us,median_ci_low,"
-                          "median_ci_high,sections")
+    written = {p.name for p in (runs[0.5] / "stats").iterdir()}
+    assert {name for key, name in TABLES.items() if key not in ("hosts", "aged", "disturbed")
+            } <= written  # the run ends with its analysis, as a campaign's does
+    api.analyze(runs[0.5])
+    assert {p.name for p in (runs[0.5] / "stats").iterdir()} == written
+    summary = api.load(runs[0.5])
+    assert {"op_lat_p50_ns", "op_lat_mean_ns", "file_layout_score", "free_extents",
+            "used_share", "ops_per_s"} <= set(summary["metric"])
     cells, differences = api.compare(runs[0.5], runs[0.9], 0.02)
     assert ("aging utilization", "0.5", "0.9") in differences
-    medians = cells[cells["metric"] == "median latency"]
-    assert len(medians) >= 3 and (medians["change_ci_low"] < medians["change"]).all()
+    medians = cells[cells["metric"] == "op_lat_p50_ns"]
+    assert len(medians) >= 3 and (medians["n_base"] == 20).all()
+    assert (medians["change_ci_low"] < medians["change"]).all()
     assert (medians["change"] < medians["change_ci_high"]).all()
-    assert {"layout score", "free extents"} <= set(cells["metric"])
-    assert cells.loc[cells["metric"] == "layout score", "note"].iloc[0].startswith("one probe")
+    assert {"file_layout_score", "free_extents"} <= set(cells["metric"])
+    layout = cells[cells["metric"] == "file_layout_score"].iloc[0]
+    assert layout["n_base"] == 1 and layout["note"].startswith("no CI")
 
     shown = fslab_here("compare", str(runs[0.5]), str(runs[0.9]))
-    assert shown.returncode in (0, 1) and "median latency" in shown.stdout, shown.stderr
-    mixed = fslab_here("compare", str(runs[0.5]), str(tmp_path))
-    assert mixed.returncode == 2 and "compare like with like" in mixed.stderr
+    assert shown.returncode in (0, 1) and "op_lat_p50_ns" in shown.stdout, shown.stderr
 
     page = tmp_path / "both.html"
     made = fslab_here("report", str(runs[0.5]), str(runs[0.9]), "-o", str(page))
     assert made.returncode == 0, made.stderr
     html = page.read_text()
     assert "u50" in html and "u90" in html and "Share of files in one piece" in html
+    assert "Latency of each operation over time" in html and "Aging runs" in html
     dom = chromium(page, tmp_path)
     rendered = int(re.search(r'data-charts-rendered="(\d+)"', dom).group(1))
     assert re.search(r'data-js-errors="0"', dom) and rendered == html.count('data-chart="')
-    assert rendered >= 3
-    single = api.report(runs[0.9])
-    assert "Latency per operation" in single.read_text()
+    assert rendered >= 6
+    said: list[str] = []
+    single = api.report(runs[0.9], say=said.append)
+    assert said == [] and "Latency per operation" in single.read_text()
     bad = fslab_here("report", str(runs[0.5]), str(tmp_path / "nothing"))
-    assert bad.returncode == 2 and "not an aging directory" in bad.stderr
-    record = json.loads((runs[0.9] / "aging.json").read_text())
-    assert record["format"] == 2
-    (runs[0.9] / "aging.json").write_text(json.dumps({**record, "format": 99}))
+    assert bad.returncode == 2 and "not an fslab results directory" in bad.stderr
+    stamp = json.loads((runs[0.9] / "format.json").read_text())
+    (runs[0.9] / "format.json").write_text(json.dumps({**stamp, "format": 99}))
     for command in (["compare", str(runs[0.5]), str(runs[0.9])], ["report", str(runs[0.9])]):
         newer = fslab_here(*command)
-        assert newer.returncode == 2 and "newer fslab (aging format 99" in newer.stderr
+        assert newer.returncode == 2 and "newer fslab (results format 99" in newer.stderr
         assert "Traceback" not in newer.stderr
+
+
+@pytest.mark.privileged
+def test_an_aging_directory_of_the_old_format_is_upgraded_in_place(tmp_path, lab):
+    """An aging directory written before aging runs were results directories (aging
+    format 2: its files at the top) is read by report, compare and analyze: upgraded in
+    place, nothing of it removed; a newer aging format is refused in one line."""
+    requires("mkfs.ext4", "losetup")
+    import shutil
+
+    from fslab import api
+
+    new = tmp_path / "new"
+    age(TargetSpec(name="ext4", fs="ext4", size=128 * MiB),  # old ones named it by its fs
+        AgingConfig(seed=2, ops=1500, max_files=300, size_max=256 * 1024), new, lab,
+        image="none")
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("oplog.parquet", "utilization.csv", "fragmentation.json"):
+        shutil.copy(run_dir(new) / name, old / name)
+    record = json.loads((run_dir(new) / "aging.json").read_text())
+    (old / "aging.json").write_text(json.dumps({**record, "format": 2}))
+    report = api.report(old)
+    assert "Aging runs" in report.read_text()
+    assert (old / "aging.json").exists() and (old / "format.json").exists()
+    assert api.load(old).equals(api.load(old))  # opened again: no second upgrade
+    same = api.compare(new, old).cells
+    latency = same[same["metric"] == "op_lat_p50_ns"]
+    assert len(latency) >= 3 and (latency["change"].abs() < 1e-12).all()
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (newer / "aging.json").write_text(json.dumps({**record, "format": 99}))
+    refused = fslab_here("report", str(newer))
+    assert refused.returncode == 2 and "newer fslab (aging format 99" in refused.stderr

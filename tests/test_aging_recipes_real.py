@@ -8,7 +8,7 @@ import pytest
 
 from fslab import api
 from fslab.aging.config import AgingConfig
-from fslab.aging.run import age
+from fslab.aging.run import age, run_dir
 from fslab.analysis.model import NOT_ESTIMABLE
 from fslab.campaign import load_campaign
 from fslab.targets import TargetSpec
@@ -56,7 +56,7 @@ def test_written_and_plateau_stop_rules_are_recorded(tmp_path, lab):
                                    fill=0.3, plateau=0.5, probe_every=50, written=4),
                  tmp_path / "plateau", lab, image="none")
     assert record["stopped_by"].startswith("plateau"), record["stopped_by"]
-    probes = json.loads((tmp_path / "plateau" / "fragmentation.json").read_text())
+    probes = json.loads((run_dir(tmp_path / "plateau") / "fragmentation.json").read_text())
     assert len(probes) >= 4 and probes[-1]["used"]["measurable"]
 
 
@@ -115,7 +115,7 @@ def test_a_campaign_ages_a_target_then_measures_it_against_a_fresh_copy(tmp_path
     out = tmp_path / "r"
     result = api.run(load_campaign(campaign), out=out, lab=lab)
     assert result.runner.failed == 0, api.runs(out).to_dict("records")
-    aging = json.loads((out / "aged" / "aged" / "aging.json").read_text())
+    aging = json.loads((run_dir(out / "aged" / "aged") / "aging.json").read_text())
     assert aging["stopped_by"] == "recipe complete" and aging["ops_failed"] == 0
     assert (out / "aged" / "aged" / "image.img").exists()
     api.analyze(out)

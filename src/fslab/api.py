@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.campaign_run import RunResult
-from fslab.errors import UserError
 from fslab.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.store import ResultsDir
 
@@ -69,9 +68,10 @@ def run(
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
         force_device: bool = False) -> dict[str, Any]:
-    """`fslab age`: age a fresh file system into `out` (op log, latency, fragmentation
-    probes, an image); return its record (aging.json). Settings: aging.flags builds them
-    from the command line, aging.config from a TOML file."""
+    """`fslab age`: age a fresh file system into the results directory `out` (the op log,
+    fragmentation probes and their rows, an image: aging/run.py); return the run's record
+    (runs/aging/aging.json). Settings: aging.flags builds them from the command line,
+    aging.config from a TOML file."""
     from fslab.aging.run import age as run_age
     from fslab.lab import Lab
 
@@ -87,17 +87,16 @@ def resume_campaign(out: Path) -> Campaign:
 
 
 def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
-    """Analyse a results directory; write DIR/stats/ and return the per-cell summary.
+    """Analyse a results directory (a campaign's, an import's or an aging run's); write
+    DIR/stats/ and return the per-cell summary.
 
-    Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) also
-    tests.csv (the omnibus test per workload × op × metric and why it was chosen),
-    pairwise.csv (post-hoc pairs with effect sizes), headline.csv, ranking.csv and
-    verdicts.txt
-    (analysis/pipeline.py). A run ends with the full analysis too.
+    Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) every
+    other table of stats/ (stats_files.TABLES: tests, pairs, rankings, verdicts, …;
+    analysis/pipeline.py). A run ends with the full analysis too.
     """
     from fslab.analysis.pipeline import analyze_results, write_summary
 
-    results = ResultsDir.open(Path(results_dir))
+    results = open_results(results_dir)
     return analyze_results(results).summary if full else write_summary(results)
 
 
@@ -106,7 +105,7 @@ def drift(results_dir: Path) -> str | None:
     from fslab.analysis.drift import drift_note, iteration_drift
     from fslab.analysis.observations import per_run
 
-    metrics = ResultsDir.open(Path(results_dir)).load_metrics()
+    metrics = open_results(results_dir).load_metrics()
     table, shared = iteration_drift(per_run(metrics))
     return drift_note(table, shared)
 
@@ -116,7 +115,7 @@ def reparse(results_dir: Path) -> ReparseReport:
     from fslab.reparse import reparse as run_parsers
 
     report = run_parsers(Path(results_dir))
-    if ResultsDir.open(Path(results_dir)).stats_dir.exists():
+    if open_results(results_dir).stats_dir.exists():
         analyze(Path(results_dir))  # stats/ follows the new rows
     return report
 
@@ -136,91 +135,78 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     return report
 
 
-def report(results_dir: Path, output: Path | None = None,
+def report(results_dirs: Path | list[Path], output: Path | None = None,
            say: Callable[[str], object] = lambda _line: None) -> Path:
-    """Write the self-contained HTML report of a results directory; return its path.
+    """Write the self-contained HTML report of one results directory, or of several seen
+    as one (fslab/several.py: two campaigns, two aging runs); return its path.
 
-    The report renders stats/ as `fslab analyze` left it; when stats/ is missing or stale
-    the directory is analysed once, and `say` is told why. An aging directory (from
-    `fslab age`) gets the aging report instead.
+    One directory's report renders stats/ as `fslab analyze` (or the run) left it; when
+    stats/ is missing or stale it is analysed once, and `say` is told why. Several are
+    analysed together in memory (nothing is written into them); the report goes to
+    `output` (default: report.html here).
     """
-    import tomllib
-
-    from fslab.aging.dirformat import is_aging_dir
-
-    if is_aging_dir(Path(results_dir)):
-        from fslab.aging.base_vs_new import load_run
-        from fslab.report.aging_html import build_aging_report
-        from fslab.store import write_atomic
-
-        output = Path(output or Path(results_dir) / "report.html")
-        write_atomic(output, build_aging_report(load_run(Path(results_dir))))
-        return output
-
-    from fslab.report.html import ReportData, build_report
-    from fslab.stats_files import load_analysis, stale_reason
+    from fslab.report.data import ReportData, Source
+    from fslab.report.html import build_report
     from fslab.store import write_atomic
 
-    results = ResultsDir.open(Path(results_dir))
-    done = load_analysis(results)  # stats/ when it is current, else analysed again, said
+    dirs = [results_dirs] if isinstance(results_dirs, str | Path) else list(results_dirs)
+    opened = [open_results(d) for d in dirs]
+    if len(opened) == 1:
+        (results,) = opened
+        data = ReportData(_current_analysis(results, say), results.load_runs(), [Source(
+            results.path, "", {}, _campaign(results), results.environment())])
+        output = Path(output or results.path / "report.html")
+    else:
+        from fslab.analysis.pipeline import analyse
+        from fslab.several import run_tables, several
+
+        sources, inputs = several(opened)
+        data = ReportData(analyse(inputs), run_tables(opened, sources), sources)
+        output = Path(output or "report.html")
+    write_atomic(output, build_report(data))
+    return output
+
+
+def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Any:
+    """stats/ as the analysis left it, or analysed once now (and said why)."""
+    from fslab.stats_files import load_analysis, stale_reason
+
+    done = load_analysis(results)
     if done is None:
         from fslab.analysis.pipeline import analyze_results
 
         say(f"{stale_reason(results)}: analysing {results.path} once (fslab analyze) …")
         done = analyze_results(results)
-    campaign_path = results.campaign_path()
-    campaign = tomllib.loads(campaign_path.read_text()) if campaign_path.exists() else {}
-    page = build_report(ReportData(
-        results_dir=results.path, analysis=done, records=results.load_runs(),
-        environment=results.environment(), campaign=campaign))
-    output = Path(output or results.path / "report.html")
-    write_atomic(output, page)
-    return output
+    return done
 
 
-def aging_report(directories: list[Path], output: Path) -> Path:
-    """One HTML report of several aging runs side by side; return its path."""
-    from fslab.aging.base_vs_new import load_run
-    from fslab.aging.dirformat import is_aging_dir
-    from fslab.report.aging_runs_html import build_aging_runs_report
-    from fslab.store import write_atomic
+def _campaign(results: ResultsDir) -> dict[str, Any]:
+    import tomllib
 
-    for directory in directories:
-        if not is_aging_dir(directory):
-            raise UserError(f"{directory} is not an aging directory (no aging.json): several "
-                            "directories make a report of aging runs side by side")
-    write_atomic(Path(output), build_aging_runs_report([load_run(Path(d)) for d in directories]))
-    return Path(output)
+    path = results.campaign_path()
+    return tomllib.loads(path.read_text()) if path.exists() else {}
 
 
 def compare(base: Path, new: Path, threshold: float | None = None,
             output: Path | None = None) -> Comparison:
-    """Match the cells of two results directories (or two aging directories) and call each
-    improved / regressed / unchanged; optionally write the comparison as HTML. (The
-    result still unpacks as `cells, differences`.)"""
-    from fslab.aging.base_vs_new import compare_runs
-    from fslab.aging.dirformat import is_aging_dir
+    """Match the cells of two results directories (campaigns, imports or aging runs) and
+    call each improved / regressed / unchanged; optionally write the comparison as HTML.
+    (The result still unpacks as `cells, differences`.)"""
     from fslab.analysis.base_vs_new import (
         DEFAULT_THRESHOLD,
         Comparison,
         compare_cells,
-        environment_differences,
+        setting_differences,
     )
 
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    aging = is_aging_dir(base), is_aging_dir(new)
-    if aging == (True, True):  # two runs of `fslab age`
-        comparison = compare_runs(Path(base), Path(new), threshold)
-    elif any(aging):
-        raise UserError(f"{base if aging[0] else new} is an aging directory (fslab age) and "
-                        "the other a results directory: compare like with like")
-    else:
-        base_dir, new_dir = ResultsDir.open(Path(base)), ResultsDir.open(Path(new))
-        comparison = Comparison(
-            Path(base), Path(new),
-            compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), threshold),
-            environment_differences(base_dir.environment(), new_dir.environment()),
-            threshold)
+    base_dir, new_dir = open_results(base), open_results(new)
+    comparison = Comparison(
+        Path(base), Path(new),
+        compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), threshold),
+        setting_differences(base_dir.environment(), new_dir.environment(),
+                            _campaign(base_dir), _campaign(new_dir)),
+        threshold)
     if output is not None:
         from fslab.report.compare_html import build_compare_report
         from fslab.store import write_atomic
@@ -229,19 +215,31 @@ def compare(base: Path, new: Path, threshold: float | None = None,
     return comparison
 
 
+def open_results(path: Path) -> ResultsDir:
+    """An existing results directory (format checked); an aging directory from before
+    aging runs were results directories is upgraded in place first (aging/legacy.py)."""
+    path = Path(path)
+    if not (path / "format.json").exists() and (path / "aging.json").exists():
+        from fslab.aging.legacy import is_old_aging_dir, upgrade
+
+        if is_old_aging_dir(path):
+            return upgrade(path)
+    return ResultsDir.open(path)
+
+
 def results_dir(path: Path) -> ResultsDir:
     """An existing results directory (format checked)."""
-    return ResultsDir.open(Path(path))
+    return open_results(path)
 
 
 def load(results_dir: Path) -> pd.DataFrame:
     """The metrics table of a results directory as a pandas DataFrame."""
-    return ResultsDir.open(Path(results_dir)).load_metrics()
+    return open_results(results_dir).load_metrics()
 
 
 def runs(results_dir: Path) -> pd.DataFrame:
     """One row per finished run, with its status and reason."""
-    return ResultsDir.open(Path(results_dir)).load_runs()
+    return open_results(results_dir).load_runs()
 
 
 def member_split(results_dir: Path) -> pd.DataFrame:
@@ -251,7 +249,7 @@ def member_split(results_dir: Path) -> pd.DataFrame:
 
     from fslab.diskstats import SPLIT_COLUMNS, split_rows
 
-    records = ResultsDir.open(Path(results_dir)).run_records()
+    records = open_results(results_dir).run_records()
     return pd.DataFrame(split_rows(records), columns=SPLIT_COLUMNS)
 
 

@@ -95,7 +95,7 @@ def target_spec(entry: TargetEntry, default_image_size: int,
             if not path.is_file():
                 raise UserError(f"target {name}: {key} {value} is not a file")
             extra[key] = str(path)
-            from fslab.aging.images import check_usable
+            from fslab.targets.images import check_usable
 
             size = max(size, check_usable(path, entry.fs, f"target {name}") or 0)
     if entry.direct_io is not None:

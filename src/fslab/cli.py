@@ -192,18 +192,17 @@ def reparse(
 @app.command()
 def report(
     results_dirs: Annotated[list[Path], typer.Argument(
-        metavar="DIR...", help="A results directory, or one or more aging directories.")],
+        metavar="DIR...", help="A results directory (a campaign, an import or an aging "
+                               "run), or several to see as one.")],
     output: Annotated[Path | None, typer.Option(
-        "-o", "--output", help="HTML file (default DIR/report.html; for several aging "
-                               "runs aging-runs.html here).")] = None,
+        "-o", "--output", help="HTML file (default DIR/report.html; for several "
+                               "directories report.html here).")] = None,
 ) -> None:
-    """Write one self-contained, interactive HTML report (works offline). Several aging
-    directories (from `fslab age`) give one report of the runs side by side."""
-    if len(results_dirs) == 1:
-        path = api.report(results_dirs[0], output, say=lambda line: err_console.print(
-            line, markup=False, highlight=False))
-    else:
-        path = api.aging_report(results_dirs, output or Path("aging-runs.html"))
+    """Write one self-contained, interactive HTML report (works offline). Several
+    directories (two campaigns, two aging runs) give one report with their targets side
+    by side, each labelled by its directory."""
+    path = api.report(results_dirs, output, say=lambda line: err_console.print(
+        line, markup=False, highlight=False))
     console.print(f"Wrote {path}")
 
 

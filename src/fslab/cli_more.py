@@ -86,12 +86,17 @@ def age(
         f"{record['stopped_by']}); op sequence {record['op_sequence_sha256'][:16]}…")
     for what, count in (record.get("failures") or {}).items():
         console.print(f"  failed: {escape(what)} × {count}")
-    from fslab.report.terminal import aging_latency_table
+    from fslab.report.terminal import summary_tables
+    from fslab.stats_files import load_analysis
 
-    console.print(aging_latency_table(record.get("latency_us") or []))
+    done = load_analysis(api.results_dir(out))
+    if done is not None:
+        console.print(summary_tables(done.summary))
     kept = record.get("image") or {}
-    console.print(f"Wrote {out}: aging.json, oplog.parquet, latency.csv, utilization.csv, "
-                  f"fragmentation.json" + (f", {kept['path']}" if kept.get("path") else ""))
+    console.print(f"Wrote {out}: runs/aging/ (oplog.parquet, utilization.csv, "
+                  f"fragmentation.json, aging.json), metrics.parquet, stats/"
+                  + (f", {kept['path']}" if kept.get("path") else "")
+                  + f"; fslab report {out} for the charts")
     if kept.get("reason"):
         console.print(f"No image kept: {escape(kept['reason'])}")
 

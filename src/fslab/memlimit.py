@@ -11,17 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fslab.cgroups import CGROUP_V2_ROOT as V2_ROOT
 from fslab.cgroups import MEMORY_V1_ROOT as V1_ROOT
 from fslab.cgroups import PREFIX
 from fslab.lab import Resource, Session
-
-if TYPE_CHECKING:
-    from fslab.workloads.base import Where
 
 
 def memory_root() -> tuple[Path, str] | None:
@@ -56,13 +51,14 @@ def limit_memory(session: Session, name: str, limit: int) -> tuple[Resource, Pat
 
 
 @contextmanager
-def memory_limited(session: Session, name: str, limit: int, where: Where) -> Iterator[Where]:
-    """`where` with a memory cgroup of `limit` bytes (0: unlimited, `where` as it is)."""
+def memory_limited(session: Session, name: str, limit: int) -> Iterator[str]:
+    """A memory cgroup of `limit` bytes for one run, as the path its processes join
+    ('' when `limit` is 0: unlimited), released after the run."""
     if not limit:
-        yield where
+        yield ""
         return
     resource, cgroup = limit_memory(session, name, limit)
     try:
-        yield replace(where, memory_cgroup=str(cgroup))
+        yield str(cgroup)
     finally:
         session.release(resource)

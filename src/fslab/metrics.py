@@ -54,7 +54,21 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "iops_min": ("1/s", HIGHER),
     "iops_max": ("1/s", HIGHER),
     "iops_stddev": ("1/s", LOWER),
+    # An aging run (fslab age): each file-system operation's latency (its syscalls, from
+    # the op log), and the state of the file system as its probes saw it.
+    "op_lat_mean_ns": ("ns", LOWER),
+    "op_lat_p50_ns": ("ns", LOWER),
+    "file_layout_score": ("1", HIGHER),  # share of a file's blocks right after the one before
+    "whole_files_share": ("1", HIGHER),  # share of files in one piece (FIEMAP)
+    "free_extents": ("1", LOWER),  # free space in more pieces = more fragmented
+    "largest_free_bytes": ("bytes", HIGHER),
+    "used_share": ("1", LOWER),  # of the file system's capacity
 }
+
+# What a sample of a run is, where it is not one of several values the run's value is the
+# mean of (files, slices): the `note` of its rows.
+SECTION = "section"  # one stretch of a long run in time order: each is an observation
+PROBE = "probe"  # the state after `sample` operations: the run's value is the last one
 
 # Metrics that are an extreme: a run measured in several samples (slices, files) takes the
 # extreme over them, not their mean.
@@ -76,8 +90,9 @@ METRIC_UNITS.update({percentile_metric(p): ("ns", LOWER) for p in FIO_PERCENTILE
 
 # The metrics the summary tables show when a workload has them, in display order.
 HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "seconds", "clat_mean_ns", "clat_p99_ns",
-                    "lat_max_ns", "sync_seconds", "layout_score", "cpu_total",
-                    "host_cpu_pct", "cpu_ns_per_io", "host_cpu_ns_per_io")
+                    "lat_max_ns", "op_lat_p50_ns", "op_lat_mean_ns", "sync_seconds",
+                    "layout_score", "file_layout_score", "whole_files_share", "free_extents",
+                    "cpu_total", "host_cpu_pct", "cpu_ns_per_io", "host_cpu_ns_per_io")
 
 
 
@@ -114,6 +129,13 @@ METRIC_TITLES: dict[str, tuple[str, str]] = {
     "cpu_ns_per_io": ("CPU/IO", "workload CPU per I/O"),
     "host_cpu_ns_per_io": ("host CPU/IO", "system-wide CPU per I/O"),
     "layout_score": ("layout", "dynamic layout score"),
+    "file_layout_score": ("file layout", "layout score of the files (FIEMAP)"),
+    "op_lat_p50_ns": ("median latency", "median latency of the operation"),
+    "op_lat_mean_ns": ("mean latency", "mean latency of the operation"),
+    "whole_files_share": ("whole files", "share of files in one piece"),
+    "free_extents": ("free extents", "free extents (more = free space more fragmented)"),
+    "largest_free_bytes": ("largest free", "largest free extent"),
+    "used_share": ("used", "share of the capacity in use"),
 }
 
 
@@ -135,7 +157,8 @@ class Measurement(NamedTuple):
     value: float
     host: str = ""
     sample: int = 0  # several samples in one run (files): the run's mean is the observation
-    note: str = ""  # why a value is missing (NaN), e.g. bonnie++'s "+++++"
+    note: str = ""  # why a value is missing (NaN), e.g. bonnie++'s "+++++"; or what the
+    # sample is when it is not that (SECTION, PROBE)
     section: str = ""  # the observation within the run (a fio section); "" = the run's only
 
     @property

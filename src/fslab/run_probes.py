@@ -14,11 +14,10 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fslab.aging.freespace import probe
+from fslab.probes.freespace import of_mounted as free_space
 from fslab.targets import Mounted
 
 WHY = ("free-space fragmentation before and after the run on an aged target, fstrim before "
@@ -49,17 +48,6 @@ def after_run(place: Mounted, record: dict[str, Any] | None,
     if "free_space_before" in record:
         record["free_space_after"] = free_space(place)
     metadata["around_run"] = {**record, "why": WHY}
-
-
-def free_space(place: Mounted) -> dict[str, Any]:
-    """The target's free extents now (synced first: the probes read the device)."""
-    os.sync()
-    description = place.description
-    search_dir = next((str(Path(r.path).parent) for r in place.resources if r.kind == "file"),
-                      "")
-    found = probe(str(description.get("fs", "")), str(description.get("device", "")),
-                  str(place.path), str(description.get("pool", "")), search_dir)
-    return asdict(found)
 
 
 TRIMMED = re.compile(r"\((\d+) bytes\) trimmed")

@@ -12,7 +12,7 @@ import shutil
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -341,9 +341,9 @@ class Runner:
             caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
             assert self._watcher is not None
             with (memory_limited(session, f"{run.target.name}-{run.workload.name}",
-                                 int(run.workload.memory_limit or 0), where) as where,
+                                 run.workload.memory_limit) as memory_cgroup,
                   observed(self._watcher, place.description) as seen):
-                output = run.workload.run(where, run_dir)
+                output = run.workload.run(replace(where, memory_cgroup=memory_cgroup), run_dir)
             after_run(place, around, output.metadata)
             output.metadata.setdefault("primary_metric", run.workload.primary_metric)
             seen.record(output, run_dir,

@@ -38,6 +38,7 @@ class Analysis:
     aged: pd.DataFrame  # aged/fresh rows of pairwise (aged_vs_fresh.csv; empty otherwise)
     disturbed: pd.DataFrame  # per run: what the witness saw (disturbed.csv)
     methods: pd.DataFrame  # per analysis step: its method statement (methods.csv)
+    series: pd.DataFrame  # states probed during runs, in order (series.csv; aging runs)
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -51,14 +52,16 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
        "disturbed.csv (the witness of every run)",
     3: "verdicts.csv (kind, workload, text: verdicts.txt is its text); methods.csv (each "
        "analysis step's method statement, printed by the report)",
+    4: "runs.parquet has a sample column (an aging run's sections are observations); "
+       "series.csv (the states an aging run's probes saw, in order)",
 })
 INDEX = STATS.marker
 # Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
           "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
           "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv",
-          "verdicts": "verdicts.csv", "methods": "methods.csv"}
-OPTIONAL = frozenset({"hosts", "aged", "disturbed"})  # written only when not empty
+          "verdicts": "verdicts.csv", "methods": "methods.csv", "series": "series.csv"}
+OPTIONAL = frozenset({"hosts", "aged", "disturbed", "series"})  # written only when not empty
 
 
 def write_tables(results: ResultsDir, done: Analysis) -> None:
@@ -99,8 +102,7 @@ def stale_reason(results: ResultsDir) -> str | None:
     """Why stats/ cannot be read back as it is (None: it is current), in words."""
     index = _index(results)
     if index is None:
-        return ("stats/ holds no analysis yet (a run ends with summary.csv alone; "
-                "fslab analyze writes the rest)")
+        return "stats/ holds no analysis yet"
     if index.get("format") != STATS.current:
         return (f"stats/ was written by another fslab (analysis format "
                 f"{index.get('format')}, this one reads {STATS.current})")

@@ -51,6 +51,10 @@ FORMAT = DirFormat("results", "format.json", unstamped=0, history={
        "kind, tool, fields) under <run_id>/ in runs/import-NNNNN.zip, so `fslab reparse` "
        "parses them again; runs.csv is no longer written (format 2 imports are still read "
        "through it); run.json is one typed record (run_record.RunRecord)",
+    4: "an aging run (fslab age) is a results directory: runs/aging/ holds the engine's raw "
+       "output, its rows are per-operation latency by section of the run (note 'section') "
+       "and the probes' states (note 'probe', sample = operations done); aging "
+       "directories of aging format 1-2 are upgraded in place when opened (aging/legacy.py)",
 })
 FORMAT_VERSION = FORMAT.current
 RUN_RECORD = "run.json"
@@ -360,13 +364,14 @@ class ResultsDir:
         seen = ("others_cpu_pct", "steal_pct", "psi_memory_pct", "other_io_bytes_s")
         rows = [{**{k: getattr(record, k) for k in keys}, "disturbed": record.disturbed,
                  **{k: record.witness.get(k) for k in seen},
-                 "disturbed_by": "; ".join(record.witness.get("reasons") or [])}
+                 "disturbed_by": "; ".join(record.witness.get("reasons") or []),
+                 "outcome": str(record.workload_metadata.get("outcome", ""))}
                 for record in self.run_records()]
-        keys = (*keys, "disturbed", *seen, "disturbed_by")
+        keys = (*keys, "disturbed", *seen, "disturbed_by", "outcome")
         imported = self.path / "runs.csv"  # an import of format 2 wrote an index, no runs/
         if not rows and imported.exists():
             return pd.read_csv(imported, keep_default_na=False).assign(
-                caches_dropped=False, scale="")[list(keys)]
+                caches_dropped=False, scale="", outcome="")[list(keys)]
         return pd.DataFrame(rows, columns=list(keys))
 
 

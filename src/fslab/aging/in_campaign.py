@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import AgingConfig
-from fslab.aging.images import FILE_NAMES
 from fslab.errors import UserError
 from fslab.lab import Lab
 from fslab.store import ResultsDir
 from fslab.targets import TargetSpec
+from fslab.targets.images import FILE_NAMES
 
 AGED_DIR = "aged"
 TARGET_REF = "target:"

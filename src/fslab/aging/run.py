@@ -1,69 +1,57 @@
-"""`fslab age`: provision a target, age it, probe its fragmentation, keep an image."""
+"""`fslab age`: provision a target, age it, probe its fragmentation, keep an image.
+
+An aging run is a results directory like a campaign's (store.py), holding one run:
+
+    OUT/format.json, campaign.toml (the target and the aging settings), environment.json
+    OUT/runs/aging/         the engine's raw output: oplog.parquet (every successful
+                            operation's time and latency), utilization.csv,
+                            fragmentation.json (the probes), aging.json (its record),
+                            and run.json with the rows the parse stage made of them
+    OUT/metrics.parquet     those rows (parsers/aging_kind.py), OUT/stats/ their analysis
+    OUT/image.img, image.json   the aged file system, to start campaigns from
+
+so `fslab analyze`, `compare` and `report` serve it through the code every results
+directory goes through.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from fslab import system
-from fslab.aging import dirformat, images
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
-from fslab.aging.fiemap import NotMeasurable, extents, file_layout, layout_score
-from fslab.aging.freespace import probe as free_space
+from fslab.aging.log import AgingLog
 from fslab.errors import UserError
 from fslab.lab import Lab
-from fslab.store import write_atomic, write_json
-from fslab.targets import Mounted, TargetSpec, make_target
+from fslab.metrics import add_rows, empty_columns, rows
+from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
+from fslab.parsers.raw_files import DirFiles
+from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
+from fslab.probes.freespace import of_mounted as free_space
+from fslab.probes.usedspace import file_size_distribution, used_space_probe
+from fslab.run_record import RunRecord
+from fslab.store import ResultsDir, write_atomic, write_json
+from fslab.targets import Mounted, TargetSpec, images, make_target
+
+AGING_RUN = "aging"  # the run id of an aging run, and its directory under runs/
+WORKLOAD = "aging"
+PRIMARY = "op_lat_p50_ns"  # what a comparison of aging runs is about, per operation
 
 
-def used_space_probe(root: Path) -> dict[str, Any]:
-    """Per-file FIEMAP extent counts, extent sizes and the layout score, or why not."""
-    layouts, sizes, counts = [], [], []
-    try:
-        for path in root.rglob("f*"):
-            if not path.is_file():
-                continue
-            records = extents(path)
-            if not records:
-                continue
-            layouts.append(file_layout(records))
-            counts.append(len(records))
-            sizes += [e.length for e in records]
-    except NotMeasurable as exc:
-        return {"measurable": False, "reason": f"not measurable here: FIEMAP {exc}"}
-    optimal = sum(1 for f in layouts if f.contiguous_pairs == max(0, f.blocks - 1))
-    return {"measurable": True, "files": len(layouts), "layout_score": layout_score(layouts),
-            "optimal_share": optimal / len(layouts) if layouts else float("nan"),
-            "extents_per_file": counts, "extent_sizes": sizes}
-
-
-def file_size_distribution(root: Path) -> list[dict[str, int]]:
-    """The aged files' sizes in power-of-two buckets (from, to, files, bytes): what a
-    study of aging reports beside fragmentation (seed 004). Empty files count in 0–0."""
-    from fslab.aging.freespace import histogram_of
-
-    sizes = []
-    for directory, _, names in os.walk(root):
-        for name in names:
-            info = os.lstat(os.path.join(directory, name))
-            if stat.S_ISREG(info.st_mode):
-                sizes.append(info.st_size)
-    empty = [{"from_bytes": 0, "to_bytes": 0, "files": sizes.count(0), "bytes": 0}]
-    return empty * (0 in sizes) + [
-        {"from_bytes": low, "to_bytes": high, "files": count, "bytes": total}
-        for low, high, count, total in histogram_of([size for size in sizes if size > 0])]
+def run_dir(out: Path) -> Path:
+    """Where an aging directory keeps its run's raw output."""
+    return Path(out) / "runs" / AGING_RUN
 
 
 def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
         force_device: bool = False) -> dict[str, Any]:
-    """Age a fresh target into `out`: logs, fragmentation over time, an image."""
+    """Age a fresh target into the results directory `out`; return the run's record."""
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} already exists and is not empty: choose another --out")
     if image not in images.KINDS:
@@ -80,48 +68,123 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     target.check()
     if image == "zstd":
         system.require_tool("zstd")
-    out.mkdir(parents=True, exist_ok=True)
     lab = lab or Lab()
+    results = ResultsDir.create(out)
+    results.write_campaign(campaign_settings(out.name, spec, config, image))
+    raw = run_dir(out)
+    raw.mkdir(parents=True)
     session = lab.open_session()
+    started = time.time()
     mounted = target.provision(session)
-    snapshots: list[dict[str, Any]] = []
     try:
-        assert mounted.path is not None
-        root = mounted.path / "aged"
-        device = str(mounted.description.get("device", ""))
-        pool = str(mounted.description.get("pool", ""))
-        image_dir = next((str(Path(r.path).parent) for r in mounted.resources
-                       if r.kind == "file"), "")
-
-        def probe(ops_done: int) -> dict[str, Any]:
-            os.sync()
-            free = free_space(mounted.description.get("fs", spec.fs), device,
-                              str(mounted.path), pool, image_dir)
-            used = used_space_probe(root)
-            snapshots.append({"ops": ops_done, "t": time.time(), "free": asdict(free),
-                              "used": used})
-            return snapshots[-1]
-
-        engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
-        log = engine.run()
-        probe(log.ops_done)
-        record = {**dirformat.AGING.stamp(), "target": mounted.description,
-                  "config": _jsonable(asdict(config)), **summary(log, config),
-                  "file_sizes": file_size_distribution(root)}
-        write_outputs(out, log, record, snapshots)
+        record = _age_mounted(mounted, config, raw)
+        kept = None
         if image != "none":
-            record["image"] = capture_image(session, mounted, out, image, spec.fs)
-            write_json(out / "aging.json", record)
-            # What the image is: enough to reproduce it and to know its state.
-            write_json(out / "image.json", image_record(record, spec, snapshots, out))
+            kept = capture_image(session, mounted, out, image, spec.fs)
+            record["image"] = kept
+            write_json(raw / AGING_RECORD, record)
     finally:
         target.teardown(session, mounted)
         session.close()
+    write_environment(results, lab, spec.name, mounted.description, target.tools)
+    save_aging_run(results, aging_run_record(out.name, spec, mounted.description, config,
+                                             started))
+    if kept is not None:  # what the image is: enough to reproduce it and to know its state
+        write_json(out / "image.json", image_record(record, spec, out))
+    from fslab.analysis.pipeline import analyze_results
+
+    analyze_results(results)
     return record
 
 
-def image_record(record: dict[str, Any], spec: TargetSpec,
-                 snapshots: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+def _age_mounted(mounted: Mounted, config: AgingConfig, raw: Path) -> dict[str, Any]:
+    """Run the engine on a provisioned target, probing as it goes; keep its raw output."""
+    assert mounted.path is not None
+    root = mounted.path / "aged"
+    snapshots: list[dict[str, Any]] = []
+
+    def probe(ops_done: int) -> dict[str, Any]:
+        snapshots.append({"ops": ops_done, "t": time.time(), "free": free_space(mounted),
+                          "used": used_space_probe(root)})
+        return snapshots[-1]
+
+    engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
+    log = engine.run()
+    probe(log.ops_done)
+    record = {"target": mounted.description, "config": _jsonable(asdict(config)),
+              **summary(log, config), "file_sizes": file_size_distribution(root),
+              "last_fragmentation": snapshots[-1]}
+    write_raw(raw, log, record, snapshots)
+    return record
+
+
+def write_raw(raw: Path, log: AgingLog, record: dict[str, Any],
+              snapshots: list[dict[str, Any]]) -> None:
+    """The engine's raw output: oplog.parquet (t, op, latency_ns of every successful
+    operation), utilization.csv, fragmentation.json and the record (aging.json)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"t_s": pa.array(log.t, pa.float64()),
+                      "op": pa.array([OPS[c] for c in log.op], pa.string()),
+                      "latency_ns": pa.array(log.latency_ns, pa.int64())})
+    pq.write_table(table, raw / OP_LOG)
+    rows = ["t_s,ops,used_share"] + [f"{t:.3f},{n},{u:.5f}" for t, n, u in log.utilization]
+    write_atomic(raw / UTILIZATION, "\n".join(rows) + "\n")
+    write_json(raw / PROBES, snapshots)
+    write_json(raw / AGING_RECORD, record)
+
+
+def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
+                      image: str) -> dict[str, Any]:
+    """campaign.toml of an aging directory: what reproduces it (TOML has no null: unset
+    settings are left out)."""
+    target = {"name": spec.name, "fs": spec.fs, "image_size": spec.size,
+              "mkfs_options": list(spec.mkfs_options), "mount_options": spec.mount_options,
+              "device": spec.device, "path": spec.path, **_jsonable(spec.options)}
+    target = {k: v for k, v in target.items() if v is not None}
+    aging = {k: v for k, v in _jsonable(asdict(config)).items() if v is not None}
+    return {"name": name, "kind": "aging", "iterations": 1, "fresh": "aging run",
+            "seed": config.seed, "image": image, "primary": [PRIMARY],
+            "target": [target], "aging": aging}
+
+
+def write_environment(results: ResultsDir, lab: Lab, name: str,
+                      description: dict[str, Any], tools: tuple[str, ...]) -> None:
+    """environment.json: the machine and tools, and the target as it was provisioned."""
+    from fslab.environment import capture
+
+    results.write_environment({**capture(lab.root, tools), "targets": {name: description}})
+
+
+def aging_run_record(campaign: str, spec: TargetSpec, description: dict[str, Any],
+                     config: AgingConfig, started: float) -> RunRecord:
+    """The record of the one run an aging directory holds (its rows come from parsing)."""
+    return RunRecord(
+        run_id=AGING_RUN, campaign=campaign, target=spec.name,
+        fs=str(description.get("fs", spec.fs)), fs_impl=str(description.get("fs_impl", "")),
+        workload=WORKLOAD, iteration=1, family=WORKLOAD, started=started,
+        finished=time.time(), target_description=description,
+        workload_metadata={"primary_metric": PRIMARY, "seed": config.seed})
+
+
+def save_aging_run(results: ResultsDir, record: RunRecord) -> None:
+    """Parse the run's raw output (the parse stage every run goes through), save its
+    record with the rows, and write the metrics table."""
+    columns = empty_columns()
+    try:
+        parsed = parse_run(DirFiles(results.run_dir(record.run_id)))
+    except RawOutputError as exc:
+        record.status, record.reason = "failed", str(exc)
+    else:
+        merge_derived(record.workload_metadata, parsed.metadata)
+        add_rows(columns, record.identity(), parsed.measurements, os.uname().nodename)
+    record.metrics = rows(columns)
+    results.save_run(record)
+    results.rebuild_metrics()
+
+
+def image_record(record: dict[str, Any], spec: TargetSpec, out: Path) -> dict[str, Any]:
     """image.json: what the image is, how it was made, and how to use it as a target."""
     kept = record["image"]
     return {
@@ -131,35 +194,13 @@ def image_record(record: dict[str, Any], spec: TargetSpec,
         "made_on": record.get("target", {}),  # mkfs command and version, mount options
         "as_target": (f'[[target]]\nname = "{spec.fs}-aged"\nfs = "{spec.fs}"\n'
                       f'image = "{out.resolve() / kept.get("path", "")}"\n'),
-        "last_fragmentation": snapshots[-1] if snapshots else None,
+        "last_fragmentation": record.get("last_fragmentation"),
         "file_sizes": record.get("file_sizes", [])}
-
-
-def write_outputs(out: Path, log: Any, record: dict[str, Any],
-                  snapshots: list[dict[str, Any]]) -> None:
-    """aging.json, oplog.parquet (t, op, latency_ns), latency.csv (per operation: mean
-    and median with 95 % intervals), utilization.csv, fragmentation.json."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from fslab.aging.latency import latency_table
-
-    table = pa.table({"t_s": pa.array(log.t, pa.float64()),
-                      "op": pa.array([OPS[c] for c in log.op], pa.string()),
-                      "latency_ns": pa.array(log.latency_ns, pa.int64())})
-    pq.write_table(table, out / "oplog.parquet")
-    latency = latency_table(table.to_pandas())
-    write_atomic(out / "latency.csv", latency.to_csv(index=False, float_format="%.6g"))
-    record["latency_us"] = json.loads(latency.to_json(orient="records"))  # NaN -> null
-    rows = ["t_s,ops,used_share"] + [f"{t:.3f},{n},{u:.5f}" for t, n, u in log.utilization]
-    write_atomic(out / "utilization.csv", "\n".join(rows) + "\n")
-    write_json(out / "fragmentation.json", snapshots)
-    write_json(out / "aging.json", record)
 
 
 def capture_image(session: Any, mounted: Mounted, out: Path, kind: str,
                   fs: str) -> dict[str, Any]:
-    """Unmount, then keep the aged state (see fslab.aging.images for the kinds)."""
+    """Unmount, then keep the aged state (see fslab.targets.images for the kinds)."""
     for resource in reversed(list(mounted.resources)):
         if resource.kind == "mount":
             session.release(resource)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from fslab.analysis.model import compare
 from fslab.analysis.observations import per_run
-from fslab.metrics import HEADLINE_METRICS, HIGHER
+from fslab.metrics import HIGHER, headline_of_each
 
 DEFAULT_THRESHOLD = 0.02  # relative changes smaller than 2 % are noise by default
 CELL = ["target", "workload", "op", "metric"]
@@ -58,7 +58,10 @@ def compare_cells(base: pd.DataFrame, new: pd.DataFrame,
     """One row per cell present in both: the relative change with its CI and a verdict."""
     def values(metrics: pd.DataFrame) -> pd.DataFrame:
         runs = per_run(metrics)
-        return runs[runs["metric"].isin(HEADLINE_METRICS)]
+        pairs = list(zip(runs["workload"].astype(str), runs["metric"].astype(str),
+                         strict=True))
+        shown = headline_of_each(pairs)  # what each workload's report shows
+        return runs[[pair in shown for pair in pairs]]
 
     base_runs, new_runs = values(base), values(new)
     rows = []
@@ -106,6 +109,20 @@ def classify(change: float, low: float, high: float, better: str,
         return "unchanged", note
     good = up if better == HIGHER else down
     return ("improved" if good else "regressed"), note
+
+
+def setting_differences(base_environment: dict[str, Any], new_environment: dict[str, Any],
+                        base_campaign: dict[str, Any], new_campaign: dict[str, Any]
+                        ) -> list[tuple[str, str, str]]:
+    """(what, base, new) for every recorded setting that differs: the environment's, and
+    an aging run's own settings (campaign.toml [aging]: utilisation, recipe, fstrim …)."""
+    diffs = environment_differences(base_environment, new_environment)
+    base_aging, new_aging = base_campaign.get("aging") or {}, new_campaign.get("aging") or {}
+    for key in sorted(set(base_aging) | set(new_aging)):
+        a, b = base_aging.get(key, "–"), new_aging.get(key, "–")
+        if a != b:
+            diffs.append((f"aging {key}", str(a), str(b)))
+    return diffs
 
 
 def environment_differences(

@@ -5,6 +5,7 @@ shown), with the primary questions (analysis.questions) as one campaign-wide fam
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 
@@ -17,6 +18,8 @@ from fslab.analysis.questions import Question, derived_metrics, primary_question
 from fslab.metrics import HEADLINE_METRICS
 
 KEY = ["workload", "op", "metric"]
+SECTIONED = ("sections of one run each (aging runs): sections of different runs are not "
+             "blocks of each other, unblocked")
 TESTS_COLUMNS = ["workload", "op", "metric", "primary", "test", "statistic", "p_value",
                  "reason", "blocked", "targets", "dropped", "n", "noise", "spread_ratio",
                  "alpha", "family", "mde_ratio"]
@@ -48,21 +51,27 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     value = values["value"].to_numpy(dtype=float)
     target = values["target"].astype(str).to_numpy(dtype=object)
     iteration = values["iteration"].to_numpy()
-    cells: list[tuple[Question, dict[str, dict[int, float]]]] = []
+    section = values["sample"].to_numpy() > 0 if "sample" in values else np.zeros(len(values),
+                                                                                     bool)
+    cells: list[tuple[Question, dict[str, dict[int, float]], bool]] = []
     for key, index in sorted(values.groupby(KEY, sort=True, observed=True).indices.items()):
         question = (str(key[0]), str(key[1]), str(key[2]))
         names = sorted(set(target[index]))
         if len(names) < 2 or question in skipped:
             continue
         groups = {name: _by_iteration(iteration[index][target[index] == name],
-                                      value[index][target[index] == name]) for name in names}
-        cells.append((question, groups))
-    family = family_size(groups for question, groups in cells if question in primary)
+                                      value[index][target[index] == name], offset)
+                  for offset, name in enumerate(names)}
+        cells.append((question, groups, bool(section[index].any())))
+    family = family_size(groups for question, groups, _ in cells if question in primary)
     tests, pairs = [], []
-    for question, groups in cells:
+    for question, groups, sectioned in cells:
         is_primary = question in primary
         size = family if is_primary else 1
-        found = compare(groups, blocked_allowed, family=size)
+        found = compare(groups, blocked_allowed and not sectioned, family=size)
+        if sectioned and not isinstance(found, str):
+            found = dataclasses.replace(found, reason=SECTIONED + found.reason.partition(
+                "unblocked")[2])
         cell = {**dict(zip(KEY, question, strict=True)), "primary": is_primary,
                 "family": size}
         if isinstance(found, str):
@@ -93,13 +102,19 @@ def family_size(comparisons: Iterable[dict[str, dict[int, float]]]) -> int:
     return max(total, 1)
 
 
-def _by_iteration(iterations: np.ndarray, values: np.ndarray) -> dict[int, float]:
+def _by_iteration(iterations: np.ndarray, values: np.ndarray, target: int = 0
+                  ) -> dict[int, float]:
     """{iteration: value}; several values for one iteration (imports that could not tell
-    iterations apart) are kept apart under negative keys, which never pair up."""
+    iterations apart, sections of one run) are kept apart under negative keys, distinct
+    for each `target` (its number in the comparison), so they never pair up."""
     out: dict[int, float] = {}
+    base = -(target + 1) * SEPARATE_KEYS
     for number, (i, v) in enumerate(zip(iterations.tolist(), values.tolist(), strict=True)):
-        out[int(i) if int(i) not in out else -1 - number] = float(v)
+        out[int(i) if int(i) not in out else base - number] = float(v)
     return out
+
+
+SEPARATE_KEYS = 10**9  # more values than one target ever has in one comparison
 
 
 def _test_row(found: Comparison) -> dict[str, object]:

@@ -7,6 +7,7 @@ and writes what they return to stats/ (stats_files.py reads it back for the repo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -16,22 +17,39 @@ from fslab.stats_files import Analysis, write_index, write_tables
 from fslab.store import ResultsDir, write_atomic
 
 
-def summarize_results(results: ResultsDir, metrics: pd.DataFrame,
-                      runs: pd.DataFrame | None = None,
-                      records: list[RunRecord] | None = None) -> pd.DataFrame:
+@dataclass
+class Inputs:
+    """What the analysis reads of a results directory (or of several, seen as one:
+    fslab/several.py): the measured rows, the run records, the environment, the campaign."""
+
+    metrics: pd.DataFrame
+    records: list[RunRecord]
+    environment: dict[str, Any]
+    settings: dict[str, Any]  # the resolved campaign.toml ({} for imports)
+
+
+def inputs_of(results: ResultsDir) -> Inputs:
+    """The analysis inputs of one results directory."""
+    return Inputs(measured_metrics(results, categorical=True), list(results.run_records()),
+                  results.environment(), campaign_settings(results))
+
+
+def summarized(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
+               environment: dict[str, Any]) -> pd.DataFrame:
     """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
     from fslab.analysis.cachebound import mark_cache_bound
-    from fslab.analysis.observations import per_run
     from fslab.analysis.summary import summarize
 
-    records = list(results.run_records()) if records is None else records
-    return mark_cache_bound(summarize(metrics, runs), records, results.environment(),
-                            per_run(metrics))
+    return mark_cache_bound(summarize(metrics, runs), records, environment, runs)
 
 
 def write_summary(results: ResultsDir) -> pd.DataFrame:
     """stats/summary.csv alone (`fslab.api.analyze(full=False)`)."""
-    summary = summarize_results(results, measured_metrics(results))
+    from fslab.analysis.observations import per_run
+
+    metrics = measured_metrics(results)
+    summary = summarized(metrics, per_run(metrics), list(results.run_records()),
+                         results.environment())
     results.stats_dir.mkdir(exist_ok=True)
     write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
     return summary
@@ -96,26 +114,30 @@ def method_statements(*, hosts: bool, aged: bool, pilot: int) -> pd.DataFrame:
 
 def analyze_results(results: ResultsDir) -> Analysis:
     """Every step of the analysis, written to stats/ (tables, verdicts.txt, index)."""
+    from fslab.analysis.verdicts import as_text
+
+    done = analyse(inputs_of(results))
+    results.stats_dir.mkdir(exist_ok=True)
+    write_tables(results, done)
+    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(as_text(done.verdicts)) + "\n")
+    write_index(results, done)
+    return done
+
+
+def analyse(inputs: Inputs) -> Analysis:
+    """Every step of the analysis on one set of inputs (pure: nothing is read or written)."""
     from fslab.analysis.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.disturbance import disturbance, disturbance_note
     from fslab.analysis.drift import drift_note, iteration_drift
     from fslab.analysis.hosts import host_spread
-    from fslab.analysis.observations import per_run
-    from fslab.analysis.verdicts import (
-        VERDICT_COLUMNS,
-        as_text,
-        error_rows,
-        rankings,
-        verdict_rows,
-    )
+    from fslab.analysis.observations import per_run, probe_series
+    from fslab.analysis.verdicts import VERDICT_COLUMNS, error_rows, rankings, verdict_rows
 
-    metrics = measured_metrics(results, categorical=True)
+    metrics, records, environment = inputs.metrics, inputs.records, inputs.environment
+    settings = inputs.settings
     runs = per_run(metrics)  # shared by every step below
-    records = list(results.run_records())
-    environment = results.environment()
-    settings = campaign_settings(results)
-    summary = summarize_results(results, metrics, runs, records)
+    summary = summarized(metrics, runs, records, environment)
     tests, pairs = compare_targets(metrics, runs,
                                    blocked_allowed=not environment.get("imported"),
                                    declared=declared_primaries(records),
@@ -132,14 +154,9 @@ def analyze_results(results: ResultsDir) -> Analysis:
         + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs) + aged_verdicts(ages)
         + ([{"kind": "drift", "workload": "", "text": note}] if note else []),
         columns=VERDICT_COLUMNS)
-    done = Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
+    return Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
                     pairwise=pairs, verdicts=verdicts, headline=headline, ranking=ranking,
                     drift=drift_table, hosts=spread, aged=ages, disturbed=seen,
-                    methods=method_statements(
+                    series=probe_series(metrics), methods=method_statements(
                         hosts=not spread.empty, aged=not ages.empty,
                         pilot=int(settings.get("pilot", 0) or 0)))
-    results.stats_dir.mkdir(exist_ok=True)
-    write_tables(results, done)
-    write_atomic(results.stats_dir / "verdicts.txt", "\n".join(as_text(verdicts)) + "\n")
-    write_index(results, done)
-    return done

@@ -10,7 +10,7 @@ import pandas as pd
 from fslab.analysis.median import median_ci
 from fslab.analysis.observations import observations, per_run
 from fslab.analysis.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
-from fslab.metrics import HIGHER
+from fslab.metrics import HIGHER, PROBE, SECTION
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
@@ -23,8 +23,8 @@ SUMMARY_COLUMNS = [
 
 # What this step does, in one statement the report prints (stats/methods.csv).
 METHOD = ('Per-cell intervals: on the log scale, like the comparisons (the geometric mean with '
-          'a Student t interval of the logs). Outliers are flagged by the median/MAD rule '
-          '(3.5), never dropped.')
+          'a Student t interval of the logs; for an aging run, over its sections: the sectioned '
+          'interval). Outliers are flagged by the median/MAD rule (3.5), never dropped.')
 
 
 def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -40,9 +40,12 @@ def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.Dat
     runs = per_run(metrics) if runs is None else runs
     notes = _notes(metrics)
     values = runs["value"].to_numpy(dtype=float)
+    sections = runs["sample"].to_numpy() > 0 if "sample" in runs else np.zeros(len(runs), bool)
     rows = []
     for key, index in runs.groupby(CELL, sort=False, dropna=False).indices.items():
         cell = values[index]
+        if sections[index].any():  # each an observation (analysis.observations)
+            notes[key] = notes.get(key) or f"{len(index)} sections of one run in time order"
         ci = mean_ci(cell)
         geo = log_ci(cell)
         finite = cell[np.isfinite(cell)]
@@ -92,8 +95,9 @@ def _notes(metrics: pd.DataFrame) -> dict[tuple, str]:
 
 
 def _has_note(rows: pd.DataFrame) -> pd.Series:
+    """Rows whose note says why a value is missing (not what a sample is)."""
     # notna first: fillna("") fails on a categorical column without "" among its values
-    return rows["note"].notna() & (rows["note"] != "")
+    return rows["note"].notna() & ~rows["note"].isin(["", SECTION, PROBE])
 
 
 def _fraction_of_raw(summary: pd.DataFrame) -> pd.Series:

@@ -16,8 +16,8 @@ from fslab.analysis.model import ALPHA
 from fslab.analysis.ranking import RANKING_COLUMNS, Oriented, orient, rank
 from fslab.metrics import HIGHER, title
 
-HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "ranking", "best",
-                    "family", "alpha", "left_out", "verdict"]
+HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "observed", "ranking",
+                    "best", "family", "alpha", "left_out", "verdict"]
 POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 times in 5; "
                  "smaller ones may be missed.")
 # Direction words for "A 2.1× … than B", by metric: a ratio is printed ≥ 1 with them.
@@ -58,6 +58,7 @@ def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
         if isinstance(test.dropped, str) and test.dropped:
             left_out.append(f"left out: {test.dropped}")
         heads.append({**base, "targets": len(table), "n": _n_text(table),
+                      "observed": _observed(runs, question),
                       "ranking": text, "best": table["best"].iloc[0] if len(table) else "",
                       "left_out": "; ".join(left_out),
                       "verdict": text or "; ".join(left_out) or "fewer than 2 targets to rank"})
@@ -152,7 +153,8 @@ def _question_rows(head: object, ranking: pd.DataFrame,
     rows = ranking[(ranking.workload == workload) & (ranking.op == op)
                    & (ranking.metric == metric)]
     n = head.n  # type: ignore[attr-defined]
-    out = [_row("question", workload, f"{what} ({n} iterations): {ranking_text}")]
+    observed = head.observed  # type: ignore[attr-defined]
+    out = [_row("question", workload, f"{what} ({n} {observed}): {ranking_text}")]
     best = str(rows["best"].iloc[0])
     word = advantage_words(str(metric), str(better))
     pairs = pairwise[(pairwise.workload == workload) & (pairwise.op == op)
@@ -209,6 +211,17 @@ def cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
 def _better(summary: pd.DataFrame, metric: str) -> str:
     cells = summary[summary.metric == metric]
     return str(cells["better"].iloc[0]) if not cells.empty else HIGHER
+
+
+def _observed(runs: pd.DataFrame, question: tuple[str, str, str]) -> str:
+    """What a question's n counts: iterations, or the sections of one run each (an aging
+    run's latency: analysis/observations.py)."""
+    if "sample" not in runs:
+        return "iterations"
+    rows = runs[(runs["workload"].astype(str) == question[0])
+                & (runs["op"].astype(str) == question[1])
+                & (runs["metric"].astype(str) == question[2])]
+    return "sections of one run each" if (rows["sample"] > 0).any() else "iterations"
 
 
 def _n_text(table: pd.DataFrame) -> str:

@@ -2,6 +2,7 @@
 
 Each kind of raw output (a run's fio JSON or its slices, bonnie++ CSV, the records of the
 files, small-file, scan and aged-file workloads with their dd logs, the null simulator,
+an aging run's op log and probes,
 and files imported from elsewhere) is a `RawKind`: a detector that looks at a run's raw
 files and a pure parser that turns them into measurements and the metadata derived from
 them. The runner, `fslab reparse` and `fslab import` all call `parse_run`, so a corrected
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fslab.parsers import fio_kinds, host_cpu, tool_kinds
+from fslab.parsers import aging_kind, fio_kinds, host_cpu, tool_kinds
 from fslab.parsers.raw_files import Addition, Parsed, RawFiles, RawKind
 
 # The first kind whose detector claims a run's files parses them: a run's own outputs by
@@ -28,6 +29,7 @@ KINDS: list[RawKind] = [
     tool_kinds.SCAN,
     tool_kinds.AGEDFILES,
     tool_kinds.NULL,
+    aging_kind.AGING,
     fio_kinds.IMPORTED_FIO,
     tool_kinds.IMPORTED_DD,
     tool_kinds.IMPORTED_BONNIE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from fslab.report.html import Page, esc, table
+from fslab.report.page import Page, esc, table
 from fslab.units import display_scale
 
 if TYPE_CHECKING:

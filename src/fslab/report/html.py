@@ -1,146 +1,20 @@
-"""The self-contained HTML report: one file, Plotly inlined, everything from data escaped."""
+"""The report of a results directory (or of several seen as one): its sections in order,
+on one self-contained page (report/page.py)."""
 
 from __future__ import annotations
 
-import html
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from fslab.metrics import headline_of_each
-from fslab.report import charts
+from fslab.report import aging_section, charts
+from fslab.report.data import ReportData
+from fslab.report.page import Page, esc, table
 from fslab.stats_files import Analysis
-from fslab.units import format_value
-
-STYLE = """
-body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#222}
-h1{margin-bottom:0}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;font-size:13px;margin:.5em 0}
-td,th{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#f4f4f4}.num{text-align:right;font-variant-numeric:tabular-nums}
-.chart{min-height:160px}.muted{color:#777}.verdict{margin:.2em 0}.pair{margin-left:2em}
-details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
-"""
-# Counts rendered charts and JS errors into <body data-*> so a headless browser can check.
-BOOT = """
-(function(){var errors=[];
-window.addEventListener('error',function(e){errors.push(String(e.message));
-document.body.dataset.jsErrors=errors.length;});var oldError=console.error;console.error=function(){
-errors.push(Array.prototype.join.call(arguments,' '));document.body.dataset.jsErrors=errors.length;
-oldError.apply(console,arguments);};var rendered=0;
-document.querySelectorAll('script[type="application/json"][data-chart]').forEach(function(node){
-try{var spec=JSON.parse(node.textContent);var div=document.getElementById(node.dataset.chart);
-Plotly.newPlot(div,spec.data,spec.layout,{responsive:true,displaylogo:false});rendered++;}
-catch(e){errors.push(String(e));}});document.body.dataset.chartsRendered=rendered;
-document.body.dataset.jsErrors=errors.length;})();
-"""
-
-
-def esc(value: Any) -> str:
-    """HTML-escape anything that came from data."""
-    return html.escape(str(value), quote=True)
-
-
-def script_json(data: Any) -> str:
-    """JSON safe inside a <script> element: no '<', '>' or '&' can close or open tags."""
-    text = json.dumps(data, default=str, allow_nan=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-class Page:
-    """Collects sections and charts; renders one HTML document."""
-
-    def __init__(self, title: str) -> None:
-        self.title = title
-        self.parts: list[str] = []
-        self.count = 0
-
-    def add(self, fragment: str) -> None:
-        self.parts.append(fragment)
-
-    def chart(self, spec: dict[str, Any] | None) -> None:
-        if spec is None:
-            return
-        self.count += 1
-        chart_id = f"chart{self.count}"
-        self.parts.append(f'<div class="chart" id="{chart_id}"></div>'
-                          f'<script type="application/json" data-chart="{chart_id}">'
-                          f"{script_json(_clean(spec))}</script>")
-
-    def render(self) -> str:
-        from plotly.offline import get_plotlyjs
-
-        return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-                f"<title>{esc(self.title)}</title><style>{STYLE}</style>"
-                f"<script>{get_plotlyjs()}</script></head><body>"
-                + "".join(self.parts) + f"<script>{BOOT}</script></body></html>")
-
-
-def _clean(value: Any) -> Any:
-    """NaN and infinities become null (JSON has neither)."""
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
-# What people read above a column; the CSV files keep the machine names.
-HEADINGS = {"n": "n", "mean": "mean", "geomean": "geometric mean", "ci_low": "95 % CI from",
-            "ci_high": "95 % CI to", "median_ci_low": "median CI from",
-            "median_ci_high": "median CI to", "median_ci_level": "median CI level",
-            "cv": "CV", "of_raw": "share of the raw device",
-            "cache_bound_reason": "cache-bound because", "ratio_ci_low": "interval from",
-            "ratio_ci_high": "interval to", "p_adj": "adjusted p", "p_value": "p",
-            "mde_ratio": "could have found", "se_log": "SE of log ratio",
-            "sd_log_a": "SD of log A", "sd_log_b": "SD of log B", "n_pairs": "paired iterations",
-            "alpha": "level (α per pair)", "cliffs_delta": "Cliff's delta",
-            "spread_ratio": "spread ratio", "run_id": "run", "disturbed_by": "disturbed by"}
-
-
-def table(frame: pd.DataFrame, columns: list[str], units: bool = False) -> str:
-    """An escaped HTML table; with units=True, mean/CI columns print in the row's unit."""
-    head = "".join(f"<th>{esc(HEADINGS.get(c, c.replace('_', ' ')))}</th>" for c in columns)
-    body = []
-    for _, row in frame.iterrows():
-        cells = []
-        for column in columns:
-            value = row.get(column, "")
-            if units and column in ("mean", "geomean", "median", "sd", "ci_low", "ci_high",
-                                    "median_ci_low", "median_ci_high") and "unit" in row:
-                text = format_value(value, row["unit"])
-            elif isinstance(value, float):
-                text = "–" if value != value else f"{value:.4g}"
-            else:
-                text = value
-            klass = ' class="num"' if isinstance(value, int | float) else ""
-            cells.append(f"<td{klass}>{esc(text)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
-
-
-@dataclass(frozen=True)
-class ReportData:
-    """What the campaign report renders: the analysis as stats/ holds it, and the records
-    of the campaign (its runs' status, environment and settings)."""
-
-    results_dir: Path
-    analysis: Analysis
-    records: pd.DataFrame  # status of every run (runs table)
-    environment: dict[str, Any]
-    campaign: dict[str, Any]
-
-    @property
-    def name(self) -> str:
-        return str(self.campaign.get("name", self.results_dir.name))
-
 
 Section = Callable[[ReportData, "Page"], None]
 
@@ -154,8 +28,15 @@ def build_report(data: ReportData) -> str:
 
 
 def _title(data: ReportData, page: Page) -> None:
+    places = ", ".join(str(source.path) for source in data.sources)
     page.add(f"<h1>fslab report: {esc(data.name)}</h1><p class='muted'>"
-             f"{esc(data.results_dir)} · generated {esc(time.strftime('%Y-%m-%d %H:%M'))}</p>")
+             f"{esc(places)} · generated {esc(time.strftime('%Y-%m-%d %H:%M'))}</p>")
+    if len(data.sources) > 1:
+        page.add("<p>" + esc(f"{len(data.sources)} results directories seen as one: each "
+                             "target is labelled by the directory it came from; iterations "
+                             "of different directories are not blocks of each other "
+                             "(compared unblocked), those of one directory still are.")
+                 + "</p>")
 
 
 def _verdict_section(data: ReportData, page: Page) -> None:
@@ -244,14 +125,30 @@ def _failed_runs(data: ReportData, page: Page) -> None:
 
 
 def _setup(data: ReportData, page: Page) -> None:
-    page.add("<h2>Setup and environment</h2>" + _environment(data.environment))
+    page.add("<h2>Setup and environment</h2>")
+    if len(data.sources) > 1:
+        from fslab.analysis.base_vs_new import setting_differences
+
+        first = data.sources[0]
+        for other in data.sources[1:]:
+            differences = setting_differences(first.environment, other.environment,
+                                              first.campaign, other.campaign)
+            page.add(f"<h3>{esc(first.label)} → {esc(other.label)}: what differs</h3>" + (
+                "<table><tr><th>setting</th><th>" + esc(first.label) + "</th><th>"
+                + esc(other.label) + "</th></tr>" + "".join(
+                    f"<tr style='background:#fff3cd'><td>{esc(w)}</td><td>{esc(a)}</td>"
+                    f"<td>{esc(b)}</td></tr>" for w, a, b in differences) + "</table>"
+                if differences else "<p>Nothing recorded differs.</p>"))
+    for source in data.sources:
+        heading = f"<h3>{esc(source.label)}</h3>" if len(data.sources) > 1 else ""
+        page.add(heading + _environment(source.environment))
     page.add("<h2>Methodology</h2>" + _methodology(data.campaign, data.records,
                                                     data.analysis))
 
 
 # The report, top to bottom: a new part is one function (data, page) and one line here.
-SECTIONS: list[Section] = [_title, _verdict_section, _workloads, _statistics, _failed_runs,
-                           _setup]
+SECTIONS: list[Section] = [_title, _verdict_section, aging_section.aging_runs, _workloads,
+                           _statistics, _failed_runs, _setup]
 
 
 # How each kind of verdict row (stats/verdicts.csv) is shown: a heading, a ranking

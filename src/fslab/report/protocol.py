@@ -9,8 +9,6 @@ analyses (the stages before them did; api.py hands them the result):
     ReportData: stats/ of a results dir (api.report)  html.build_report
     Comparison: two dirs (api.compare)                compare_html.build_compare_report,
                                                       terminal.compare_report
-    AgingRun: one aging dir (aging.base_vs_new)       aging_html.build_aging_report
-    list[AgingRun]: several                           aging_runs_html.build_aging_runs_report
 
 The CSV and JSON under stats/ are the analyze stage's output (analysis/pipeline.py), not
 a reporter. `PAGES` and `TERMINAL` name every reporter, so mypy checks each against the
@@ -23,8 +21,6 @@ from typing import Any, Protocol, TypeVar
 
 from rich.console import RenderableType
 
-from fslab.report.aging_html import build_aging_report
-from fslab.report.aging_runs_html import build_aging_runs_report
 from fslab.report.compare_html import build_compare_report
 from fslab.report.html import build_report
 from fslab.report.terminal import compare_report
@@ -40,5 +36,5 @@ class Reporter(Protocol[Result, Shown]):
 
 
 PAGES: tuple[Reporter[Any, str], ...] = (
-    build_report, build_compare_report, build_aging_report, build_aging_runs_report)
+    build_report, build_compare_report)
 TERMINAL: tuple[Reporter[Any, RenderableType], ...] = (compare_report,)

@@ -239,25 +239,3 @@ def compare_report(comparison: Comparison) -> RenderableType:
     counts = ", ".join(f"{comparison.count(verdict)} {verdict}"
                        for verdict in ("regressed", "improved", "unchanged"))
     return Group(table, *differences, counts)
-
-
-def aging_latency_table(rows: list[dict[str, object]]) -> RenderableType:
-    """Per-operation latency of one aging run: median and mean with 95 % intervals."""
-    from fslab.aging.latency import METHOD
-
-    table = Table(title=f"latency per operation: {METHOD}")
-    for header in ("op", "n", "median", "mean"):
-        table.add_column(header, justify="left" if header == "op" else "right")
-    for row in rows:
-        table.add_row(str(row["op"]), f"{row['n']:,}", _with_interval(row, "median"),
-                      _with_interval(row, "mean"))
-    return table
-
-
-def _with_interval(row: dict[str, object], which: str) -> str:
-    value, low, high = (row.get(f"{which}_us"), row.get(f"{which}_ci_low"),
-                        row.get(f"{which}_ci_high"))
-    shown = format_value(float(value) * 1e3, "ns")  # type: ignore[arg-type]
-    if isinstance(low, float) and isinstance(high, float) and not math.isnan(low):
-        shown += f" ({format_value(low * 1e3, 'ns')}–{format_value(high * 1e3, 'ns')})"
-    return shown

@@ -154,8 +154,8 @@ class LoopFsTarget(BaseTarget):
 def copy_image(session: Session, mounted: Mounted, name: str, source: Path,
                fs: str) -> Path:
     """A private sparse copy of an aged image (sparse, zstd or metadata: see
-    fslab.aging.images): every run starts from the same aged state."""
-    from fslab.aging.images import restore
+    fslab.targets.images): every run starts from the same aged state."""
+    from fslab.targets.images import restore
 
     image = session.path_for("images", f"{name}.img")
     image.parent.mkdir(parents=True, exist_ok=True)
@@ -172,7 +172,7 @@ def copy_files_from(
     mountpoint = session.path_for("mnt", f"{spec.name}-source")
     temporary = Mounted(path=None, description={})
     try:
-        from fslab.aging.images import kind_of
+        from fslab.targets.images import kind_of
 
         if kind_of(source) != "sparse":  # compressed or metadata: restore a copy first
             source = copy_image(session, temporary, f"{spec.name}-source", source, spec.fs)

@@ -48,7 +48,7 @@ class FsProfile:
     read_only: str = "ro"  # mount an image to copy its files out, replaying nothing
     metadata_dump: tuple[str, ...] = ()  # <dump> DEVICE FILE
     metadata_restore: tuple[str, ...] = ()  # <restore> FILE IMAGE
-    free_space: str = ""  # the aging.freespace probe that reads it ('' none)
+    free_space: str = ""  # the probes.freespace probe that reads it ('' none)
 
     @property
     def kernel_name(self) -> str:

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab import system
-from fslab.aging.fiemap import NotMeasurable, extents
 from fslab.parsers.tool_kinds import SCAN_RECORD
+from fslab.probes.fiemap import NotMeasurable, extents
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
 

@@ -6,11 +6,17 @@ reported as not measurable here (with the reason), never as unfragmented.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from fslab import system
+
+if TYPE_CHECKING:
+    from fslab.targets import Mounted
 
 
 @dataclass
@@ -173,3 +179,15 @@ def probe(fs: str, device: str, mountpoint: str, pool: str = "",
     if kind not in PROBES:
         return FreeSpace("", not_measurable=f"no free-space probe for {fs} yet")
     return PROBES[kind](device, mountpoint, pool, search_dir)
+
+
+def of_mounted(place: Mounted) -> dict[str, Any]:
+    """A provisioned target's free extents now, as JSON (synced first: the probes read the
+    device; a zfs pool is searched for in its images' directory)."""
+    os.sync()
+    description = place.description
+    search_dir = next((str(Path(r.path).parent) for r in place.resources if r.kind == "file"),
+                      "")
+    found = probe(str(description.get("fs", "")), str(description.get("device", "")),
+                  str(place.path), str(description.get("pool", "")), search_dir)
+    return asdict(found)

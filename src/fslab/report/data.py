@@ -1,0 +1,53 @@
+"""What a report renders: the analysis, the run records, and the directories they came
+from. Built by api.report (one directory's stats/, or several seen as one:
+fslab/several.py); read by every section of the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fslab.stats_files import Analysis
+
+
+@dataclass(frozen=True)
+class Source:
+    """One results directory a report draws on, and how its targets are labelled there."""
+
+    path: Path
+    label: str  # the directory's label ("" when it is the report's only one)
+    targets: dict[str, str]  # its target names -> their labels in the report
+    campaign: dict[str, Any]
+    environment: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """What the report renders: the analysis (as stats/ holds it, or of several
+    directories seen as one: fslab/several.py), the run records, and each directory's
+    campaign and environment."""
+
+    analysis: Analysis
+    records: pd.DataFrame  # status of every run (runs table)
+    sources: list[Source]
+
+    @property
+    def results_dir(self) -> Path:
+        return self.sources[0].path
+
+    @property
+    def environment(self) -> dict[str, Any]:
+        return self.sources[0].environment
+
+    @property
+    def campaign(self) -> dict[str, Any]:
+        return self.sources[0].campaign
+
+    @property
+    def name(self) -> str:
+        if len(self.sources) > 1:
+            return " + ".join(source.label for source in self.sources)
+        return str(self.campaign.get("name", self.results_dir.name))
