@@ -13,6 +13,7 @@ import pytest
 
 from fslab import api
 from fslab.campaign import CampaignFile, Overrides, resolve
+from tests.conftest import fslab_here
 
 
 def simulated(scales: dict[str, float], seed: int, iterations: int = 5, jobs: int = 10,
@@ -213,3 +214,34 @@ def test_run_then_report_says_it_analyses_once_and_prints_each_steps_method(tmp_
     os.utime(metrics, ns=(1, 1))
     api.report(out, say=said.append)
     assert len(said) == 2 and "the results changed" in said[1]
+
+
+def test_a_report_of_two_campaigns_sees_them_as_one(tmp_path):
+    """`fslab report A B` (issue 24): two campaigns' targets side by side, each labelled
+    by its directory; within a directory pairs stay blocked by iteration, across two they
+    are compared unblocked (their iterations are not blocks of each other); the setup
+    names what differs; nothing is written into either directory."""
+    before = tmp_path / "before"
+    after = tmp_path / "after"
+    api.run(simulated({"a": 1.0, "b": 1.0}, seed=5, jobs=1), out=before, lab=api_lab(tmp_path))
+    api.run(simulated({"a": 1.5, "b": 1.0}, seed=6, jobs=1, iterations=6), out=after,
+            lab=api_lab(tmp_path))
+    kept = {d: sorted(p.name for p in (d / "stats").iterdir()) for d in (before, after)}
+    made = fslab_here("report", str(before), str(after), "-o", str(tmp_path / "both.html"))
+    assert made.returncode == 0, made.stderr
+    page = (tmp_path / "both.html").read_text()
+    for label in ("before:a", "before:b", "after:a", "after:b"):
+        assert label in page
+    assert "before → after: what differs" in page
+    assert kept == {d: sorted(p.name for p in (d / "stats").iterdir()) for d in (before, after)}
+    from fslab.analysis.pipeline import analyse
+    from fslab.several import several
+    from fslab.store import ResultsDir
+
+    sources, inputs = several([ResultsDir.open(before), ResultsDir.open(after)])
+    assert [s.label for s in sources] == ["before", "after"]
+    pairs = analyse(inputs).pairwise
+    by_pair = {(p.a, p.b): p for p in pairs.itertuples()}
+    assert by_pair[("before:a", "before:b")].n_pairs == 5  # blocked within a directory
+    assert by_pair[("after:a", "before:a")].n_pairs == 0  # never across two
+    assert by_pair[("after:a", "before:a")].ratio == pytest.approx(1.5, rel=0.15)
