@@ -11,17 +11,20 @@ STAMP := $(VENV)/.fslab-installed
 run: deps
 	$(BIN)/fslab run
 
+# The whole suite: every test on two workers (tests that share a daemon one at a time),
+# then the tests that measure the machine itself, alone (tests/conftest.py decides which).
 test: system-deps-test venv
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 -m "not quiet"
+	$(BIN)/python -m pytest -q -m quiet
 
 # The edit-test loop: lint, types, and every test that needs nothing of the machine
 # (no root, mkfs, loop device, fio or process of its own; tests/conftest.py decides).
 check: venv
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
-	$(BIN)/python -m pytest -q -m check
+	$(BIN)/python -m pytest -q -n 2 -m check
 
 lint: deps
 	$(BIN)/ruff check src tests benchmarks

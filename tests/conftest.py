@@ -107,19 +107,70 @@ def touches_the_machine(item: pytest.Item) -> str:
     fixtures = set(getattr(item, "fixturenames", ()))
     if used := fixtures & MACHINE_FIXTURES:
         return f"uses {', '.join(sorted(used))}"
-    function = getattr(item, "function", None)
-    try:
-        source = inspect.getsource(function) if function else ""
-    except (OSError, TypeError):
-        source = ""
+    source = _source(item)
     for call in ("requires(", "fslab_cmd(", "subprocess."):
         if call in source:
             return f"calls {call.rstrip('(')}"
     return ""
 
 
+# Tests that measure the machine itself run alone, after the others (make test): a test
+# running beside them would be part of what they measure. Module or test -> why.
+QUIET = {
+    "test_verdicts_real": "asserts that measured rates find a known difference, or none",
+    "test_buffered_basic5_is_marked_where_it_beats_the_raw_device":
+        "asserts that page-cache rates beat the disk's by a margin",
+    "test_witness": "the witness counts every other process as a busy machine",
+}
+# Daemons tests share, count or kill by name (zfs-fuse serves every pool of the machine,
+# and a test lists every pool; a test kills "the" ntfs-3g it finds): tests that name one,
+# in their code or their parameters, run one after another.
+SHARED_DAEMONS = ("zfs", "zpool", "daemons", "ntfs", "exfat", "fat32")
+
+
+def _source(item: pytest.Item) -> str:
+    function = getattr(item, "function", None)
+    try:
+        return inspect.getsource(function) if function else ""
+    except (OSError, TypeError):
+        return ""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's loadgroup reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tiers, decided here and nowhere else: a test that touches the machine is
-    `machine` (make test runs it); every other one is `check` (make check runs those)."""
+    `machine` (make test runs it) and, when it measures the machine itself, `quiet` (run
+    alone, after the rest); every other one is `check` (make check runs those). Machine
+    tests that share a daemon are `shared_daemons`: they run one at a time."""
     for item in items:
-        item.add_marker(pytest.mark.machine if touches_the_machine(item) else pytest.mark.check)
+        if not touches_the_machine(item):
+            item.add_marker(pytest.mark.check)
+            continue
+        item.add_marker(pytest.mark.machine)
+        module = item.module.__name__.rpartition(".")[2] if item.module else ""
+        if module in QUIET or getattr(item, "originalname", item.name) in QUIET:
+            item.add_marker(pytest.mark.quiet)
+        elif any(name in _source(item) + str(getattr(item, "callspec", "") and
+                                              item.callspec.params)  # type: ignore[attr-defined]
+                 for name in SHARED_DAEMONS):
+            item.add_marker(pytest.mark.shared_daemons)
+
+
+DAEMONS_LOCK = Path("/tmp/fslab-tests-shared-daemons.lock")
+
+
+@pytest.fixture(autouse=True)
+def one_at_a_time_with_shared_daemons(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked shared_daemons holds an exclusive lock while it runs, so that of the
+    parallel workers (make test: pytest -n 2) only one at a time uses those daemons."""
+    if request.node.get_closest_marker("shared_daemons") is None:
+        yield
+        return
+    import fcntl
+
+    with DAEMONS_LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -12,7 +12,7 @@ from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
 
 CAMPAIGN = ["run", "--fs", "ext4,xfs", "--workloads", "randread,seqwrite", "--iterations", "2",
             "--runtime", "1", "--size", "512M", "--file-size", "32M", "--seed", "3",
-            "--no-ceiling"]
+            "--no-ceiling", "--rounds", "2"]
 
 
 def start(out, lab_root):
