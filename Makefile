@@ -11,12 +11,13 @@ STAMP := $(VENV)/.fslab-installed
 run: deps
 	$(BIN)/fslab run
 
-# The whole suite: every test on two workers (tests that share a daemon one at a time),
-# then the tests that measure the machine itself, alone (tests/conftest.py decides which).
+# The whole suite: every test on three workers (tests that share a daemon one at a time;
+# most of a test is waiting for fio, so three overlap well on two cores), then the tests
+# that measure the machine itself, alone (tests/conftest.py decides which).
 test: system-deps-test venv
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
-	$(BIN)/python -m pytest -q -n 2 -m "not quiet"
+	$(BIN)/python -m pytest -q -n 3 -m "not quiet"
 	$(BIN)/python -m pytest -q -m quiet
 
 # The edit-test loop: lint, types, and every test that needs nothing of the machine

@@ -121,6 +121,8 @@ QUIET = {
     "test_buffered_basic5_is_marked_where_it_beats_the_raw_device":
         "asserts that page-cache rates beat the disk's by a margin",
     "test_witness": "the witness counts every other process as a busy machine",
+    "test_fios_own_files_stay_cached_across_a_cache_drop":
+        "counts every byte read from the machine's disk",
 }
 # Daemons tests share, count or kill by name (zfs-fuse serves every pool of the machine,
 # and a test lists every pool; a test kills "the" ntfs-3g it finds): tests that name one,

@@ -12,7 +12,8 @@ import pytest
 from fslab import api
 from fslab.campaign import Overrides, load_campaign
 from fslab.errors import UserError
-from fslab.importer import compile_pattern, guess_fields, import_results
+from fslab.import_paths import compile_pattern, guess_fields
+from fslab.importer import import_results
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import ALL_CLIENTS, parse_fio
 from fslab.parsers.fio_load import extract_json
@@ -313,6 +314,16 @@ def test_import_command_analyses_unless_told_not_to(tmp_path):
     for name in ("summary.csv", "tests.csv", "pairwise.csv", "headline.csv", "ranking.csv",
                  "verdicts.txt"):
         assert (tmp_path / "a" / "stats" / name).stat().st_size > 0
+    # The import analysed its rows in memory while it archived the copies: the same
+    # tables a later `fslab analyze` writes from metrics.parquet, and current (a report
+    # reads them back).
+    written = {p.name: p.read_bytes() for p in (tmp_path / "a" / "stats").glob("*.csv")}
+    from fslab.stats_files import stale_reason
+    from fslab.store import ResultsDir
+
+    assert stale_reason(ResultsDir.open(tmp_path / "a")) is None
+    api.analyze(tmp_path / "a")
+    assert written == {p.name: p.read_bytes() for p in (tmp_path / "a" / "stats").glob("*.csv")}
     bare = fslab_here("import", str(tmp_path / "tree"), "--out", str(tmp_path / "b"),
                      "--no-analyze")
     assert bare.returncode == 0, bare.stderr

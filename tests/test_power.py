@@ -65,3 +65,28 @@ def test_the_statsmodels_shortfall_the_issue_measured_is_gone():
     t = diffs.mean(axis=1) / (diffs.std(axis=1, ddof=1) / math.sqrt(3))
     simulated = np.mean(np.abs(t) > stats.t.isf(level / 2, 2))
     assert simulated == pytest.approx(POWER, abs=0.005)
+
+
+def test_the_root_finder_agrees_with_brentq_over_a_random_sweep():
+    """increasing_root stands in for scipy.optimize.brentq (0.2 s to import): held to it at
+    tight tolerance on the equation it solves, over random df, alpha and power."""
+    import random
+
+    from scipy.optimize import brentq
+
+    from fslab.analysis.power import increasing_root, t_power
+
+    rng = random.Random(24)
+    for _ in range(60):
+        df = rng.choice([1.0, 2.0, 3.0, 5.0]) + rng.random() * 40
+        alpha = 10 ** rng.uniform(-4, -1)
+        goal = rng.uniform(0.5, 0.95)
+
+        def equation(nc, df=df, alpha=alpha, goal=goal):
+            return t_power(nc, df, alpha) - goal
+
+        high = 5.0
+        while equation(high) < 0:
+            high *= 2
+        expected = brentq(equation, 0.0, high, xtol=1e-12, rtol=1e-12, maxiter=500)
+        assert increasing_root(equation, 0.0, high) == pytest.approx(expected, rel=1e-9)

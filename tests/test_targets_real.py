@@ -101,7 +101,7 @@ def test_a_new_loop_image_file_system_is_one_profile(lab, tmp_path):
     requires("mkfs.ext4", "losetup", "fio")
     from fslab import api
     from fslab.campaign import load_campaign
-    from fslab.importer import known_fs
+    from fslab.import_paths import known_fs
     from fslab.targets import REGISTRY, known_kinds, register_profile
     from fslab.targets.profiles import PROFILES, FsProfile
 

@@ -124,14 +124,21 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
                    analyze_after: bool = True) -> ImportReport:
     """`fslab import`: a results directory from files collected elsewhere, analysed (as
     `analyze`) unless `analyze_after` is False."""
-    from fslab.importer import import_results as build
-    from fslab.importer import load_analysis_libraries, no_cycle_collection
+    from fslab.importer import importing, load_analysis_libraries, no_cycle_collection
 
+    done = None
     with no_cycle_collection():
-        report = build([Path(p) for p in paths], Path(out), pattern,
-                       meanwhile=load_analysis_libraries if analyze_after else None)
-        if analyze_after and report.imported:
-            analyze(Path(out))
+        with importing([Path(p) for p in paths], Path(out), pattern,
+                       meanwhile=load_analysis_libraries if analyze_after else None) as job:
+            if analyze_after and job.report.imported:  # while the copies are archived
+                from fslab.analysis.pipeline import analyse
+
+                done = analyse(job.inputs())
+            report = job.finish()
+        if done is not None:
+            from fslab.analysis.pipeline import write_analysis
+
+            write_analysis(ResultsDir.open(Path(out)), done)
     return report
 
 

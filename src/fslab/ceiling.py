@@ -202,12 +202,3 @@ def ceiling_size(plan: Plan, workloads: list[FioWorkload]) -> int:
     need = max((w.required_bytes() for w in workloads), default=0)
     size = max(MIN_CEILING_IMAGE, need + need // 8)
     return min(plan.campaign.image_size, -(-size // 2**20) * 2**20)
-
-
-def ceiling_of(ceilings: dict[str, Any], workload: str, op: str, metric: str) -> float | None:
-    """The largest ceiling measured for a workload's op and metric on any device (None if
-    none). Sections of a job (`<job>/<section>`) were measured as such."""
-    values = [ops.get(workload, {}).get(op, {}).get(metric)
-              for ops in ceilings.values() if isinstance(ops, dict)]
-    values = [float(v) for v in values if isinstance(v, (int, float))]
-    return max(values) if values else None

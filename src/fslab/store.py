@@ -78,6 +78,17 @@ def metrics_table(columns: dict[str, list[Any]]) -> Any:
                     schema=schema)
 
 
+def metrics_frame(table: Any, categorical: bool = False) -> Any:
+    """An Arrow table of metrics rows as the pandas DataFrame every analysis reads;
+    `categorical`: text columns as categoricals (as ResultsDir.load_metrics gives them)."""
+    if categorical:
+        for index, name in enumerate(table.column_names):
+            column = table.column(index)
+            if column.type == "string":
+                table = table.set_column(index, name, column.dictionary_encode())
+    return table.to_pandas()
+
+
 def write_atomic(path: Path, data: bytes | str) -> None:
     """Write a file so that readers see the old or the new content, never a torn one."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -344,7 +355,7 @@ class ResultsDir:
         missing = set(COLUMNS) - set(table.column_names)
         if missing:
             raise ValueError(f"columns missing: {', '.join(sorted(missing))}")
-        return table.to_pandas()
+        return metrics_frame(table)  # dictionary columns read as such: categoricals
 
     def run_record(self, run_id: str) -> RunRecord | None:
         """One finished run's record (a campaign's run directory), or None."""

@@ -21,7 +21,6 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.ceiling import ceiling_of
 from fslab.run_record import RunRecord
 
 # A single ceiling measurement on a loop device swings (PLATFORM.md: 2-4x between runs);
@@ -119,3 +118,13 @@ def _buffered_in_ram(records: Iterable[RunRecord],
                 f"buffered I/O on {size / 2**20:.0f} MiB of files, which the "
                 f"{memory / 2**30:.0f} GiB of RAM can cache")
     return found
+
+
+def ceiling_of(ceilings: dict[str, Any], workload: str, op: str, metric: str) -> float | None:
+    """The largest ceiling measured for a workload's op and metric on any device (None if
+    none; environment.json "ceilings", written by fslab/ceiling.py). Sections of a job
+    (`<job>/<section>`) were measured as such."""
+    values = [ops.get(workload, {}).get(op, {}).get(metric)
+              for ops in ceilings.values() if isinstance(ops, dict)]
+    values = [float(v) for v in values if isinstance(v, (int, float))]
+    return max(values) if values else None

@@ -124,7 +124,7 @@ def usable(groups: dict[str, dict[int, float]]) -> tuple[dict[str, dict[int, flo
     data: dict[str, dict[int, float]] = {}
     dropped: dict[str, str] = {}
     for name, values in groups.items():
-        finite = {i: float(v) for i, v in values.items() if np.isfinite(v)}
+        finite = {i: float(v) for i, v in values.items() if math.isfinite(v)}
         if len(finite) >= 2:
             data[name] = finite
         else:

@@ -29,9 +29,14 @@ class Inputs:
 
 
 def inputs_of(results: ResultsDir) -> Inputs:
-    """The analysis inputs of one results directory."""
-    return Inputs(measured_metrics(results, categorical=True), list(results.run_records()),
-                  results.environment(), campaign_settings(results))
+    """The analysis inputs of one results directory. An import's run records say where
+    each file came from and nothing the analysis reads (no witness, no declared primary
+    metric, no I/O of a run on this machine): they are not read (10^4 of them, packed in
+    archives, cost an import's analysis a second)."""
+    environment = results.environment()
+    records = [] if environment.get("imported") else list(results.run_records())
+    return Inputs(measured_metrics(results, categorical=True), records, environment,
+                  campaign_settings(results))
 
 
 def summarized(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
@@ -98,6 +103,19 @@ PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's 
                 "lucky spread cannot inflate them (fslab.adaptive).")
 
 
+# Every module analyse() runs, for loading ahead (fslab import loads them while its files
+# are parsed: importer.load_analysis_libraries).
+STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts"})
+
+
+def load_steps() -> None:
+    """Import every module of the analysis now (see STEP_MODULES)."""
+    import importlib
+
+    for step in STEP_MODULES:
+        importlib.import_module(f"fslab.analysis.{step}")
+
+
 def method_statements(*, hosts: bool, aged: bool, pilot: int) -> pd.DataFrame:
     """stats/methods.csv: (step, method), one row per analysis step this campaign used,
     each step's own statement (its module's METHOD)."""
@@ -114,14 +132,20 @@ def method_statements(*, hosts: bool, aged: bool, pilot: int) -> pd.DataFrame:
 
 def analyze_results(results: ResultsDir) -> Analysis:
     """Every step of the analysis, written to stats/ (tables, verdicts.txt, index)."""
+    done = analyse(inputs_of(results))
+    write_analysis(results, done)
+    return done
+
+
+def write_analysis(results: ResultsDir, done: Analysis) -> None:
+    """stats/: every table, verdicts.txt, and the index saying which metrics.parquet the
+    analysis is of (written last: the directory's metrics must be there first)."""
     from fslab.analysis.verdicts import as_text
 
-    done = analyse(inputs_of(results))
     results.stats_dir.mkdir(exist_ok=True)
     write_tables(results, done)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(as_text(done.verdicts)) + "\n")
     write_index(results, done)
-    return done
 
 
 def analyse(inputs: Inputs) -> Analysis:

@@ -3,8 +3,8 @@ effect), solved directly on the noncentral t distribution.
 
 statsmodels' `solve_power` returned non-solutions without a warning at the small n and
 strict α fslab uses (n = 3 with 3 pairs: an effect with power 0.61, not 0.80; issue 21),
-so the equation is solved here with a bracketing root finder and every answer's achieved
-power is checked before it is returned.
+so the equation is solved here by bisection on its bracket (the power grows with the
+noncentrality) and every answer's achieved power is checked before it is returned.
 
 Power of a two-sided level-α t test with `df` degrees of freedom and noncentrality δ:
     power(δ) = P(T' > c) + P(T' < −c),  T' ~ t'(df, δ),  c = t(1 − α/2, df)
@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 from scipy import special
 
 # scipy.special, not scipy.stats (a second to import, paid by every `fslab run`): the t,
 # noncentral t and chi distributions below are its functions, held to scipy.stats and to
-# a simulation by tests/test_power.py. scipy.integrate and scipy.optimize (0.9 s more)
-# are imported where they are used.
+# a simulation by tests/test_power.py. scipy.integrate (rarely needed) is imported where it
+# is used; scipy.optimize not at all (increasing_root).
 
 POWER = 0.80
 # A solution is accepted when its achieved power is this close to the goal.
@@ -94,13 +95,30 @@ def detectable_noncentrality(df: float, alpha: float, power: float = POWER) -> f
         high *= 2
         if high > 1e7:
             return math.nan
-    from scipy import optimize
-
-    root = float(optimize.brentq(lambda nc: t_power(nc, df, alpha) - power, 0.0, high,
-                                 xtol=1e-12, rtol=1e-12, maxiter=500))
+    root = increasing_root(lambda nc: t_power(nc, df, alpha) - power, 0.0, high)
     if abs(t_power(root, df, alpha) - power) > POWER_TOLERANCE:
         return math.nan  # never print a figure whose power was not reached
     return root
+
+
+def increasing_root(f: Callable[[float], float], low: float, high: float,
+                    tolerance: float = 1e-12) -> float:
+    """The root of `f`, increasing on [low, high] with f(low) ≤ 0 ≤ f(high), by bisection
+    to `tolerance` (relative to the root, absolute near 0).
+
+    Not scipy.optimize.brentq: importing scipy.optimize costs 0.2 s of CPU, paid by every
+    analysis (benchmarks/import_speed); power is monotone in the noncentrality, so
+    bisection is exact enough in ~45 steps of a few µs. tests/test_power.py holds it to
+    brentq over a randomised sweep."""
+    for _ in range(200):
+        middle = (low + high) / 2
+        if high - low <= tolerance * max(1.0, abs(middle)):
+            break
+        if f(middle) < 0:
+            low = middle
+        else:
+            high = middle
+    return (low + high) / 2
 
 
 def paired_detectable_d(n: int, alpha: float, power: float = POWER) -> float:

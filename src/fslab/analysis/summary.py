@@ -119,19 +119,17 @@ def _best_flags(summary: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     conservative hedge until a proper test says more (overlapping 95 % CIs do not prove
     "no difference", but separated ones are a difference nobody should argue with).
     """
-    best = pd.Series(False, index=summary.index)
-    clear = pd.Series(False, index=summary.index)
-    for _, group in summary.groupby(["workload", "op", "metric"], sort=False):
-        means = group["mean"].dropna()
-        if len(means) < 2:
+    mean = summary["mean"].to_numpy(dtype=float)
+    low, high = (summary[c].to_numpy(dtype=float) for c in ("ci_low", "ci_high"))
+    higher = (summary["better"] == HIGHER).to_numpy()
+    best, clear = np.zeros(len(summary), bool), np.zeros(len(summary), bool)
+    for index in summary.groupby(["workload", "op", "metric"], sort=False).indices.values():
+        index = index[np.isfinite(mean[index])]
+        if len(index) < 2:
             continue
-        higher = group["better"].iloc[0] == HIGHER
-        ranked = means.sort_values(ascending=not higher).index
-        winner, runner_up = ranked[0], ranked[1]
-        best.loc[winner] = True
-        if higher:
-            separated = summary.loc[winner, "ci_low"] > summary.loc[runner_up, "ci_high"]
-        else:
-            separated = summary.loc[winner, "ci_high"] < summary.loc[runner_up, "ci_low"]
-        clear.loc[winner] = bool(separated)
-    return best, clear
+        up = bool(higher[index[0]])
+        winner, runner_up = index[np.argsort(-mean[index] if up else mean[index],
+                                             kind="stable")][:2]
+        best[winner] = True
+        clear[winner] = low[winner] > high[runner_up] if up else high[winner] < low[runner_up]
+    return pd.Series(best, index=summary.index), pd.Series(clear, index=summary.index)

@@ -216,11 +216,11 @@ def _better(summary: pd.DataFrame, metric: str) -> str:
 def _observed(runs: pd.DataFrame, question: tuple[str, str, str]) -> str:
     """What a question's n counts: iterations, or the sections of one run each (an aging
     run's latency: analysis/observations.py)."""
+    from fslab.analysis.ranking import question_rows
+
     if "sample" not in runs:
         return "iterations"
-    rows = runs[(runs["workload"].astype(str) == question[0])
-                & (runs["op"].astype(str) == question[1])
-                & (runs["metric"].astype(str) == question[2])]
+    rows = question_rows(runs, question)
     return "sections of one run each" if (rows["sample"] > 0).any() else "iterations"
 
 
