@@ -16,7 +16,6 @@ import gc
 import io
 import json
 import os
-import zlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -37,7 +36,7 @@ from fslab.parsers.fio_kinds import IMPORTED_PREFIX
 from fslab.parsers.raw_files import MemoryFiles
 from fslab.parsers.registry import RawOutputError, parse_run
 from fslab.run_record import RunRecord
-from fslab.store import ResultsDir, write_atomic
+from fslab.store import RUN_RECORD, ResultsDir, record_json, write_atomic
 
 if TYPE_CHECKING:
     from fslab.analysis.pipeline import Inputs
@@ -90,6 +89,7 @@ def _read_one(root: str, file: str, pattern: str | None,
     try:
         with open(file, "rb") as handle:
             raw = handle.read()
+            version = _version(handle)
     except OSError as exc:
         return relative, None, exc.strerror or str(exc)
     try:  # the parse stage, as `fslab reparse` will run it on the copy
@@ -103,19 +103,27 @@ def _read_one(root: str, file: str, pattern: str | None,
         fields["workload"] = parsed.metadata["jobname"]
     return relative, {"kind": parsed.kind, "fields": fields,
                       "tool": parsed.metadata.get("tool", ""),
-                      "measurements": parsed.measurements, "raw": raw}, ""
+                      "measurements": parsed.measurements, "raw": raw,
+                      "version": version}, ""
+
+
+def _version(handle: Any) -> tuple[int, int]:
+    """(size, modification time in ns) of an open file: the same bytes while it holds."""
+    info = os.fstat(handle.fileno())
+    return info.st_size, info.st_mtime_ns
 
 
 @dataclass
 class Chunk:
     """What one worker made of a batch of files: their metrics as an Arrow table (cheap
     to send between processes, unlike ~10^5 small tuples), the files it kept (path,
-    record, CRC-32 of what was parsed: the copy must be the same bytes) and the files it
-    skipped (with why)."""
+    record, and size and modification time of what was parsed: the copy must be the
+    same bytes) and the files it skipped (with why)."""
 
     number: int
     table: Any
-    kept: list[tuple[str, RunRecord, int]]
+    # file, (size, mtime) of what was parsed, run id, its record as run.json holds it
+    kept: list[tuple[str, tuple[int, int], str, bytes]]
     skipped: list[tuple[str, str]]
 
 
@@ -125,7 +133,7 @@ def read_chunk(args: tuple[str, int, list[File]]) -> Chunk:
 
     campaign, number, files = args
     columns = empty_columns()
-    kept: list[tuple[str, RunRecord, int]] = []
+    kept: list[tuple[str, tuple[int, int], str, bytes]] = []
     skipped: list[tuple[str, str]] = []
     for (_, file, _), (relative, found, reason) in zip(files, map(read_one, files),
                                                          strict=True):
@@ -134,22 +142,23 @@ def read_chunk(args: tuple[str, int, list[File]]) -> Chunk:
             continue
         record = run_record(campaign, relative, found["fields"], found["kind"], found["tool"])
         add_file_rows(columns, record, found["measurements"])
-        kept.append((file, record, zlib.crc32(found["raw"])))
+        kept.append((file, found["version"], record.run_id, record_json(record)))
     return Chunk(number, metrics_table(columns), kept, skipped)
 
 
-def archive_chunk(args: tuple[str, int, list[tuple[str, RunRecord, int]]]) -> None:
+def archive_chunk(args: tuple[str, int, list[tuple[str, tuple[int, int], str, bytes]]]
+                  ) -> None:
     """Keep a copy of each file of a parsed batch beside its run record, under <run_id>/
     in runs/import-NNNNN.zip (store.write_run_archive). The rows are in metrics.parquet
     only (the copy is their source: `fslab reparse` rebuilds them)."""
     out, number, kept = args
     runs = []
-    for file, record, crc in kept:
+    for file, version, run_id, record in kept:
         with open(file, "rb") as handle:
             raw = handle.read()
-        if zlib.crc32(raw) != crc:
-            raise UserError(f"{file} changed while it was imported: import it again")
-        runs.append((record, {copy_name(record.run_id): raw}))
+            if _version(handle) != version or len(raw) != version[0]:
+                raise UserError(f"{file} changed while it was imported: import it again")
+        runs.append((run_id, {copy_name(run_id): raw, RUN_RECORD: record}))
     ResultsDir(Path(out)).write_run_archive(f"import-{number:05d}", runs)
 
 

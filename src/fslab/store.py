@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import orjson
 import tomli_w
 
 from fslab.dirformat import DirFormat
@@ -87,6 +88,11 @@ def metrics_frame(table: Any, categorical: bool = False) -> Any:
             if column.type == "string":
                 table = table.set_column(index, name, column.dictionary_encode())
     return table.to_pandas()
+
+
+def record_json(record: RunRecord) -> bytes:
+    """A run record as run.json holds it (for an archive: store.write_run_archive)."""
+    return orjson.dumps(record.to_json(), default=str)
 
 
 def write_atomic(path: Path, data: bytes | str) -> None:
@@ -197,23 +203,21 @@ class ResultsDir:
         """Mark a run done by writing its record (status, reason, values) last."""
         write_json(self.run_dir(record.run_id) / RUN_RECORD, record.to_json())
 
-    def write_run_archive(self, name: str, runs: list[tuple[RunRecord, dict[str, bytes]]]
+    def write_run_archive(self, name: str, runs: list[tuple[str, dict[str, bytes]]]
                           ) -> None:
-        """Runs packed in runs/<name>.zip: each run's raw files and its record under
-        <run_id>/, as a run directory holds them. Why not a directory per run: an import
-        has one run per file, and creating an inode cost ~0.9 ms of CPU on the machines
-        fslab was built on (a rename or hard link ~0.01 ms); three per imported file made
-        an import of 10^4 files five times slower. Written whole, then renamed: an
-        archive counts only once complete."""
+        """Runs packed in runs/<name>.zip: each run's files under <run_id>/, as a run
+        directory holds them (its record, run.json, among them: `record_json`). Why not a
+        directory per run: an import has one run per file, and creating an inode cost
+        ~0.9 ms of CPU on the machines fslab was built on (a rename or hard link
+        ~0.01 ms); three per imported file made an import of 10^4 files five times
+        slower. Written whole, then renamed: an archive counts only once complete."""
         tmp = self.runs_dir / f".{name}.zip.tmp-{os.getpid()}"
         with tmp.open("wb") as handle:
             with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED) as archive:
-                for record, files in runs:
-                    folder = quote(record.run_id, safe="")
+                for run_id, files in runs:
+                    folder = quote(run_id, safe="")
                     for file_name, data in files.items():
                         archive.writestr(f"{folder}/{file_name}", data)
-                    archive.writestr(f"{folder}/{RUN_RECORD}",
-                                     json.dumps(record.to_json(), default=str))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, self.runs_dir / f"{name}.zip")
