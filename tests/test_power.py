@@ -90,3 +90,24 @@ def test_the_root_finder_agrees_with_brentq_over_a_random_sweep():
             high *= 2
         expected = brentq(equation, 0.0, high, xtol=1e-12, rtol=1e-12, maxiter=500)
         assert increasing_root(equation, 0.0, high) == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_far_tail_without_quadrature_agrees_with_it():
+    """Where scipy's noncentral t answers NaN for the wrong-side tail (large δ, small df),
+    power comes from its reflection or a negligible bound (analysis.power._lower_tail),
+    not from importing scipy.integrate: held to the quadrature over a sweep that crosses
+    those regions."""
+    import numpy as np
+    from scipy import special
+
+    from fslab.analysis import power
+
+    crossed = 0
+    for df in (1.0, 2.0, 3.0, 5.0, 10.0):
+        for alpha in (0.05, 0.001, 1e-4):
+            c = -float(special.stdtrit(df, alpha / 2))
+            for nc in np.linspace(0, 150, 61):
+                crossed += not np.isfinite(special.nctdtr(df, nc, -c))
+                assert power.t_power(float(nc), df, alpha) == pytest.approx(
+                    power._power_by_quadrature(float(nc), df, c), abs=1e-9)
+    assert crossed > 50  # the sweep did reach where scipy answers NaN

@@ -143,7 +143,7 @@ def read_chunk(args: tuple[str, int, list[File]]) -> Chunk:
         record = run_record(campaign, relative, found["fields"], found["kind"], found["tool"])
         add_file_rows(columns, record, found["measurements"])
         kept.append((file, found["version"], record.run_id, record_json(record)))
-    return Chunk(number, metrics_table(columns), kept, skipped)
+    return Chunk(number, metrics_table(columns, categorical=True), kept, skipped)
 
 
 def archive_chunk(args: tuple[str, int, list[tuple[str, tuple[int, int], str, bytes]]]

@@ -69,14 +69,18 @@ def metrics_schema() -> Any:
     return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
 
 
-def metrics_table(columns: dict[str, list[Any]]) -> Any:
+def metrics_table(columns: dict[str, list[Any]], categorical: bool = False) -> Any:
     """An Arrow table of metrics rows from one list per column (an import's ~10^5 rows
-    are built column by column: far cheaper than a dict per row)."""
+    are built column by column: far cheaper than a dict per row). `categorical`: text
+    columns dictionary-encoded as they are built (an import's workers do it, so the
+    analysis gets its categoricals without a pass over every row; metrics.parquet is
+    written as plain text columns either way)."""
     import pyarrow as pa
 
-    schema = metrics_schema()
-    return pa.table([pa.array(columns[field.name], field.type) for field in schema],
-                    schema=schema)
+    fields = [pa.field(f.name, pa.dictionary(pa.int32(), pa.string()))
+              if categorical and f.type == pa.string() else f for f in metrics_schema()]
+    return pa.table([pa.array(columns[field.name], field.type) for field in fields],
+                    schema=pa.schema(fields))
 
 
 def metrics_frame(table: Any, categorical: bool = False) -> Any:
@@ -323,7 +327,7 @@ class ResultsDir:
         import pyarrow.parquet as pq
 
         tmp = self.path / f".metrics.parquet.tmp-{os.getpid()}"
-        pq.write_table(table, tmp)
+        pq.write_table(table, tmp, store_schema=False)  # text read back as text
         os.replace(tmp, self.metrics_path)
         return table.num_rows
 
