@@ -129,7 +129,7 @@ class Chunk:
 
 def read_chunk(args: tuple[str, int, list[File]]) -> Chunk:
     """Parse a batch of files into one table of metrics rows and a run record each."""
-    from fslab.store import metrics_table
+    from fslab.metrics import metrics_table
 
     campaign, number, files = args
     columns = empty_columns()
@@ -207,7 +207,7 @@ class Import:
         if self._table is None:
             import pyarrow as pa
 
-            from fslab.store import metrics_schema
+            from fslab.metrics import metrics_schema
 
             tables = [part.table for part in self.parts]
             self._table = pa.concat_tables(tables) if tables else \
@@ -217,7 +217,7 @@ class Import:
     def inputs(self) -> Inputs:
         """The rows as the analysis reads a results directory (analysis/pipeline.py)."""
         from fslab.analysis.pipeline import Inputs
-        from fslab.store import metrics_frame
+        from fslab.metrics import metrics_frame
 
         return Inputs(metrics_frame(self.table, categorical=True), [], ENVIRONMENT,
                       self.campaign)
