@@ -5,21 +5,20 @@ shown), with the primary questions (analysis.questions) as one campaign-wide fam
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.model import ALPHA, Comparison, compare, usable
+from fslab.analysis.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.observations import per_run
 from fslab.analysis.questions import Question, derived_metrics, primary_questions
 from fslab.metrics import HEADLINE_METRICS
 
 KEY = ["workload", "op", "metric"]
 SECTIONED = ("sections of one run each (aging runs): sections of different runs are not "
-             "blocks of each other, unblocked")
+             "blocks of each other")
 TESTS_COLUMNS = ["workload", "op", "metric", "primary", "test", "statistic", "p_value",
                  "reason", "blocked", "targets", "dropped", "n", "noise", "spread_ratio",
                  "alpha", "family", "mde_ratio"]
@@ -68,10 +67,8 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     for question, groups, sectioned in cells:
         is_primary = question in primary
         size = family if is_primary else 1
-        found = compare(groups, blocked_allowed and not sectioned, family=size)
-        if sectioned and not isinstance(found, str):
-            found = dataclasses.replace(found, reason=SECTIONED + found.reason.partition(
-                "unblocked")[2])
+        found = compare(groups, blocked_allowed and not sectioned, family=size,
+                        not_blocks=SECTIONED if sectioned else IMPORTED)
         cell = {**dict(zip(KEY, question, strict=True)), "primary": is_primary,
                 "family": size}
         if isinstance(found, str):

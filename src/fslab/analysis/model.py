@@ -132,8 +132,12 @@ def usable(groups: dict[str, dict[int, float]]) -> tuple[dict[str, dict[int, flo
     return data, dropped
 
 
+IMPORTED = "imported results: iterations are not known to be blocks"
+
+
 def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
-            alpha: float = ALPHA, family: int | None = None) -> Comparison | str:
+            alpha: float = ALPHA, family: int | None = None,
+            not_blocks: str = IMPORTED) -> Comparison | str:
     """Compare targets: {target: {iteration: value}} → a Comparison, or why not (text).
 
     Values must be positive (ratios); a target needs 2 finite values (the others are
@@ -141,7 +145,7 @@ def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
     over (the caller's family, e.g. every primary pair of a campaign); by default the
     pairs of this comparison. Each pair is paired on the iterations both targets ran
     (when there are 2 or more and blocking is allowed), so one target's missing
-    iteration changes only its own pairs."""
+    iteration changes only its own pairs; where it is not, `not_blocks` says why."""
     data, dropped = usable(groups)
     if len(data) < 2:
         left = f" (left out: {_named(dropped)})" if dropped else ""
@@ -170,7 +174,7 @@ def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
                                   "within the iterations both ran")
     elif unblocked:
         model, reason = UNBLOCKED, (
-            "imported results: iterations are not known to be blocks, unblocked"
+            f"{not_blocks}, unblocked"
             if not blocked_allowed else "no two targets ran 2 iterations in common: unblocked")
     else:
         model, reason = MIXED, ("pairs that ran 2 or more common iterations are compared "

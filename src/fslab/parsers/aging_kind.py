@@ -21,7 +21,6 @@ stopped). The rows made here are those of every other run, with their own metric
 from __future__ import annotations
 
 import io
-import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -113,7 +112,7 @@ def _parse(files: RawFiles) -> Parsed:
         failed[op] = failed.get(op, 0) + int(count)
     out += [Measurement(op, "errors", float(count)) for op, count in sorted(failed.items())]
     if PROBES in files.names():
-        out += probe_rows(json.loads(files.read(PROBES)))
+        out += probe_rows(read_json(files, PROBES))
     if UTILIZATION in files.names():
         out += utilization_rows(read_text(files, UTILIZATION))
     return Parsed("aging", out, {"outcome": outcome(record)})
