@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from fslab import system
-from fslab.lab import Lab
+from fslab.host import system
+from fslab.host.lab import Lab
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -78,7 +78,7 @@ def fslab_here(*args: str) -> subprocess.CompletedProcess[str]:
     """The `fslab` entry point (cli.main: its error handling included) in this process:
     for commands that need no process of their own, without a cold interpreter's second.
     An exception that escapes main() comes back as the traceback a user would see."""
-    from fslab import cli
+    from fslab.cli import main as cli
 
     out, err = io.StringIO(), io.StringIO()
     argv, sys.argv = sys.argv, ["fslab", *args]

@@ -1,4 +1,4 @@
-"""Adaptive runs keep their error rate (issue 21): the two-stage rule of fslab.adaptive,
+"""Adaptive runs keep their error rate (issue 21): the two-stage rule of fslab.run.adaptive,
 simulated with known truth, 20,000 replicates per setting, through the project's own
 functions (the sizes it would choose, the t inference the verdicts use)."""
 
@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from fslab.adaptive import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
 from fslab.analysis.model import ALPHA, t_inference
+from fslab.run.adaptive import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
 
 REPLICATES = 20_000
 PILOT = 3  # start at 3 ...
@@ -78,7 +78,7 @@ def test_the_goal_is_the_headline_of_each_workload():
     even when both ran in one campaign."""
     import pandas as pd
 
-    from fslab.adaptive import unconverged
+    from fslab.run.adaptive import unconverged
 
     summary = pd.DataFrame([
         {"target": "ext4", "workload": w, "op": "read", "metric": m, "n": 3,

@@ -20,7 +20,7 @@ from fslab.analysis.base_vs_new import compare_cells
 from fslab.analysis.observations import per_run
 from fslab.analysis.stats import log_ci
 from fslab.analysis.summary import summarize
-from fslab.metrics import SECTION, add_rows, empty_columns
+from fslab.core.metrics import SECTION, add_rows, empty_columns
 from fslab.parsers.aging_kind import latency_rows
 
 PHI, SIGMA, N = 0.9, 0.3, 20_000

@@ -190,7 +190,7 @@ def test_btrfs_free_space_tree_probe(mounted_fs):
 def test_fresh_vs_aged_campaign_reports_ratios(tmp_path, lab):
     requires("fio", "mkfs.ext4", "losetup")
     from fslab import api
-    from fslab.campaign import load_campaign
+    from fslab.plan.campaign import load_campaign
 
     aged_dir = tmp_path / "aged"
     age(TargetSpec(name="a", fs="ext4", size=256 * MiB),
@@ -247,7 +247,7 @@ def test_zfs_free_space_from_zdb_metaslabs(tmp_path, lab):
 
 def test_mix_from_csv_and_toml_config(tmp_path):
     from fslab.aging.config import load_config, mix_from_csv
-    from fslab.errors import UserError
+    from fslab.core.errors import UserError
 
     (tmp_path / "mix.csv").write_text("op,share\ncreate,3\nread,1\n")
     assert mix_from_csv(tmp_path / "mix.csv") == {"create": 3.0, "read": 1.0}
@@ -272,8 +272,8 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
     ext4 the very extents of the last probe before unmounting; xfs and btrfs settle
     delayed allocations at unmount)."""
     requires(f"mkfs.{fs}", "losetup", "zstd", "e2image", "xfs_mdrestore", "btrfs-image")
-    from fslab.campaign_targets import TargetEntry, target_spec
-    from fslab.errors import UserError
+    from fslab.core.errors import UserError
+    from fslab.plan.targets import TargetEntry, target_spec
     from fslab.targets.images import keep
 
     out = tmp_path / "aged"
@@ -333,7 +333,7 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     one report every results directory gets, and it renders."""
     requires("mkfs.ext4", "losetup", "chromium")
     from fslab import api
-    from fslab.stats_files import TABLES
+    from fslab.results.stats_files import TABLES
     from tests.test_import_report import chromium
 
     runs = {}

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from fslab.errors import UserError
+from fslab.core.errors import UserError
 from fslab.targets import TargetSpec, make_target
 from fslab.targets.blockdev import check_block_device
 from tests.conftest import requires

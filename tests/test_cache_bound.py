@@ -9,9 +9,9 @@ import pytest
 
 from fslab import api
 from fslab.analysis.cachebound import CEILING_MARGIN, mark_cache_bound
-from fslab.campaign import load_campaign
+from fslab.core.record import RunRecord
+from fslab.plan.campaign import load_campaign
 from fslab.report.terminal import summary_tables
-from fslab.run_record import RunRecord
 from tests.conftest import requires
 
 GiB = 1024**3
@@ -103,9 +103,9 @@ def test_buffered_basic5_is_marked_where_it_beats_the_raw_device(tmp_path, lab):
 
     # The ceilings are data of the lab: a second campaign with the same jobs on the same
     # device reuses them (LAB/ceilings.json) instead of running each job twice more.
-    from fslab.ceiling import measure_ceilings
-    from fslab.plan import make_plan
-    from fslab.store import ResultsDir
+    from fslab.plan.order import make_plan
+    from fslab.results.store import ResultsDir
+    from fslab.run.ceiling import measure_ceilings
 
     again = ResultsDir.create(tmp_path / "again")
     reused, named = measure_ceilings(make_plan(load_campaign(tmp_path / "c.toml")), lab, again)
@@ -171,7 +171,7 @@ def test_the_ceiling_is_one_more_participant_in_the_rounds(tmp_path, lab):
 
 
 def test_the_labs_ceilings_are_reused_while_device_job_and_day_are_the_same(tmp_path):
-    from fslab.ceiling_cache import REUSE_HOURS, job_key, remember, reusable
+    from fslab.run.ceiling_cache import REUSE_HOURS, job_key, remember, reusable
     from fslab.workloads.fio import FioWorkload
 
     job = FioWorkload("randread", {"rw": "randread", "bs": "4k"}, {"direct": 1})

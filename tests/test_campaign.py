@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from fslab.campaign import Overrides, load_campaign
-from fslab.errors import UserError
-from fslab.plan import make_plan
+from fslab.core.errors import UserError
+from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.order import make_plan
+from fslab.plan.workloads import build_workloads
 from fslab.workloads.base import Where
-from fslab.workloads.build import build_workloads
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -123,8 +123,8 @@ def test_workload_filter_flag():
 
 
 def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path):
-    from fslab.resume import progress_line, resume_campaign
-    from fslab.store import ResultsDir
+    from fslab.plan.resume import progress_line, resume_campaign
+    from fslab.results.store import ResultsDir
 
     flags = Overrides(fs=["ext4"], workloads=["randread"], iterations=2, runtime="3")
     (tmp_path / "c.toml").write_text('iterations = 2\n[[target]]\nfs = "ext4"\n'

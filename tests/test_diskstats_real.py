@@ -6,9 +6,9 @@ import json
 import pytest
 
 from fslab import api
-from fslab.campaign import Overrides, load_campaign
-from fslab.diskstats import from_fio, read_split, split_rows
-from fslab.run_record import RunRecord
+from fslab.core.record import RunRecord
+from fslab.host.diskstats import from_fio, read_split, split_rows
+from fslab.plan.campaign import Overrides, load_campaign
 from tests.conftest import FIXTURES, requires
 
 

@@ -8,10 +8,10 @@ import time
 import pytest
 
 from fslab import api
-from fslab.campaign import Overrides, load_campaign
-from fslab.distributed import Host, parse_hosts, preflight
-from fslab.errors import UserError
+from fslab.core.errors import UserError
 from fslab.parsers.fio import ALL_CLIENTS
+from fslab.plan.campaign import Overrides, load_campaign
+from fslab.run.distributed import Host, parse_hosts, preflight
 from tests.conftest import requires
 
 

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from fslab import api, system
-from fslab.campaign import load_campaign
+from fslab import api
+from fslab.host import system
+from fslab.plan.campaign import load_campaign
 from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
 
 FILL = """[global]
@@ -112,7 +113,7 @@ def test_a_full_results_disk_stops_in_one_line_and_resume_finishes(tmp_path, lab
     disk.mkdir()
     system.run(["mount", "-t", "tmpfs", "-o", "size=12M", "tmpfs", str(disk)])
     try:
-        from fslab.store import RESULTS_MIN_FREE
+        from fslab.results.store import RESULTS_MIN_FREE
 
         free = os.statvfs(disk).f_bavail * os.statvfs(disk).f_frsize
         (disk / "filler").write_bytes(b"\0" * (free - RESULTS_MIN_FREE - 100 * 1024))

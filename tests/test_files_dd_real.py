@@ -40,7 +40,7 @@ def test_the_studys_interval_is_its_own_formula_on_its_own_figures():
     0.1439902, interval 5.80441-6.09239. Samples built with exactly that mean and sd."""
     import numpy as np
 
-    from fslab.metrics import Measurement
+    from fslab.core.metrics import Measurement
     from fslab.parsers.tool_kinds import study_interval
 
     raw = np.random.default_rng(1).normal(size=250)

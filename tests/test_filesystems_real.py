@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fslab import api, system
-from fslab.campaign import Overrides, load_campaign
-from fslab.errors import UserError
+from fslab import api
+from fslab.core.errors import UserError
+from fslab.host import system
+from fslab.plan.campaign import Overrides, load_campaign
 from fslab.targets import availability_table
 from fslab.targets.zfs import running_daemons
 from tests.conftest import leftovers, requires

@@ -130,7 +130,7 @@ def test_bins_that_are_not_plain_numbers_go_to_the_json_parser():
 def test_every_default_percentile_and_the_pooled_stddev_are_kept():
     """Issue 23 item 4: all 17 percentiles fio reports by default, and the standard
     deviation over every I/O of the clones (not the mean of their deviations)."""
-    from fslab.metrics import FIO_PERCENTILES
+    from fslab.core.metrics import FIO_PERCENTILES
     from fslab.parsers.fio_latency import pooled_stddev as _pooled_stddev
 
     jobs = load("randread-4jobs.jsonplus")["jobs"]
@@ -206,7 +206,7 @@ def test_bandwidth_and_iops_sample_statistics_of_one_fio_entry_are_kept():
 def test_total_and_submission_latency_extremes_and_spread_are_kept():
     """min / max / stddev of every latency fio gives (clat, lat; slat when it sampled it),
     pooled over the clones; the headline still shows a fio job's tail as p99, not max."""
-    from fslab.metrics import headline_metrics
+    from fslab.core.metrics import headline_metrics
 
     data = load("randrw16k-ext4-loop-disk-util.json")
     values = by_key(parse_fio(data))

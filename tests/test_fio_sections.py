@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 from fslab import api
-from fslab.importer import import_results
-from fslab.metrics import observation_workload
+from fslab.core.metrics import observation_workload
+from fslab.ingest.importer import import_results
 from fslab.parsers.fio import ALL_CLIENTS, parse_fio
 from fslab.parsers.fio_load import FioParseError, extract_json, load_fio
 from tests.conftest import FIXTURES

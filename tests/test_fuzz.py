@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fslab.errors import UserError
-from fslab.importer import read_one
-from fslab.metrics import Measurement
+from fslab.core.errors import UserError
+from fslab.core.metrics import Measurement
+from fslab.ingest.importer import read_one
 from fslab.parsers.bonnie import parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import parse_fio
@@ -222,7 +222,7 @@ def campaign_document(draw: st.DrawFn) -> dict[str, Any]:
 def test_campaign_toml(tmp_path_factory: Any, document: dict[str, Any]) -> None:
     import tomli_w
 
-    from fslab.campaign import load_campaign
+    from fslab.plan.campaign import load_campaign
 
     path = tmp_path_factory.mktemp("c") / "c.toml"
     path.write_text(tomli_w.dumps(document))
@@ -236,7 +236,7 @@ def test_campaign_toml(tmp_path_factory: Any, document: dict[str, Any]) -> None:
 @settings(max_examples=600)
 def test_campaign_and_aging_toml_raw_bytes(tmp_path_factory: Any, raw: bytes) -> None:
     from fslab.aging.config import load_config, mix_from_csv
-    from fslab.campaign import load_campaign
+    from fslab.plan.campaign import load_campaign
 
     folder = tmp_path_factory.mktemp("t")
     (folder / "c.toml").write_bytes(raw)
@@ -273,8 +273,8 @@ def test_aging_config_toml(tmp_path_factory: Any, document: dict[str, Any]) -> N
 def test_a_damaged_results_directory_is_one_clear_error_or_still_readable(tmp_path,
                                                                           damage: str):
     from fslab import api
-    from fslab.run_record import RunRecord
-    from fslab.store import ResultsDir
+    from fslab.core.record import RunRecord
+    from fslab.results.store import ResultsDir
 
     results = ResultsDir.create(tmp_path / "r")
     rows = [{"campaign": "c", "run_id": f"i00{i}-a-w", "target": "a", "fs": "ext4",

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.campaign import Overrides, load_campaign
-from fslab.errors import UserError
-from fslab.import_paths import compile_pattern, guess_fields
-from fslab.importer import import_results
+from fslab.core.errors import UserError
+from fslab.ingest.importer import import_results
+from fslab.ingest.paths import compile_pattern, guess_fields
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import ALL_CLIENTS, parse_fio
 from fslab.parsers.fio_load import extract_json
+from fslab.plan.campaign import Overrides, load_campaign
 from tests.conftest import FIXTURES, fslab_here, requires
 
 FIO = FIXTURES / "fio"
@@ -62,10 +62,10 @@ def test_import_fio_trees_in_several_layouts(tmp_path, layout, pattern):
 
 def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_path,
                                                                          monkeypatch):
-    import fslab.importer
-    from fslab.importer import copy_name
-    from fslab.stats_files import load_analysis
-    from fslab.store import ResultsDir
+    import fslab.ingest.importer
+    from fslab.ingest.importer import copy_name
+    from fslab.results.stats_files import load_analysis
+    from fslab.results.store import ResultsDir
 
     fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
     shutil.copy(FIXTURES / "dd" / "real-dd.log", tmp_path / "tree" / "ext4" / "dd-1.log")
@@ -109,16 +109,16 @@ def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_pat
         ["run_id", "op", "metric", "sample"]).reset_index(drop=True).equals(
         after.reset_index(drop=True))
     # A copy that no longer parses keeps the rows it had, and is named.
-    import fslab.reparse
+    import fslab.ingest.reparse
 
-    real_parse_run = fslab.reparse.parse_run
+    real_parse_run = fslab.ingest.reparse.parse_run
 
     def failing(files):
         if files.record.run_id == record.run_id:
             raise ValueError("damaged copy")
         return real_parse_run(files)
 
-    monkeypatch.setattr(fslab.reparse, "parse_run", failing)
+    monkeypatch.setattr(fslab.ingest.reparse, "parse_run", failing)
     found = api.reparse(tmp_path / "out")
     assert found.kept == [(record.run_id, "raw output unreadable: damaged copy")]
     assert api.load(tmp_path / "out").sort_values(
@@ -298,7 +298,7 @@ def test_paths_name_every_target_kind_without_loading_the_plug_ins():
 
     for kind in known_kinds():
         assert guess_fields(f"results/{kind}/3/randread.json")["fs"] == kind
-    probe = ("import sys, fslab.importer; print(sorted(m for m in sys.modules "
+    probe = ("import sys, fslab.ingest.importer; print(sorted(m for m in sys.modules "
              "if m.startswith('fslab.targets.')))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             check=True).stdout.strip()
@@ -318,8 +318,8 @@ def test_import_command_analyses_unless_told_not_to(tmp_path):
     # tables a later `fslab analyze` writes from metrics.parquet, and current (a report
     # reads them back).
     written = {p.name: p.read_bytes() for p in (tmp_path / "a" / "stats").glob("*.csv")}
-    from fslab.stats_files import stale_reason
-    from fslab.store import ResultsDir
+    from fslab.results.stats_files import stale_reason
+    from fslab.results.store import ResultsDir
 
     assert stale_reason(ResultsDir.open(tmp_path / "a")) is None
     api.analyze(tmp_path / "a")

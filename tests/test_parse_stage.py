@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fslab import api
-from fslab.metrics import Measurement
+from fslab.core.metrics import Measurement
 from fslab.parsers import registry
 from fslab.parsers.fio_kinds import imported_name
 from fslab.parsers.raw_files import DirFiles, MemoryFiles, Parsed, RawFiles, RawKind

@@ -2,7 +2,7 @@
 
 import pytest
 
-from fslab.run_record import RunRecord
+from fslab.core.record import RunRecord
 
 
 def test_a_record_reads_back_as_written_and_keeps_keys_it_does_not_know():

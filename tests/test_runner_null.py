@@ -7,13 +7,13 @@ import sys
 import pytest
 
 from fslab import api
-from fslab.campaign import Overrides, load_campaign
-from fslab.errors import UserError
-from fslab.lab import Lab
-from fslab.plan import make_plan
-from fslab.preflight import build_targets
-from fslab.runner import Runner
-from fslab.store import FORMAT_VERSION, ResultsDir
+from fslab.core.errors import UserError
+from fslab.host.lab import Lab
+from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.order import make_plan
+from fslab.plan.preflight import build_targets
+from fslab.results.store import FORMAT_VERSION, ResultsDir
+from fslab.run.runner import Runner
 from fslab.workloads import NullWorkload
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.campaign import CampaignFile, Overrides, resolve
+from fslab.plan.campaign import CampaignFile, Overrides, resolve
 from tests.conftest import fslab_here
 
 
@@ -36,7 +36,7 @@ def run_sim(tmp_path: Path, name: str, campaign, **options) -> Path:
 
 
 def api_lab(tmp_path: Path):
-    from fslab.lab import Lab
+    from fslab.host.lab import Lab
 
     return Lab(tmp_path / "lab")
 
@@ -235,8 +235,8 @@ def test_a_report_of_two_campaigns_sees_them_as_one(tmp_path):
     assert "before → after: what differs" in page
     assert kept == {d: sorted(p.name for p in (d / "stats").iterdir()) for d in (before, after)}
     from fslab.analysis.pipeline import analyse
-    from fslab.several import several
-    from fslab.store import ResultsDir
+    from fslab.report.several import several
+    from fslab.results.store import ResultsDir
 
     sources, inputs = several([ResultsDir.open(before), ResultsDir.open(after)])
     assert [s.label for s in sources] == ["before", "after"]

@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from fslab.errors import UserError
+from fslab.core.errors import UserError
 from fslab.targets import TargetSpec, make_target
 from tests.conftest import leftovers, requires
 
@@ -100,8 +100,8 @@ def test_a_new_loop_image_file_system_is_one_profile(lab, tmp_path):
     it, fslab makes, measures and describes it, and the importer knows its name."""
     requires("mkfs.ext4", "losetup", "fio")
     from fslab import api
-    from fslab.campaign import load_campaign
-    from fslab.import_paths import known_fs
+    from fslab.ingest.paths import known_fs
+    from fslab.plan.campaign import load_campaign
     from fslab.targets import REGISTRY, known_kinds, register_profile
     from fslab.targets.profiles import PROFILES, FsProfile
 
@@ -130,8 +130,9 @@ def test_a_new_fuse_file_system_is_one_profile_of_the_same_type(lab, tmp_path):
     this test alone: the FUSE plug-in makes, mounts, measures and describes it, with its
     tools' packages named from the profile."""
     requires("mkntfs", "ntfs-3g", "losetup", "fio")
-    from fslab import api, system
-    from fslab.campaign import Overrides, load_campaign
+    from fslab import api
+    from fslab.host import system
+    from fslab.plan.campaign import Overrides, load_campaign
     from fslab.targets import REGISTRY, register_profile
     from fslab.targets.profiles import FUSE, PROFILES, FsProfile
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from fslab.errors import UserError
-from fslab.units import format_ns, format_rate, format_value, parse_duration, parse_size
+from fslab.core.errors import UserError
+from fslab.core.units import format_ns, format_rate, format_value, parse_duration, parse_size
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -1,4 +1,4 @@
-"""The witness (fslab/witness.py) on real processes: a CPU hog started halfway through a
+"""The witness (fslab/host/witness.py) on real processes: a CPU hog started halfway through a
 small campaign marks the runs it overlapped as disturbed, with the load it measured; the
 verdicts say so; --rerun-disturbed measures those runs again (issue 22). And the doctor
 answers in under 5 seconds."""
@@ -12,11 +12,11 @@ import time
 
 from fslab import api
 from fslab.analysis.pipeline import analyze_results
-from fslab.campaign import Overrides, load_campaign
-from fslab.plan import make_plan
-from fslab.preflight import build_targets
-from fslab.runner import Runner
-from fslab.store import ResultsDir
+from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.order import make_plan
+from fslab.plan.preflight import build_targets
+from fslab.results.store import ResultsDir
+from fslab.run.runner import Runner
 from fslab.workloads import NullWorkload
 
 RUN_S = 0.4  # each null run holds the runner this long
@@ -103,7 +103,7 @@ def test_doctor_answers_in_under_five_seconds(tmp_path):
 def test_other_io_must_be_a_rate_and_an_amount():
     """Other I/O on the lab's disk disturbs a run when it is fast and there is enough of
     it: a journal commit in a 10 ms run is a high rate of nothing."""
-    from fslab.witness import Witness, judge
+    from fslab.host.witness import Witness, judge
 
     MiB = 1024**2
     blip = Witness(seconds=0.01, other_io_bytes_s=23 * MiB, disk="vda")

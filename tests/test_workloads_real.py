@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from fslab import api
-from fslab.campaign import Overrides, load_campaign
 from fslab.parsers.bonnie import TOO_FAST_NOTE, find_csv_line, parse_bonnie
+from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.workloads import build_workloads
 from fslab.workloads.base import Where
-from fslab.workloads.build import build_workloads
 from tests.conftest import FIXTURES, fslab_here, requires
 
 WHERE = Where(Path("/mnt/t"))

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fslab.campaign_run import RunResult
-from fslab.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
-from fslab.store import ResultsDir
+from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
+from fslab.results.store import ResultsDir
+from fslab.run.campaign import RunResult
 
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
 # run: `fslab import`, `analyze`, `report` and `compare` start ~0.4 s sooner without it.
@@ -19,11 +19,11 @@ if TYPE_CHECKING:
 
     from fslab.aging.config import AgingConfig
     from fslab.analysis.base_vs_new import Comparison
-    from fslab.campaign import Campaign
-    from fslab.importer import ImportReport
-    from fslab.lab import CleanupReport, Lab
-    from fslab.reparse import ReparseReport
-    from fslab.runner import Progress
+    from fslab.host.lab import CleanupReport, Lab
+    from fslab.ingest.importer import ImportReport
+    from fslab.ingest.reparse import ReparseReport
+    from fslab.plan.campaign import Campaign
+    from fslab.run.runner import Progress
     from fslab.targets import TargetSpec
 
 
@@ -47,12 +47,12 @@ def run(
     factor) or `until_detectable` (a percentage: every primary comparison able to detect
     a difference of that size), the campaign's iterations are a pilot that decides how
     many more to run, up to `max_iterations` in all; estimates and verdicts use only
-    those (fslab/adaptive.py: this keeps their error rates). What is still short of the
+    those (fslab/run/adaptive.py: this keeps their error rates). What is still short of the
     goal at the end is returned.
     """
-    from fslab.adaptive import Goal
-    from fslab.campaign_run import CampaignRun, both
-    from fslab.lab import Lab
+    from fslab.host.lab import Lab
+    from fslab.run.adaptive import Goal
+    from fslab.run.campaign import CampaignRun, both
 
     goal = Goal(until_ci, until_detectable)
     first = CampaignRun.start(campaign, Path(out or campaign.out or default_out(campaign)),
@@ -73,7 +73,7 @@ def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None =
     (runs/aging/aging.json). Settings: aging.flags builds them from the command line,
     aging.config from a TOML file."""
     from fslab.aging.run import age as run_age
-    from fslab.lab import Lab
+    from fslab.host.lab import Lab
 
     return run_age(spec, settings, Path(out), lab or Lab(), image,
                    confirmed_devices=confirmed_devices, force_device=force_device)
@@ -81,7 +81,7 @@ def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None =
 
 def resume_campaign(out: Path) -> Campaign:
     """The campaign saved in a results directory, for `--resume`."""
-    from fslab.resume import resume_campaign as saved
+    from fslab.plan.resume import resume_campaign as saved
 
     return saved(out)
 
@@ -111,8 +111,8 @@ def drift(results_dir: Path) -> str | None:
 
 
 def reparse(results_dir: Path) -> ReparseReport:
-    """`fslab reparse`: rows rebuilt from every run's raw output (see fslab.reparse)."""
-    from fslab.reparse import reparse as run_parsers
+    """`fslab reparse`: rows rebuilt from every run's raw output (see fslab.ingest.reparse)."""
+    from fslab.ingest.reparse import reparse as run_parsers
 
     report = run_parsers(Path(results_dir))
     if open_results(results_dir).stats_dir.exists():
@@ -124,7 +124,7 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
                    analyze_after: bool = True) -> ImportReport:
     """`fslab import`: a results directory from files collected elsewhere, analysed (as
     `analyze`) unless `analyze_after` is False."""
-    from fslab.importer import importing, load_analysis_libraries, no_cycle_collection
+    from fslab.ingest.importer import importing, load_analysis_libraries, no_cycle_collection
 
     done = None
     with no_cycle_collection():
@@ -145,7 +145,7 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
 def report(results_dirs: Path | list[Path], output: Path | None = None,
            say: Callable[[str], object] = lambda _line: None) -> Path:
     """Write the self-contained HTML report of one results directory, or of several seen
-    as one (fslab/several.py: two campaigns, two aging runs); return its path.
+    as one (fslab/report/several.py: two campaigns, two aging runs); return its path.
 
     One directory's report renders stats/ as `fslab analyze` (or the run) left it; when
     stats/ is missing or stale it is analysed once, and `say` is told why. Several are
@@ -154,7 +154,7 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     """
     from fslab.report.data import ReportData, Source
     from fslab.report.html import build_report
-    from fslab.store import write_atomic
+    from fslab.results.store import write_atomic
 
     dirs = [results_dirs] if isinstance(results_dirs, str | Path) else list(results_dirs)
     opened = [open_results(d) for d in dirs]
@@ -165,7 +165,7 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
         output = Path(output or results.path / "report.html")
     else:
         from fslab.analysis.pipeline import analyse
-        from fslab.several import run_tables, several
+        from fslab.report.several import run_tables, several
 
         sources, inputs = several(opened)
         data = ReportData(analyse(inputs), run_tables(opened, sources), sources)
@@ -176,7 +176,7 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
 
 def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Any:
     """stats/ as the analysis left it, or analysed once now (and said why)."""
-    from fslab.stats_files import load_analysis, stale_reason
+    from fslab.results.stats_files import load_analysis, stale_reason
 
     done = load_analysis(results)
     if done is None:
@@ -216,7 +216,7 @@ def compare(base: Path, new: Path, threshold: float | None = None,
         threshold)
     if output is not None:
         from fslab.report.compare_html import build_compare_report
-        from fslab.store import write_atomic
+        from fslab.results.store import write_atomic
 
         write_atomic(Path(output), build_compare_report(comparison))
     return comparison
@@ -251,10 +251,10 @@ def runs(results_dir: Path) -> pd.DataFrame:
 
 def member_split(results_dir: Path) -> pd.DataFrame:
     """Per member of each mirror target: its reads and writes and its share of the reads
-    (from fio's disk statistics or /sys/block: fslab/diskstats.py)."""
+    (from fio's disk statistics or /sys/block: fslab/host/diskstats.py)."""
     import pandas as pd
 
-    from fslab.diskstats import SPLIT_COLUMNS, split_rows
+    from fslab.host.diskstats import SPLIT_COLUMNS, split_rows
 
     records = open_results(results_dir).run_records()
     return pd.DataFrame(split_rows(records), columns=SPLIT_COLUMNS)
@@ -262,7 +262,7 @@ def member_split(results_dir: Path) -> pd.DataFrame:
 
 def cleanup(lab: Lab | None = None) -> CleanupReport:
     """Release what killed fslab sessions left behind (mounts, loop devices, images)."""
-    from fslab.lab import Lab
+    from fslab.host.lab import Lab
 
     return (lab or Lab()).cleanup()
 

@@ -6,7 +6,7 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fslab.errors import UserError
+from fslab.core.errors import UserError
 
 OPS = ("create", "write", "append", "truncate", "delete", "read", "random_read",
        "random_write", "rename")
@@ -111,7 +111,7 @@ def load_config(path: Path) -> AgingConfig:
     """An AgingConfig from TOML (its keys are AgingConfig's fields; `mix` a table)."""
     import dataclasses
 
-    from fslab.tomlfile import read_toml
+    from fslab.core.toml_file import read_toml
 
     data = read_toml(path, "aging config")
     data = data.get("aging", data)

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.aging.config import AgingConfig, load_config, mix_from_csv
-from fslab.errors import UserError
+from fslab.core.errors import UserError
+from fslab.core.units import parse_duration, parse_size
 from fslab.targets import TargetSpec
-from fslab.units import parse_duration, parse_size
 
 
 @dataclass
@@ -72,8 +72,8 @@ def aging_target(fs: str, size: str, mkfs_options: str | None = None,
                  mount_options: str | None = None, direct_io: bool | None = None,
                  device: str | None = None) -> TargetSpec:
     """The target to age, from the options a [[target]] would take."""
-    from fslab.campaign import CampaignFile, Overrides, resolve
-    from fslab.campaign_targets import entry_from_flag
+    from fslab.plan.campaign import CampaignFile, Overrides, resolve
+    from fslab.plan.targets import entry_from_flag
 
     entry = entry_from_flag(fs)
     if not fs.startswith("dir:"):

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import AgingConfig
-from fslab.errors import UserError
-from fslab.lab import Lab
-from fslab.store import ResultsDir
+from fslab.core.errors import UserError
+from fslab.host.lab import Lab
+from fslab.results.store import ResultsDir
 from fslab.targets import TargetSpec
 from fslab.targets.images import FILE_NAMES
 

@@ -5,7 +5,7 @@ image at the top of the directory) is read as results format 4 holds it: the fil
 linked into runs/aging/ beside a run record, parsed by the parse stage, and the
 directory gains format.json, campaign.toml and environment.json. Nothing is removed or
 rewritten, so the image and image.json stay where campaigns point at them. A directory
-stamped with a newer aging format is refused in one line (fslab.dirformat).
+stamped with a newer aging format is refused in one line (fslab.core.dirformat).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from fslab.dirformat import DirFormat
-from fslab.errors import UserError
+from fslab.core.dirformat import DirFormat
+from fslab.core.errors import UserError
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
-from fslab.store import FORMAT, ResultsDir, write_json
+from fslab.results.store import FORMAT, ResultsDir, write_json
 
 AGING = DirFormat("aging", "aging.json", unstamped=1, history={
     1: "aging.json, oplog.parquet, utilization.csv, fragmentation.json, image + image.json",

@@ -22,20 +22,20 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from fslab import system
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
 from fslab.aging.log import AgingLog
-from fslab.errors import UserError
-from fslab.lab import Lab
-from fslab.metrics import add_rows, empty_columns, rows
+from fslab.core.errors import UserError
+from fslab.core.metrics import add_rows, empty_columns, rows
+from fslab.core.record import RunRecord
+from fslab.host import system
+from fslab.host.lab import Lab
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
 from fslab.parsers.raw_files import DirFiles
 from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
 from fslab.probes.freespace import of_mounted as free_space
 from fslab.probes.usedspace import file_size_distribution, used_space_probe
-from fslab.run_record import RunRecord
-from fslab.store import ResultsDir, write_atomic, write_json
+from fslab.results.store import ResultsDir, write_atomic, write_json
 from fslab.targets import Mounted, TargetSpec, images, make_target
 
 AGING_RUN = "aging"  # the run id of an aging run, and its directory under runs/
@@ -152,7 +152,7 @@ def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
 def write_environment(results: ResultsDir, lab: Lab, name: str,
                       description: dict[str, Any], tools: tuple[str, ...]) -> None:
     """environment.json: the machine and tools, and the target as it was provisioned."""
-    from fslab.environment import capture
+    from fslab.host.environment import capture
 
     results.write_environment({**capture(lab.root, tools), "targets": {name: description}})
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.metrics import HIGHER
+from fslab.core.metrics import HIGHER
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
            "ratio_ci_low", "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]

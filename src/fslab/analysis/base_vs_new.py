@@ -23,7 +23,7 @@ import pandas as pd
 
 from fslab.analysis.model import compare
 from fslab.analysis.observations import per_run
-from fslab.metrics import HIGHER, headline_of_each
+from fslab.core.metrics import HIGHER, headline_of_each
 
 DEFAULT_THRESHOLD = 0.02  # relative changes smaller than 2 % are noise by default
 CELL = ["target", "workload", "op", "metric"]

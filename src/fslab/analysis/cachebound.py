@@ -2,7 +2,7 @@
 
 A cell is cache-bound when
 - its mean IOPS or bandwidth exceeds what the device under the loop images delivered for
-  the same job (the ceiling: fslab/ceiling.py) by more than CEILING_MARGIN — where the
+  the same job (the ceiling: fslab/run/ceiling.py) by more than CEILING_MARGIN — where the
   ceiling was measured in the same rounds as the cell, as the geometric mean over the
   iterations of each iteration's value over that iteration's ceiling (the disk's drift,
   shared within a round, cancels as it does between targets); else the cell's mean over
@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.run_record import RunRecord
+from fslab.core.record import RunRecord
 
 # A single ceiling measurement on a loop device swings (PLATFORM.md: 2-4x between runs);
 # a result counts as above it only beyond this factor.
@@ -122,7 +122,7 @@ def _buffered_in_ram(records: Iterable[RunRecord],
 
 def ceiling_of(ceilings: dict[str, Any], workload: str, op: str, metric: str) -> float | None:
     """The largest ceiling measured for a workload's op and metric on any device (None if
-    none; environment.json "ceilings", written by fslab/ceiling.py). Sections of a job
+    none; environment.json "ceilings", written by fslab/run/ceiling.py). Sections of a job
     (`<job>/<section>`) were measured as such."""
     values = [ops.get(workload, {}).get(op, {}).get(metric)
               for ops in ceilings.values() if isinstance(ops, dict)]

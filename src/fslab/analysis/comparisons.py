@@ -14,7 +14,7 @@ import pandas as pd
 from fslab.analysis.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.observations import per_run
 from fslab.analysis.questions import Question, derived_metrics, primary_questions
-from fslab.metrics import HEADLINE_METRICS
+from fslab.core.metrics import HEADLINE_METRICS
 
 KEY = ["workload", "op", "metric"]
 SECTIONED = ("sections of one run each (aging runs): sections of different runs are not "

@@ -1,4 +1,4 @@
-"""Runs the witness saw disturbed (fslab/witness.py): a table and one sentence for the
+"""Runs the witness saw disturbed (fslab/host/witness.py): a table and one sentence for the
 verdicts, so a busy machine is named instead of passing for "no detectable difference"."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from collections.abc import Iterable
 
 import pandas as pd
 
-from fslab.run_record import RunRecord
+from fslab.core.record import RunRecord
 
 COLUMNS = ["run_id", "target", "workload", "iteration", "disturbed", "others_cpu_pct",
            "steal_pct", "psi_memory_pct", "other_io_bytes_s", "reasons", "measured_again"]
 
 # What this step does, in one statement the report prints (stats/methods.csv).
-METHOD = ("Machine: each run is watched (fslab/witness.py: other processes' CPU, stolen CPU, "
+METHOD = ("Machine: each run is watched (fslab/host/witness.py: other processes' CPU, stolen CPU, "
           "memory pressure, other I/O on the lab's disk); runs that crossed a threshold are "
           'named and can be measured again (fslab run --rerun-disturbed).')
 

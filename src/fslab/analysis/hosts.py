@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fslab.metrics import HEADLINE_METRICS
+from fslab.core.metrics import HEADLINE_METRICS
 from fslab.parsers.fio import ALL_CLIENTS
 
 COLUMNS = ["target", "workload", "op", "metric", "host", "mean", "share_of_total",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fslab.metrics import EXTREMES, PROBE, SECTION
+from fslab.core.metrics import EXTREMES, PROBE, SECTION
 from fslab.parsers.fio import ALL_CLIENTS
 
 RUN_KEYS = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",

@@ -12,15 +12,15 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.run_record import RunRecord
-from fslab.stats_files import Analysis, write_index, write_tables
-from fslab.store import ResultsDir, write_atomic
+from fslab.core.record import RunRecord
+from fslab.results.stats_files import Analysis, write_index, write_tables
+from fslab.results.store import ResultsDir, write_atomic
 
 
 @dataclass
 class Inputs:
     """What the analysis reads of a results directory (or of several, seen as one:
-    fslab/several.py): the measured rows, the run records, the environment, the campaign."""
+    fslab/report/several.py): the measured rows, the run records, the environment, the campaign."""
 
     metrics: pd.DataFrame
     records: list[RunRecord]
@@ -62,7 +62,7 @@ def write_summary(results: ResultsDir) -> pd.DataFrame:
 
 def measured_metrics(results: ResultsDir, categorical: bool = False) -> pd.DataFrame:
     """The metrics every estimate and verdict uses: an adaptive campaign's pilot
-    iterations (which chose how many to run: fslab.adaptive) are left out, so that the
+    iterations (which chose how many to run: fslab.run.adaptive) are left out, so that the
     choice cannot bias what it chose."""
     metrics = results.load_metrics(categorical=categorical)
     pilot = int(campaign_settings(results).get("pilot", 0) or 0)
@@ -100,7 +100,7 @@ METHOD_STEPS = ["observations", "summary", "median", "cachebound", "questions", 
 PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's first "
                 "{pilot} iterations were a pilot that decided how many more to run; "
                 "estimates and verdicts use only the iterations after it, so stopping on a "
-                "lucky spread cannot inflate them (fslab.adaptive).")
+                "lucky spread cannot inflate them (fslab.run.adaptive).")
 
 
 # Every module analyse() runs, for loading ahead (fslab import loads them while its files

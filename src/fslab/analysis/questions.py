@@ -26,7 +26,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from fslab.metrics import HEADLINE_METRICS
+from fslab.core.metrics import HEADLINE_METRICS
 
 Question = tuple[str, str, str]  # workload, op, metric
 # Inferred primary metrics, in order of preference (rule 3 above).

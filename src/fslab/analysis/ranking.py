@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fslab.metrics import HIGHER
+from fslab.core.metrics import HIGHER
 
 RANKING_COLUMNS = ["workload", "op", "metric", "better", "rank", "target", "geomean",
                    "n", "best", "advantage", "ci_low", "ci_high", "p_adj", "alpha",

@@ -10,7 +10,7 @@ import pandas as pd
 from fslab.analysis.median import median_ci
 from fslab.analysis.observations import observations, per_run
 from fslab.analysis.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
-from fslab.metrics import HIGHER, PROBE, SECTION
+from fslab.core.metrics import HIGHER, PROBE, SECTION
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [

@@ -14,7 +14,7 @@ import pandas as pd
 
 from fslab.analysis.model import ALPHA
 from fslab.analysis.ranking import RANKING_COLUMNS, Oriented, orient, rank
-from fslab.metrics import HIGHER, title
+from fslab.core.metrics import HIGHER, title
 
 HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "observed", "ranking",
                     "best", "family", "alpha", "left_out", "verdict"]

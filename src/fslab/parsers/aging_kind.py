@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from fslab.metrics import PROBE, SECTION, Measurement
+from fslab.core.metrics import PROBE, SECTION, Measurement
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, read_json, read_text
 
 AGING_RECORD = "aging.json"

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 import re
 
-from fslab.errors import UserError
-from fslab.metrics import Measurement
+from fslab.core.errors import UserError
+from fslab.core.metrics import Measurement
 
 CSV_VERSION = "1.98"
 TOO_FAST = "+++++"

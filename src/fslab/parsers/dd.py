@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from fslab.metrics import Measurement
+from fslab.core.metrics import Measurement
 
 _LINE = re.compile(
     r"^(?P<bytes>\d+) bytes(?: \([^)]*\))? copied, (?P<seconds>[\d.,eE+-]+) s, "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.core.metrics import Measurement, cpu_measurements
 from fslab.parsers.fio_latency import latency, percentiles, pooled_stddev, weighted_mean
 from fslab.parsers.fio_load import DIRECTIONS, FioParseError
 

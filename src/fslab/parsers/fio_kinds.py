@@ -13,8 +13,8 @@ import re
 import statistics
 from typing import Any
 
-from fslab.diskstats import from_fio
-from fslab.metrics import Measurement
+from fslab.core.metrics import Measurement
+from fslab.host.diskstats import from_fio
 from fslab.parsers.fio import clone_rows, observation_map, parse_fio
 from fslab.parsers.fio_load import load_fio
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind

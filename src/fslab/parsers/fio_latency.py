@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fslab.metrics import FIO_PERCENTILES, percentile_metric
+from fslab.core.metrics import FIO_PERCENTILES, percentile_metric
 from fslab.parsers.fio_load import FioParseError
 
 PERCENTILES = {p: percentile_metric(p) for p in FIO_PERCENTILES}

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from fslab.errors import UserError
+from fslab.core.errors import UserError
 
 DIRECTIONS = ("read", "write", "trim")
 

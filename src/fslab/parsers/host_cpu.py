@@ -6,7 +6,7 @@ counted its I/Os. Results from before the file existed kept the sample in run.js
 
 from __future__ import annotations
 
-from fslab.metrics import Measurement
+from fslab.core.metrics import Measurement
 from fslab.parsers.raw_files import Addition, RawFiles, read_json
 
 HOST_CPU = "host_cpu.json"

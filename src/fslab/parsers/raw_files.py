@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from fslab.metrics import Measurement
+from fslab.core.metrics import Measurement
 
 
 class RawFiles(Protocol):

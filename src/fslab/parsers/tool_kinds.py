@@ -14,7 +14,7 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.core.metrics import Measurement, cpu_measurements
 from fslab.parsers.bonnie import parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio_kinds import imported_name

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fslab import system
+from fslab.host import system
 
 if TYPE_CHECKING:
     from fslab.targets import Mounted

@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.metrics import title
+from fslab.core.metrics import title
+from fslab.core.units import format_bytes, format_value
 from fslab.report.data import ReportData, Source
 from fslab.report.page import Page, esc
-from fslab.units import format_bytes, format_value
 
 AGING = "aging"  # the workload of an aging run (aging/run.py)
 LATENCY = ("op_lat_p50_ns", "op_lat_mean_ns")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from fslab.core.units import display_scale
 from fslab.report.page import Page, esc, table
-from fslab.units import display_scale
 
 if TYPE_CHECKING:
     from fslab.analysis.base_vs_new import Comparison

@@ -1,6 +1,6 @@
 """What a report renders: the analysis, the run records, and the directories they came
 from. Built by api.report (one directory's stats/, or several seen as one:
-fslab/several.py); read by every section of the report."""
+fslab/report/several.py); read by every section of the report."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.stats_files import Analysis
+from fslab.results.stats_files import Analysis
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Source:
 @dataclass(frozen=True)
 class ReportData:
     """What the report renders: the analysis (as stats/ holds it, or of several
-    directories seen as one: fslab/several.py), the run records, and each directory's
+    directories seen as one: fslab/report/several.py), the run records, and each directory's
     campaign and environment."""
 
     analysis: Analysis

@@ -10,11 +10,11 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.metrics import headline_of_each
+from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
-from fslab.stats_files import Analysis
+from fslab.results.stats_files import Analysis
 
 Section = Callable[[ReportData, "Page"], None]
 
@@ -119,7 +119,7 @@ def _failed_runs(data: ReportData, page: Page) -> None:
         busy = runs[runs["disturbed"].astype(bool)]
         page.add(f"<h2>Runs the machine disturbed ({len(busy)} of {len(runs)})</h2><p>While "
                  "these measured, other processes, stolen CPU, memory pressure or other I/O "
-                 "crossed fslab's thresholds (fslab/witness.py); fslab run "
+                 "crossed fslab's thresholds (fslab/host/witness.py); fslab run "
                  "--rerun-disturbed measures them again.</p>"
                  + table(busy, ["run_id", "others_cpu_pct", "steal_pct", "disturbed_by"]))
 

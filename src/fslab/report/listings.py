@@ -9,7 +9,7 @@ from rich.table import Table
 
 def targets_table() -> Table:
     """Every kind of target and whether it can run on this machine (and why not)."""
-    from fslab import system
+    from fslab.host import system
     from fslab.targets import availability_table
 
     table = Table(title=escape("Targets (names for --fs and [[target]] fs = ...)"),

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.units import format_value
+from fslab.core.units import format_value
 
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#222}

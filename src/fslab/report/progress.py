@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from fslab.plan import RunSpec
+from fslab.plan.order import RunSpec
 
 
 class RichProgress:

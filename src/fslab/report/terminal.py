@@ -13,10 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from fslab.analysis.stats import NOISY_HALF_WIDTH
-from fslab.metrics import HIGHER, headline_metrics, title
-from fslab.plan import Plan
+from fslab.core.metrics import HIGHER, headline_metrics, title
+from fslab.core.units import format_value
+from fslab.plan.order import Plan
 from fslab.targets import Target
-from fslab.units import format_value
 from fslab.workloads.base import Where
 
 if TYPE_CHECKING:  # the comparison's model (scipy) loads only where one is made

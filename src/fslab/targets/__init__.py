@@ -6,8 +6,8 @@ import functools
 import importlib
 from typing import Any
 
-from fslab import system
-from fslab.errors import UserError
+from fslab.core.errors import UserError
+from fslab.host import system
 from fslab.targets.base import Mounted, Target, TargetSpec
 from fslab.targets.profiles import BUILT_IN, FUSE, FUSE_BUILT_IN, KERNEL, PROFILES, FsProfile
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-from fslab import system
-from fslab.errors import UserError
-from fslab.lab import Resource, Session
+from fslab.core.errors import UserError
+from fslab.host import system
+from fslab.host.lab import Resource, Session
 
 # Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags), each read by the core:
 # NEEDS_ROOT by the preflight, SEQUENTIAL_LAYOUT (a FUSE quirk) by the fio workload. What

@@ -12,8 +12,8 @@ import os
 import stat
 from pathlib import Path
 
-from fslab import system
-from fslab.errors import UserError
+from fslab.core.errors import UserError
+from fslab.host import system
 
 
 def check_block_device(device: str, *, confirmed: bool, force_signature: bool = False) -> None:

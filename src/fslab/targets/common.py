@@ -6,8 +6,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from fslab import system
-from fslab.lab import Session
+from fslab.host import system
+from fslab.host.lab import Session
 from fslab.targets.base import Mounted
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from fslab.cgroups import BLKIO_ROOT
-from fslab.cgroups import PREFIX as CGROUP_PREFIX
-from fslab.errors import UserError
-from fslab.lab import Session
+from fslab.core.errors import UserError
+from fslab.core.units import parse_size
+from fslab.host.cgroups import BLKIO_ROOT
+from fslab.host.cgroups import PREFIX as CGROUP_PREFIX
+from fslab.host.lab import Session
 from fslab.targets.base import Mounted
-from fslab.units import parse_size
 
 THROTTLE_FILES = {
     "read_iops": "blkio.throttle.read_iops_device",

@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
-from fslab import system
-from fslab.errors import UserError
-from fslab.lab import WORKDIR_PREFIX, Session
+from fslab.core.errors import UserError
+from fslab.host import system
+from fslab.host.lab import WORKDIR_PREFIX, Session
 from fslab.targets.base import BaseTarget, Mounted
 
 FUSE_TYPES = ("fuse", "fuseblk")

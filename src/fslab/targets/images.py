@@ -22,8 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fslab import system
-from fslab.errors import UserError
+from fslab.core.errors import UserError
+from fslab.host import system
 
 KINDS = ("sparse", "zstd", "metadata", "none")
 FILE_NAMES = {"sparse": "image.img", "zstd": "image.img.zst", "metadata": "image.meta"}

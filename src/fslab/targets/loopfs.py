@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from fslab import system
-from fslab.errors import UserError
-from fslab.lab import Session
+from fslab.core.errors import UserError
+from fslab.host import system
+from fslab.host.lab import Session
 from fslab.targets.base import (
     NEEDS_ROOT,
     BaseTarget,

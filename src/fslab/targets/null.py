@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from fslab.lab import Session
+from fslab.host.lab import Session
 from fslab.targets.base import BaseTarget, Mounted
 from fslab.workloads.null import SIMULATOR_FILE
 

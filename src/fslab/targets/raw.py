@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from fslab import system
-from fslab.lab import Session
+from fslab.host import system
+from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
 from fslab.targets.common import attach_loop, loop_settings, make_image
 from fslab.targets.device_options import (

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from fslab import system
-from fslab.errors import ToolError, UserError
-from fslab.lab import Session
+from fslab.core.errors import ToolError, UserError
+from fslab.host import system
+from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
 from fslab.targets.common import make_image, make_mountpoint, package_version
 

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fslab import system
 from fslab.aging.config import LOGNORMAL_MU, LOGNORMAL_SIGMA
+from fslab.host import system
 from fslab.parsers.tool_kinds import AGEDFILES_RECORD
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use

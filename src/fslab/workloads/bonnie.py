@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fslab import system
-from fslab.children import run_child
-from fslab.errors import UserError
-from fslab.memlimit import memory_limit_support
+from fslab.core.errors import UserError
+from fslab.host import system
+from fslab.host.children import run_child
+from fslab.host.memlimit import memory_limit_support
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.tool_kinds import BONNIE_CPU, BONNIE_OUTPUT
 from fslab.workloads.base import RunOutput, Where

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fslab import system
-from fslab.errors import UserError
+from fslab.core.errors import UserError
+from fslab.host import system
 from fslab.parsers.tool_kinds import DD_LOG, FILES_RECORD
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use

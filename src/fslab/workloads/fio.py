@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fslab import system
-from fslab.errors import UserError
+from fslab.core.errors import UserError
+from fslab.core.units import parse_size
+from fslab.host import system
 from fslab.parsers.fio import job_errors, parse_fio
 from fslab.parsers.fio_kinds import FIO_OUTPUT
 from fslab.parsers.fio_load import FioParseError, load_fio
-from fslab.units import parse_size
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio_process import (
     JOB_FILE,
@@ -147,7 +147,7 @@ class FioWorkload:
         output = run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}"]
         if where.hosts:
-            from fslab.distributed import client_args
+            from fslab.run.distributed import client_args
 
             cmd += client_args(list(where.hosts), job_file)
             timeout, bound = float(self.runtime + HOST_GRACE_S), "runtime and the hosts' grace"
@@ -170,7 +170,7 @@ class FioWorkload:
                 reason = f"no result from hosts {', '.join(map(str, where.hosts))}: {reason}"
             return _failure(reason, where, metadata)
         if where.hosts:
-            from fslab.distributed import missing_hosts
+            from fslab.run.distributed import missing_hosts
 
             lost = missing_hosts(list(where.hosts), {m.host for m in parse_fio(data)})
             if lost:

@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fslab import system
-from fslab.children import run_child
-from fslab.units import parse_size
+from fslab.core.units import parse_size
+from fslab.host import system
+from fslab.host.children import run_child
 
 JOB_FILE = "job.fio"  # the resolved job file every fio run keeps beside its output
 # fio needs time beyond `runtime` to lay out files; past this it is considered hung.

@@ -72,7 +72,7 @@ def why_not_sliced(workload: FioJob) -> str:
 
 def prepare(workload: FioJob, where: Where, run_dir: Path) -> dict[str, Any]:
     """Write the job file and lay out its files (once, before the first slice)."""
-    from fslab import system
+    from fslab.host import system
 
     job_file = run_dir / JOB_FILE
     job_file.write_text(workload.render(where)[JOB_FILE])

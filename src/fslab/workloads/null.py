@@ -89,7 +89,7 @@ def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
     cv, drift = float(options.get("cv", 0.10)), float(options.get("drift", 0.0))
     iops = float(options.get("iops", 1000))
     if jobs < 1 or cv < 0 or drift < 0 or iops <= 0 or not (cv or drift):
-        from fslab.errors import UserError
+        from fslab.core.errors import UserError
 
         raise UserError("null: jobs ≥ 1, iops > 0, cv ≥ 0 and drift ≥ 0, not both 0")
     return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fslab.errors import UserError
+from fslab.core.errors import UserError
 from fslab.workloads.fio import FioWorkload
 from fslab.workloads.provenance import (
     STUDIES,

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from fslab.metrics import Measurement, cpu_measurements
+from fslab.core.metrics import Measurement, cpu_measurements
 from fslab.parsers.host_cpu import HOST_CPU
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fslab import system
+from fslab.host import system
 from fslab.parsers.tool_kinds import SCAN_RECORD
 from fslab.probes.fiemap import NotMeasurable, extents
 from fslab.workloads.base import RunOutput, Where

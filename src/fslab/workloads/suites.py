@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fslab.errors import UserError
-from fslab.units import parse_size
+from fslab.core.errors import UserError
+from fslab.core.units import parse_size
 from fslab.workloads.base import Workload
 from fslab.workloads.bonnie import BonnieWorkload
 from fslab.workloads.files import FilesWorkload
@@ -132,7 +132,7 @@ def _bonnie_size(text: object) -> int:
     """bonnie++'s -s: a size, or "2xRAM" (the mirror study's rule: twice the RAM, so the
     page cache cannot hold the file)."""
     if str(text).replace(" ", "").lower() in ("2xram", "2*ram"):
-        from fslab.system import memory_bytes
+        from fslab.host.system import memory_bytes
 
         return 2 * memory_bytes()
     return parse_size(str(text))

@@ -1,0 +1,1 @@
+"""The `fslab` command: parse arguments, call the library, print."""

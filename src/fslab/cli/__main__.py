@@ -1,0 +1,5 @@
+"""`python -m fslab.cli`: the fslab command."""
+
+from fslab.cli.main import main
+
+main()

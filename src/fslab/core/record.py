@@ -1,0 +1,111 @@
+"""One run's record (run.json): who ran what where, how it went, and the rows it gave.
+
+Written last, by rename, into `runs/<dir>/` beside the raw output it was parsed from; a
+run counts as done only once it exists (store.py). Campaign runs and imported files have
+the same record: an import's says where the file came from (`source`), what it was
+(`kind`, `tool`) and which fields its path gave (`fields`), and the directory keeps a copy
+of the file (packed: store.write_run_archive), so `fslab reparse` can parse either again.
+
+`from_json` reads every record fslab has written (older ones lack keys: they get the
+defaults) and keeps keys it does not know in `extra`, so a record read and written again
+loses nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class RunRecord:
+    """The record of one finished run (or one imported file)."""
+
+    run_id: str
+    campaign: str = ""
+    target: str = ""
+    fs: str = ""
+    fs_impl: str = ""
+    workload: str = ""
+    iteration: int = 0
+    status: str = "ok"
+    reason: str = ""
+    position: int = 0
+    family: str = ""
+    started: float = 0.0
+    finished: float = 0.0
+    caches_dropped: bool = False
+    scale: str = ""  # "quick" or "published" (the study's own scale); "" before issue 23
+    target_description: dict[str, Any] = field(default_factory=dict)
+    workload_metadata: dict[str, Any] = field(default_factory=dict)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    # An imported file: its path under the import root, what it is, what its path said.
+    source: str = ""
+    kind: str = ""
+    tool: str = ""
+    fields: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    archive: str = ""  # where it was read from when packed (store.write_run_archive)
+    # What else the machine did while it measured (fslab/host/witness.py), with `disturbed`.
+    witness: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def disturbed(self) -> bool:
+        return bool(self.witness.get("disturbed"))
+
+    @property
+    def imported(self) -> bool:
+        return bool(self.source)
+
+    def identity(self) -> dict[str, Any]:
+        """The metrics columns every row of this run shares (metrics.add_rows)."""
+        description = self.target_description
+        return {"campaign": self.campaign, "run_id": self.run_id, "target": self.target,
+                "fs": self.fs or description.get("fs", ""),
+                "fs_impl": self.fs_impl or description.get("fs_impl", ""),
+                "workload": self.workload, "iteration": self.iteration}
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as run.json holds it (an import's empty run-only keys left out)."""
+        data = {f.name: getattr(self, f.name) for f in FIELDS if f.name not in NOT_SAVED}
+        if not self.imported:
+            for name in IMPORT_ONLY:
+                data.pop(name)
+        return {**self.extra, **data}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        """A record from run.json; ValueError when it is not one."""
+        if not isinstance(data, dict) or not isinstance(data.get("run_id"), str):
+            raise ValueError("not a run record (no run_id)")
+        known = {f.name: f for f in FIELDS if f.name not in NOT_SAVED}
+        values: dict[str, Any] = {}
+        for name, value in data.items():
+            spec = known.get(name)
+            if spec is None or value is None:
+                continue
+            values[name] = _checked(name, value, spec.type)
+        return cls(**values, extra={k: v for k, v in data.items() if k not in known})
+
+
+FIELDS = dataclasses.fields(RunRecord)
+IMPORT_ONLY = ("source", "kind", "tool", "fields")
+NOT_SAVED = ("extra", "archive")
+_TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
+    "dict[str, Any]": (dict,), "dict[str, str]": (dict,), "list[dict[str, Any]]": (list,),
+}
+
+
+def _checked(name: str, value: Any, annotation: object) -> Any:
+    """`value` if it has the field's type (an int is a float; a bool is not an int)."""
+    wanted = _TYPES[str(annotation)]
+    if isinstance(value, bool) and bool not in wanted:
+        raise ValueError(f"{name} is {value!r}")
+    if not isinstance(value, wanted):
+        raise ValueError(f"{name} is {type(value).__name__}, not {wanted[0].__name__}")
+    if isinstance(value, list):  # metrics: a damaged row is dropped, not the run
+        return [row for row in value if isinstance(row, dict)]
+    number: Any = value  # an int or a float, checked above
+    return float(number) if float in wanted else value

@@ -1,0 +1,140 @@
+"""Parse sizes and durations the way fio does, and print values with correct unit labels.
+
+Internally every value is in SI base units (bytes, bytes/s, ns, 1/s); these helpers only
+turn them into text a person reads, choosing a scale that fits (µs is not ms; MiB/s is
+not MB/s).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from fslab.core.errors import UserError
+
+# Binary multipliers, as fio interprets k/m/g/t with its default kb_base=1024.
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gib": 1024**3,
+    "t": 1024**4,
+    "tb": 1024**4,
+    "tib": 1024**4,
+}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_DURATION_UNITS = {"": 1, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+
+
+def parse_size(text: str | int) -> int:
+    """Return a size like '512M', '2G', '4k' or 4096 in bytes (binary multiples, as fio)."""
+    if isinstance(text, bool):
+        raise UserError(f"bad size {text!r}: expected a number with an optional unit like 512M")
+    if isinstance(text, int):
+        if text <= 0:
+            raise UserError(f"bad size {text}: must be positive")
+        return text
+    match = _SIZE_RE.match(str(text))
+    unit = match.group(2).lower() if match else None
+    if not match or unit not in _SIZE_UNITS:
+        raise UserError(
+            f"bad size {text!r}: expected a number with an optional unit K, M, G or T "
+            "(binary, as fio), e.g. 512M or 2G"
+        )
+    value = int(float(match.group(1)) * _SIZE_UNITS[unit])
+    if value <= 0:
+        raise UserError(f"bad size {text!r}: must be positive")
+    return value
+
+
+def parse_duration(text: str | int) -> int:
+    """Return a duration like '30', '30s' or '2m' in whole seconds."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        seconds = text
+    else:
+        match = re.match(r"^\s*(\d+)\s*([a-z]*)\s*$", str(text).lower())
+        if not match or match.group(2) not in _DURATION_UNITS:
+            raise UserError(f"bad duration {text!r}: expected seconds, e.g. 5, 30s or 2m")
+        seconds = int(match.group(1)) * _DURATION_UNITS[match.group(2)]
+    if seconds <= 0:
+        raise UserError(f"bad duration {text!r}: must be at least 1 second")
+    return seconds
+
+
+def format_bytes(value: float) -> str:
+    """Format a byte count with binary units: '512 MiB'."""
+    return _scaled(value, 1024, ["B", "KiB", "MiB", "GiB", "TiB"])
+
+
+def format_rate(value: float) -> str:
+    """Format bytes/s with binary units: '123 MiB/s'."""
+    return _scaled(value, 1024, ["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"])
+
+
+def format_ns(value: float) -> str:
+    """Format nanoseconds as ns, µs, ms or s, whichever keeps the number readable."""
+    return _scaled(value, 1000, ["ns", "µs", "ms", "s"])
+
+
+def format_count_rate(value: float) -> str:
+    """Format an operation rate (IOPS, files/s) with k/M suffixes."""
+    return _scaled(value, 1000, ["", "k", "M", "G"])
+
+
+def format_value(value: float, unit: str) -> str:
+    """Format a value stored in `unit` (one of the metrics table's units) for display."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if unit == "bytes/s":
+        return format_rate(value)
+    if unit == "bytes":
+        return format_bytes(value)
+    if unit == "ns":
+        return format_ns(value)
+    if unit == "s":
+        return format_ns(value * 1e9)
+    if unit == "1/s":
+        return format_count_rate(value)
+    if unit == "%":
+        return f"{value:.1f} %"
+    return f"{value:.3g} {unit}".strip()
+
+
+def display_scale(values: list[float], unit: str) -> tuple[float, str]:
+    """Choose one divisor and label that suits all `values` (for a table column or axis)."""
+    finite = [abs(v) for v in values if v is not None and math.isfinite(v) and v != 0]
+    ref = min(finite) if finite else 1.0
+    steps: list[tuple[float, str]]
+    if unit == "bytes/s":
+        steps = [(1, "B/s"), (1024, "KiB/s"), (1024**2, "MiB/s"), (1024**3, "GiB/s")]
+    elif unit == "ns":
+        steps = [(1, "ns"), (1e3, "µs"), (1e6, "ms"), (1e9, "s")]
+    elif unit == "bytes":
+        steps = [(1, "B"), (1024, "KiB"), (1024**2, "MiB"), (1024**3, "GiB")]
+    elif unit == "1/s":
+        return 1.0, "/s"
+    else:
+        return 1.0, unit
+    chosen = steps[0]
+    for factor, label in steps:
+        if ref >= factor:
+            chosen = (factor, label)
+    return float(chosen[0]), chosen[1]
+
+
+def _scaled(value: float, base: int, labels: list[str]) -> str:
+    scaled = float(value)
+    index = 0
+    while abs(scaled) >= base and index < len(labels) - 1:
+        scaled /= base
+        index += 1
+    text = f"{scaled:.3g}" if abs(scaled) < 1000 else f"{scaled:.0f}"
+    label = labels[index]
+    return f"{text} {label}".strip() if label else text

@@ -1,0 +1,70 @@
+"""Capture what is needed to reproduce a campaign: host, kernel, CPU, memory, tools."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from fslab import __version__
+from fslab.host import system
+
+TOOLS = ("fio", "losetup")  # every campaign's; the targets add their own (Target.tools)
+
+
+def capture(lab_root: Path, tools: Iterable[str] = ()) -> dict[str, Any]:
+    """Return a JSON-ready description of this machine and the tools a campaign uses
+    (fio and losetup, and `tools`: what its targets declare they run)."""
+    return {
+        "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": socket.gethostname(),
+        "kernel": platform.release(),
+        "kernel_version": platform.version(),
+        "machine": platform.machine(),
+        "cpu_model": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": system.memory_bytes(),
+        "python": sys.version.split()[0],
+        "fslab": __version__,
+        "tools": {tool: system.tool_version(tool) for tool in dict.fromkeys((*TOOLS, *tools))},
+        "root": system.is_root(),
+        "lab_dir": str(lab_root),
+        "lab_fs": _fs_of(lab_root),
+        "virtualization": _virtualization(),
+        "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
+        "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio"),
+    }
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return ""
+
+
+def _cpu_model() -> str:
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+
+
+def _virtualization() -> str:
+    if "hypervisor" in _read("/proc/cpuinfo"):
+        vendor = _read("/sys/class/dmi/id/sys_vendor")
+        return f"virtual machine ({vendor})" if vendor else "virtual machine"
+    return "none detected"
+
+
+
+def _fs_of(path: Path) -> str:
+    fstype, source, _ = system.containing_mount(path)
+    return f"{fstype} on {source}"

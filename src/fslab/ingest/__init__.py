@@ -1,0 +1,1 @@
+"""Results made elsewhere: import of fio/dd/bonnie++ output, and reparse."""

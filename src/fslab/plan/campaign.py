@@ -1,0 +1,208 @@
+"""The campaign: what to compare (targets × workloads × iterations), from TOML or flags.
+
+A campaign file is validated strictly (a misspelt key is an error, not a silent default)
+and then resolved: every default filled in, sizes in bytes, the seed chosen. The resolved
+form is what the results directory keeps, so `--resume` and a re-run rebuild exactly the
+same plan.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from fslab.core.errors import UserError
+from fslab.core.metrics import HEADLINE_METRICS
+from fslab.core.toml_file import read_toml
+from fslab.core.units import parse_duration, parse_size
+from fslab.plan.model import (  # re-exported: the campaign's types, one import away
+    AUTO_FILE_SIZE_CAP,
+    DEFAULT_IMAGE_SIZE,
+    DEFAULT_ITERATIONS,
+    DEFAULT_PRESET,
+    DEFAULT_ROUNDS,
+    DEFAULT_RUNTIME_S,
+    FILL_FRACTION,
+    MAX_FILL,
+    Campaign,
+    CampaignFile,
+    Fresh,
+    Overrides,
+    WorkloadEntry,
+)
+from fslab.plan.targets import resolve_targets, slug
+from fslab.targets import IMAGE_LESS
+from fslab.workloads.suites import get_suite
+
+__all__ = [
+    "AUTO_FILE_SIZE_CAP", "DEFAULT_IMAGE_SIZE", "DEFAULT_ITERATIONS", "DEFAULT_PRESET",
+    "DEFAULT_ROUNDS", "DEFAULT_RUNTIME_S", "FILL_FRACTION", "MAX_FILL", "Campaign",
+    "CampaignFile", "Fresh", "Overrides", "WorkloadEntry", "load_campaign", "max_numjobs",
+    "resolve", "workload_names",
+]
+
+
+def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
+    """Read a campaign file (or none), apply flag overrides, and resolve it."""
+    overrides = overrides or Overrides()
+    raw: dict[str, Any] = {}
+    base_dir = Path.cwd()
+    if path is not None:
+        raw = read_toml(path, "campaign")
+        base_dir = path.resolve().parent
+    try:
+        parsed = CampaignFile.model_validate(raw)
+    except ValidationError as exc:
+        raise UserError(f"{path or 'campaign'}: {_first_error(exc)}") from exc
+    if not (overrides.as_published or parsed.scale == "published"):
+        return resolve(parsed, overrides, base_dir)
+    from fslab.plan import as_published
+
+    parsed, plan = as_published.apply(parsed, overrides)
+    resolved = resolve(parsed, replace(overrides, preset=None), base_dir)
+    resolved.published = plan
+    return resolved if overrides.image_size else as_published.fit_images(resolved, plan)
+
+
+def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campaign:
+    """Fill in defaults, apply overrides, and check everything that can be checked early."""
+    if overrides.iterations is not None and overrides.iterations < 1:
+        raise UserError("--iterations must be at least 1")
+    image_size = parse_size(overrides.image_size or parsed.image_size)
+    targets = resolve_targets(parsed.target, overrides.fs, image_size)
+    workloads = _resolve_workloads(parsed.workload, overrides, base_dir)
+    runtime = parse_duration(overrides.runtime or parsed.runtime)
+    file_size_text = overrides.file_size or parsed.file_size
+    campaign = Campaign(
+        name=parsed.name,
+        iterations=overrides.iterations or parsed.iterations,
+        runtime=runtime,
+        seed=overrides.seed if overrides.seed is not None else (
+            parsed.seed if parsed.seed is not None else random.SystemRandom().randrange(2**31)),
+        fresh=overrides.fresh or parsed.fresh,
+        image_size=image_size,
+        file_size=0,
+        targets=targets,
+        workloads=workloads,
+        out=overrides.out or parsed.out,
+        base_dir=base_dir,
+        hosts=list(overrides.hosts or parsed.hosts),
+        ceiling=parsed.ceiling if overrides.ceiling is None else overrides.ceiling,
+        primary=list(overrides.primary or parsed.primary),
+        pilot=parsed.pilot,
+        rounds=overrides.rounds or parsed.rounds,
+        run_timeout=parse_duration(parsed.run_timeout) if parsed.run_timeout else 0,
+        scale=parsed.scale,
+    )
+    if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
+        raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
+                        f"{', '.join(HEADLINE_METRICS)}")
+    if campaign.hosts:
+        from fslab.run.distributed import parse_hosts
+
+        parse_hosts(campaign.hosts)  # a malformed host is one clear error, now
+    if campaign.fresh not in ("run", "iteration", "campaign"):
+        raise UserError(f"bad fresh policy {campaign.fresh!r}: use run, iteration or campaign")
+    campaign.file_size = (
+        _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
+    )
+    return campaign
+
+
+def _resolve_workloads(
+    entries: list[WorkloadEntry], overrides: Overrides, base_dir: Path
+) -> list[WorkloadEntry]:
+    if overrides.preset or not entries:
+        preset = overrides.preset or DEFAULT_PRESET
+        entries = [WorkloadEntry(preset=preset, only=overrides.workloads)]
+    elif overrides.workloads:
+        entries = _filter_entries(entries, overrides.workloads)
+    resolved = []
+    for entry in entries:
+        if bool(entry.preset) == bool(entry.job_file or entry.job_text):
+            raise UserError("each [[workload]] needs exactly one of preset = ... or job_file = ...")
+        if entry.preset:
+            suite = get_suite(entry.preset)
+            jobs = suite.job_names(entry.options)
+            unknown = [j for j in entry.only or [] if j not in jobs]
+            if unknown:
+                raise UserError(f"preset {suite.name} has no workload {', '.join(unknown)}: "
+                                f"it has {', '.join(jobs)}")
+            resolved.append(entry)
+            continue
+        resolved.append(_inline_job_file(entry, base_dir))
+    names = [n for entry in resolved for n in workload_names(entry)]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise UserError(f"workload names must be unique; repeated: {', '.join(duplicates)}")
+    return resolved
+
+
+def _filter_entries(entries: list[WorkloadEntry], wanted: list[str]) -> list[WorkloadEntry]:
+    kept = []
+    for entry in entries:
+        names = [n for n in workload_names(entry) if n in wanted]
+        if entry.preset and names:
+            kept.append(entry.model_copy(update={"only": names}))
+        elif names:
+            kept.append(entry)
+    found = {n for e in kept for n in workload_names(e)}
+    missing = [n for n in wanted if n not in found]
+    if missing:
+        raise UserError(f"no workload named {', '.join(missing)} in the campaign")
+    return kept
+
+
+def _inline_job_file(entry: WorkloadEntry, base_dir: Path) -> WorkloadEntry:
+    """Keep the job file's text in the campaign, so results reproduce without the file."""
+    if entry.job_text is not None:
+        return entry
+    assert entry.job_file is not None
+    path = Path(entry.job_file)
+    path = path if path.is_absolute() else base_dir / path
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UserError(f"cannot read job file {path}: {exc.strerror}") from exc
+    name = entry.name or slug(path.stem)
+    return entry.model_copy(update={"job_text": text, "name": name, "job_file": str(path)})
+
+
+def workload_names(entry: WorkloadEntry) -> list[str]:
+    """The workload names an entry expands to."""
+    if entry.preset:
+        return list(entry.only or get_suite(entry.preset).job_names(entry.options))
+    return [entry.name or slug(Path(entry.job_file or "job").stem)]
+
+
+def max_numjobs(entries: list[WorkloadEntry]) -> int:
+    """The most processes any suite job runs (for sizing files to fit the images)."""
+    largest = 1
+    for entry in entries:
+        if entry.preset:
+            suite = get_suite(entry.preset)
+            for name in entry.only or suite.job_names(entry.options):
+                largest = max(largest, suite.numjobs_of(name))
+    return largest
+
+
+def _auto_file_size(campaign: Campaign) -> int:
+    """Per-job file size that fits every image: capped, in whole MiB."""
+    images = [t.size for t in campaign.targets if t.fs not in IMAGE_LESS and not t.device]
+    if not images:
+        return AUTO_FILE_SIZE_CAP
+    fitting = int(min(images) * FILL_FRACTION / max(1, max_numjobs(campaign.workloads)))
+    return max(1024**2, min(AUTO_FILE_SIZE_CAP, fitting) // 1024**2 * 1024**2)
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    message = error["msg"]
+    if error["type"] == "extra_forbidden":
+        message = "unknown key"
+    return f"{where}: {message}" if where else message

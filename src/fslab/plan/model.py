@@ -1,0 +1,172 @@
+"""The campaign's data: what a campaign file may say (CampaignFile), the flags that stand in
+for it (Overrides) and the resolved form every later stage reads (Campaign).
+
+Kept apart from loading (campaign.py) so that the steps of loading that need these types
+(as_published.py, workloads/build.py) do not import the loader back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from fslab.plan.targets import TargetEntry
+from fslab.targets import IMAGE_LESS, TargetSpec
+
+DEFAULT_PRESET = "direct5"
+DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
+DEFAULT_RUNTIME_S = 3
+DEFAULT_IMAGE_SIZE = "1G"
+DEFAULT_ROUNDS = 6  # 3 s jobs in 0.5 s slices: the disk's drift falls on every target
+# Auto file size per fio job: at most this, and at most FILL_FRACTION of the smallest
+# image split over the busiest workload's jobs, leaving room for fs metadata.
+AUTO_FILE_SIZE_CAP = 256 * 1024**2
+FILL_FRACTION = 0.5
+# A workload's files may use at most this share of an image (checked before running).
+MAX_FILL = 0.8
+Fresh = Literal["run", "iteration", "campaign"]
+
+
+class WorkloadEntry(BaseModel):
+    """One [[workload]] table: a preset (optionally some of its jobs) or a job file."""
+
+    model_config = ConfigDict(extra="forbid")
+    preset: str | None = None
+    only: list[str] | None = None
+    name: str | None = None
+    job_file: str | None = None
+    job_text: str | None = None  # the job file's content, kept in a resolved campaign
+    options: dict[str, Any] = {}
+
+
+class CampaignFile(BaseModel):
+    """The whole campaign.toml."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = "default"
+    iterations: int = DEFAULT_ITERATIONS
+    runtime: str | int = DEFAULT_RUNTIME_S
+    seed: int | None = None
+    out: str | None = None
+    fresh: Fresh = "iteration"
+    image_size: str | int = DEFAULT_IMAGE_SIZE
+    file_size: str | int = "auto"
+    hosts: list[str] = []  # fio servers (HOST or HOST:PORT) to drive with fio --client
+    # Measure the device under the loop images for each fio job first (ceiling.py), so
+    # that results above it are marked cache-bound.
+    ceiling: bool = True
+    primary: list[str] = []  # metrics verdicts answer, by preference (analysis/questions)
+    pilot: int = 0  # adaptive runs: these first iterations chose how many (adaptive.py)
+    rounds: int = DEFAULT_ROUNDS  # interleaved slices per fio job and iteration (rounds.py)
+    # The watchdog: a run past this many seconds is ended and recorded as failed (0: each
+    # workload's own bound, its runtime and ramp with a margin; children.py).
+    run_timeout: str | int = 0
+    # "published": the preset's study's own scale and protocol (as_published.py)
+    scale: Literal["quick", "published"] = "quick"
+    target: list[TargetEntry] = []
+    workload: list[WorkloadEntry] = []
+
+    @field_validator("iterations", "rounds")
+    @classmethod
+    def _positive(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("must be at least 1")
+        return value
+
+
+@dataclass
+class Campaign:
+    """A resolved campaign: every value explicit, ready to plan and to save."""
+
+    name: str
+    iterations: int
+    runtime: int
+    seed: int
+    fresh: str
+    image_size: int
+    file_size: int
+    targets: list[TargetSpec]
+    workloads: list[WorkloadEntry]
+    out: str | None = None
+    base_dir: Path = field(default_factory=Path.cwd)
+    hosts: list[str] = field(default_factory=list)
+    ceiling: bool = True
+    primary: list[str] = field(default_factory=list)
+    pilot: int = 0
+    rounds: int = 1  # built in code (the ceiling's, tests'): plain order unless asked
+    run_timeout: int = 0  # seconds; 0: each workload's own bound
+    scale: str = "quick"  # or "published": the study's own scale (as_published.py)
+    # What --as-published set and could not do here (printed; not saved: the values are)
+    published: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
+        data: dict[str, Any] = {
+            "name": self.name,
+            "iterations": self.iterations,
+            "runtime": self.runtime,
+            "seed": self.seed,
+            "fresh": self.fresh,
+            "image_size": self.image_size,
+            "file_size": self.file_size,
+        }
+        if self.out:
+            data["out"] = self.out
+        if self.hosts:
+            data["hosts"] = list(self.hosts)
+        if not self.ceiling:
+            data["ceiling"] = False
+        if self.primary:
+            data["primary"] = list(self.primary)
+        if self.pilot:
+            data["pilot"] = self.pilot
+        data["rounds"] = self.rounds
+        if self.run_timeout:
+            data["run_timeout"] = self.run_timeout
+        data["scale"] = self.scale
+        data["target"] = [_target_dict(spec) for spec in self.targets]
+        data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
+                            for w in self.workloads]
+        return data
+
+
+@dataclass
+class Overrides:
+    """The `fslab run` flags that override or stand in for a campaign file."""
+
+    fs: list[str] | None = None
+    preset: str | None = None
+    workloads: list[str] | None = None
+    iterations: int | None = None
+    runtime: str | None = None
+    image_size: str | None = None
+    file_size: str | None = None
+    out: str | None = None
+    seed: int | None = None
+    fresh: str | None = None
+    hosts: list[str] | None = None
+    primary: list[str] | None = None
+    rounds: int | None = None
+    ceiling: bool | None = None  # False: --no-ceiling
+    as_published: bool | None = None  # --as-published: the study's own scale (None: not given)
+
+
+def _target_dict(spec: TargetSpec) -> dict[str, Any]:
+    data: dict[str, Any] = {"name": spec.name, "fs": spec.fs}
+    if spec.fs not in IMAGE_LESS and not spec.device:
+        data["image_size"] = spec.size
+    given = {"mkfs_options": list(spec.mkfs_options), "mount_options": spec.mount_options,
+             "path": spec.path, "device": spec.device}
+    data.update({key: value for key, value in given.items() if value})
+    options = dict(spec.options)
+    for key in ("direct_io", "fstrim", "throttle", "image", "fresh_copy_of", "age", "scale"):
+        if key in options:
+            value = options.pop(key)
+            data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(
+                value).startswith("target:") else value
+    if options:
+        data["options"] = options
+    return data

@@ -1,0 +1,57 @@
+"""Before anything is touched: plan the campaign and check every target and workload
+(tools present, devices confirmed, space on the lab's disk, remote hosts reachable)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fslab.core.errors import UserError
+
+if TYPE_CHECKING:
+    from fslab.plan.campaign import Campaign
+    from fslab.plan.order import Plan
+    from fslab.targets import Target
+
+
+def prepare(
+    campaign: Campaign,
+    *,
+    confirmed_devices: frozenset[str] = frozenset(),
+    force_device: bool = False,
+    problems: list[str] | None = None,
+) -> tuple[Plan, dict[str, Target]]:
+    """Plan a campaign and check every target and workload, touching nothing.
+
+    Each problem raises a UserError, or is appended to `problems` when a list is given
+    (a dry run shows the plan and what would stop it).
+    """
+    from fslab.plan.order import check_space, make_plan
+    from fslab.run.distributed import preflight_campaign
+
+    plan = make_plan(campaign)
+    targets = build_targets(plan, confirmed_devices, force_device)
+    checks = [target.check for target in targets.values()]
+    checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
+    checks.append(lambda: check_space(plan))
+    if campaign.hosts:
+        checks.append(lambda: preflight_campaign(campaign.hosts, targets))
+    for check in checks:
+        try:
+            check()
+        except UserError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+    return plan, targets
+
+
+def build_targets(
+    plan: Plan, confirmed_devices: frozenset[str], force_device: bool
+) -> dict[str, Target]:
+    """Make every target of the plan (checking them is the caller's step)."""
+    from fslab.targets import make_target
+
+    return {
+        spec.name: make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
+        for spec in plan.campaign.targets
+    }

@@ -1,0 +1,118 @@
+"""A campaign's targets: the [[target]] table, the --fs flag, and what they resolve to
+(a TargetSpec each, checked: known kind, a usable name, an image that exists)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from fslab.core.errors import UserError
+from fslab.core.units import parse_size
+from fslab.targets import TargetSpec, known_kinds
+
+DEFAULT_FS = ("ext4", "xfs", "btrfs")
+
+
+class TargetEntry(BaseModel):
+    """One [[target]] table."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = None
+    fs: str
+    image_size: str | int | None = None
+    mkfs_options: list[str] | str = []
+    mount_options: str = ""
+    path: str = ""
+    device: str = ""
+    image: str | None = None  # start from this aged image (fslab age's image.img)
+    fresh_copy_of: str | None = None  # a fresh file system holding that image's files
+    # (an image file, or the name of a target of this campaign that has `age`)
+    age: dict[str, Any] | None = None  # age this target once, then start from that image
+    direct_io: bool | None = None  # loop device direct I/O
+    fstrim: bool | None = None  # fstrim before each run (the aging study's protocol)
+    throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
+    scale: float | None = None  # the simulator (fs = "null"): true ratio to the base
+    options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
+
+
+def resolve_targets(
+    entries: list[TargetEntry], fs_flag: list[str] | None, image_size: int
+) -> list[TargetSpec]:
+    by_name = {(entry.name or entry.fs): entry for entry in entries}
+    if fs_flag:
+        chosen = [by_name.get(name) or entry_from_flag(name) for name in fs_flag]
+    elif entries:
+        chosen = entries
+    else:
+        chosen = [TargetEntry(fs=fs) for fs in DEFAULT_FS]
+    aging = {entry.name or entry.fs for entry in chosen if entry.age is not None}
+    specs = [target_spec(entry, image_size, aging) for entry in chosen]
+    names = [spec.name for spec in specs]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise UserError(f"target names must be unique; repeated: {', '.join(duplicates)}")
+    return specs
+
+
+def entry_from_flag(text: str) -> TargetEntry:
+    """'ext4' -> an ext4 target; 'dir:/data' -> a directory target."""
+    if text.startswith("dir:"):
+        path = text[4:]
+        if not path:
+            raise UserError("dir: needs a path, e.g. dir:/mnt/data")
+        return TargetEntry(name="dir-" + slug(Path(path).name or "root"), fs="dir", path=path)
+    return TargetEntry(fs=text)
+
+
+def target_spec(entry: TargetEntry, default_image_size: int,
+                 aging: frozenset[str] | set[str] = frozenset()) -> TargetSpec:
+    if entry.fs not in known_kinds():
+        known = ", ".join(k for k in known_kinds() if k != "null")
+        raise UserError(f"unknown file system {entry.fs!r}: known: {known} (or dir:PATH)")
+    if entry.fs == "dir" and not entry.path:
+        raise UserError(f"target {entry.name or 'dir'}: a dir target needs path = \"...\"")
+    name = entry.name or entry.fs
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", name):
+        raise UserError(f"bad target name {name!r}: use letters, digits, '.', '_', '+', '-'")
+    mkfs = entry.mkfs_options
+    options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(mkfs)
+    size = parse_size(entry.image_size) if entry.image_size is not None else default_image_size
+    extra = dict(entry.options)
+    if entry.age is not None:
+        if entry.image is not None:
+            raise UserError(f"target {name}: give age = {{...}} or image = ..., not both")
+        extra["age"] = dict(entry.age)
+    for key in ("image", "fresh_copy_of"):
+        value = getattr(entry, key)
+        if key == "fresh_copy_of" and value in aging:
+            extra[key] = f"target:{value}"  # that target's image, once it is aged
+            continue
+        if value is not None:
+            path = Path(value).expanduser().resolve()
+            if not path.is_file():
+                raise UserError(f"target {name}: {key} {value} is not a file")
+            extra[key] = str(path)
+            from fslab.targets.images import check_usable
+
+            size = max(size, check_usable(path, entry.fs, f"target {name}") or 0)
+    if entry.direct_io is not None:
+        extra["direct_io"] = entry.direct_io
+    if entry.fstrim:
+        extra["fstrim"] = True
+    if entry.throttle is not None:
+        extra["throttle"] = entry.throttle
+    if entry.scale is not None:
+        if entry.fs != "null" or entry.scale <= 0:
+            raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
+                            "and must be above 0")
+        extra["scale"] = float(entry.scale)
+    return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
+                      mount_options=entry.mount_options, path=entry.path, device=entry.device,
+                      options=extra)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-") or "x"

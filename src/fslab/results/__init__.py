@@ -1,0 +1,1 @@
+"""The results directory on disk: the store and the stats tables."""

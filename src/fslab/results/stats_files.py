@@ -1,0 +1,137 @@
+"""stats/ as a stage on disk: what `fslab analyze` wrote, read back by `fslab report`.
+
+`fslab analyze` writes the tables (TABLES below; verdicts.txt is the text of
+verdicts.csv), the per-run table the charts draw (runs.parquet) and `analysis.json`: the
+analysis format version and the metrics table it was computed from (size and time). A
+report renders from these without importing the analysis (scipy.stats, statsmodels)
+while they are current; otherwise it analyses again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fslab.core.dirformat import DirFormat
+from fslab.results.store import ResultsDir, write_atomic
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass
+class Analysis:
+    """Everything `analyze` computes, for reporters (what stats/ holds)."""
+
+    metrics: pd.DataFrame | None  # None when read back from stats/ (not kept there)
+    runs: pd.DataFrame  # one value per run and metric (analysis.observations.per_run)
+    summary: pd.DataFrame  # per cell (stats/summary.csv)
+    tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
+    pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)
+    verdicts: pd.DataFrame  # one row per sentence: kind, workload, text (verdicts.csv)
+    headline: pd.DataFrame  # per primary question: the ranking (headline.csv)
+    ranking: pd.DataFrame  # per primary question × target: ratio to the best (ranking.csv)
+    drift: pd.DataFrame  # per iteration: the factor shared by every target (drift.csv)
+    hosts: pd.DataFrame  # per-host spread of distributed runs (empty otherwise)
+    aged: pd.DataFrame  # aged/fresh rows of pairwise (aged_vs_fresh.csv; empty otherwise)
+    disturbed: pd.DataFrame  # per run: what the witness saw (disturbed.csv)
+    methods: pd.DataFrame  # per analysis step: its method statement (methods.csv)
+    series: pd.DataFrame  # states probed during runs, in order (series.csv; aging runs)
+
+
+# stats/ is derived: one of another format (older or newer) is not read but analysed
+# again, so only the stamp and history come from fslab.core.dirformat, not its refusal.
+STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
+    1: "summary/tests/pairwise/headline/drivers(/hosts).csv, verdicts.txt, runs.parquet; "
+       "later also drift.csv (written for people; nothing reads it back)",
+    2: "primary questions as one family (pairwise: primary, alpha, se_log, family); "
+       "headline.csv one row per primary question with its ranking; ranking.csv; "
+       "drivers.csv gone; drift.csv and aged_vs_fresh.csv declared and read back; "
+       "disturbed.csv (the witness of every run)",
+    3: "verdicts.csv (kind, workload, text: verdicts.txt is its text); methods.csv (each "
+       "analysis step's method statement, printed by the report)",
+    4: "runs.parquet has a sample column (an aging run's sections are observations); "
+       "series.csv (the states an aging run's probes saw, in order)",
+})
+INDEX = STATS.marker
+# Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
+TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
+          "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
+          "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv",
+          "verdicts": "verdicts.csv", "methods": "methods.csv", "series": "series.csv"}
+OPTIONAL = frozenset({"hosts", "aged", "disturbed", "series"})  # written only when not empty
+
+
+def write_tables(results: ResultsDir, done: Analysis) -> None:
+    """Write every table of TABLES from its Analysis field (optional ones when not empty)."""
+    for key, name in TABLES.items():
+        frame = getattr(done, key)
+        if key in OPTIONAL and frame.empty:
+            (results.stats_dir / name).unlink(missing_ok=True)
+            continue
+        write_atomic(results.stats_dir / name, frame.to_csv(index=False))
+
+
+def _source(results: ResultsDir) -> dict[str, float]:
+    if not results.metrics_path.exists():
+        return {"size": 0, "mtime_ns": 0}
+    stat = os.stat(results.metrics_path)
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def write_index(results: ResultsDir, done: Analysis) -> None:
+    """Keep the per-run table and say what stats/ was computed from."""
+    done.runs.to_parquet(results.stats_dir / "runs.parquet", index=False)
+    write_atomic(results.stats_dir / INDEX, json.dumps({
+        **STATS.stamp(), "metrics": _source(results),
+        "tables": {k: v for k, v in TABLES.items() if (results.stats_dir / v).exists()},
+    }, indent=1))
+
+
+def _index(results: ResultsDir) -> dict | None:
+    try:
+        index = json.loads((results.stats_dir / INDEX).read_text())
+    except (OSError, ValueError):
+        return None
+    return index if isinstance(index, dict) else None
+
+
+def stale_reason(results: ResultsDir) -> str | None:
+    """Why stats/ cannot be read back as it is (None: it is current), in words."""
+    index = _index(results)
+    if index is None:
+        return "stats/ holds no analysis yet"
+    if index.get("format") != STATS.current:
+        return (f"stats/ was written by another fslab (analysis format "
+                f"{index.get('format')}, this one reads {STATS.current})")
+    if index.get("metrics") != _source(results):
+        return "the results changed after stats/ was written"
+    return None
+
+
+def load_analysis(results: ResultsDir) -> Analysis | None:
+    """The analysis as `fslab analyze` left it, or None when it is missing or stale
+    (stale_reason says why)."""
+    index = _index(results)
+    if index is None or stale_reason(results) is not None:
+        return None
+    import pandas as pd
+
+
+    def table(key: str) -> pd.DataFrame:
+        name = index.get("tables", {}).get(key)
+        if not name:
+            return pd.DataFrame()
+        frame = pd.read_csv(results.stats_dir / name)
+        text = frame.select_dtypes(include=["object", "string"]).columns
+        frame[text] = frame[text].fillna("")
+        return frame
+
+    try:
+        runs = pd.read_parquet(results.stats_dir / "runs.parquet")
+        return Analysis(metrics=None, runs=runs,
+                        **{key: table(key) for key in TABLES})
+    except (OSError, ValueError, KeyError):
+        return None

@@ -1,0 +1,1 @@
+"""Executes a plan: campaign steps, runner, interleaved rounds, the ceiling, adaptive stages."""

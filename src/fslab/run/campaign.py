@@ -1,0 +1,166 @@
+"""One campaign run as a pipeline of named steps (what `fslab run` and `api.run` do).
+
+    start        prepare the plan and targets, open or create the results directory
+    pre-run      age the targets that start aged, describe the environment, measure the
+                 raw-device ceiling of jobs not measured in rounds (Runner.before)
+    execute      the runner, with the ceiling as one more participant of each round
+    second stage an adaptive campaign's pilot decides how many more iterations to run:
+                 a new CampaignRun over a replaced campaign (fslab.run.adaptive)
+    finish       the ceilings measured in rounds, then the summary (or, adaptive, the
+                 analysis and what is still short of the goal)
+
+Each step is one method, so a new pre-run step is one method and one entry of
+`pre_run_steps`, and `api.run` reads as the list above.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fslab.plan.preflight import prepare
+from fslab.results.store import ResultsDir
+
+if TYPE_CHECKING:
+    from fslab.host.lab import Lab
+    from fslab.plan.campaign import Campaign
+    from fslab.plan.order import Plan
+    from fslab.run.adaptive import Goal
+    from fslab.run.runner import Companion, Progress, RunnerResult
+    from fslab.targets import Target
+
+
+@dataclass
+class RunResult:
+    """What `run` produced: where the results are, and how the runs went."""
+
+    results: ResultsDir
+    runner: RunnerResult
+    summary: Any = None  # pandas DataFrame of the per-cell summary
+    unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
+
+
+@dataclass(frozen=True)
+class CampaignRun:
+    """A campaign bound to its plan, targets, results directory and lab."""
+
+    campaign: Campaign
+    plan: Plan
+    targets: dict[str, Target]
+    results: ResultsDir
+    lab: Lab
+    resume: bool
+    hosts: tuple[Any, ...]
+    companion: Companion | None  # the raw-device ceiling, measured in the rounds
+
+    @classmethod
+    def start(cls, campaign: Campaign, out: Path, lab: Lab, *, resume: bool,
+              confirmed_devices: frozenset[str], force_device: bool) -> CampaignRun:
+        """Check and plan the campaign, then open (resume) or create its results."""
+        from fslab.run.ceiling import rounds_ceiling
+        from fslab.run.distributed import parse_hosts
+
+        plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
+                                force_device=force_device)
+        if resume:
+            results = ResultsDir.open(out)
+        else:
+            results = ResultsDir.create(out)
+            results.write_campaign(campaign.to_dict())
+        hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
+        return cls(campaign, plan, targets, results, lab, resume, hosts,
+                   rounds_ceiling(plan, results))
+
+    def pre_run_steps(self) -> list[Callable[[], None]]:
+        """What must happen once before the first run, in order (Runner.before)."""
+        return [self.age_targets, self.describe_environment, self.measure_ceilings]
+
+    def age_targets(self) -> None:
+        """Targets that start aged are aged first, so the environment describes them aged."""
+        from fslab.aging.in_campaign import age_targets
+
+        age_targets(self.campaign.targets, self.lab, self.results)
+
+    def describe_environment(self) -> None:
+        """environment.json: the machine, tools and targets (a resume keeps its ceilings)."""
+        from fslab.host.environment import capture
+
+        known = self.results.environment().get("ceilings") if self.resume else None
+        environment = capture(self.lab.root, [tool for target in self.targets.values()
+                                              for tool in target.tools])
+        environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
+        if known:
+            environment["ceilings"] = known
+        self.results.write_environment(environment)
+
+    def measure_ceilings(self) -> None:
+        """The ceiling of each job not measured in rounds, run before the campaign."""
+        from fslab.run.ceiling import ceiling_workloads
+        from fslab.run.ceiling import measure_ceilings as measure
+
+        if not (self.campaign.ceiling and ceiling_workloads(self.plan)):
+            return
+        environment = self.results.environment()
+        environment["ceilings"], reused = measure(
+            self.plan, self.lab, self.results,
+            environment.get("ceilings") if self.resume else None)
+        if reused:  # from the lab's ceilings.json: named, so a reader knows
+            environment["ceilings_reused"] = sorted(set(
+                environment.get("ceilings_reused", [])) | set(reused))
+        self.results.write_environment(environment)
+
+    def execute(self, progress: Progress | None, rerun_disturbed: bool,
+                before: list[Callable[[], None]] | None = None) -> RunnerResult:
+        """Run every run of the plan not yet complete."""
+        from fslab.run.runner import NoProgress, Runner
+
+        return Runner(self.plan, self.results, self.lab, self.targets,
+                      progress or NoProgress(), hosts=self.hosts,
+                      rerun_disturbed=rerun_disturbed, companion=self.companion,
+                      before=before or []).execute()
+
+    def second_stage(self, goal: Goal, max_iterations: int) -> CampaignRun | None:
+        """An adaptive campaign's second stage: the iterations run so far were the pilot,
+        and a replaced campaign adds as many as the pilot asks for (fslab.run.adaptive)."""
+        from fslab.plan.order import make_plan
+        from fslab.run.adaptive import second_stage
+
+        if not goal or self.campaign.pilot:
+            return None
+        iterations = self.campaign.iterations
+        more = second_stage(self.results.path, goal, iterations, max_iterations)
+        campaign = dataclasses.replace(self.campaign, pilot=iterations,
+                                       iterations=iterations + more)
+        self.results.write_campaign(campaign.to_dict())
+        return dataclasses.replace(self, campaign=campaign, plan=make_plan(campaign),
+                                   resume=True)
+
+    def finish(self, outcome: RunnerResult, goal: Goal) -> RunResult:
+        """Keep the ceilings measured in rounds, then analyse: every stats/ table, so that
+        `fslab report` renders what the run left without analysing again (adaptive: also
+        say what is still short of the goal)."""
+        from fslab.analysis.pipeline import analyze_results
+
+        if self.companion is not None:
+            from fslab.run.ceiling import record_round_ceilings
+
+            record_round_ceilings(self.results, self.companion.store, self.lab)
+        done = analyze_results(self.results)
+        if not goal:
+            return RunResult(self.results, outcome, done.summary)
+        from fslab.run.adaptive import still_open
+
+        return RunResult(self.results, outcome, done.summary,
+                         still_open(done.summary, done.tests, goal))
+
+
+def both(first: RunnerResult, second: RunnerResult | None) -> RunnerResult:
+    """The counts of a campaign run in two stages, as one."""
+    if second is None:
+        return first
+    return dataclasses.replace(first, ok=first.ok + second.ok,
+                               failed=first.failed + second.failed,
+                               warnings=first.warnings + second.warnings)

@@ -1,0 +1,194 @@
+"""Interleaved slices: one workload measured on every target in rounds (issue 22).
+
+Within an iteration, a sliceable fio job (workloads/fio_slices.py) is laid out on every
+target first; then, round after round, each target runs one short slice, in an order
+shuffled afresh every round (seeded: campaign seed, iteration, workload, round). Slow and
+fast moments of the disk so fall on every target alike instead of on whichever ran in a
+bad minute (Abedi & Brecht, ICPE 2017: randomised multiple interleaved trials). A cell's
+value for the iteration is the mean of its slices; the iteration — a fresh file system —
+stays the unit of replication. The spread between a run's slices is kept as the
+machine's short-term noise (`slice_cv` in the run record).
+
+The default keeps the campaign's measuring time: `rounds` slices of runtime/rounds each,
+the job's ramp split the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from fslab.core.errors import ToolError, UserError
+from fslab.host import diskstats
+from fslab.host.lab import Session
+from fslab.host.witness import Watcher, Witness, judge
+from fslab.plan.order import RunSpec
+from fslab.run.observing import observed
+from fslab.targets import Mounted
+from fslab.workloads import fio_slices
+from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.fio import FioWorkload
+from fslab.workloads.process import HostCpu, keep_host_cpu
+
+DEFAULT_ROUNDS = 6
+MIN_SLICE_MS = 200  # shorter slices are mostly fio's start-up
+
+
+def sliceable(run: RunSpec, rounds: int, hosts: bool) -> str:
+    """'' when this run is measured in rounds, else why it keeps the plain order."""
+    if rounds <= 1:
+        return "rounds = 1"
+    if hosts:
+        return "runs on load nodes"
+    if not isinstance(run.workload, FioWorkload):
+        return f"{run.workload.family} is not a fio job"
+    return fio_slices.why_not_sliced(run.workload)
+
+
+def slice_lengths(workload: FioWorkload, rounds: int) -> tuple[int, int]:
+    """(slice ms, ramp ms per slice): the job's runtime and ramp split over the rounds."""
+    ramp = str({**workload.global_options, **workload.options}.get("ramp_time", 0))
+    ramp_s = float(ramp.rstrip("s") or 0)
+    return (max(MIN_SLICE_MS, int(1000 * workload.runtime / rounds)),
+            int(1000 * ramp_s / rounds))
+
+
+def round_order(seed: int, iteration: int, workload: str, number: int,
+                names: list[str]) -> list[str]:
+    """The targets' order in one round: a fresh shuffle, reproducible from the seed."""
+    shuffled = list(names)
+    random.Random(f"{seed}/{iteration}/{workload}/{number}").shuffle(shuffled)
+    return shuffled
+
+
+class NotReady(Exception):
+    """A target could not be given to a run (not provisioned, or no room): the reason."""
+
+
+class Steps(Protocol):
+    """What rounds need from the runner: a place to run, and saving a finished run."""
+
+    def place_for(self, session: Session, mounted: dict[str, Mounted],
+                  broken: dict[str, str], run: RunSpec, run_dir: Path) -> tuple[Where, Any]:
+        """(where the workload runs, the target's description); raises on failure."""
+
+    def release_place(self, where: Where) -> None:
+        """Remove the run's working files."""
+
+    def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
+             started: float, caches_dropped: bool) -> None:
+        """Record the run as finished."""
+
+
+@dataclass
+class Participant:
+    """One target's run of the workload across the rounds."""
+
+    run: RunSpec
+    run_dir: Path
+    started: float
+    where: Where | None = None
+    description: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    failure: str = ""
+    slices: list[dict[str, Any]] = field(default_factory=list)
+    witnesses: list[Witness] = field(default_factory=list)
+    disks: list[dict[str, Any]] = field(default_factory=list)  # diskstats per slice
+    cpu_seconds: float = 0.0
+    wall: float = 0.0
+
+
+def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted],
+                      broken: dict[str, str], runs: list[tuple[RunSpec, Path]],
+                      rounds: int, seed: int, watcher: Watcher) -> list[Participant]:
+    """Lay out, then measure every run of one workload in interleaved rounds; save each."""
+    parts = []
+    for run, run_dir in runs:
+        part = Participant(run, run_dir, time.time())
+        try:
+            part.where, part.description = steps.place_for(session, mounted, broken, run,
+                                                           run_dir)
+            assert isinstance(run.workload, FioWorkload)
+            part.metadata = fio_slices.prepare(run.workload, part.where, run_dir)
+        except NotReady as exc:
+            part.failure = str(exc)
+        except (ToolError, OSError, UserError) as exc:
+            part.failure = f"error: {exc}"
+        parts.append(part)
+    workload = runs[0][0].workload
+    assert isinstance(workload, FioWorkload)
+    slice_ms, ramp_ms = slice_lengths(workload, rounds)
+    by_name = {p.run.target.name: p for p in parts}
+    for number in range(rounds):
+        ready = [p.run.target.name for p in parts if not p.failure]
+        for position, name in enumerate(round_order(seed, runs[0][0].iteration,
+                                                    workload.name, number, ready)):
+            _one_slice(by_name[name], number, position, slice_ms, ramp_ms, watcher)
+    for part in parts:
+        _finish(steps, part, rounds, slice_ms, ramp_ms)
+    return parts
+
+
+def _one_slice(part: Participant, number: int, position: int, slice_ms: int, ramp_ms: int,
+               watcher: Watcher) -> None:
+    assert part.where is not None and isinstance(part.run.workload, FioWorkload)
+    with observed(watcher, part.description) as seen:
+        code, stderr, seconds = fio_slices.run_slice(part.run.workload, part.where,
+                                                     part.run_dir, number, slice_ms, ramp_ms)
+    part.slices.append({"round": number, "position": position, "seconds": round(seconds, 3),
+                        "exit_code": code})
+    part.witnesses.append(seen.witness)
+    part.disks.append(seen.disks)
+    if seen.cpu.seconds == seen.cpu.seconds:
+        part.cpu_seconds += seen.cpu.seconds
+        part.wall += seconds
+    if code != 0:
+        part.failure = fio_slices.failure_line(stderr, number, code)
+
+
+def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms: int) -> None:
+    output = fio_slices.finish(part.run_dir, part.metadata,
+                               [part.failure] if part.failure else [])
+    if output.status == "ok" and part.wall > 0:
+        use = HostCpu(pct=100.0 * part.cpu_seconds / part.wall, seconds=part.cpu_seconds)
+        output.metadata["host_cpu"] = keep_host_cpu(use, part.run_dir)
+    output.metadata["slices"] = {
+        "rounds": rounds, "slice_ms": slice_ms, "ramp_ms": ramp_ms, "runs": part.slices,
+        "why": "measured in rounds interleaved with the other targets (rounds.py)"}
+    output.metadata["primary_metric"] = part.run.workload.primary_metric
+    if part.witnesses:
+        output.metadata["witness"] = combine(part.witnesses).to_json()
+    if disks := diskstats.add_up(part.disks):
+        output.metadata["disk_stats"] = disks
+    dropped = bool(part.metadata.get("layout_pass", {}).get("caches_dropped", False))
+    steps.save(part.run, output, part.description, part.started, dropped)
+    if part.where is not None:
+        steps.release_place(part.where)
+
+
+def combine(witnesses: list[Witness]) -> Witness:
+    """One witness for a run measured in slices: time-weighted over the slices."""
+    total = sum(w.seconds for w in witnesses) or 1e-9
+
+    def mean(key: str) -> float:
+        values = [(getattr(w, key), w.seconds) for w in witnesses
+                  if getattr(w, key) == getattr(w, key)]
+        return sum(v * s for v, s in values) / total if values else math.nan
+
+    shares: dict[str, float] = {}  # "name N %" of each slice -> CPU-seconds of that name
+    for w in witnesses:
+        for entry in w.busiest:
+            name, _, pct = entry.rpartition(" ")[0].rpartition(" ")
+            shares[name] = shares.get(name, 0.0) + float(pct or 0) * w.seconds / 100
+    busiest = [f"{name} {100 * seconds / total:.0f} %" for name, seconds in
+               sorted(shares.items(), key=lambda item: -item[1])[:3]]
+    found = Witness(seconds=total, others_cpu_pct=mean("others_cpu_pct"), busiest=busiest,
+                    steal_pct=mean("steal_pct"), psi_cpu_pct=mean("psi_cpu_pct"),
+                    psi_io_pct=mean("psi_io_pct"), psi_memory_pct=mean("psi_memory_pct"),
+                    other_io_bytes_s=mean("other_io_bytes_s"), disk=witnesses[0].disk)
+    judge(found)
+    return found

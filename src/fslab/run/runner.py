@@ -1,0 +1,397 @@
+"""Execute a plan: provision targets, run workloads, save each run as it finishes.
+
+Guarantees: every resource goes through the lab session's ledger and is released on
+success, error, Ctrl-C and SIGTERM; a failing workload or target is recorded with its
+reason and the campaign goes on; each finished run is saved atomically, so a killed
+campaign loses at most the run in flight.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from fslab.core.errors import ToolError, UserError
+from fslab.core.record import RunRecord
+from fslab.core.units import format_bytes
+from fslab.host import system
+from fslab.host.children import recorded_in
+from fslab.host.lab import Lab, Session
+from fslab.host.memlimit import memory_limited
+from fslab.host.signals import Interrupted, signals_ignored, signals_unwind
+from fslab.host.witness import Watcher
+from fslab.plan.order import Plan, RunSpec
+from fslab.results.store import ResultsDir
+from fslab.run.observing import observed
+from fslab.run.probes import after_run, before_run
+from fslab.run.record import Finished, finished_record
+from fslab.run.rounds import NotReady
+from fslab.targets import Mounted, Target, TargetSpec
+from fslab.workloads.base import RunOutput, Where
+
+NO_SPACE = "needs"  # how a failed free-space check's reason begins
+# metrics.parquet is rewritten after a run at most this often (and always at the end): a
+# rewrite grows with the campaign, and each run's run.json — written durably first —
+# already holds its values, from which the table is rebuilt on resume.
+METRICS_EVERY_S = 2.0
+
+
+class Progress(Protocol):
+    """What the runner tells a progress display."""
+
+    def start(self, total: int, done: int) -> None: ...
+    def run_started(self, run: RunSpec) -> None: ...
+    def run_finished(self, run: RunSpec, status: str, reason: str) -> None: ...
+
+
+class Companion(Protocol):
+    """A participant measured beside each sliced job's rounds, saved in a results
+    directory of its own (the raw device's ceiling: ceiling.RoundsCeiling)."""
+
+    spec: TargetSpec
+    target: Target
+    store: ResultsDir
+
+    def run_beside(self, run: RunSpec) -> RunSpec | None: ...
+
+
+class NoProgress:
+    """A progress display that shows nothing (library use, tests)."""
+
+    def start(self, total: int, done: int) -> None: ...
+    def run_started(self, run: RunSpec) -> None: ...
+    def run_finished(self, run: RunSpec, status: str, reason: str) -> None: ...
+
+
+@dataclass
+class RunnerResult:
+    """Counts of what happened, and cleanup problems worth telling the user."""
+
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0  # already complete (resume)
+    reruns: int = 0  # disturbed runs measured again (--rerun-disturbed)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Runner:
+    """Runs one plan into one results directory."""
+
+    plan: Plan
+    results: ResultsDir
+    lab: Lab
+    targets: dict[str, Target]
+    progress: Progress = field(default_factory=NoProgress)
+    host: str = field(default_factory=socket.gethostname)
+    hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
+    _rows: list[dict[str, Any]] = field(default_factory=list)
+    _provisions: int = 0
+    rerun_disturbed: bool = False  # measure disturbed runs again at their iteration's end
+    _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
+    _metrics_stale: bool = False
+    _watcher: Watcher | None = None
+    companion: Companion | None = None  # measured in every sliced job's rounds
+    before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
+    # run_id -> (its place, what run_probes recorded before it): rounds save runs later
+    _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
+
+    def execute(self) -> RunnerResult:
+        for step in self.before:  # aging, environment, ceilings (campaign_run.py)
+            step()
+        outcome = RunnerResult()
+        self._watcher = Watcher(self.lab.root)
+        done = self.results.completed_run_ids()
+        self._rows = self.results.metric_rows()  # kept in memory: parquet rewritten per run
+        outcome.skipped = sum(1 for run in self.plan.runs if run.run_id in done)
+        self.progress.start(len(self.plan.runs), outcome.skipped)
+        if self.companion is not None:
+            self.targets = {**self.targets, self.companion.spec.name: self.companion.target}
+        with signals_unwind():
+            session = self.lab.open_session()
+            mounted: dict[str, Mounted] = {}
+            try:
+                with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
+                    self._execute_iterations(session, mounted, done, outcome)
+            finally:
+                with signals_ignored():
+                    self._write_metrics()
+                    if self.companion is not None:
+                        self.companion.store.rebuild_metrics()
+                    self._teardown_all(session, mounted, outcome)
+                    report = session.close()
+                    outcome.warnings += report.errors
+        return outcome
+
+    def _execute_iterations(
+        self, session: Session, mounted: dict[str, Mounted], done: set[str], outcome: RunnerResult
+    ) -> None:
+        fresh = self.plan.campaign.fresh
+        for iteration in range(1, self.plan.campaign.iterations + 1):
+            broken: dict[str, str] = {}  # target -> why it could not be provisioned
+            runs = [run for run in self.plan.iteration(iteration) if run.run_id not in done]
+            for group in self._groups(runs):
+                for run, status, reason in self._execute_group(session, mounted, broken,
+                                                               group):
+                    outcome.ok += status == "ok"
+                    outcome.failed += status != "ok"
+                    self.progress.run_finished(run, status, reason)
+                    # After a failure the target may be broken (a dead FUSE daemon, a full
+                    # fs): the next run on it gets a fresh one.
+                    if fresh == "run" or status == "failed":
+                        self._teardown(session, mounted, run.target.name, outcome)
+            if self.rerun_disturbed:
+                self._rerun_disturbed(session, mounted, broken, runs, outcome)
+            if fresh == "iteration":
+                self._teardown_all(session, mounted, outcome)
+
+    def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
+        """The iteration's runs in plan order, a sliceable workload's runs on every target
+        gathered where its first one stands (they are measured in rounds: rounds.py)."""
+        from fslab.run.rounds import sliceable
+
+        campaign, groups = self.plan.campaign, []
+        gathered: dict[str, list[RunSpec]] = {}
+        for run in runs:
+            if campaign.fresh == "run" or sliceable(run, campaign.rounds, bool(self.hosts)):
+                groups.append([run])
+            elif run.workload.name in gathered:
+                gathered[run.workload.name].append(run)
+            else:
+                gathered[run.workload.name] = [run]
+                groups.append(gathered[run.workload.name])
+        return groups
+
+    def _execute_group(self, session: Session, mounted: dict[str, Mounted],
+                       broken: dict[str, str], group: list[RunSpec]
+                       ) -> list[tuple[RunSpec, str, str]]:
+        """Run one run, or one workload on several targets in rounds; (run, status,
+        reason) for each."""
+        from fslab.run.rounds import measure_in_rounds, sliceable
+
+        campaign = self.plan.campaign
+        if sliceable(group[0], campaign.rounds, bool(self.hosts)) or campaign.fresh == "run":
+            self.progress.run_started(group[0])
+            return [(group[0], *self._one_run(session, mounted, broken, group[0]))]
+        runs = []
+        for run in group:
+            self.progress.run_started(run)
+            with self.results.room():
+                runs.append((run, self.results.fresh_run_dir(run.run_id)))
+        beside = self.companion.run_beside(group[0]) if self.companion else None
+        if self.companion is not None and beside is not None:
+            runs.append((beside, self.companion.store.fresh_run_dir(beside.run_id)))
+        assert self._watcher is not None
+        parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
+                                  campaign.seed, self._watcher)
+        return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts
+                if p.run is not beside]
+
+    def _rerun_disturbed(self, session: Session, mounted: dict[str, Mounted],
+                         broken: dict[str, str], runs: list[RunSpec],
+                         outcome: RunnerResult) -> None:
+        """Measure the iteration's disturbed runs once more, replacing them (the first
+        witness is kept in the new record)."""
+        disturbed = {}
+        for run in runs:
+            record = self.results.run_record(run.run_id)
+            if record is not None and record.disturbed:
+                disturbed[run.run_id] = record.witness
+        if not disturbed:
+            return
+        self._rows = [row for row in self._rows if row["run_id"] not in disturbed]
+        for group in self._groups([run for run in runs if run.run_id in disturbed]):
+            for run, status, reason in self._execute_group(session, mounted, broken, group):
+                record = self.results.run_record(run.run_id)
+                if record is not None:
+                    record.witness = {**record.witness,
+                                      "rerun_of": disturbed.get(run.run_id, {})}
+                    self.results.save_run(record)
+                outcome.reruns += 1
+                self.progress.run_finished(run, status, f"measured again: {reason}".strip())
+
+    def _one_run(
+        self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
+    ) -> tuple[str, str]:
+        with self.results.room():
+            run_dir = self.results.fresh_run_dir(run.run_id)
+        return self._measure(session, mounted, broken, run, run_dir)
+
+    def _measure(
+        self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str],
+        run: RunSpec, run_dir: Path,
+    ) -> tuple[str, str]:
+        started = time.time()
+        target = self.targets[run.target.name]
+        caches_dropped = False
+        if run.target.name in broken:
+            output = RunOutput(status="failed", reason=broken[run.target.name])
+            description = target.describe()
+        else:
+            try:
+                place = mounted.get(run.target.name)
+                reused = place is not None
+                if place is None:
+                    place = mounted[run.target.name] = self._provision(target, session)
+                description = place.description
+                output, caches_dropped = self._run_workload(session, place, run, run_dir)
+                if reused and output.reason.startswith(NO_SPACE):
+                    # Earlier runs' deleted files were not given back yet (zfs-fuse is
+                    # slow to): this run gets a fresh file system instead, and says so.
+                    target.teardown(session, mounted.pop(run.target.name))
+                    place = mounted[run.target.name] = self._provision(target, session)
+                    description = {**place.description,
+                                   "reprovisioned": "space not reclaimed after earlier runs"}
+                    output, caches_dropped = self._run_workload(session, place, run,
+                                                                run_dir)
+            except (ToolError, OSError, UserError) as exc:
+                reason = f"{type(exc).__name__ if isinstance(exc, OSError) else 'error'}: {exc}"
+                if run.target.name not in mounted:
+                    reason = f"provisioning {run.target.name} failed: {exc}"
+                    broken[run.target.name] = reason
+                output = RunOutput(status="failed", reason=reason)
+                description = mounted[run.target.name].description if (
+                    run.target.name in mounted) else target.describe()
+        with self.results.room():  # fio's output may have filled it
+            self._save(run, output, description, started, caches_dropped)
+        return output.status, output.reason
+
+    def _provision(self, target: Target, session: Session) -> Mounted:
+        """A fresh file system (or pool, or directory) for the runs that follow, stamped
+        with when it was made: a run.json tells which runs shared one."""
+        place = target.provision(session)
+        self._provisions += 1
+        place.description["provisioned"] = {"at": time.time(), "number": self._provisions}
+        return place
+
+    def place_for(self, session: Session, mounted: dict[str, Mounted],
+                  broken: dict[str, str], run: RunSpec, run_dir: Path
+                  ) -> tuple[Where, dict[str, Any]]:
+        """A provisioned target and a fresh working directory on it (rounds.Steps)."""
+        if run.target.name in broken:
+            raise NotReady(broken[run.target.name])
+        place = mounted.get(run.target.name)
+        if place is None:
+            try:
+                place = mounted[run.target.name] = self._provision(self.targets[
+                    run.target.name], session)
+            except (ToolError, OSError, UserError) as exc:
+                broken[run.target.name] = f"provisioning {run.target.name} failed: {exc}"
+                raise NotReady(broken[run.target.name]) from exc
+        where = self._where(place, run)
+        need = run.workload.required_bytes()
+        free = place.wait_for_space(need)
+        if free is not None and need > free:
+            raise NotReady(f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
+                            f"{format_bytes(free)} free")
+        self._around[run.run_id] = (place, before_run(place, run.target.options))
+        return where, place.description
+
+    def release_place(self, where: Where) -> None:
+        if where.directory is not None:
+            shutil.rmtree(where.directory, ignore_errors=True)
+
+    def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
+             started: float, caches_dropped: bool) -> None:
+        if run.run_id in self._around:  # the run's files are still there
+            place, around = self._around.pop(run.run_id)
+            after_run(place, around, output.metadata)
+        if self.companion is not None and run.target.name == self.companion.spec.name:
+            self.companion.store.save_run(self._record(
+                run, output, description, started, caches_dropped,
+                self.companion.store.run_dir(run.run_id)))
+            return
+        with self.results.room():
+            self._save(run, output, description, started, caches_dropped)
+
+    def _where(self, place: Mounted, run: RunSpec) -> Where:
+        workdir = place.path / f"fslab-{run.workload.name}" if place.path else None
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir()
+        return Where(directory=workdir, device=place.device, layout_first=place.layout_first,
+                     cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
+                     hosts=self.hosts, run_timeout=self.plan.campaign.run_timeout,
+                     root=Path(run.target.path) if self.hosts and run.target.path
+                     else place.path)
+
+    def _run_workload(self, session: Session, place: Mounted, run: RunSpec,
+                      run_dir: Any) -> tuple[RunOutput, bool]:
+        where = self._where(place, run)
+        workdir = where.directory
+        if self.hosts and not run.workload.runs_on_load_nodes:
+            return RunOutput(status="unsupported", reason=(
+                f"{run.workload.family} runs on this machine only; with hosts, only fio "
+                "workloads run on the load nodes")), False
+        try:
+            need = run.workload.required_bytes()
+            free = place.wait_for_space(need)
+            if free is not None and need > free:
+                return RunOutput(
+                    status="failed",
+                    reason=f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
+                    f"{format_bytes(free)} free",
+                ), False
+            around = before_run(place, run.target.options)
+            caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
+            assert self._watcher is not None
+            with (memory_limited(session, f"{run.target.name}-{run.workload.name}",
+                                 run.workload.memory_limit) as memory_cgroup,
+                  observed(self._watcher, place.description) as seen):
+                output = run.workload.run(replace(where, memory_cgroup=memory_cgroup), run_dir)
+            after_run(place, around, output.metadata)
+            output.metadata.setdefault("primary_metric", run.workload.primary_metric)
+            seen.record(output, run_dir,
+                        host=not self.hosts and run.workload.measures_host_cpu)
+            return output, caches_dropped
+        finally:
+            if workdir is not None:
+                shutil.rmtree(workdir, ignore_errors=True)
+
+    def _save(
+        self, run: RunSpec, output: RunOutput, description: dict[str, Any],
+        started: float, caches_dropped: bool,
+    ) -> None:
+        record = self._record(run, output, description, started, caches_dropped,
+                              self.results.run_dir(run.run_id))
+        self.results.save_run(record)
+        self._rows += record.metrics
+        self._metrics_stale = True
+        if time.monotonic() - self._metrics_written >= METRICS_EVERY_S:
+            self._write_metrics()
+
+    def _record(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
+                started: float, caches_dropped: bool, run_dir: Path) -> RunRecord:
+        return finished_record(self.plan.campaign, run, output, Finished(
+            description, started, caches_dropped, run_dir, self.host))
+
+    def _write_metrics(self) -> None:
+        if self._metrics_stale:
+            self.results.rebuild_metrics(self._rows)
+            self._metrics_stale = False
+            self._metrics_written = time.monotonic()
+
+    def _teardown(
+        self, session: Session, mounted: dict[str, Mounted], name: str, outcome: RunnerResult
+    ) -> None:
+        place = mounted.pop(name, None)
+        if place is None:
+            return
+        try:
+            self.targets[name].teardown(session, place)
+        except (ToolError, OSError) as exc:
+            outcome.warnings.append(f"teardown of {name}: {exc}")
+
+    def _teardown_all(
+        self, session: Session, mounted: dict[str, Mounted], outcome: RunnerResult
+    ) -> None:
+        for name in list(mounted):
+            self._teardown(session, mounted, name, outcome)
+
+
+__all__ = ["Interrupted", "NoProgress", "Progress", "Runner", "RunnerResult"]
