@@ -11,14 +11,19 @@ from fslab import api
 from fslab.core.errors import UserError
 from fslab.parsers.fio import ALL_CLIENTS
 from fslab.plan.campaign import Overrides, load_campaign
-from fslab.run.distributed import Host, parse_hosts, preflight
+from fslab.workloads.distributed import Host, parse_hosts, preflight
 from tests.conftest import requires
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_port(taken: set[int] = frozenset()) -> int:  # type: ignore[assignment]
+    """A loopback port free now and not among `taken` (the kernel may hand a port just
+    released to the next bind: two servers asked for at once must not share one)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        if port not in taken:
+            return port
 
 
 @pytest.fixture
@@ -29,7 +34,7 @@ def servers(request):
 
     def start(count: int) -> list[tuple[subprocess.Popen, int]]:
         for _ in range(count):
-            port = free_port()
+            port = free_port({p for _, p in started})
             proc = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             started.append((proc, port))

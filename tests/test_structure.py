@@ -107,24 +107,34 @@ def is_folder(unit: str) -> bool:
     return (PACKAGE / unit.split(".")[1]).is_dir()
 
 
-def folder_loops(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
-    """(a, b) where a imports b and b imports a back, one of them a folder."""
+def folder_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The imports between folders (and top-level modules): a unit imports another when
+    any of its modules imports any of the other's."""
     units: dict[str, set[str]] = {}
     for module, targets in edges.items():
         if module != "fslab":
             here = unit_of(module)
             units.setdefault(here, set()).update(
                 unit_of(t) for t in targets if t != "fslab" and unit_of(t) != here)
-    return sorted((a, b) for a, targets in units.items() for b in targets
-                  if a < b and a in units.get(b, set()) and (is_folder(a) or is_folder(b)))
+    return units
 
 
-def test_no_folder_imports_a_folder_that_imports_it_back():
-    """Issue 24: folders (and top-level modules) form no loop either, counting every
-    import a module names (inside functions and for type checking too)."""
-    assert folder_loops({"fslab.aging.run": {"fslab.targets.loopfs"},
-                         "fslab.targets.loopfs": {"fslab.aging.images"}}) == [
-        ("fslab.aging", "fslab.targets")]  # the finder finds one
-    # The move into folders by stage showed these two; the next commit removes them.
-    assert folder_loops(graph(everywhere=True)) == [("fslab.plan", "fslab.run"),
-                                                     ("fslab.run", "fslab.workloads")]
+def folder_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Loops of any length between folders, counting every import a module names."""
+    return cycles(folder_graph(edges))
+
+
+def test_the_folder_cycle_finder_finds_a_three_folder_loop():
+    planted = {"fslab.targets.null": {"fslab.workloads.scan"},
+               "fslab.workloads.scan": {"fslab.probes.freespace"},
+               "fslab.probes.freespace": {"fslab.targets.profiles"}}
+    assert folder_cycles(planted) == [["fslab.probes", "fslab.targets", "fslab.workloads",
+                                       "fslab.probes"]]
+    planted["fslab.probes.freespace"] = set()
+    assert folder_cycles(planted) == []
+
+
+def test_no_folder_loop_of_any_length():
+    """Folders (and top-level modules) form no loop of any length, counting every import
+    a module names (inside functions and for type checking too)."""
+    assert folder_cycles(graph(everywhere=True)) == []

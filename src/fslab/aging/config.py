@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fslab.core.errors import UserError
+from fslab.workloads.agedfiles import LOGNORMAL_MU, LOGNORMAL_SIGMA
 
 OPS = ("create", "write", "append", "truncate", "delete", "read", "random_read",
        "random_write", "rename")
@@ -14,9 +15,6 @@ OPS = ("create", "write", "append", "truncate", "delete", "read", "random_read",
 DEFAULT_MIX = {"create": 12, "write": 8, "append": 14, "truncate": 4, "delete": 8,
                "read": 18, "random_read": 16, "random_write": 14, "rename": 6}
 RECIPES = ("mix", "interleaved", "versioned")
-# ln(bytes) of file sizes in file-system metadata studies (Agrawal et al., FAST '07).
-LOGNORMAL_MU = 9.48
-LOGNORMAL_SIGMA = 2.46
 
 
 @dataclass

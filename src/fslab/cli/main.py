@@ -297,7 +297,7 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
 ) -> None:
     """Run a fio server for a controller's `fslab run --hosts` (Ctrl-C stops it)."""
-    from fslab.run.distributed import run_server
+    from fslab.workloads.distributed import run_server
 
     if not 0 < port < 65536:
         raise UserError(f"bad port {port}")

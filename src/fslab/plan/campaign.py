@@ -102,7 +102,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
                         f"{', '.join(HEADLINE_METRICS)}")
     if campaign.hosts:
-        from fslab.run.distributed import parse_hosts
+        from fslab.workloads.distributed import parse_hosts
 
         parse_hosts(campaign.hosts)  # a malformed host is one clear error, now
     if campaign.fresh not in ("run", "iteration", "campaign"):

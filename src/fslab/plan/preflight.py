@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
@@ -26,7 +27,6 @@ def prepare(
     (a dry run shows the plan and what would stop it).
     """
     from fslab.plan.order import check_space, make_plan
-    from fslab.run.distributed import preflight_campaign
 
     plan = make_plan(campaign)
     targets = build_targets(plan, confirmed_devices, force_device)
@@ -55,3 +55,22 @@ def build_targets(
         spec.name: make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
         for spec in plan.campaign.targets
     }
+
+
+def preflight_campaign(host_list: list[str], targets: dict[str, Target]) -> None:
+    """Every host reachable, on the controller's fio version, with the target path."""
+    from fslab.workloads.distributed import LOOPBACK, parse_hosts, preflight
+
+    hosts = parse_hosts(host_list)
+    remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
+    problems: list[str] = []
+    for name, target in targets.items():
+        if target.spec.fs == "dir":
+            problems += preflight(hosts, Path(target.spec.path))
+        elif remote:
+            raise UserError(f"target {name}: with remote hosts ({remote[0]}), targets must be "
+                            "dir:PATH, a path that exists on every host")
+        else:
+            problems += preflight(hosts, Path("/"))
+    if problems:
+        raise UserError("preflight failed:\n  " + "\n  ".join(dict.fromkeys(problems)))

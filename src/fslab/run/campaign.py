@@ -61,7 +61,7 @@ class CampaignRun:
               confirmed_devices: frozenset[str], force_device: bool) -> CampaignRun:
         """Check and plan the campaign, then open (resume) or create its results."""
         from fslab.run.ceiling import rounds_ceiling
-        from fslab.run.distributed import parse_hosts
+        from fslab.workloads.distributed import parse_hosts
 
         plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
                                 force_device=force_device)

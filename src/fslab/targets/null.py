@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 from fslab.host.lab import Session
 from fslab.targets.base import BaseTarget, Mounted
-from fslab.workloads.null import SIMULATOR_FILE
+
+SIMULATOR_FILE = "simulator.json"  # the simulated target, for the null workload to read
 
 
 class NullTarget(BaseTarget):

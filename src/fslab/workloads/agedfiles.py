@@ -17,11 +17,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fslab.aging.config import LOGNORMAL_MU, LOGNORMAL_SIGMA
 from fslab.host import system
 from fslab.parsers.tool_kinds import AGEDFILES_RECORD
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.process import cpu_use
+
+# ln(bytes) of file sizes in file-system metadata studies (Agrawal et al., FAST '07):
+# the aged files here and the aging engine's files (aging/config.py) share them.
+LOGNORMAL_MU = 9.48
+LOGNORMAL_SIGMA = 2.46
 
 AGED_TREE = "aged"  # where `fslab age` puts its files
 RESULT = AGEDFILES_RECORD

@@ -147,7 +147,7 @@ class FioWorkload:
         output = run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}"]
         if where.hosts:
-            from fslab.run.distributed import client_args
+            from fslab.workloads.distributed import client_args
 
             cmd += client_args(list(where.hosts), job_file)
             timeout, bound = float(self.runtime + HOST_GRACE_S), "runtime and the hosts' grace"
@@ -170,7 +170,7 @@ class FioWorkload:
                 reason = f"no result from hosts {', '.join(map(str, where.hosts))}: {reason}"
             return _failure(reason, where, metadata)
         if where.hosts:
-            from fslab.run.distributed import missing_hosts
+            from fslab.workloads.distributed import missing_hosts
 
             lost = missing_hosts(list(where.hosts), {m.host for m in parse_fio(data)})
             if lost:

@@ -27,8 +27,6 @@ import numpy as np
 from fslab.parsers.tool_kinds import NULL_RECORD
 from fslab.workloads.base import RunOutput, Where
 
-SIMULATOR_FILE = "simulator.json"  # what the null target writes where it is provisioned
-
 
 @dataclass
 class NullWorkload:
@@ -111,6 +109,8 @@ def _key(text: str) -> int:
 
 def _simulated_target(where: Where) -> dict[str, Any]:
     """The simulated target's name and scale (1 on any other target)."""
+    from fslab.targets.null import SIMULATOR_FILE  # the null target writes it
+
     if where.directory is not None:
         path = where.directory.parent / SIMULATOR_FILE
         if path.exists():

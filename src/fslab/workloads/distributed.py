@@ -14,13 +14,9 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
 from fslab.host import system
-
-if TYPE_CHECKING:
-    from fslab.targets import Target
 
 DEFAULT_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -147,20 +143,3 @@ def run_server(bind: str, port: int) -> bool:
 
 
 LOOPBACK = ("127.", "localhost", "::1")
-
-
-def preflight_campaign(host_list: list[str], targets: dict[str, Target]) -> None:
-    """Every host reachable, on the controller's fio version, with the target path."""
-    hosts = parse_hosts(host_list)
-    remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
-    problems: list[str] = []
-    for name, target in targets.items():
-        if target.spec.fs == "dir":
-            problems += preflight(hosts, Path(target.spec.path))
-        elif remote:
-            raise UserError(f"target {name}: with remote hosts ({remote[0]}), targets must be "
-                            "dir:PATH, a path that exists on every host")
-        else:
-            problems += preflight(hosts, Path("/"))
-    if problems:
-        raise UserError("preflight failed:\n  " + "\n  ".join(dict.fromkeys(problems)))
