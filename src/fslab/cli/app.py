@@ -1,5 +1,5 @@
 """The `fslab` command's shared parts: the Typer app, consoles and common options (the
-commands live in cli.py and cli_more.py)."""
+commands live beside this file, one module per group)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+
+from fslab.core.errors import UserError
 
 app = typer.Typer(
     add_completion=False,
@@ -24,3 +26,17 @@ LabOption = Annotated[
     Path | None, typer.Option("--lab", help="Lab directory for images and mounts "
                               "(default $FSLAB_LAB or /var/lib/fslab).")
 ]
+CatalogueOption = Annotated[Path | None, typer.Option(
+    "--catalogue", help="Catalogue file (default $FSLAB_CATALOGUE or "
+                        "~/.local/share/fslab/catalogue.duckdb).")]
+
+
+def parse_labels(items: list[str] | None) -> dict[str, str]:
+    """['kernel=6.12.3', 'commit=abc'] -> {'kernel': '6.12.3', 'commit': 'abc'}."""
+    labels: dict[str, str] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UserError(f"bad label {item!r}: use --label KEY=VALUE")
+        labels[key.strip()] = value.strip()
+    return labels

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fslab import api
-from fslab.cli.app import LabOption, app, console, err_console
+from fslab.cli.app import CatalogueOption, LabOption, app, console, err_console, parse_labels
 from fslab.core.errors import ExitCode, ToolError, UserError
 from fslab.host.lab import Lab
 from fslab.plan.campaign import Overrides, load_campaign
@@ -82,6 +82,10 @@ def run(
     primary: Annotated[str | None, typer.Option(
         "--primary", help="Metrics the verdicts answer, comma-separated, in order of "
         "preference (default: each workload's own, e.g. IOPS for random I/O).")] = None,
+    label: Annotated[list[str] | None, typer.Option(
+        "--label", help="A label of this campaign, KEY=VALUE (repeatable; campaign key "
+        "labels = {...}): the history orders and compares campaigns by them.")] = None,
+    catalogue: CatalogueOption = None,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
@@ -94,7 +98,7 @@ def run(
         runtime=runtime, image_size=size, file_size=file_size,
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
         primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
-        as_published=as_published or None,
+        as_published=as_published or None, labels=parse_labels(label) or None,
     )
     if resume:
         if out is None:
@@ -160,6 +164,11 @@ def run(
             console.print(f"Every cell at {goal}.")
     console.print(f"Next: fslab report {result.results.path} (HTML; the tests, effect sizes "
                   f"and verdicts are in {result.results.path / 'stats'})")
+    if catalogue is not None:
+        from fslab.history.catalogue import add
+
+        added = add(catalogue, [result.results.path])[0]
+        console.print(f"Catalogue {catalogue}: campaign {added.campaign_id} added")
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
     if result.runner.failed:
@@ -371,6 +380,7 @@ def main() -> None:
         sys.exit(ExitCode.INTERRUPTED)
 
 
+import fslab.cli.history  # noqa: E402  (registers history)
 import fslab.cli.more  # noqa: E402,F401  (registers age and doctor)
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ def capture(lab_root: Path, tools: Iterable[str] = ()) -> dict[str, Any]:
         "root": system.is_root(),
         "lab_dir": str(lab_root),
         "lab_fs": _fs_of(lab_root),
+        "disk_model": disk_model(lab_root),
         "virtualization": _virtualization(),
         "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
         "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio"),
@@ -56,13 +57,29 @@ def _cpu_model() -> str:
 
 
 
-
 def _virtualization() -> str:
     if "hypervisor" in _read("/proc/cpuinfo"):
         vendor = _read("/sys/class/dmi/id/sys_vendor")
         return f"virtual machine ({vendor})" if vendor else "virtual machine"
     return "none detected"
 
+
+def disk_model(path: Path) -> str:
+    """The model of the disk under `path` as sysfs names it (a partition's whole disk;
+    a virtio disk, which has no model, by its bus), or '' when it cannot be told."""
+    _, source, _ = system.containing_mount(path)
+    block = Path("/sys/class/block") / Path(source).name
+    if not block.exists():
+        return ""
+    if (block / "partition").exists():
+        block = block.resolve().parent
+    device = block / "device"
+    model = _read(str(device / "model"))
+    if model:
+        vendor = _read(str(device / "vendor"))
+        return f"{vendor} {model}".strip()
+    bus = _read(str(device / "modalias")).partition(":")[0]
+    return f"{bus} disk" if bus else ""
 
 
 def _fs_of(path: Path) -> str:

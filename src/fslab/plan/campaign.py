@@ -97,6 +97,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         rounds=overrides.rounds or parsed.rounds,
         run_timeout=parse_duration(parsed.run_timeout) if parsed.run_timeout else 0,
         scale=parsed.scale,
+        labels={**{str(k): str(v) for k, v in parsed.labels.items()},
+                **(overrides.labels or {})},
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "

@@ -66,6 +66,9 @@ class CampaignFile(BaseModel):
     run_timeout: str | int = 0
     # "published": the preset's study's own scale and protocol (as_published.py)
     scale: Literal["quick", "published"] = "quick"
+    # The user's own labels (kernel = "6.12.3", commit = "abc123"): the history orders and
+    # compares campaigns by them (history/).
+    labels: dict[str, str | int | float | bool] = {}
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -99,6 +102,7 @@ class Campaign:
     rounds: int = 1  # built in code (the ceiling's, tests'): plain order unless asked
     run_timeout: int = 0  # seconds; 0: each workload's own bound
     scale: str = "quick"  # or "published": the study's own scale (as_published.py)
+    labels: dict[str, str] = field(default_factory=dict)  # the user's own (history/)
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
 
@@ -127,6 +131,8 @@ class Campaign:
         if self.run_timeout:
             data["run_timeout"] = self.run_timeout
         data["scale"] = self.scale
+        if self.labels:
+            data["labels"] = dict(self.labels)
         data["target"] = [_target_dict(spec) for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
@@ -152,6 +158,7 @@ class Overrides:
     rounds: int | None = None
     ceiling: bool | None = None  # False: --no-ceiling
     as_published: bool | None = None  # --as-published: the study's own scale (None: not given)
+    labels: dict[str, str] | None = None  # --label KEY=VALUE: added to the file's labels
 
 
 def _target_dict(spec: TargetSpec) -> dict[str, Any]:

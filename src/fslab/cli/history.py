@@ -1,0 +1,126 @@
+"""`fslab history`: the catalogue of campaigns and the changes across them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from fslab.cli.app import CatalogueOption, app, console, parse_labels
+from fslab.core.errors import UserError
+
+history_app = typer.Typer(no_args_is_help=True, help="The catalogue of campaigns: add, "
+                          "list, query, find changes across versions, report.")
+app.add_typer(history_app, name="history")
+
+ByOption = Annotated[str | None, typer.Option(
+    "--by", help="Order campaigns by this label (version-sorted); default: start time.")]
+SinceOption = Annotated[str | None, typer.Option(
+    "--since", help="Only changes at or after this value of the --by label.")]
+AcrossOption = Annotated[bool, typer.Option(
+    "--across-machines", help="Compare campaigns of different machines too.")]
+MetricOption = Annotated[list[str] | None, typer.Option(
+    "--metric", help="These metrics (repeatable); default: each workload's primary one.")]
+
+
+@history_app.command("add")
+def add(
+    directories: Annotated[list[Path], typer.Argument(help="Results directories.")],
+    catalogue: CatalogueOption = None,
+    label: Annotated[list[str] | None, typer.Option(
+        "--label", help="A label for these campaigns, KEY=VALUE (repeatable).")] = None,
+) -> None:
+    """Record results directories in the catalogue (again: their rows are replaced)."""
+    from fslab.history import catalogue as store
+
+    for directory in directories:
+        if not directory.is_dir():
+            raise UserError(f"{directory}: no such directory")
+    added = store.add(catalogue, directories, parse_labels(label))
+    for identity in added:
+        console.print(f"added {identity.campaign_id} {escape(identity.name)} "
+                      f"({len(identity.labels)} labels)", highlight=False)
+
+
+@history_app.command("list")
+def list_(catalogue: CatalogueOption = None) -> None:
+    """Every campaign in the catalogue with its labels."""
+    from fslab.history import catalogue as store
+
+    rows = store.campaigns(catalogue)
+    table = Table("campaign", "name", "started", "machine", "labels", "path")
+    for row in rows.itertuples(index=False):
+        labels = json.loads(row.labels or "{}")
+        own = {k: v for k, v in labels.items() if not k.startswith("tool.")
+               and k not in ("host", "cpu_model", "disk_model")}
+        table.add_row(row.campaign_id, escape(str(row.name)), str(row.started),
+                      escape(str(row.machine)),
+                      escape(", ".join(f"{k}={v}" for k, v in own.items())),
+                      escape(str(row.path)))
+    console.print(table)
+
+
+@history_app.command("query")
+def query(
+    sql: Annotated[str, typer.Argument(help="SQL over campaigns, labels, runs, cells, "
+                                            "metrics (read-only).")],
+    catalogue: CatalogueOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Run a read-only SQL query over the catalogue."""
+    from fslab.history import catalogue as store
+
+    frame = store.query(catalogue, sql)
+    if as_json:
+        sys.stdout.write(frame.to_json(orient="records", date_format="iso") + "\n")
+    else:
+        sys.stdout.write(frame.to_string(index=False) + "\n")
+
+
+@history_app.command("changes")
+def changes(
+    catalogue: CatalogueOption = None, by: ByOption = None, since: SinceOption = None,
+    across_machines: AcrossOption = False, metric: MetricOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One object per change.")] = False,
+) -> None:
+    """Changes across campaigns; exit 1 when one is a regression (for CI gates)."""
+    from fslab.history.series import changes as find
+    from fslab.history.series import method
+
+    series = find(catalogue, by, since, across_machines, metric)
+    found = [change for s in series for change in s.changes]
+    found.sort(key=lambda c: (not c.regression, c.p_value))
+    if as_json:
+        sys.stdout.write(json.dumps([c.to_json() for c in found], indent=2) + "\n")
+    else:
+        label = by or "start time"
+        for change in found:
+            style = "red" if change.regression else "green"
+            console.print(f"[{style}]{escape(change.sentence(label))}[/{style}]")
+        steady = len(series) - len({(c.target, c.workload, c.op, c.metric) for c in found})
+        console.print(f"{len(found)} change(s) in {len(series)} series; {steady} without "
+                      f"one. Method: {method()}", style="dim", highlight=False)
+    if any(change.regression for change in found):
+        raise typer.Exit(1)
+
+
+@history_app.command("report")
+def report(
+    catalogue: CatalogueOption = None, by: ByOption = None, since: SinceOption = None,
+    across_machines: AcrossOption = False, metric: MetricOption = None,
+    out: Annotated[Path, typer.Option("--out", help="HTML file to write.")] = Path(
+        "history.html"),
+) -> None:
+    """One self-contained HTML page: the series that changed, regressions first."""
+    from fslab.history.series import changes as find
+    from fslab.history.series import method
+    from fslab.report.history_page import render
+
+    series = find(catalogue, by, since, across_machines, metric)
+    out.write_text(render(series, by or "start time", method()))
+    console.print(f"wrote {out}", highlight=False)

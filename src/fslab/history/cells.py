@@ -1,0 +1,81 @@
+"""A results directory's rows for the catalogue: its per-run values (the analysis' own
+runs table, so the history sees the observations the verdicts saw) and its cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fslab.history.identity import Identity
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+LEVEL = 0.95
+
+
+def runs_table(directory: Path, identity: Identity) -> pd.DataFrame:
+    """One row per run, metric and sample: the analysis' runs table (the directory is
+    analysed first when its stats/ is missing or older than its metrics), with the
+    witness' verdict, whether the metric is its workload's primary one, and signatures."""
+    import pandas as pd
+
+    from fslab.results.stats_files import load_analysis
+    from fslab.results.store import ResultsDir
+
+    analysis = load_analysis(ResultsDir.open(directory))
+    if analysis is None:
+        from fslab import api
+
+        api.analyze(directory)
+        analysis = load_analysis(ResultsDir.open(directory))
+    if analysis is None:  # pragma: no cover - analyze writes what load_analysis reads
+        raise RuntimeError(f"{directory}: stats/ unreadable after analysis")
+    runs = analysis.runs.copy()
+    for column in runs.columns:
+        if isinstance(runs[column].dtype, pd.CategoricalDtype):
+            runs[column] = runs[column].astype(str)
+    disturbed = analysis.disturbed
+    flagged = (set(disturbed.loc[disturbed["disturbed"].astype(bool), "run_id"].astype(str))
+               if not disturbed.empty and "disturbed" in disturbed else set())
+    runs["disturbed"] = runs["run_id"].isin(flagged)
+    headline = analysis.headline
+    primary = (set(zip(headline["workload"].astype(str), headline["op"].astype(str),
+                       headline["metric"].astype(str), strict=True))
+               if not headline.empty else set())
+    runs["primary"] = [key in primary for key in zip(runs["workload"], runs["op"],
+                                                     runs["metric"], strict=True)]
+    w_sig, t_sig = identity.workload_signatures, identity.target_signatures
+    runs["workload_signature"] = [w_sig.get(w, w_sig.get("*", "")) for w in runs["workload"]]
+    runs["target_signature"] = [t_sig.get(t, "") for t in runs["target"]]
+    runs["campaign_id"] = identity.campaign_id
+    if "sample" not in runs:
+        runs["sample"] = 0
+    return runs
+
+
+def cells_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per target × workload × op × metric: n, geometric mean with its t interval on the
+    log scale (the summary's own method), disturbed runs. Values ≤ 0 are left out of
+    the logs (a count of zero errors has no geometric mean)."""
+    import pandas as pd
+    from scipy import stats
+
+    keys = ["campaign_id", "target", "workload", "op", "metric", "unit", "better",
+            "primary", "workload_signature", "target_signature"]
+    rows = []
+    for key, group in runs.groupby(keys, sort=False, observed=True):
+        values = group["value"].to_numpy(dtype=float)
+        logs = np.log(values[values > 0])
+        n = len(logs)
+        geomean = float(np.exp(logs.mean())) if n else float("nan")
+        low = high = float("nan")
+        if n > 1:
+            half = float(stats.t.ppf(0.5 + LEVEL / 2, n - 1) * logs.std(ddof=1) / np.sqrt(n))
+            low, high = geomean * float(np.exp(-half)), geomean * float(np.exp(half))
+        rows.append({**dict(zip(keys, key, strict=True)), "n": n, "geomean": geomean,
+                     "ci_low": low, "ci_high": high,
+                     "disturbed": int(group.drop_duplicates("run_id")["disturbed"].sum())})
+    return pd.DataFrame(rows)

@@ -1,0 +1,280 @@
+"""Change points in a series of campaigns, each point a campaign's iterations on the log
+scale. Pure functions: arrays in, changes out.
+
+Method (stated in METHOD, printed with the results):
+- Where: the split of the campaigns' log means that most reduces their squared error,
+  found by ruptures (binary segmentation, L2 cost, segments of one campaign allowed, so
+  the newest campaign alone can be the change).
+- How sure: the split's t statistic uses every campaign's iterations: the pooled
+  within-campaign variance, plus a between-campaign variance estimated from the campaign
+  means around their segments (two runs of one campaign file on one machine differ by
+  more than their iterations do), with Hartung–Knapp's standard error. Its p-value is
+  the share of series simulated without a change (Gaussian on the log scale, the
+  variances estimated as if there were none, the same iteration counts) whose best
+  split — found the same way — has a larger |t|. Searching for the
+  best split is thus paid for, which a plain t-test at the chosen split would not do.
+- Several changes: binary segmentation, each side searched again at the same level
+  (E-divisive's rule); several series: the first change of every series is adjusted by
+  Benjamini–Hochberg (false discovery rate), and a later change's p-value is never
+  below its series'.
+- The interval of a change (after/before) is the t interval of the difference between
+  the segments' weighted log means on either side: Hartung–Knapp's standard error at
+  campaigns − 2 degrees of freedom where there are three campaigns or more (their spread
+  beyond their iterations counts), else the iterations' own at their degrees of freedom.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+METHOD = ("change points: ruptures binary segmentation (L2) on campaign log means; each "
+          "split tested by the t of its segments' log means (iterations pooled within "
+          "campaigns, between-campaign variance estimated), p from series simulated "
+          "without a change; series' first changes adjusted by Benjamini–Hochberg")
+ALPHA = 0.05
+MIN_SIMULATIONS = 1999
+MAX_SIMULATIONS = 100_000
+EXCEEDANCES_FOR_RESOLUTION = 20  # simulations needed to resolve the smallest threshold
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change between point `index - 1` and `index` of a series."""
+
+    index: int
+    ratio: float  # after / before, geometric means of the segments either side
+    ratio_ci_low: float
+    ratio_ci_high: float
+    p_value: float  # after adjustment (see module docstring)
+    p_raw: float
+
+
+@dataclass(frozen=True)
+class Points:
+    """A series' points: each one campaign's (or label value's) log values."""
+
+    means: np.ndarray  # log means
+    counts: np.ndarray  # iterations per point
+    within_ss: float  # sum of squared deviations from each point's mean
+    within_df: int
+
+    @classmethod
+    def of(cls, groups: list[np.ndarray]) -> Points:
+        means = np.array([g.mean() for g in groups])
+        counts = np.array([len(g) for g in groups], dtype=float)
+        ss = float(sum(((g - g.mean()) ** 2).sum() for g in groups))
+        return cls(means, counts, ss, int(sum(len(g) - 1 for g in groups)))
+
+    def part(self, start: int, end: int) -> Points:
+        """The points in [start, end), with the series' own within-campaign variance."""
+        return Points(self.means[start:end], self.counts[start:end], self.within_ss,
+                      self.within_df)
+
+    @property
+    def within_var(self) -> float:
+        return self.within_ss / self.within_df if self.within_df > 0 else 0.0
+
+
+def best_split(means: np.ndarray) -> int:
+    """The split (points before it) that most reduces the L2 cost: ruptures' answer."""
+    if len(means) < 3:
+        return 1
+    import ruptures
+
+    signal = np.asarray(means, dtype=float).reshape(-1, 1)
+    found = ruptures.Binseg(model="l2", min_size=1, jump=1).fit(signal).predict(n_bkps=1)
+    return int(found[0])
+
+
+def best_splits(means: np.ndarray) -> np.ndarray:
+    """best_split of every row at once (simulations; held equal to ruptures by a test):
+    the split maximising tau (K - tau) / K (left mean - right mean)^2."""
+    k = means.shape[1]
+    cumulative = np.cumsum(means, axis=1)[:, :-1]
+    tau = np.arange(1, k)
+    left = cumulative / tau
+    right = (means.sum(axis=1, keepdims=True) - cumulative) / (k - tau)
+    gain = tau * (k - tau) / k * (left - right) ** 2
+    return np.argmax(gain, axis=1) + 1
+
+
+def split_t(means: np.ndarray, counts: np.ndarray, within_var: np.ndarray | float,
+            split: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: (|t|, difference right - left, its standard error, between variance) of
+    the split. Segment means are weighted by 1 / (within / n + between), the between
+    variance a moment estimate around the two segments; with three points or more the
+    standard error is Hartung–Knapp's (scaled by the weighted residual spread, never
+    below the model's), so a between variance estimated too small does not make the
+    interval too narrow."""
+    means = np.atleast_2d(means)
+    rows, k = means.shape
+    within = np.broadcast_to(np.asarray(within_var, dtype=float), (rows,))
+    left = np.arange(k)[None, :] < np.asarray(split).reshape(-1, 1)
+
+    def seg_means(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                 np.ndarray]:
+        w_left, w_right = (weights * left).sum(axis=1), (weights * ~left).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m_left = (weights * means * left).sum(axis=1) / w_left
+            m_right = (weights * means * ~left).sum(axis=1) / w_right
+        return m_left, m_right, w_left, w_right
+
+    between = np.zeros(rows)
+    if k > 2:
+        m_left, m_right, _, _ = seg_means(np.ones_like(means))
+        centred = means - np.where(left, m_left[:, None], m_right[:, None])
+        between = np.maximum(0.0, (centred ** 2).sum(axis=1) / (k - 2)
+                             - (within[:, None] / counts).mean(axis=1))
+    variance = within[:, None] / counts + between[:, None]
+    flat = ~(variance > 0).all(axis=1)  # no spread at all (identical values)
+    weights = 1.0 / np.where(variance > 0, variance, 1.0)
+    m_left, m_right, w_left, w_right = seg_means(weights)
+    se2 = 1.0 / w_left + 1.0 / w_right
+    if k > 2:
+        centred = means - np.where(left, m_left[:, None], m_right[:, None])
+        q = (weights * centred ** 2).sum(axis=1) / (k - 2)
+        se2 = se2 * np.maximum(1.0, q)
+    diff = m_right - m_left
+    se = np.sqrt(se2)
+    t = np.abs(diff) / se
+    if flat.any():
+        same = np.isclose(means.max(axis=1), means.min(axis=1))
+        t = np.where(flat, np.where(same, 0.0, np.inf), t)
+        se = np.where(flat, 0.0, se)
+    return t, diff, se, between
+
+
+def between_without_change(points: Points) -> float:
+    """The between-campaign variance if no change happened (all points one segment)."""
+    if len(points.means) < 3:
+        return 0.0
+    return max(0.0, float(np.var(points.means, ddof=1)
+                          - np.mean(points.within_var / points.counts)))
+
+
+def split_p(points: Points, t_observed: float, rng: np.random.Generator,
+            simulations: int) -> float:
+    """The share of change-free series (same counts, the variances estimated as if no
+    change happened) whose best split has |t| at least the observed one (+1 for the
+    observed series itself)."""
+    if not math.isfinite(t_observed):
+        return 1.0 / (simulations + 1)
+    k = len(points.means)
+    within = points.within_var
+    sd = np.sqrt(between_without_change(points) + within / points.counts)
+    means = rng.normal(0.0, 1.0, size=(simulations, k)) * sd
+    if points.within_df > 0:
+        within_sim = within * rng.chisquare(points.within_df, simulations) / points.within_df
+    else:
+        within_sim = np.full(simulations, within)
+    splits = best_splits(means) if k > 2 else np.ones(simulations, dtype=int)
+    t_sim, *_ = split_t(means, points.counts, within_sim, splits)
+    return float((1 + np.count_nonzero(t_sim >= t_observed * (1 - 1e-12)))
+                 / (simulations + 1))
+
+
+@dataclass(frozen=True)
+class _Found:
+    index: int
+    p_raw: float
+
+
+def _segment(points: Points, start: int, end: int, alpha: float, rng: np.random.Generator,
+             simulations: int, first: bool, found: list[_Found]) -> None:
+    """Binary segmentation of [start, end): test the best split, recurse while it holds
+    (the first test's p is kept whatever it is: the series' adjustment needs it)."""
+    if end - start < 2:
+        return
+    part = points.part(start, end)
+    split = best_split(part.means)
+    t, *_ = split_t(part.means, part.counts, part.within_var, np.array([split]))
+    p = split_p(part, float(t[0]), rng, simulations)
+    if p > alpha and not first:
+        return
+    found.append(_Found(start + split, p))
+    if p <= alpha:
+        _segment(points, start, start + split, alpha, rng, simulations, False, found)
+        _segment(points, start + split, end, alpha, rng, simulations, False, found)
+
+
+def candidate_changes(groups: list[np.ndarray], alpha: float = ALPHA,
+                      simulations: int = MIN_SIMULATIONS,
+                      seed: int = 0) -> tuple[float, list[_Found]]:
+    """(p of the series' strongest split, every split found at `alpha`, in order)."""
+    groups = [np.asarray(g, dtype=float) for g in groups if len(g)]
+    if len(groups) < 2:
+        return 1.0, []
+    points = Points.of(groups)
+    found: list[_Found] = []
+    _segment(points, 0, len(groups), alpha, np.random.default_rng(seed), simulations, True,
+             found)
+    first = found[0].p_raw if found else 1.0
+    return first, sorted(found, key=lambda f: f.index)
+
+
+def interval(groups: list[np.ndarray], before: tuple[int, int], after: tuple[int, int],
+             level: float = 0.95) -> tuple[float, float, float]:
+    """(ratio, low, high) of the geometric mean of points `after` over `before` (index
+    ranges), the t interval described in the module docstring."""
+    points = Points.of([np.asarray(g, dtype=float) for g in groups])
+    lo, hi = before[0], after[1]
+    part = points.part(lo, hi)
+    _, diff, se, _ = split_t(part.means, part.counts, part.within_var,
+                             np.array([before[1] - lo]))
+    k = hi - lo
+    df = points.within_df if k <= 2 else k - 2
+    q = float(stats.t.ppf(0.5 + level / 2, max(df, 1)))
+    d, s = float(diff[0]), float(se[0])
+    return _exp(d), _exp(d - q * s), _exp(d + q * s)
+
+
+def _exp(x: float) -> float:
+    """exp that answers 0 or inf instead of overflowing."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf if x > 0 else 0.0
+
+
+def benjamini_hochberg(p: list[float]) -> list[float]:
+    """Benjamini–Hochberg adjusted p-values (statsmodels' fdr_bh)."""
+    if not p:
+        return []
+    from statsmodels.stats.multitest import multipletests
+
+    return [float(x) for x in multipletests(p, method="fdr_bh")[1]]
+
+
+def simulations_for(series: int, alpha: float = ALPHA) -> int:
+    """Enough simulations that the smallest BH threshold (alpha / series) is resolved."""
+    need = math.ceil(EXCEEDANCES_FOR_RESOLUTION * series / alpha)
+    return int(min(MAX_SIMULATIONS, max(MIN_SIMULATIONS, need)))
+
+
+def detect(series: list[list[np.ndarray]], alpha: float = ALPHA,
+           seed: int = 0) -> list[list[Change]]:
+    """The changes of every series (each a list of points' log values), with error
+    control across series as the module docstring says."""
+    simulations = simulations_for(len(series), alpha)
+    firsts, founds = [], []
+    for i, groups in enumerate(series):
+        first, found = candidate_changes(groups, alpha, simulations, seed + i)
+        firsts.append(first)
+        founds.append(found)
+    adjusted = benjamini_hochberg(firsts)
+    result: list[list[Change]] = []
+    for groups, found, p_series in zip(series, founds, adjusted, strict=True):
+        changes: list[Change] = []
+        if p_series <= alpha:
+            cuts = [0, *[f.index for f in found], len(groups)]
+            for j, f in enumerate(found):
+                ratio, low, high = interval(groups, (cuts[j], cuts[j + 1]),
+                                            (cuts[j + 1], cuts[j + 2]))
+                changes.append(Change(f.index, ratio, low, high, max(p_series, f.p_raw),
+                                      f.p_raw))
+        result.append(changes)
+    return result

@@ -1,0 +1,136 @@
+"""What a results directory is, for the history: its campaign id, labels and the
+signatures that say which of its cells may be compared with which of another's.
+
+The id is a digest of the files that describe the campaign (campaign.toml,
+environment.json: the resolved plan and the machine at the time), so the same directory
+copied or moved elsewhere is the same campaign, and two runs of one campaign file are
+two campaigns (their environments were captured at different times).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fslab.core.errors import UserError
+
+# Files whose bytes name a campaign, in order; an import without them is named by its rows.
+IDENTITY_FILES = ("campaign.toml", "environment.json")
+# A target option that is not configuration but the thing under study: the simulator's
+# `scale` stands for "the kernel made it slower", so it never splits a series.
+NOT_CONFIGURATION = frozenset({"name", "scale"})
+# Campaign settings that change what a workload measures (not how often or in what order).
+MEASURING_SETTINGS = ("runtime", "file_size", "scale")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """One results directory as the catalogue records it."""
+
+    campaign_id: str
+    name: str
+    started: str  # ISO time the environment was captured ('' when unknown)
+    machine: str  # host name
+    labels: dict[str, str] = field(default_factory=dict)  # machine facts, tools, user labels
+    workload_signatures: dict[str, str] = field(default_factory=dict)  # workload -> digest
+    target_signatures: dict[str, str] = field(default_factory=dict)  # target -> digest
+
+
+def campaign_id(directory: Path) -> str:
+    """A digest of the files that describe the campaign (16 hex digits)."""
+    digest = hashlib.sha256()
+    found = False
+    for name in IDENTITY_FILES:
+        path = directory / name
+        if path.exists():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+            found = True
+    if not found:
+        digest.update((directory / "metrics.parquet").read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def identify(directory: Path, extra_labels: dict[str, str] | None = None) -> Identity:
+    """The identity of a results directory: id, machine labels, the user's labels
+    (campaign.toml `labels`, then `extra_labels`, which win) and cell signatures."""
+    environment = _read_json(directory / "environment.json")
+    campaign = _read_toml(directory / "campaign.toml")
+    tools = environment.get("tools") or {}
+    labels = {
+        "host": str(environment.get("host", "")),
+        "cpu_model": str(environment.get("cpu_model", "")),
+        "disk_model": str(environment.get("disk_model", "")),
+        "kernel": str(environment.get("kernel", "")),
+        "fslab": str(environment.get("fslab", "")),
+        **{f"tool.{name}": str(version) for name, version in sorted(tools.items())},
+    }
+    labels.update({str(k): str(v) for k, v in (campaign.get("labels") or {}).items()})
+    labels.update(extra_labels or {})
+    return Identity(
+        campaign_id=campaign_id(directory),
+        name=str(campaign.get("name", directory.name)),
+        started=str(environment.get("captured_at", "")),
+        machine=labels["host"],
+        labels={k: v for k, v in labels.items() if v},
+        workload_signatures=workload_signatures(campaign),
+        target_signatures=target_signatures(campaign),
+    )
+
+
+def digest(data: Any) -> str:
+    """A short stable digest of JSON-able data (keys sorted)."""
+    text = json.dumps(data, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def workload_signatures(campaign: dict[str, Any]) -> dict[str, str]:
+    """Workload name -> digest of what defines it: its [[workload]] entry and the
+    campaign settings that change what it measures. '*' holds the digest for workloads
+    no entry names (an import, or a preset's job the entry does not list)."""
+    settings = {key: campaign.get(key) for key in MEASURING_SETTINGS}
+    found: dict[str, str] = {"*": digest(settings)}
+    for entry in campaign.get("workload") or []:
+        for name in _workload_names(entry):
+            found[name] = digest({"entry": entry, **settings})
+    return found
+
+
+def target_signatures(campaign: dict[str, Any]) -> dict[str, str]:
+    """Target name -> digest of its configuration (file system, mkfs and mount options,
+    image size, options), leaving out what is not configuration (NOT_CONFIGURATION)."""
+    return {str(entry.get("name")): digest({k: v for k, v in entry.items()
+                                            if k not in NOT_CONFIGURATION})
+            for entry in campaign.get("target") or []}
+
+
+def _workload_names(entry: dict[str, Any]) -> list[str]:
+    if entry.get("only"):
+        return [str(name) for name in entry["only"]]
+    if entry.get("preset"):
+        from fslab.workloads.suites import get_suite
+
+        try:
+            return list(get_suite(str(entry["preset"])).job_names(dict(entry.get("options")
+                                                                       or {})))
+        except UserError:  # a preset this version no longer has: its jobs fall under "*"
+            return []
+    return [str(entry.get("name") or "job")]
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
