@@ -5,22 +5,53 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from fslab.core.errors import UserError
 
+# Plain help text (click's formatter): rendering it through rich costs more than the rest
+# of `fslab --help` together.
 app = typer.Typer(
+    rich_markup_mode=None,
     add_completion=False,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
     help="fslab: build real file systems, run real workloads, get sound statistics.",
 )
+
+
+class LazyConsole:
+    """A rich Console made on first use: `fslab --help` and a command that fails early
+    never import rich's console at all."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Any = None
+
+    def get(self) -> Any:
+        """The Console itself (for rich objects that take one: a progress bar)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.get(), name)
+
+
+def escape(text: str) -> str:
+    """rich markup escaped (rich.markup loaded when first needed)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 # Tables are wide: when output is not a terminal (a log, a file), do not wrap at 80.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True)
+console: Any = LazyConsole(width=None if sys.stdout.isatty() else 160)
+err_console: Any = LazyConsole(stderr=True)
 
 LabOption = Annotated[
     Path | None, typer.Option("--lab", help="Lab directory for images and mounts "

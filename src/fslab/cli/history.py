@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from fslab.cli.app import CatalogueOption, app, console, parse_labels
+from fslab.cli.app import CatalogueOption, app, console, escape, parse_labels
 from fslab.core.errors import UserError
 
-history_app = typer.Typer(no_args_is_help=True, help="The catalogue of campaigns: add, "
-                          "list, query, find changes across versions, report.")
+history_app = typer.Typer(
+    rich_markup_mode=None, no_args_is_help=True,
+    help="The catalogue of campaigns: add, list, query, find changes across versions, report.")
 app.add_typer(history_app, name="history")
 
 ByOption = Annotated[str | None, typer.Option(
@@ -53,6 +52,8 @@ def list_(catalogue: CatalogueOption = None) -> None:
     from fslab.history import catalogue as store
 
     rows = store.campaigns(catalogue)
+    from rich.table import Table
+
     table = Table("campaign", "name", "started", "machine", "labels", "path")
     for row in rows.itertuples(index=False):
         labels = json.loads(row.labels or "{}")

@@ -7,14 +7,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from fslab import api
-from fslab.cli.app import CatalogueOption, LabOption, app, console, err_console, parse_labels
+from fslab.cli.app import (
+    CatalogueOption,
+    LabOption,
+    app,
+    console,
+    err_console,
+    escape,
+    parse_labels,
+)
 from fslab.core.errors import ExitCode, ToolError, UserError
-from fslab.host.lab import Lab
-from fslab.plan.campaign import Overrides, load_campaign
 
 
 def _split(text: str | None) -> list[str] | None:
@@ -89,6 +92,10 @@ def run(
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
+    from fslab import api
+    from fslab.host.lab import Lab
+    from fslab.plan.campaign import Overrides, load_campaign
+
     if until_ci is not None and until_ci <= 0:
         raise UserError("--until-ci must be a percentage above 0, e.g. 5")
     if until_detectable is not None and until_detectable <= 0:
@@ -132,7 +139,7 @@ def run(
             console.print(line, markup=False, highlight=False)
 
     try:
-        with RichProgress(err_console) as progress:
+        with RichProgress(err_console.get()) as progress:
             check = examine_beside(the_lab.root, QUICK, progress.note)
             try:
                 result = api.run(campaign, out=out, lab=the_lab, resume=resume,
@@ -189,6 +196,8 @@ def reparse(
     results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
 ) -> None:
     """Parse every run again from its raw output (after a parser fix); nothing is re-run."""
+    from fslab import api
+
     found = api.reparse(results_dir)
     console.print(f"Reparsed {found.reparsed} runs of {results_dir} ({found.rows} values in "
                   "metrics.parquet" + ("; stats/ updated" if (results_dir / "stats").exists()
@@ -210,6 +219,8 @@ def report(
     """Write one self-contained, interactive HTML report (works offline). Several
     directories (two campaigns, two aging runs) give one report with their targets side
     by side, each labelled by its directory."""
+    from fslab import api
+
     path = api.report(results_dirs, output, say=lambda line: err_console.print(
         line, markup=False, highlight=False))
     console.print(f"Wrote {path}")
@@ -225,6 +236,7 @@ def compare(
         "-o", "--output", help="Also write the comparison as an HTML report.")] = None,
 ) -> None:
     """Compare two results directories; exit 1 when anything regressed (for CI)."""
+    from fslab import api
 
     if threshold < 0:
         raise UserError("--threshold must be a percentage >= 0")
@@ -253,8 +265,12 @@ def import_(
         help="Analyse the imported results (as `fslab analyze`) straight away.")] = True,
 ) -> None:
     """Build a results directory from fio JSON, dd logs or bonnie++ CSV collected elsewhere."""
+    from fslab import api
+
     report = api.import_results(paths, out, pattern, analyze_after=analyze)
     if report.skipped:
+        from rich.table import Table
+
         table = Table(title=f"Skipped files ({len(report.skipped)}; also in "
                             f"{out / 'import_errors.csv'})", title_justify="left")
         table.add_column("file")
@@ -278,6 +294,9 @@ def import_(
 @app.command()
 def cleanup(lab: LabOption = None) -> None:
     """Release mounts, loop devices and images that a killed fslab run left behind."""
+    from fslab import api
+    from fslab.host.lab import Lab
+
     report = api.cleanup(Lab(lab))
     for line in report.released:
         console.print(f"released {line}")
@@ -332,6 +351,7 @@ def presets(
 
 
 def _print_summary(results_dir: Path, summary: object = None) -> None:
+    from fslab import api
     from fslab.report.terminal import summary_tables
 
     if summary is None:

@@ -6,12 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
-from fslab import api
-from fslab.cli.app import LabOption, app, console
+from fslab.cli.app import LabOption, app, console, escape
 from fslab.core.errors import ExitCode
-from fslab.host.lab import Lab
 
 
 @app.command()
@@ -66,8 +63,10 @@ def age(
     lab: LabOption = None,
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
+    from fslab import api
     from fslab.aging.flags import AgingFlags, aging_settings, aging_target
     from fslab.core.units import format_bytes
+    from fslab.host.lab import Lab
 
     settings = aging_settings(AgingFlags(
         seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
@@ -113,6 +112,7 @@ def doctor(
     from fslab.host.doctor import BAD, OK, examine
     from fslab.host.doctor import tune as apply_tune
     from fslab.host.doctor import untune as undo_tune
+    from fslab.host.lab import Lab
 
     root = Lab(lab).root
     if tune or untune:
