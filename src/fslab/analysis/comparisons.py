@@ -11,6 +11,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.decisions import DEFAULT_MARGIN, decide
 from fslab.analysis.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.observations import per_run
 from fslab.analysis.questions import Question, derived_metrics, primary_questions
@@ -31,7 +32,8 @@ PAIRWISE_COLUMNS = ["workload", "op", "metric", "primary", "a", "b", "test", "p_
 
 def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                     blocked_allowed: bool = True, declared: dict[str, str] | None = None,
-                    campaign_primary: tuple[str, ...] = ()
+                    campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
+                    seconds: dict[tuple[str, str], float] | None = None
                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, pairwise) for every headline metric row shared by two or more targets.
 
@@ -42,6 +44,9 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     block size is not compared. `runs` is `per_run(metrics)` when the caller has it;
     `blocked_allowed` is False for imported results, whose iteration numbers are not
     known to be blocks; `declared` maps workloads to the primary metric they declared.
+    Every primary pair is decided (analysis.decisions: faster, slower, the same within
+    `margin`, or unresolved with what it would take at `seconds` per run of
+    (workload, target)).
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
@@ -85,8 +90,9 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                    "n_a": p.n_a, "n_b": p.n_b, "n_pairs": p.n_pairs,
                    "sd_log_a": p.sd_log_a, "sd_log_b": p.sd_log_b, "a": p.a, "b": p.b}
                   for p in found.pairs]
+    better = dict(zip(values["metric"].astype(str), values["better"].astype(str), strict=True))
     return (pd.DataFrame(tests, columns=TESTS_COLUMNS),
-            pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS))
+            decide(pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS), better, margin, seconds or {}))
 
 
 def family_size(comparisons: Iterable[dict[str, dict[int, float]]]) -> int:

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from scipy import special  # scipy.stats costs a second to import (analysis/stats.py)
 
-from fslab.analysis.power import paired_detectable_d, two_sample_detectable_d
+from fslab.analysis.power import detectable_noncentrality, welch_detectable_log
 
 ALPHA = 0.05
 BLOCKED = "paired t on log ratios (blocked by iteration), Bonferroni"
@@ -50,6 +50,8 @@ MIXED = "paired t where a pair shares iterations, else Welch t, on log ratios, B
 # Cliff's delta magnitude thresholds (Romano et al. 2006): a descriptive effect size.
 CLIFF_THRESHOLDS = ((0.147, "negligible"), (0.33, "small"), (0.474, "medium"))
 NOT_ESTIMABLE = "not estimable (every iteration gave the same value)"
+UNBOUNDED = ("interval [0, ∞): too few iterations for so many questions at this spread "
+             "(the adjusted interval's bound overflows)")
 
 # What this step does, in one statement the report prints (stats/methods.csv).
 METHOD = ('Between targets, on the ratio scale: values are compared as logarithms, so every '
@@ -200,7 +202,7 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         sd = float(diff.std(ddof=1))
         se = sd / math.sqrt(n)
         df = float(n - 1)
-        mde_sd = paired_detectable_d(n, level) * sd
+        mde_log = detectable_noncentrality(df, level) * se
         noise = sd / math.sqrt(2)  # a difference of two runs has twice one run's variance
         model = BLOCKED
     else:
@@ -209,19 +211,33 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         estimate = float(x.mean() - y.mean())
         df = _welch_df(va, vb, len(x), len(y))
         noise = math.sqrt((va + vb) / 2)
-        mde_sd = two_sample_detectable_d(len(x), len(y), level) * noise
+        # the ratio Welch's test itself finds 4 times in 5 (its df and standard error
+        # estimated, as they will be): analysis.power.welch_detectable_log
+        mde_log = welch_detectable_log(va, vb, len(x), len(y), level)
         model = UNBLOCKED
         common = []
     t, p, low, high = t_inference(estimate, se, df, level)
     note = "" if se > 0 else NOT_ESTIMABLE
+    ratio_low, ratio_high = ratio_exp(low), ratio_exp(high)
+    if not note and (math.isinf(ratio_high) or ratio_low == 0.0):
+        ratio_low, ratio_high, note = 0.0, math.inf, UNBOUNDED
     p_adj = min(1.0, m * p) if p == p else math.nan
     delta = cliffs_delta(x, y)
     return PairResult(
-        a, b, model, len(x), len(y), df, math.exp(estimate), math.exp(low), math.exp(high),
+        a, b, model, len(x), len(y), df, ratio_exp(estimate), ratio_low, ratio_high,
         se, t, p, p_adj, level, bool(p_adj < alpha),
-        math.exp(mde_sd) if mde_sd == mde_sd and se > 0 else math.nan,
+        ratio_exp(mde_log) if mde_log == mde_log and se > 0 else math.nan,
         float(x.std(ddof=1)), float(y.std(ddof=1)), noise, delta, magnitude(delta),
         len(common), note)
+
+
+def ratio_exp(log_value: float) -> float:
+    """exp of a log ratio, ∞ (or 0) where it overflows: an interval this wide says
+    nothing, and says so (UNBOUNDED), instead of ending the analysis."""
+    try:
+        return math.exp(log_value)
+    except OverflowError:
+        return math.inf
 
 
 def t_inference(estimate: Any, se: Any, df: Any, level: float) -> tuple[Any, Any, Any, Any]:

@@ -96,7 +96,7 @@ def declared_primaries(records: list[RunRecord]) -> dict[str, str]:
 # The steps whose method statements the report prints, in reading order (each module's
 # METHOD); the last ones only where the campaign used them.
 METHOD_STEPS = ["observations", "summary", "median", "cachebound", "questions", "model",
-                "ranking", "power", "drift", "disturbance"]
+                "decisions", "ranking", "power", "drift", "disturbance"]
 PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's first "
                 "{pilot} iterations were a pilot that decided how many more to run; "
                 "estimates and verdicts use only the iterations after it, so stopping on a "
@@ -152,6 +152,7 @@ def analyse(inputs: Inputs) -> Analysis:
     """Every step of the analysis on one set of inputs (pure: nothing is read or written)."""
     from fslab.analysis.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.comparisons import compare_targets
+    from fslab.analysis.decisions import DEFAULT_MARGIN, parse_margin, seconds_per_iteration
     from fslab.analysis.disturbance import disturbance, disturbance_note
     from fslab.analysis.drift import drift_note, iteration_drift
     from fslab.analysis.hosts import host_spread
@@ -165,7 +166,9 @@ def analyse(inputs: Inputs) -> Analysis:
     tests, pairs = compare_targets(metrics, runs,
                                    blocked_allowed=not environment.get("imported"),
                                    declared=declared_primaries(records),
-                                   campaign_primary=tuple(settings.get("primary", ())))
+                                   campaign_primary=tuple(settings.get("primary", ())),
+                                   margin=parse_margin(settings.get("margin", DEFAULT_MARGIN)),
+                                   seconds=seconds_per_iteration(records))
     spread = host_spread(metrics)
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
     drift_table, shared = iteration_drift(runs)

@@ -1,10 +1,12 @@
 """Rankings: per primary question, every target ordered by geometric mean, grouped where
 the evidence cannot separate them, each with its ratio to the best and that interval.
 
-Groups are written as a chain, best first: "ext4 ≈ xfs > btrfs". A ">" stands only at a
+Groups are written as a chain, best first: "ext4 = xfs > btrfs". A ">" stands only at a
 clean cut — every target before it is significantly better than every target after it —
-so nothing a ">" implies is unproven. Significant pairs inside a "≈" run (A ≈ B ≈ C with
-A better than C, but B between them unseparated) are named after the chain, so a
+so nothing a ">" implies is unproven; "=" joins neighbours shown the same within the
+margin (analysis.decisions), "?" neighbours the data cannot yet tell apart either way.
+Significant pairs inside a run without a cut (A ? B ? C with A better than C, but B
+between them unseparated) are named after the chain, so a
 headline never says "no difference" while a pair of that question differs. Every ratio
 and interval is the pair's own row of pairwise.csv (analysis.comparisons): the ranking
 cannot disagree with a pair.
@@ -73,6 +75,10 @@ class Oriented:
     estimable: bool
     significant: bool
     mde: float
+    decision: str = ""  # analysis.decisions: faster/slower (x against y), equivalent, unresolved
+    needs: float = float("nan")  # iterations that would resolve it (unresolved pairs)
+    needs_seconds: float = float("nan")
+    margin: float = float("nan")
 
 
 def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
@@ -83,10 +89,22 @@ def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
             ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
             if (row.a == x) != (better == HIGHER):  # advantage = x/y (higher) or y/x
                 ratio, low, high = 1 / ratio, 1 / high, 1 / low
+            decision = str(row.get("decision") or "")
+            if row.a != x:  # faster/slower were said of a against b
+                decision = {"faster": "slower", "slower": "faster"}.get(decision, decision)
             return Oriented(float(ratio), float(low), float(high), float(row.p_adj),
                             float(row.alpha), bool(row.estimable), bool(row.significant),
-                            float(row.mde_ratio))
+                            float(row.mde_ratio), decision,
+                            _number(row.get("needs_iterations")),
+                            _number(row.get("needs_seconds")), _number(row.get("margin")))
     return None
+
+
+def _number(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def question_rows(runs: pd.DataFrame, question: tuple[str, str, str]) -> pd.DataFrame:
@@ -140,14 +158,23 @@ def _beats(pairs: pd.DataFrame, x: str, y: str, better: str) -> bool:
     return pair is not None and pair.significant and pair.advantage > 1
 
 
+def _same(pairs: pd.DataFrame, x: str, y: str, better: str) -> bool:
+    pair = orient(pairs, x, y, better)
+    return pair is not None and pair.decision == "equivalent"
+
+
 def chain(order: list[str], pairs: pd.DataFrame, better: str) -> str:
-    """'a ≈ b > c' with clean cuts only, then '; a > c' for separations inside a run."""
+    """'a = b > c ? d' — '>' at clean cuts only, '=' between neighbours the same within
+    the margin, '?' between neighbours not yet told apart — then '; but a > c' for
+    separations inside a run."""
     text = order[0]
     cuts = []
     for i in range(1, len(order)):
         clean = all(_beats(pairs, x, y, better) for x in order[:i] for y in order[i:])
         cuts.append(clean)
-        text += f" {'>' if clean else '≈'} {order[i]}"
+        mark = ">" if clean else ("=" if _same(pairs, order[i - 1], order[i], better)
+                                  else "?")
+        text += f" {mark} {order[i]}"
     extra = []
     for i, x in enumerate(order):
         for j in range(i + 1, len(order)):

@@ -19,7 +19,8 @@ from fslab.core.metrics import HIGHER, title
 HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "observed", "ranking",
                     "best", "family", "alpha", "left_out", "verdict"]
 POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 times in 5; "
-                 "smaller ones may be missed.")
+                 "smaller ones may be missed. 'x = y': the interval lies within the margin "
+                 "(the same); 'x ? y': not resolved either way yet.")
 # Direction words for "A 2.1× … than B", by metric: a ratio is printed ≥ 1 with them.
 ADVANTAGE_WORDS = {"iops": "faster", "bw_bytes": "faster", "ops_per_s": "faster",
                    "seconds": "quicker", "sync_seconds": "quicker syncs",
@@ -182,11 +183,35 @@ def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
     if ratio < 1:  # the pair, over the iterations both ran, leans the other way
         x, y, ratio, low, high = y, x, 1 / ratio, 1 / high, 1 / low
     interval = f"95 % CI {bound(low)}–{bound(high)}×"
+    if pair.decision == "equivalent":
+        return (f"{x} = {y}: the same within ±{pair.margin:.0%} ({x} {ratio:.3g}× {word}, "
+                f"{interval})")
     if not pair.significant:
-        return (f"{x} vs {y}: no detectable difference ({x} {ratio:.3g}× {word}, {interval}; "
-                f"could have found {_mde(pair.mde)})")
+        return (f"{x} ? {y}: not resolved ({x} {ratio:.3g}× {word}, {interval}; could have "
+                f"found {_mde(pair.mde)}{_needs(pair)})")
     return (f"{x} {ratio:.3g}× {word} than {y} ({interval}; {evidence(pair.p_adj)}, "
             f"{size(ratio)})")
+
+
+def _needs(pair: Oriented) -> str:
+    """'; needs 23 iterations, about 4 min more: fslab run --resume …' (unresolved)."""
+    from fslab.analysis.decisions import resolve_command
+
+    if pair.decision != "unresolved" or pair.needs != pair.needs:
+        return ""
+    if math.isinf(pair.needs):
+        return "; more than 100 iterations would not resolve it at this spread"
+    cost = (f", about {_duration(pair.needs_seconds)} more"
+            if pair.needs_seconds == pair.needs_seconds else "")
+    return f"; needs {pair.needs:.0f} iterations{cost}: {resolve_command(pair.needs)}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def bound(value: float) -> str:

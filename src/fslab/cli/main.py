@@ -89,6 +89,9 @@ def run(
         "--label", help="A label of this campaign, KEY=VALUE (repeatable; campaign key "
         "labels = {...}): the history orders and compares campaigns by them.")] = None,
     catalogue: CatalogueOption = None,
+    margin: Annotated[str | None, typer.Option(
+        "--margin", help="Targets within this of each other are 'the same' (default 10%; "
+        "campaign key margin).")] = None,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
@@ -106,6 +109,7 @@ def run(
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
         primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
         as_published=as_published or None, labels=parse_labels(label) or None,
+        margin=margin,
     )
     if resume:
         if out is None:

@@ -70,6 +70,8 @@ def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Camp
 
 def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campaign:
     """Fill in defaults, apply overrides, and check everything that can be checked early."""
+    from fslab.analysis.decisions import parse_margin
+
     if overrides.iterations is not None and overrides.iterations < 1:
         raise UserError("--iterations must be at least 1")
     image_size = parse_size(overrides.image_size or parsed.image_size)
@@ -99,6 +101,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         scale=parsed.scale,
         labels={**{str(k): str(v) for k, v in parsed.labels.items()},
                 **(overrides.labels or {})},
+        margin=parse_margin(overrides.margin or parsed.margin),
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "

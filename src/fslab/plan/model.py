@@ -69,6 +69,8 @@ class CampaignFile(BaseModel):
     # The user's own labels (kernel = "6.12.3", commit = "abc123"): the history orders and
     # compares campaigns by them (history/).
     labels: dict[str, str | int | float | bool] = {}
+    # Two targets within this of each other are "the same" (analysis/decisions.py).
+    margin: str | float = "10%"
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -103,6 +105,7 @@ class Campaign:
     run_timeout: int = 0  # seconds; 0: each workload's own bound
     scale: str = "quick"  # or "published": the study's own scale (as_published.py)
     labels: dict[str, str] = field(default_factory=dict)  # the user's own (history/)
+    margin: float = 0.10  # the same within this (a fraction; analysis/decisions.py)
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
 
@@ -131,6 +134,7 @@ class Campaign:
         if self.run_timeout:
             data["run_timeout"] = self.run_timeout
         data["scale"] = self.scale
+        data["margin"] = self.margin
         if self.labels:
             data["labels"] = dict(self.labels)
         data["target"] = [_target_dict(spec) for spec in self.targets]
@@ -159,6 +163,7 @@ class Overrides:
     ceiling: bool | None = None  # False: --no-ceiling
     as_published: bool | None = None  # --as-published: the study's own scale (None: not given)
     labels: dict[str, str] | None = None  # --label KEY=VALUE: added to the file's labels
+    margin: str | None = None  # --margin 10%
 
 
 def _target_dict(spec: TargetSpec) -> dict[str, Any]:

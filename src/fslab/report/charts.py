@@ -184,11 +184,11 @@ def ranking_chart(ranking: pd.DataFrame, headline_row: Any) -> Chart | None:
 
 
 def _groups(chain: str, targets: list[str]) -> list[int]:
-    """Group number of each target from a ranking chain ('a ≈ b > c' → 0, 0, 1)."""
+    """Group number of each target from a ranking chain ('a = b > c ? d' → 0, 0, 1, 1)."""
     group, out, text = 0, {}, chain.split(";")[0]
     for token in text.split():
         if token == ">":
             group += 1
-        elif token != "≈":
+        elif token not in ("=", "?", "≈"):
             out[token] = group
     return [out.get(t, 0) for t in targets]

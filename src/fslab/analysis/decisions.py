@@ -1,0 +1,144 @@
+"""Decisions: every primary pair ends in one of three answers, read off its printed
+simultaneous interval, and an unresolved one says what it would take.
+
+- faster / slower: the interval excludes 1 (the pair's adjusted test rejects);
+- equivalent: the interval lies inside [1/(1 + margin), 1 + margin] — the same within
+  the margin (equivalence by the interval, as two one-sided tests at the same level:
+  Schuirmann 1987), so it can never contradict the interval;
+- unresolved: neither. Then `needs_iterations` is the fewest iterations at which that
+  pair's own test (paired or Welch, its own degrees of freedom, the campaign's adjusted
+  level) resolves it 4 times in 5 if the true ratio is the one measured, from its
+  measured spread (analysis.power.iterations_to_resolve), and `needs_seconds` what the
+  extra iterations cost at this campaign's own run times. More than 100 iterations: ∞.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from fslab.core.metrics import HIGHER
+
+if TYPE_CHECKING:
+    from fslab.core.record import RunRecord
+
+DEFAULT_MARGIN = 0.10
+FASTER, SLOWER, EQUIVALENT, UNRESOLVED = "faster", "slower", "equivalent", "unresolved"
+DECISION_COLUMNS = ["decision", "margin", "needs_iterations", "needs_seconds"]
+
+METHOD = ("Decisions: a primary pair is faster or slower when its simultaneous interval "
+          "excludes 1, the same within the margin (default ±10 %) when the interval lies "
+          "inside it (equivalence by the interval: two one-sided tests at the same level), "
+          "else unresolved — then 'needs N iterations' is where that pair's own test "
+          "resolves it 4 times in 5 if the measured ratio and spread hold, and the time is "
+          "from this campaign's own runs.")
+
+
+def parse_margin(text: str | float) -> float:
+    """'10%', '10', 0.1 -> 0.1 (a fraction); one clear error otherwise."""
+    from fslab.core.errors import UserError
+
+    raw = str(text).strip()
+    try:
+        value = float(raw.rstrip("%"))
+    except ValueError:
+        raise UserError(f"bad margin {text!r}: use a percentage, e.g. 10%") from None
+    fraction = value / 100 if raw.endswith("%") or value >= 1 else value
+    if not 0 < fraction < 1:
+        raise UserError(f"bad margin {text!r}: between 0 % and 100 %, e.g. 10%")
+    return fraction
+
+
+def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
+           seconds: dict[tuple[str, str], float]) -> pd.DataFrame:
+    """pairwise.csv with DECISION_COLUMNS: primary pairs decided, the others (estimates,
+    not questions) left blank. `better` maps metric -> 'higher'/'lower'; `seconds` is
+    seconds_per_iteration of the campaign's run records."""
+    out = pairwise.copy()
+    for column in DECISION_COLUMNS:
+        out[column] = pd.Series([None] * len(out), dtype=object)
+    if out.empty:
+        return out
+    limit = math.log1p(margin)
+    for index, row in out.iterrows():
+        if not bool(row["primary"]):
+            continue
+        decision = decision_of(row, better.get(str(row["metric"]), HIGHER), limit)
+        needs = math.nan
+        if decision == UNRESOLVED:
+            needs = needs_iterations(row, limit)
+        cost = math.nan
+        if math.isfinite(needs):
+            per = sum(seconds.get((str(row["workload"]), str(t)), math.nan)
+                      for t in (row["a"], row["b"]))
+            cost = (needs - current_iterations(row)) * per
+        elif math.isinf(needs):
+            cost = math.inf
+        out.at[index, "decision"] = decision
+        out.at[index, "margin"] = margin
+        out.at[index, "needs_iterations"] = needs
+        out.at[index, "needs_seconds"] = cost
+    return out
+
+
+def decision_of(row: pd.Series, better: str, limit: float) -> str:
+    """faster/slower (a relative to b, in the metric's own direction), equivalent or
+    unresolved, from the pair's printed interval."""
+    if not bool(row["estimable"]):
+        return UNRESOLVED
+    low, high = float(row["ratio_ci_low"]), float(row["ratio_ci_high"])
+    if bool(row["significant"]):
+        a_higher = float(row["ratio"]) > 1
+        return FASTER if a_higher == (better == HIGHER) else SLOWER
+    if low >= math.exp(-limit) and high <= math.exp(limit):
+        return EQUIVALENT
+    return UNRESOLVED
+
+
+def current_iterations(row: pd.Series) -> int:
+    """The iterations the pair's test rests on now."""
+    blocked = int(row.get("n_pairs", 0) or 0)
+    return blocked if blocked >= 2 else min(int(row["n_a"]), int(row["n_b"]))
+
+
+def needs_iterations(row: pd.Series, limit: float) -> float:
+    """The fewest iterations that resolve this pair 4 times in 5 (module docstring)."""
+    from fslab.analysis.power import Design, iterations_to_resolve
+
+    ratio = float(row["ratio"])
+    if not ratio > 0 or not math.isfinite(ratio):
+        return math.nan
+    estimate, level = math.log(ratio), float(row["alpha"])
+    n_pairs = int(row.get("n_pairs", 0) or 0)
+    if n_pairs >= 2:  # paired: the per-iteration differences' SD
+        sd = float(row["se_log"]) * math.sqrt(n_pairs)
+        if not sd > 0:
+            return math.nan
+
+        def design_of(n: int) -> tuple[Design, float]:
+            return Design.paired(n, level), sd / math.sqrt(n)
+    else:  # Welch, both targets at n iterations
+        va, vb = float(row["sd_log_a"]) ** 2, float(row["sd_log_b"]) ** 2
+        if not va + vb > 0:
+            return math.nan
+
+        def design_of(n: int) -> tuple[Design, float]:
+            return Design.welch(va, vb, n, n, level), math.sqrt(va / n + vb / n)
+    return iterations_to_resolve(estimate, design_of, current_iterations(row), limit)
+
+
+def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], float]:
+    """(workload, target) -> the median wall time of one of its runs in this campaign."""
+    times: dict[tuple[str, str], list[float]] = {}
+    for record in records:
+        if record.finished > record.started > 0 and record.status == "ok":
+            times.setdefault((record.workload, record.target), []).append(
+                record.finished - record.started)
+    return {key: float(pd.Series(values).median()) for key, values in times.items()}
+
+
+def resolve_command(needs: float) -> str:
+    """What to type to spend those iterations (the directory is the reader's)."""
+    return f"fslab run --resume --out DIR --iterations {int(needs)}"
