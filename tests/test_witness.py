@@ -115,3 +115,25 @@ def test_other_io_must_be_a_rate_and_an_amount():
     slow = Witness(seconds=30.0, other_io_bytes_s=5 * MiB, disk="vda")
     judge(slow)
     assert not slow.disturbed  # plenty of bytes, but a rate the disk absorbs
+
+
+def test_a_dir_target_on_the_labs_own_disk_is_not_disturbed_by_its_own_fio(tmp_path, lab):
+    """fio on a `dir:` target writes to the disk under the lab directly, not through a
+    loop device: that I/O is the campaign's own (fslab's children, /proc/PID/io), not
+    another writer's."""
+    from fslab.host.witness import backing_disk
+
+    data = tmp_path / "data"
+    data.mkdir()
+    assert backing_disk(data) == backing_disk(lab.root)  # the same disk, or nothing tested
+    campaign = load_campaign(None, Overrides(fs=[f"dir:{data}"], workloads=["seqwrite"],
+                                             iterations=2, runtime="1", rounds=1,
+                                             ceiling=False, seed=3))
+    result = api.run(campaign, out=tmp_path / "r", lab=lab)
+    runs = result.results.load_runs()
+    assert len(runs) == 2 and result.runner.failed == 0
+    io = [r.witness for r in result.results.run_records()]
+    assert all(not any("other I/O" in why for why in w.get("reasons", [])) for w in io), io
+    written = sum(m["value"] for r in result.results.run_records() for m in r.metrics
+                  if m["metric"] == "io_bytes" and m["op"] == "write")
+    assert written > 32 * 1024**2  # fio did write enough to be called other I/O before

@@ -10,7 +10,11 @@ Around every run fslab reads, from /proc (a few milliseconds, nothing started):
 - pressure stall information (/proc/pressure/{cpu,io,memory}: the share of time some
   task waited), as a record — fslab's own jobs stall on CPU and I/O by design, so only
   memory pressure is a sign of disturbance;
-- I/O on the disk under the lab (/proc/diskstats) less that of fslab's loop devices.
+- I/O on the disk under the lab (/proc/diskstats) less fslab's own: what its loop devices
+  did, or what fslab and its children (fio on a `dir:` target writes to that disk
+  directly) sent to storage by /proc/PID/io — whichever layer saw more, as a run on a
+  loop image is seen at both. A reaped child's I/O counts in its parent's /proc/PID/io, so
+  a fio that ended within the run is still fslab's.
 
 A run is `disturbed` when one of these crosses its threshold (named constants below,
 with the reason); pyperf, in the same spirit, warns that "the benchmark result may be
@@ -55,6 +59,7 @@ class Snapshot:
     pressure: dict[str, float]  # resource -> "some" stall total, µs
     disk_bytes: int  # the backing disk's bytes read + written
     own_bytes: int  # fslab's loop devices' bytes read + written
+    process_bytes: int = 0  # bytes fslab and its children sent to or read from storage
 
 
 @dataclass
@@ -95,8 +100,10 @@ class Watcher:
         self._lab_daemons: dict[tuple[int, float], bool] = {}  # (pid, start) -> serves lab
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(time.monotonic(), self._processes(), _steal_ticks(), _pressure(),
-                        _disk_bytes(self.disk) if self.disk else 0, self._own_bytes())
+        others, ours = self._processes()
+        return Snapshot(time.monotonic(), others, _steal_ticks(), _pressure(),
+                        _disk_bytes(self.disk) if self.disk else 0, self._own_bytes(),
+                        sum(_storage_bytes(pid) for pid in ours))
 
     def compare(self, before: Snapshot, after: Snapshot) -> Witness:
         """The witness of the span between two snapshots."""
@@ -116,8 +123,9 @@ class Watcher:
                for k in after.pressure if k in before.pressure}  # µs per s → %
         other_io = float("nan")
         if self.disk:
-            other_io = max(0.0, ((after.disk_bytes - before.disk_bytes)
-                                 - (after.own_bytes - before.own_bytes)) / wall)
+            own = max(after.own_bytes - before.own_bytes,
+                      after.process_bytes - before.process_bytes)
+            other_io = max(0.0, ((after.disk_bytes - before.disk_bytes) - own) / wall)
         found = Witness(seconds=wall, others_cpu_pct=others, busiest=busiest,
                         steal_pct=max(0.0, steal), psi_cpu_pct=psi.get("cpu", float("nan")),
                         psi_io_pct=psi.get("io", float("nan")),
@@ -138,8 +146,9 @@ class Watcher:
             for key, value in asdict(result).items():
                 setattr(found, key, value)
 
-    def _processes(self) -> dict[int, tuple[float, int, str]]:
-        """Every other user-space process: pid -> (start ticks, utime + stime, name)."""
+    def _processes(self) -> tuple[dict[int, tuple[float, int, str]], set[int]]:
+        """(every other user-space process: pid -> (start ticks, utime + stime, name);
+        fslab's own: this process and its descendants)."""
         table: dict[int, tuple[int, float, int, str]] = {}
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit():
@@ -153,7 +162,7 @@ class Watcher:
             if pid in ours or ppid == 2 or pid == 2 or self._serves_lab(pid, start):
                 continue
             out[pid] = (start, cpu, name)
-        return out
+        return out, ours | {os.getpid()}
 
     def _serves_lab(self, pid: int, start: float) -> bool:
         """A daemon started for the lab (FUSE file system, zfs-fuse): its command line
@@ -253,6 +262,21 @@ def _pressure() -> dict[str, float]:
             if part.startswith("total="):
                 out[resource] = float(part[len("total="):])
     return out
+
+
+def _storage_bytes(pid: int) -> int:
+    """Bytes a process (with the children it reaped) read from and sent to storage,
+    /proc/PID/io's read_bytes + write_bytes − cancelled_write_bytes; 0 when gone."""
+    try:
+        with open(f"/proc/{pid}/io") as handle:
+            fields = dict(line.split(":", 1) for line in handle)
+    except (OSError, ValueError):
+        return 0
+    try:
+        return (int(fields["read_bytes"]) + int(fields["write_bytes"])
+                - int(fields.get("cancelled_write_bytes", 0)))
+    except (KeyError, ValueError):
+        return 0
 
 
 def _disk_bytes(name: str) -> int:
