@@ -125,3 +125,15 @@ def test_presets_lists_basic5():
         assert params[job][key]["study"] == "desktop-fio"
     assert params["seqwrite"]["direct"] == {"value": "0 (buffered)", "source": "fio default",
                                             "why": "the study states none"}
+
+
+def test_without_a_terminal_each_finished_run_is_one_line(tmp_path):
+    """A CI log, nohup, `make run > log`: one line per finished run with its headline
+    value and the time left, instead of nothing until the end."""
+    done = fslab_cmd("run", "--fs", "null", "--preset", "null", "--iterations", "3",
+                     "--out", str(tmp_path / "r"), "--lab", str(tmp_path / "lab"))
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(lines) == 3, done.stderr
+    assert lines[0].startswith("[1/3] iteration 1 null w1: read ") and "IOPS" in lines[0]
+    assert "elapsed, about" in lines[-1] and lines[-1].startswith("[3/3] iteration 3")

@@ -136,14 +136,15 @@ def run(
             raise typer.Exit(ExitCode.USER_ERROR)
         return
     from fslab.host.doctor import QUICK, examine_beside
-    from fslab.report.progress import RichProgress
+    from fslab.report.progress import LineProgress, RichProgress
 
     if campaign.published is not None:
         for line in campaign.published.lines():
             console.print(line, markup=False, highlight=False)
 
     try:
-        with RichProgress(err_console.get()) as progress:
+        shown = err_console.get()
+        with (RichProgress(shown) if shown.is_terminal else LineProgress(sys.stderr)) as progress:
             check = examine_beside(the_lab.root, QUICK, progress.note)
             try:
                 result = api.run(campaign, out=out, lab=the_lab, resume=resume,

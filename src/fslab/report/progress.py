@@ -1,8 +1,12 @@
-"""A rich progress bar for the runner: current run, runs done, elapsed and ETA."""
+"""Progress of a campaign: a rich bar on a terminal (current run, runs done, elapsed and
+ETA); one line per finished run elsewhere (a CI log, nohup, `make run > log`), so a
+ten-minute campaign is never ten minutes of silence."""
 
 from __future__ import annotations
 
 import threading
+import time
+from typing import TextIO
 
 from rich.console import Console
 from rich.progress import (
@@ -69,7 +73,53 @@ class RichProgress:
             description=f"iteration {run.iteration}: {run.workload.name} on {run.target.name}",
         )
 
-    def run_finished(self, run: RunSpec, status: str, reason: str) -> None:
+    def run_finished(self, run: RunSpec, status: str, reason: str,
+                     headline: str = "") -> None:
         if status != "ok":
             self.bar.console.print(f"[yellow]{run.run_id}: {status}: {reason}[/yellow]")
         self.bar.advance(self.task)
+
+
+class LineProgress:
+    """One line per finished run: which, its headline value, elapsed and remaining."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.total = self.done = self.counted = 0
+        self.began = time.monotonic()
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stream.flush()
+
+    def start(self, total: int, done: int) -> None:
+        self.total, self.done, self.began = total, done, time.monotonic()
+        self._say(f"fslab: {total - done} runs to go")
+
+    def note(self, line: str) -> None:
+        self._say(line)
+
+    def run_started(self, run: RunSpec) -> None:
+        return None
+
+    def run_finished(self, run: RunSpec, status: str, reason: str,
+                     headline: str = "") -> None:
+        self.done += 1
+        self.counted += 1
+        elapsed = time.monotonic() - self.began
+        left = elapsed / self.counted * max(self.total - self.done, 0)
+        what = headline if status == "ok" else f"{status}: {reason}"
+        self._say(f"[{self.done}/{self.total}] iteration {run.iteration} "
+                  f"{run.target.name} {run.workload.name}: {what} — {_clock(elapsed)} "
+                  f"elapsed, about {_clock(left)} left")
+
+    def _say(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"

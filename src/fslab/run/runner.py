@@ -46,7 +46,8 @@ class Progress(Protocol):
 
     def start(self, total: int, done: int) -> None: ...
     def run_started(self, run: RunSpec) -> None: ...
-    def run_finished(self, run: RunSpec, status: str, reason: str) -> None: ...
+    def run_finished(self, run: RunSpec, status: str, reason: str,
+                     headline: str = "") -> None: ...
 
 
 class Companion(Protocol):
@@ -65,7 +66,8 @@ class NoProgress:
 
     def start(self, total: int, done: int) -> None: ...
     def run_started(self, run: RunSpec) -> None: ...
-    def run_finished(self, run: RunSpec, status: str, reason: str) -> None: ...
+    def run_finished(self, run: RunSpec, status: str, reason: str,
+                     headline: str = "") -> None: ...
 
 
 @dataclass
@@ -140,7 +142,7 @@ class Runner:
                                                                group):
                     outcome.ok += status == "ok"
                     outcome.failed += status != "ok"
-                    self.progress.run_finished(run, status, reason)
+                    self.progress.run_finished(run, status, reason, self._headline(run))
                     # After a failure the target may be broken (a dead FUSE daemon, a full
                     # fs): the next run on it gets a fresh one.
                     if fresh == "run" or status == "failed":
@@ -214,6 +216,23 @@ class Runner:
                     self.results.save_run(record)
                 outcome.reruns += 1
                 self.progress.run_finished(run, status, f"measured again: {reason}".strip())
+
+    def _headline(self, run: RunSpec) -> str:
+        """The finished run's value of its workload's primary metric, for the progress
+        lines ('' when it has none: a user's job file, a failed run)."""
+        from fslab.core.metrics import title
+        from fslab.core.units import format_value
+
+        metric = run.workload.primary_metric
+        record = self.results.run_record(run.run_id) if metric else None
+        rows = [m for m in (record.metrics if record else []) if m.get("metric") == metric
+                and not m.get("sample")]
+        if not rows:
+            return ""
+        row = next((m for m in rows if m.get("op") == "total"), rows[0])
+        value = format_value(float(row["value"]), str(row.get("unit", "")))
+        unit = title(metric) if metric in ("iops", "ops_per_s") else ""
+        return f"{row.get('op')} {value}{' ' + unit if unit else ''}"
 
     def _one_run(
         self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
