@@ -122,3 +122,35 @@ def test_needs_iterations_is_where_the_pair_resolves_four_times_in_five():
     se = fewer.std(axis=1, ddof=1) / math.sqrt(n - 1)
     _, p, low, high = t_inference(fewer.mean(axis=1), se, n - 2, level)
     assert ((p < level) | ((low >= -limit) & (high <= limit))).mean() < 0.82
+
+
+def test_a_wide_import_with_two_iterations_analyses_without_a_traceback(tmp_path):
+    """2 iterations × 60 jobs × 3 targets at CV 30 %: 180 pairs adjusted together, whose
+    intervals at that level overflow; the stats are written and every pair decided."""
+    import json
+
+    from tests.conftest import FIXTURES, fslab_here
+
+    source = json.loads((FIXTURES / "fio" / "seqwrite-1job.json").read_text())
+    rng = np.random.default_rng(4)
+    sigma = math.sqrt(math.log1p(0.3 ** 2))
+    for fs in ("ext4", "xfs", "btrfs"):
+        for iteration in (1, 2):
+            for job in range(60):
+                factor = float(np.exp(rng.normal(0, sigma)))
+                data = json.loads(json.dumps(source))
+                for entry in data["jobs"]:
+                    for key in ("bw", "bw_bytes", "iops"):
+                        entry["write"][key] *= factor
+                path = tmp_path / "tree" / fs / str(iteration) / f"job{job:02d}.json"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps(data))
+    done = fslab_here("import", str(tmp_path / "tree"), "--out", str(tmp_path / "out"),
+                      "--pattern", "{fs}/{iteration}/{workload}.json")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    pairs = pd.read_csv(tmp_path / "out" / "stats" / "pairwise.csv")
+    primary = pairs[pairs.primary]
+    assert len(primary) == 180 and primary["decision"].notna().all()
+    assert (primary["ratio_ci_low"] >= 0).all()
+    text = (tmp_path / "out" / "stats" / "verdicts.txt").read_text()
+    assert "fslab run --resume" not in text  # an import cannot be resumed

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.analysis.ranking import inverse
 from fslab.core.metrics import HIGHER
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
@@ -45,7 +46,7 @@ def aged_vs_fresh(summary: pd.DataFrame, pairwise: pd.DataFrame,
                 continue
             ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
             if row.a != aged:
-                ratio, low, high = 1 / ratio, 1 / high, 1 / low
+                ratio, low, high = inverse(ratio), inverse(high), inverse(low)
             better = direction.get(row.metric, HIGHER)
             rows.append({"workload": row.workload, "op": row.op, "metric": row.metric,
                          "better": better, "primary": bool(row.primary), "aged": aged,

@@ -88,7 +88,7 @@ def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
             row = pairs.iloc[index]
             ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
             if (row.a == x) != (better == HIGHER):  # advantage = x/y (higher) or y/x
-                ratio, low, high = 1 / ratio, 1 / high, 1 / low
+                ratio, low, high = inverse(ratio), inverse(high), inverse(low)
             decision = str(row.get("decision") or "")
             if row.a != x:  # faster/slower were said of a against b
                 decision = {"faster": "slower", "slower": "faster"}.get(decision, decision)
@@ -98,6 +98,13 @@ def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
                             _number(row.get("needs_iterations")),
                             _number(row.get("needs_seconds")), _number(row.get("margin")))
     return None
+
+
+def inverse(value: float) -> float:
+    """1 / value, with an unbounded interval's 0 and ∞ turning into each other."""
+    if value == 0:
+        return math.inf
+    return 0.0 if math.isinf(value) else 1 / value
 
 
 def _number(value: object) -> float:

@@ -175,13 +175,13 @@ def _question_rows(head: object, ranking: pd.DataFrame,
 
 def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
     """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)'."""
-    from fslab.analysis.ranking import evidence, size
+    from fslab.analysis.ranking import evidence, inverse, size
 
     if not pair.estimable:
         return f"{x} vs {y}: not estimable (every iteration gave the same value)"
     ratio, low, high = pair.advantage, pair.low, pair.high
     if ratio < 1:  # the pair, over the iterations both ran, leans the other way
-        x, y, ratio, low, high = y, x, 1 / ratio, 1 / high, 1 / low
+        x, y, ratio, low, high = y, x, inverse(ratio), inverse(high), inverse(low)
     interval = f"95 % CI {bound(low)}–{bound(high)}×"
     if pair.decision == "equivalent":
         return (f"{x} = {y}: the same within ±{pair.margin:.0%} ({x} {ratio:.3g}× {word}, "
@@ -201,9 +201,10 @@ def _needs(pair: Oriented) -> str:
         return ""
     if math.isinf(pair.needs):
         return "; more than 100 iterations would not resolve it at this spread"
-    cost = (f", about {_duration(pair.needs_seconds)} more"
-            if pair.needs_seconds == pair.needs_seconds else "")
-    return f"; needs {pair.needs:.0f} iterations{cost}: {resolve_command(pair.needs)}"
+    if pair.needs_seconds != pair.needs_seconds:  # not fslab's own campaign (an import)
+        return f"; needs {pair.needs:.0f} iterations"
+    return (f"; needs {pair.needs:.0f} iterations, about {_duration(pair.needs_seconds)} "
+            f"more: {resolve_command(pair.needs)}")
 
 
 def _duration(seconds: float) -> str:
