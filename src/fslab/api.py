@@ -40,6 +40,7 @@ def run(
     max_iterations: int = 20,
     until_detectable: float | None = None,
     rerun_disturbed: bool = False,
+    rerun_unsteady: bool = False,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -58,10 +59,12 @@ def run(
     first = CampaignRun.start(campaign, Path(out or campaign.out or default_out(campaign)),
                               lab or Lab(), resume=resume, force_device=force_device,
                               confirmed_devices=confirmed_devices)
-    outcome = first.execute(progress, rerun_disturbed, before=first.pre_run_steps())
+    outcome = first.execute(progress, rerun_disturbed, before=first.pre_run_steps(),
+                            rerun_unsteady=rerun_unsteady)
     second = first.second_stage(goal, max_iterations)
     if second is not None:
-        outcome = both(outcome, second.execute(progress, rerun_disturbed))
+        outcome = both(outcome, second.execute(progress, rerun_disturbed,
+                                               rerun_unsteady=rerun_unsteady))
     return first.finish(outcome, goal)
 
 
@@ -160,8 +163,11 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     opened = [open_results(d) for d in dirs]
     if len(opened) == 1:
         (results,) = opened
+        from fslab.results.series import load_series
+
         data = ReportData(_current_analysis(results, say), results.load_runs(), [Source(
-            results.path, "", {}, _campaign(results), results.environment())])
+            results.path, "", {}, _campaign(results), results.environment())],
+            load_series(results))
         output = Path(output or results.path / "report.html")
     else:
         from fslab.analysis.pipeline import analyse

@@ -37,6 +37,20 @@ def disturbance(records: Iterable[RunRecord]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def unsteady_note(records: Iterable[RunRecord]) -> str | None:
+    """'2 of 75 runs were not steady — throughput stepped 0.48× after 1.5 s (…)', or None:
+    a run whose throughput stepped or trended within its window (parsers/fio_logs.py)
+    measured something other than one steady state, like a disturbed run."""
+    judged = [r for r in records if r.steady is not None]
+    unsteady = [r for r in judged if r.steady is False]
+    if not unsteady:
+        return None
+    first = unsteady[0]
+    return (f"Steadiness: {len(unsteady)} of {len(judged)} runs judged were not steady — "
+            f"{first.unsteady_because} ({first.run_id}). Their values mix two states: "
+            f"compare with care, or measure them again with fslab run --rerun-unsteady.")
+
+
 def disturbance_note(table: pd.DataFrame) -> str | None:
     """'3 of 75 runs ran while other processes used 41 % of a CPU …', or None."""
     if table.empty:

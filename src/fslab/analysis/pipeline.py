@@ -153,7 +153,7 @@ def analyse(inputs: Inputs) -> Analysis:
     from fslab.analysis.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.decisions import DEFAULT_MARGIN, parse_margin, seconds_per_iteration
-    from fslab.analysis.disturbance import disturbance, disturbance_note
+    from fslab.analysis.disturbance import disturbance, disturbance_note, unsteady_note
     from fslab.analysis.drift import drift_note, iteration_drift
     from fslab.analysis.hosts import host_spread
     from fslab.analysis.observations import per_run, probe_series
@@ -176,8 +176,10 @@ def analyse(inputs: Inputs) -> Analysis:
     headline, ranking = rankings(summary, tests, pairs, runs)
     seen = disturbance(records)
     busy = disturbance_note(seen)
+    unsteady = unsteady_note(records)
     verdicts = pd.DataFrame(
         ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
+        + ([{"kind": "machine", "workload": "", "text": unsteady}] if unsteady else [])
         + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs) + aged_verdicts(ages)
         + ([{"kind": "drift", "workload": "", "text": note}] if note else []),
         columns=VERDICT_COLUMNS)

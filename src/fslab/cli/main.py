@@ -78,6 +78,9 @@ def run(
         "--as-published", help="Run the preset at its study's own scale and protocol "
         "(sizes, runtimes, repetitions, file systems; one run per job); with --dry-run, "
         "show that plan and how long it takes.")] = False,
+    rerun_unsteady: Annotated[bool, typer.Option(
+        "--rerun-unsteady", help="Measure runs again whose throughput stepped or trended "
+        "within their window (fio's per-interval logs).")] = False,
     rerun_disturbed: Annotated[bool, typer.Option(
         "--rerun-disturbed", help="Measure runs the witness saw disturbed (another "
         "process's CPU, memory pressure, other I/O) again at the end of their iteration."
@@ -152,7 +155,8 @@ def run(
                                  progress=progress, until_ci=until_ci,
                                  max_iterations=max_iterations,
                                  until_detectable=until_detectable,
-                                 rerun_disturbed=rerun_disturbed)
+                                 rerun_disturbed=rerun_disturbed,
+                                 rerun_unsteady=rerun_unsteady)
             finally:
                 check.join()
     except KeyboardInterrupt:

@@ -55,6 +55,19 @@ class RunRecord:
         return bool(self.witness.get("disturbed"))
 
     @property
+    def steady(self) -> bool | None:
+        """False when fio's per-interval logs showed a step or a trend (parsers/fio_logs.py);
+        None when not judged."""
+        found = self.workload_metadata.get("steady")
+        return found.get("steady") if isinstance(found, dict) else None
+
+    @property
+    def unsteady_because(self) -> str:
+        found = self.workload_metadata.get("steady")
+        return str(found.get("reason", "")) if isinstance(found, dict) and \
+            found.get("steady") is False else ""
+
+    @property
     def imported(self) -> bool:
         return bool(self.source)
 

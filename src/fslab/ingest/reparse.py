@@ -69,6 +69,9 @@ def reparse(results_dir: Path) -> ReparseReport:
         results.save_run(record)
     results.close()
     report.rows = results.rebuild_metrics(results.metric_rows() + rows(imported))
+    from fslab.results.series import write_series
+
+    write_series(results)
     return report
 
 

@@ -17,6 +17,7 @@ from fslab.core.metrics import Measurement
 from fslab.host.diskstats import from_fio
 from fslab.parsers.fio import clone_rows, observation_map, parse_fio
 from fslab.parsers.fio_load import load_fio
+from fslab.parsers.fio_logs import judge, series_rows, throughput
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
 
 FIO_OUTPUT = "fio.json"
@@ -43,6 +44,7 @@ def _parse_run(files: RawFiles) -> Parsed:
                                     "clones": clone_rows(data)}
         if disk_util := from_fio(data):
             metadata["fio_disk_util"] = disk_util
+        metadata.update(_steadiness(files, sliced=False))
         return Parsed("fio", parse_fio(data), metadata)
     out: list[Measurement] = []
     first: dict[str, Any] = {}
@@ -52,7 +54,17 @@ def _parse_run(files: RawFiles) -> Parsed:
         out += [m._replace(sample=index) for m in parse_fio(data)]
     values = [m.value for m in out if m.metric == "iops" and m.op != "total"]
     return Parsed("fio", out, {"observations": observation_map(first),
-                               "slices": {"slice_cv": slice_cv(values, len(slices))}})
+                               "slices": {"slice_cv": slice_cv(values, len(slices))},
+                               **_steadiness(files, sliced=True)})
+
+
+def _steadiness(files: RawFiles, sliced: bool) -> dict[str, Any]:
+    """{'steady': {steady, reason}} from fio's per-interval logs ({} without them: a run
+    from before fslab kept them)."""
+    rows = series_rows(files)
+    if not rows:
+        return {}
+    return {"steady": judge(throughput(rows), sliced).to_json()}
 
 
 def slice_cv(values: list[float], rounds: int) -> float | None:

@@ -192,3 +192,22 @@ def _groups(chain: str, targets: list[str]) -> list[int]:
         elif token not in ("=", "?", "≈"):
             out[token] = group
     return [out.get(t, 0) for t in targets]
+
+
+def series_chart(workload: str, rows: pd.DataFrame) -> dict[str, Any] | None:
+    """Throughput against time in the run, one line per target (its first iteration)."""
+    metric = "iops" if (rows["metric"] == "iops").any() else "bw_bytes"
+    picked = rows[rows["metric"] == metric]
+    if picked.empty:
+        return None
+    traces = []
+    for target, cells in picked.groupby("target", sort=True, observed=True):
+        first = cells[cells["iteration"] == cells["iteration"].min()]
+        total = first.groupby("t_s")["value"].sum()  # reads and writes of a mixed job
+        traces.append({"x": total.index.tolist(), "y": total.tolist(), "name": str(target),
+                       "mode": "lines", "type": "scatter"})
+    title = "IOPS" if metric == "iops" else "bandwidth (bytes/s)"
+    return {"data": traces, "layout": {
+        "title": {"text": f"{workload}: {title} over the run (first iteration)"},
+        "height": 300, "xaxis": {"title": {"text": "seconds into the measured window"}},
+        "yaxis": {"title": {"text": title}, "rangemode": "tozero"}}}

@@ -33,6 +33,7 @@ class ReportData:
     analysis: Analysis
     records: pd.DataFrame  # status of every run (runs table)
     sources: list[Source]
+    series: pd.DataFrame | None = None  # fio's per-interval series (results/series.py)
 
     @property
     def results_dir(self) -> Path:

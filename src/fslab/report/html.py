@@ -147,8 +147,21 @@ def _setup(data: ReportData, page: Page) -> None:
 
 
 # The report, top to bottom: a new part is one function (data, page) and one line here.
+def _series_section(data: ReportData, page: Page) -> None:
+    """Each workload's throughput over its measured window, one line per target (its
+    first iteration; slices joined), so a warm-up, a cliff or a stall shows."""
+    if data.series is None or data.series.empty:
+        return
+    page.add("<h2>Throughput over each run</h2><p class='muted'>fio's own per-interval "
+             "logs (100 ms averages); runs measured in slices show their slices one after "
+             "another. Runs whose throughput stepped or trended are named in the "
+             "verdicts.</p>")
+    for workload, rows in data.series.groupby("workload", sort=True, observed=True):
+        page.chart(charts.series_chart(str(workload), rows))
+
+
 SECTIONS: list[Section] = [_title, _verdict_section, aging_section.aging_runs, _workloads,
-                           _statistics, _failed_runs, _setup]
+                           _series_section, _statistics, _failed_runs, _setup]
 
 
 # How each kind of verdict row (stats/verdicts.csv) is shown: a heading, a ranking

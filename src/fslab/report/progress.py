@@ -87,6 +87,9 @@ class LineProgress:
         self.stream = stream
         self.total = self.done = self.counted = 0
         self.began = time.monotonic()
+        self._lock = threading.Lock()
+        self._started = False
+        self._waiting: list[str] = []
 
     def __enter__(self) -> LineProgress:
         return self
@@ -96,9 +99,19 @@ class LineProgress:
 
     def start(self, total: int, done: int) -> None:
         self.total, self.done, self.began = total, done, time.monotonic()
+        with self._lock:
+            self._started, waiting, self._waiting = True, self._waiting, []
+        for line in waiting:
+            self._say(line)
         self._say(f"fslab: {total - done} runs to go")
 
     def note(self, line: str) -> None:
+        """A status line; until the runs start it waits, so that an error before any run
+        stays one line (as on a terminal)."""
+        with self._lock:
+            if not self._started:
+                self._waiting.append(line)
+                return
         self._say(line)
 
     def run_started(self, run: RunSpec) -> None:

@@ -351,13 +351,16 @@ class ResultsDir:
         rows = [{**{k: getattr(record, k) for k in keys}, "disturbed": record.disturbed,
                  **{k: record.witness.get(k) for k in seen},
                  "disturbed_by": "; ".join(record.witness.get("reasons") or []),
-                 "outcome": str(record.workload_metadata.get("outcome", ""))}
+                 "outcome": str(record.workload_metadata.get("outcome", "")),
+                 "steady": record.steady, "unsteady_because": record.unsteady_because}
                 for record in self.run_records()]
-        keys = (*keys, "disturbed", *seen, "disturbed_by", "outcome")
+        keys = (*keys, "disturbed", *seen, "disturbed_by", "outcome", "steady",
+                "unsteady_because")
         imported = self.path / "runs.csv"  # an import of format 2 wrote an index, no runs/
         if not rows and imported.exists():
             return pd.read_csv(imported, keep_default_na=False).assign(
-                caches_dropped=False, scale="", outcome="")[list(keys)]
+                caches_dropped=False, scale="", outcome="", steady=None,
+                unsteady_because="")[list(keys)]
         return pd.DataFrame(rows, columns=list(keys))
 
 

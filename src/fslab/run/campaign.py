@@ -113,13 +113,15 @@ class CampaignRun:
         self.results.write_environment(environment)
 
     def execute(self, progress: Progress | None, rerun_disturbed: bool,
-                before: list[Callable[[], None]] | None = None) -> RunnerResult:
+                before: list[Callable[[], None]] | None = None,
+                rerun_unsteady: bool = False) -> RunnerResult:
         """Run every run of the plan not yet complete."""
         from fslab.run.runner import NoProgress, Runner
 
         return Runner(self.plan, self.results, self.lab, self.targets,
                       progress or NoProgress(), hosts=self.hosts,
-                      rerun_disturbed=rerun_disturbed, companion=self.companion,
+                      rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
+                      companion=self.companion,
                       before=before or []).execute()
 
     def second_stage(self, goal: Goal, max_iterations: int) -> CampaignRun | None:
@@ -148,6 +150,9 @@ class CampaignRun:
             from fslab.run.ceiling import record_round_ceilings
 
             record_round_ceilings(self.results, self.companion.store, self.lab)
+        from fslab.results.series import write_series
+
+        write_series(self.results)
         done = analyze_results(self.results)
         if not goal:
             return RunResult(self.results, outcome, done.summary)

@@ -95,6 +95,7 @@ class Runner:
     _rows: list[dict[str, Any]] = field(default_factory=list)
     _provisions: int = 0
     rerun_disturbed: bool = False  # measure disturbed runs again at their iteration's end
+    rerun_unsteady: bool = False  # ... and runs whose throughput stepped or trended
     _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
     _metrics_stale: bool = False
     _watcher: Watcher | None = None
@@ -147,7 +148,7 @@ class Runner:
                     # fs): the next run on it gets a fresh one.
                     if fresh == "run" or status == "failed":
                         self._teardown(session, mounted, run.target.name, outcome)
-            if self.rerun_disturbed:
+            if self.rerun_disturbed or self.rerun_unsteady:
                 self._rerun_disturbed(session, mounted, broken, runs, outcome)
             if fresh == "iteration":
                 self._teardown_all(session, mounted, outcome)
@@ -202,8 +203,10 @@ class Runner:
         disturbed = {}
         for run in runs:
             record = self.results.run_record(run.run_id)
-            if record is not None and record.disturbed:
-                disturbed[run.run_id] = record.witness
+            if record is not None and ((self.rerun_disturbed and record.disturbed) or (
+                    self.rerun_unsteady and record.steady is False)):
+                disturbed[run.run_id] = {**record.witness,
+                                         "unsteady": record.unsteady_because}
         if not disturbed:
             return
         self._rows = [row for row in self._rows if row["run_id"] not in disturbed]

@@ -13,6 +13,7 @@ from fslab.host import system
 from fslab.parsers.fio import job_errors, parse_fio
 from fslab.parsers.fio_kinds import FIO_OUTPUT
 from fslab.parsers.fio_load import FioParseError, load_fio
+from fslab.parsers.fio_logs import log_args
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio_process import (
     JOB_FILE,
@@ -152,7 +153,7 @@ class FioWorkload:
             cmd += client_args(list(where.hosts), job_file)
             timeout, bound = float(self.runtime + HOST_GRACE_S), "runtime and the hosts' grace"
         else:
-            cmd.append(str(job_file))
+            cmd += [*log_args(run_dir), str(job_file)]
             timeout, bound = self.deadline(where.run_timeout)
         metadata["command"] = cmd
         if where.cgroup:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from fslab.parsers.fio import job_errors
 from fslab.parsers.fio_kinds import slice_names
 from fslab.parsers.fio_load import FioParseError, load_fio
+from fslab.parsers.fio_logs import log_args
 from fslab.parsers.raw_files import DirFiles
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio_process import (
@@ -106,7 +107,8 @@ def run_slice(workload: FioJob, where: Where, run_dir: Path, index: int,
         job.write_text(slice_job(workload, where, slice_ms, ramp_ms))
     output = run_dir / SLICE_OUTPUT.format(index=index)
     start = time.perf_counter()
-    code, stderr = run_fio(["fio", "--output-format=json+", f"--output={output}", str(job)],
+    code, stderr = run_fio(["fio", "--output-format=json+", f"--output={output}",
+                            *log_args(run_dir, index), str(job)],
                             timeout=(slice_ms + ramp_ms) / 1000 + SLICE_GRACE_S,
                             cgroup=where.cgroup)
     if stderr.strip():

@@ -1,0 +1,167 @@
+"""fio's own per-interval logs of a run (bandwidth, IOPS and completion latency, one
+average every LOG_AVG_MS) as a tidy series, and whether the run was steady.
+
+fslab asks fio for them on the command line (`log_args`): `<stem>_bw.<job>.log`,
+`<stem>_iops.<job>.log` and `<stem>_clat.<job>.log` (and fio's slat/lat beside them), one
+line per interval: time (ms after the ramp), value (KiB/s, IOPS, ns), direction (0 read,
+1 write, 2 trim), …. The jobs of a run are summed per interval (latency: averaged); a
+sliced run's slices follow each other in the order they ran.
+
+Steady (a run measured in one piece, at least MIN_SAMPLES intervals), by two stated tests
+on its throughput (the sum over directions, bandwidth):
+- a step: the split of the series into a before and an after (each at least MIN_SIDE
+  intervals) whose means differ most, differing by STEP_CHANGE or more with Welch
+  p < STEP_P — a throttle, a competing writer, a cache that filled;
+- a trend, after the SNIA performance test specification's steady-state rule: the series
+  in TREND_WINDOWS equal windows, the least-squares line through their means moves by
+  TREND_CHANGE or more of their average across the run (a wider bound than SNIA's, see
+  TREND_CHANGE).
+A run measured in interleaved slices is not judged here (its slices sit between other
+targets' on purpose; the rounds' spread is reported as the slices' CV instead).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fslab.parsers.raw_files import RawFiles
+
+LOG_AVG_MS = 100
+LOG_STEM = "fio-log"  # a whole run's logs; a slice's: fio-slice-NN-log
+LOG = re.compile(r"(?P<stem>fio-(?:slice-(?P<slice>\d+)-)?log)_(?P<kind>bw|iops|clat)"
+                 r"\.(?P<job>\d+)\.log$")
+DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
+METRICS = {"bw": "bw_bytes", "iops": "iops", "clat": "clat_mean_ns"}
+
+MIN_SAMPLES = 10  # a second of 100 ms intervals: fewer says nothing about a trend
+MIN_SIDE = 3
+STEP_CHANGE = 0.30  # up or down: above the warm-ups and swings of idle runs here (≤ 1.22×)
+STEP_P = 0.001
+TREND_WINDOWS = 5  # SNIA: a measurement window of five rounds
+# SNIA's rule bounds the slope's excursion at 10 % and the data's at 20 % for long runs on
+# a preconditioned device; short runs on a virtual disk warm up by up to ~18 % (measured
+# here), so fslab flags a line that moves 30 % across the run.
+TREND_CHANGE = 0.30
+
+
+def log_args(run_dir: Path, slice_index: int | None = None) -> list[str]:
+    """fio command-line options that keep its per-interval logs in the run's directory."""
+    stem = LOG_STEM if slice_index is None else f"fio-slice-{slice_index:02d}-log"
+    prefix = str(run_dir / stem)
+    return [f"--write_bw_log={prefix}", f"--write_iops_log={prefix}",
+            f"--write_lat_log={prefix}", f"--log_avg_msec={LOG_AVG_MS}"]
+
+
+def series_rows(files: RawFiles) -> list[dict[str, Any]]:
+    """The run's series: {op, metric, t_s, value} rows, jobs combined per interval,
+    slices one after another."""
+    logs: dict[int, dict[tuple[str, str], dict[int, list[float]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
+    for name in files.names():
+        found = LOG.match(name)
+        if not found:
+            continue
+        part = int(found["slice"]) if found["slice"] is not None else -1
+        kind = found["kind"]
+        for line in files.read(name).decode(errors="replace").splitlines():
+            fields = [f.strip() for f in line.split(",")]
+            if len(fields) < 3:
+                continue
+            try:
+                at, value, direction = int(fields[0]), float(fields[1]), int(fields[2])
+            except ValueError:
+                continue
+            interval = max(1, round(at / LOG_AVG_MS))
+            logs[part][(DIRECTIONS.get(direction, "read"), kind)][interval].append(value)
+    rows: list[dict[str, Any]] = []
+    offset = 0
+    for part in sorted(logs):
+        longest = 0
+        for (op, kind), intervals in sorted(logs[part].items()):
+            for interval, values in sorted(intervals.items()):
+                combined = sum(values) if kind != "clat" else sum(values) / len(values)
+                value = combined * 1024 if kind == "bw" else combined
+                rows.append({"op": op, "metric": METRICS[kind],
+                             "t_s": (offset + interval) * LOG_AVG_MS / 1000, "value": value})
+                longest = max(longest, interval)
+        offset += longest
+    return rows
+
+
+@dataclass(frozen=True)
+class Steadiness:
+    """Whether a run's throughput held still, and if not, why (a sentence)."""
+
+    steady: bool | None  # None: not judged (sliced, or too short)
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"steady": self.steady, "reason": self.reason}
+
+
+def throughput(rows: list[dict[str, Any]]) -> list[float]:
+    """Bandwidth summed over directions, per interval, in time order."""
+    per: dict[float, float] = defaultdict(float)
+    for row in rows:
+        if row["metric"] == "bw_bytes":
+            per[row["t_s"]] += row["value"]
+    return [per[t] for t in sorted(per)]
+
+
+def judge(values: list[float], sliced: bool = False) -> Steadiness:
+    """The step and trend tests of the module docstring on a throughput series."""
+    if sliced:
+        return Steadiness(None, "measured in interleaved slices: judged by their spread")
+    if len(values) < MIN_SAMPLES:
+        return Steadiness(None, f"{len(values)} intervals of {LOG_AVG_MS} ms: too short "
+                                "to judge")
+    step = _step(values)
+    if step:
+        return Steadiness(False, step)
+    trend = _trend(values)
+    if trend:
+        return Steadiness(False, trend)
+    return Steadiness(True, "")
+
+
+def _step(values: list[float]) -> str:
+    from scipy import stats
+
+    best, where = 0.0, 0
+    for split in range(MIN_SIDE, len(values) - MIN_SIDE + 1):
+        mean_before = sum(values[:split]) / split
+        mean_after = sum(values[split:]) / (len(values) - split)
+        if mean_before > 0 and mean_after > 0:
+            change = abs(math.log(mean_after / mean_before))
+            if change > best:
+                best, where = change, split
+    if not where or math.exp(best) - 1 < STEP_CHANGE:
+        return ""
+    before, after = values[:where], values[where:]
+    p = float(stats.ttest_ind(before, after, equal_var=False).pvalue)
+    if not p < STEP_P:
+        return ""
+    mean_before, mean_after = sum(before) / len(before), sum(after) / len(after)
+    return (f"throughput stepped {mean_after / mean_before:.2f}× after "
+            f"{where * LOG_AVG_MS / 1000:.1f} s (≥ {STEP_CHANGE:.0%} at p < {STEP_P})")
+
+
+def _trend(values: list[float]) -> str:
+    size = len(values) // TREND_WINDOWS
+    means = [sum(values[i * size:(i + 1) * size]) / size for i in range(TREND_WINDOWS)]
+    average = sum(means) / len(means)
+    if average <= 0:
+        return ""
+    centre = (TREND_WINDOWS - 1) / 2
+    slope = (sum((i - centre) * (m - average) for i, m in enumerate(means))
+             / sum((i - centre) ** 2 for i in range(TREND_WINDOWS)))
+    moved = slope * (TREND_WINDOWS - 1) / average
+    if abs(moved) < TREND_CHANGE:
+        return ""
+    return (f"throughput trended {moved:+.0%} across the run (SNIA rule: under "
+            f"{TREND_CHANGE:.0%} over {TREND_WINDOWS} windows)")
