@@ -41,8 +41,8 @@ class Point:
 
 
 @dataclass(frozen=True)
-class Found:
-    """One change, as `fslab history changes --json` prints it."""
+class SeriesKey:
+    """What a series is of: one machine's target × workload × op × metric."""
 
     machine: str
     target: str
@@ -51,6 +51,16 @@ class Found:
     metric: str
     unit: str
     better: str
+
+    def fields(self) -> dict[str, Any]:
+        """This key's fields, to build a Found or Series of it."""
+        return {name: getattr(self, name) for name in SeriesKey.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class Found(SeriesKey):
+    """One change, as `fslab history changes --json` prints it."""
+
     before: str
     after: str
     ratio: float
@@ -71,16 +81,9 @@ class Found:
 
 
 @dataclass(frozen=True)
-class Series:
+class Series(SeriesKey):
     """A series with its points and the changes found in it."""
 
-    machine: str
-    target: str
-    workload: str
-    op: str
-    metric: str
-    unit: str
-    better: str
     points: tuple[Point, ...]
     changes: tuple[Found, ...]
 
@@ -160,14 +163,18 @@ def changes(path: Path | None, by: str | None = None, since: str | None = None,
             if since is not None and natural_key(after) < natural_key(since):
                 continue
             worse = change.ratio < 1 if key["better"] == "higher" else change.ratio > 1
-            kept.append(Found(key["machine"], key["target"], key["workload"], key["op"],
-                              key["metric"], key["unit"], key["better"], before, after,
-                              change.ratio, change.ratio_ci_low, change.ratio_ci_high,
-                              change.p_value, bool(worse)))
-        result.append(Series(key["machine"], key["target"], key["workload"], key["op"],
-                             key["metric"], key["unit"], key["better"], tuple(points),
-                             tuple(kept)))
+            kept.append(Found(**_identity(key).fields(), before=before, after=after,
+                              ratio=change.ratio, ratio_ci_low=change.ratio_ci_low,
+                              ratio_ci_high=change.ratio_ci_high, p_value=change.p_value,
+                              regression=bool(worse)))
+        result.append(Series(**_identity(key).fields(), points=tuple(points),
+                             changes=tuple(kept)))
     return result
+
+
+def _identity(key: dict[str, Any]) -> SeriesKey:
+    """The SeriesKey of a built series' key."""
+    return SeriesKey(**{name: str(key[name]) for name in SeriesKey.__dataclass_fields__})
 
 
 def method() -> str:

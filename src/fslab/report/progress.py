@@ -22,6 +22,30 @@ from rich.progress import (
 from fslab.plan.order import RunSpec
 
 
+class HeldNotes:
+    """Status lines held until the runs start, so that an error before any run stays
+    one line (safe from another thread)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started = False
+        self._waiting: list[str] = []
+
+    def hold(self, line: str) -> bool:
+        """Keep `line` for later (True) while the runs have not started."""
+        with self._lock:
+            if not self._started:
+                self._waiting.append(line)
+                return True
+        return False
+
+    def release(self) -> list[str]:
+        """The runs start: the lines held until now."""
+        with self._lock:
+            self._started, waiting, self._waiting = True, self._waiting, []
+        return waiting
+
+
 class RichProgress:
     """Shows which run is in flight and when the campaign should end."""
 
@@ -39,9 +63,7 @@ class RichProgress:
             transient=False,
         )
         self.task = self.bar.add_task("starting", total=None)
-        self._lock = threading.Lock()
-        self._started = False
-        self._waiting: list[str] = []
+        self.held = HeldNotes()
 
     def __enter__(self) -> RichProgress:
         return self
@@ -52,20 +74,14 @@ class RichProgress:
     def start(self, total: int, done: int) -> None:
         """Show the bar only once the runs start, so early errors stay one clean line."""
         self.bar.update(self.task, total=total, completed=done)
-        with self._lock:
-            self._started, waiting, self._waiting = True, self._waiting, []
-        for line in waiting:
+        for line in self.held.release():
             self.note(line)
         self.bar.start()
 
     def note(self, line: str) -> None:
-        """A status line above the bar once the runs have started (safe from another
-        thread); until then it waits, so that an error before any run stays one line."""
-        with self._lock:
-            if not self._started:
-                self._waiting.append(line)
-                return
-        self.bar.console.print(line, markup=False, highlight=False, style="dim")
+        """A status line above the bar once the runs have started (HeldNotes until then)."""
+        if not self.held.hold(line):
+            self.bar.console.print(line, markup=False, highlight=False, style="dim")
 
     def run_started(self, run: RunSpec) -> None:
         self.bar.update(
@@ -87,9 +103,7 @@ class LineProgress:
         self.stream = stream
         self.total = self.done = self.counted = 0
         self.began = time.monotonic()
-        self._lock = threading.Lock()
-        self._started = False
-        self._waiting: list[str] = []
+        self.held = HeldNotes()
 
     def __enter__(self) -> LineProgress:
         return self
@@ -99,20 +113,14 @@ class LineProgress:
 
     def start(self, total: int, done: int) -> None:
         self.total, self.done, self.began = total, done, time.monotonic()
-        with self._lock:
-            self._started, waiting, self._waiting = True, self._waiting, []
-        for line in waiting:
+        for line in self.held.release():
             self._say(line)
         self._say(f"fslab: {total - done} runs to go")
 
     def note(self, line: str) -> None:
-        """A status line; until the runs start it waits, so that an error before any run
-        stays one line (as on a terminal)."""
-        with self._lock:
-            if not self._started:
-                self._waiting.append(line)
-                return
-        self._say(line)
+        """A status line (HeldNotes until the runs start)."""
+        if not self.held.hold(line):
+            self._say(line)
 
     def run_started(self, run: RunSpec) -> None:
         return None
