@@ -52,5 +52,8 @@ def test_summed_jobs_match_group_reporting(lab, tmp_path):
     assert len(separate["jobs"]) == 4 and len(grouped["jobs"]) == 1
     ours = {(m.op, m.metric): m.value for m in parse_fio(separate)}
     fio_group = grouped["jobs"][0]["read"]["iops"]
-    assert ours[("read", "iops")] == pytest.approx(fio_group, rel=0.01)
-    assert ours[("read", "iops")] == pytest.approx(1000, rel=0.02)
+    # Two fio runs, each paced at 4 × 250 IOPS: they agree to a few percent (a run beside
+    # a busy suite falls ~1 % short of its pace); a wrong aggregation (a mean of the jobs,
+    # one job's figure) would be 4× off.
+    assert ours[("read", "iops")] == pytest.approx(fio_group, rel=0.03)
+    assert ours[("read", "iops")] == pytest.approx(1000, rel=0.03)
