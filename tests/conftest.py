@@ -126,6 +126,7 @@ QUIET = {
     "test_until_ci_adds_iterations": "asserts how wide measured intervals are",
     "test_steady_real": "asserts that an idle run's throughput holds still",
     "test_summed_jobs_match_group_reporting": "asserts that two paced fio runs keep pace",
+    "test_loop_direct_io_and_slow_device_emulation": "asserts a throttled device's rate",
 }
 # Daemons tests share, count or kill by name (zfs-fuse serves every pool of the machine,
 # and a test lists every pool; a test kills "the" ntfs-3g it finds): tests that name one,
