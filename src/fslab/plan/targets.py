@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
-from fslab.targets import TargetSpec, known_kinds
+from fslab.targets import TargetSpec, registry_entry
 
 DEFAULT_FS = ("ext4", "xfs", "btrfs")
 
@@ -69,9 +69,7 @@ def entry_from_flag(text: str) -> TargetEntry:
 
 def target_spec(entry: TargetEntry, default_image_size: int,
                  aging: frozenset[str] | set[str] = frozenset()) -> TargetSpec:
-    if entry.fs not in known_kinds():
-        known = ", ".join(k for k in known_kinds() if k != "null")
-        raise UserError(f"unknown file system {entry.fs!r}: known: {known} (or dir:PATH)")
+    registry_entry(entry.fs)  # an unknown kind is one clear line, from the registry
     if entry.fs == "dir" and not entry.path:
         raise UserError(f"target {entry.name or 'dir'}: a dir target needs path = \"...\"")
     name = entry.name or entry.fs

@@ -50,6 +50,16 @@ def known_kinds() -> tuple[str, ...]:
     return tuple(REGISTRY)
 
 
+def registry_entry(fs: str) -> tuple[str, str]:
+    """(plug-in, description) of a target kind, or the one-line error every caller gives
+    for a kind fslab does not know (the one place it is checked)."""
+    entry = REGISTRY.get(fs)
+    if entry is None:
+        known = ", ".join(k for k in known_kinds() if k != "null")
+        raise UserError(f"unknown file system {fs!r}: known: {known} (or dir:PATH)")
+    return entry
+
+
 def register_profile(profile: FsProfile) -> None:
     """Make a file system on images (kernel or FUSE) known everywhere: targets, images,
     the importer."""
@@ -85,10 +95,7 @@ def make_target(
     force_device: bool = False,
 ) -> Target:
     """Build the target for a spec, or raise a one-line UserError for an unknown kind."""
-    entry = REGISTRY.get(spec.fs)
-    if entry is None:
-        known = ", ".join(k for k in known_kinds() if k != "null")
-        raise UserError(f"unknown file system {spec.fs!r} in target {spec.name!r}: known: {known}")
+    entry = registry_entry(spec.fs)
     if spec.device and entry[0] != LOOPFS:
         kernel = ", ".join(k for k, (plug_in, _) in REGISTRY.items() if plug_in == LOOPFS)
         raise UserError(f"target {spec.name}: device = ... works with {kernel}")
