@@ -52,6 +52,9 @@ STUDY_VALUES = {
                                "published": MIRROR_PUBLISHED}),
     "randrw128k": ("raid1-fs", {"randrw128k": {**MIRROR_JOB, "bs": "128k"},
                                 "published": MIRROR_PUBLISHED}),
+    # the same job as a factor of block size: 16k first, sweep bs = ["16k", "128k"]
+    "randrw": ("raid1-fs", {"randrw": {**MIRROR_JOB, "bs": "16k"},
+                            "published": MIRROR_PUBLISHED}),
     "bonnie": ("raid1-fs", {  # "writes 128 GB ... because the server has 64 GB RAM"; -n 16
         "published": {**MIRROR_FS, "file_size": "2xRAM", "files_k": 16}}),
     "smallfiles": ("raid1-fs", {  # Tests using Perl: 100.000 files with 4KB and 128KB

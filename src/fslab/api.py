@@ -41,6 +41,7 @@ def run(
     until_detectable: float | None = None,
     rerun_disturbed: bool = False,
     rerun_unsteady: bool = False,
+    budget: float | None = None,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -49,7 +50,8 @@ def run(
     a difference of that size), the campaign's iterations are a pilot that decides how
     many more to run, up to `max_iterations` in all; estimates and verdicts use only
     those (fslab/run/adaptive.py: this keeps their error rates). What is still short of the
-    goal at the end is returned.
+    goal at the end is returned. With `budget` (seconds), a plan that measures for longer
+    is refused before anything is made (`fslab run` passes 2 h unless --yes).
     """
     from fslab.host.lab import Lab
     from fslab.run.adaptive import Goal
@@ -58,7 +60,7 @@ def run(
     goal = Goal(until_ci, until_detectable)
     first = CampaignRun.start(campaign, Path(out or campaign.out or default_out(campaign)),
                               lab or Lab(), resume=resume, force_device=force_device,
-                              confirmed_devices=confirmed_devices)
+                              confirmed_devices=confirmed_devices, budget=budget)
     outcome = first.execute(progress, rerun_disturbed, before=first.pre_run_steps(),
                             rerun_unsteady=rerun_unsteady)
     second = first.second_stage(goal, max_iterations)

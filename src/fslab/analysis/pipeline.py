@@ -43,9 +43,11 @@ def summarized(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecor
                environment: dict[str, Any]) -> pd.DataFrame:
     """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
     from fslab.analysis.cachebound import mark_cache_bound
+    from fslab.analysis.factors import cell_levels, with_levels
     from fslab.analysis.summary import summarize
 
-    return mark_cache_bound(summarize(metrics, runs), records, environment, runs)
+    summary = mark_cache_bound(summarize(metrics, runs), records, environment, runs)
+    return with_levels(summary, cell_levels(metrics))  # a sweep's factors as columns
 
 
 def write_summary(results: ResultsDir) -> pd.DataFrame:
@@ -105,7 +107,7 @@ PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's 
 
 # Every module analyse() runs, for loading ahead (fslab import loads them while its files
 # are parsed: importer.load_analysis_libraries).
-STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts"})
+STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts", "sweeps"})
 
 
 def load_steps() -> None:
@@ -116,12 +118,13 @@ def load_steps() -> None:
         importlib.import_module(f"fslab.analysis.{step}")
 
 
-def method_statements(*, hosts: bool, aged: bool, pilot: int) -> pd.DataFrame:
+def method_statements(*, hosts: bool, aged: bool, pilot: int,
+                      sweep: bool = False) -> pd.DataFrame:
     """stats/methods.csv: (step, method), one row per analysis step this campaign used,
     each step's own statement (its module's METHOD)."""
     import importlib
 
-    steps = METHOD_STEPS + ["hosts"] * hosts + ["aged"] * aged
+    steps = METHOD_STEPS + ["hosts"] * hosts + ["aged"] * aged + ["effects"] * sweep
     rows = [{"step": step,
              "method": importlib.import_module(f"fslab.analysis.{step}").METHOD}
             for step in steps]
@@ -174,18 +177,27 @@ def analyse(inputs: Inputs) -> Analysis:
     drift_table, shared = iteration_drift(runs)
     note = drift_note(drift_table, shared)
     headline, ranking = rankings(summary, tests, pairs, runs)
+    from fslab.analysis.factors import cell_levels
+    from fslab.analysis.sweeps import analyse_sweep
+
+    effects, best = analyse_sweep(runs, cell_levels(metrics), settings,
+                                  declared_primaries(records), summary,
+                                  not environment.get("imported"),
+                                  parse_margin(settings.get("margin", DEFAULT_MARGIN)))
     seen = disturbance(records)
     busy = disturbance_note(seen)
     unsteady = unsteady_note(records)
     verdicts = pd.DataFrame(
         ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
         + ([{"kind": "machine", "workload": "", "text": unsteady}] if unsteady else [])
-        + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs) + aged_verdicts(ages)
+        + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs, effects, best)
+        + aged_verdicts(ages)
         + ([{"kind": "drift", "workload": "", "text": note}] if note else []),
         columns=VERDICT_COLUMNS)
     return Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
                     pairwise=pairs, verdicts=verdicts, headline=headline, ranking=ranking,
                     drift=drift_table, hosts=spread, aged=ages, disturbed=seen,
-                    series=probe_series(metrics), methods=method_statements(
+                    series=probe_series(metrics), effects=effects, best=best,
+                    methods=method_statements(
                         hosts=not spread.empty, aged=not ages.empty,
-                        pilot=int(settings.get("pilot", 0) or 0)))
+                        pilot=int(settings.get("pilot", 0) or 0), sweep=not effects.empty))

@@ -15,6 +15,7 @@ import pandas as pd
 from fslab.analysis.model import ALPHA
 from fslab.analysis.ranking import RANKING_COLUMNS, Oriented, orient, rank
 from fslab.core.metrics import HIGHER, title
+from fslab.core.units import format_bound as bound
 
 HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "observed", "ranking",
                     "best", "family", "alpha", "left_out", "verdict"]
@@ -73,30 +74,38 @@ def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
 # stats/verdicts.csv: one row per sentence, its kind saying where it belongs (a reader
 # of the table never parses text). verdicts.txt is the same rows as text, indented.
 VERDICT_COLUMNS = ["kind", "workload", "text"]
-INDENT = {"workload": "", "question": "  ", "pair": "    ", "caveat": "    "}
+INDENT = {"workload": "", "best": "", "factor": "  ", "question": "  ", "pair": "    ",
+          "caveat": "    "}
 
 
 def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
-                 pairwise: pd.DataFrame) -> list[dict[str, str]]:
+                 pairwise: pd.DataFrame, effects: pd.DataFrame | None = None,
+                 best: pd.DataFrame | None = None) -> list[dict[str, str]]:
     """The family sentence, then per workload its ranking(s) and pairs, then the
-    exploratory count: rows of VERDICT_COLUMNS."""
-    if headline.empty:
+    exploratory count: rows of VERDICT_COLUMNS. A swept job opens with its best
+    configuration and its factors (analysis.sweeps), then each variant's ranking."""
+    from fslab.analysis.factors import job_of, workload_levels
+    from fslab.analysis.sweeps import sweep_sentences
+
+    sweeps = sweep_sentences(effects if effects is not None else pd.DataFrame(),
+                             best if best is not None else pd.DataFrame())
+    if headline.empty and not sweeps:
         return [_row("family", "", "No primary comparisons: fewer than 2 targets with 2 or "
                                    "more iterations.")]
-    family = int(headline["family"].dropna().max()) if headline["family"].notna().any() else 1
-    level = 100 * (1 - ALPHA / family)
-    questions = len(headline)
-    rows = [_row("family", "", f"Verdicts answer {questions} question"
-                               f"{'s' * (questions != 1)} (the primary metric of each "
-                               f"workload): {family} pair{'s' * (family != 1)} in all, "
-                               f"Bonferroni-adjusted together — each interval is a "
-                               f"{_level(level)} % interval, so all of them hold at once "
-                               "with 95 % confidence."),
-            _row("meaning", "", POWER_MEANING)]
-    for workload in dict.fromkeys(headline["workload"].astype(str)):
-        rows.append(_row("workload", workload, workload))
-        for head in headline[headline["workload"].astype(str) == workload].itertuples():
-            rows += _question_rows(head, ranking, pairwise)
+    rows = _family_rows(headline) + _sweep_family_rows(effects, best)
+    workloads = list(dict.fromkeys(headline["workload"].astype(str)))
+    jobs = list(dict.fromkeys([*(job_of(w) if job_of(w) in sweeps else w for w in workloads),
+                               *sweeps]))
+    for job in jobs:
+        rows.append(_row("workload", job, job))
+        rows += sweeps.get(job, [])
+        for workload in workloads:
+            if (job_of(workload) if job in sweeps else workload) != job:
+                continue
+            prefix = f"at {workload_levels(workload)}: " if job in sweeps and \
+                workload_levels(workload) else ""
+            for head in headline[headline["workload"].astype(str) == workload].itertuples():
+                rows += _question_rows(head, ranking, pairwise, prefix)
     exploratory = pairwise[~pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
     if len(exploratory):
         excludes = int(exploratory["significant"].astype(bool).sum())
@@ -106,6 +115,39 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
                          f"{0.05 * len(exploratory):.0f} would by chance alone if nothing "
                          "differed); stats/pairwise.csv."))
     return rows
+
+
+def _family_rows(headline: pd.DataFrame) -> list[dict[str, str]]:
+    if headline.empty:
+        return []
+    family = int(headline["family"].dropna().max()) if headline["family"].notna().any() else 1
+    level = 100 * (1 - ALPHA / family)
+    questions = len(headline)
+    return [_row("family", "", f"Verdicts answer {questions} question"
+                               f"{'s' * (questions != 1)} (the primary metric of each "
+                               f"workload): {family} pair{'s' * (family != 1)} in all, "
+                               f"Bonferroni-adjusted together — each interval is a "
+                               f"{_level(level)} % interval, so all of them hold at once "
+                               "with 95 % confidence."),
+            _row("meaning", "", POWER_MEANING)]
+
+
+def _sweep_family_rows(effects: pd.DataFrame | None,
+                       best: pd.DataFrame | None) -> list[dict[str, str]]:
+    """How a sweep's effects and best configurations were adjusted, in one sentence."""
+    if effects is None or effects.empty or "family" not in effects or \
+            not effects["family"].notna().any():
+        return []
+    family = int(effects["family"].max())
+    level = 100 * (1 - ALPHA / family)
+    factors = effects[["workload", "factor"]].drop_duplicates()
+    text = (f"Sweep: {family} effect{'s' * (family != 1)} of {len(factors)} factor"
+            f"{'s' * (len(factors) != 1)} × job, each a ratio to its reference level with a "
+            f"{_level(level)} % interval (Bonferroni over all of them; stats/effects.csv)")
+    if best is not None and not best.empty:
+        text += ("; each job's best configuration against every other by the pairs' model, "
+                 "those whose interval includes 1 within reach (stats/best.csv)")
+    return [_row("family", "", text + ".")]
 
 
 def error_rows(runs: pd.DataFrame) -> list[dict[str, str]]:
@@ -142,20 +184,21 @@ def _row(kind: str, workload: str, text: str) -> dict[str, str]:
     return {"kind": kind, "workload": workload, "text": text}
 
 
-def _question_rows(head: object, ranking: pd.DataFrame,
-                   pairwise: pd.DataFrame) -> list[dict[str, str]]:
+def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
+                   prefix: str = "") -> list[dict[str, str]]:
     workload, op, metric = head.workload, head.op, head.metric  # type: ignore[attr-defined]
     better = head.better  # type: ignore[attr-defined]
     what = _what(str(op), str(metric), str(workload))
     ranking_text = head.ranking  # type: ignore[attr-defined]
     workload = str(workload)
     if not isinstance(ranking_text, str) or not ranking_text:
-        return [_row("question", workload, f"{what}: {head.verdict}")]  # type: ignore[attr-defined]
+        return [_row("question", workload,
+                     f"{prefix}{what}: {head.verdict}")]  # type: ignore[attr-defined]
     rows = ranking[(ranking.workload == workload) & (ranking.op == op)
                    & (ranking.metric == metric)]
     n = head.n  # type: ignore[attr-defined]
     observed = head.observed  # type: ignore[attr-defined]
-    out = [_row("question", workload, f"{what} ({n} {observed}): {ranking_text}")]
+    out = [_row("question", workload, f"{prefix}{what} ({n} {observed}): {ranking_text}")]
     best = str(rows["best"].iloc[0])
     word = advantage_words(str(metric), str(better))
     pairs = pairwise[(pairwise.workload == workload) & (pairwise.op == op)
@@ -213,17 +256,6 @@ def _duration(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def bound(value: float) -> str:
-    """An interval bound with enough digits that one excluding 1 never reads as 1."""
-    if value != value or math.isinf(value):
-        return "n/a"
-    for digits in range(3, 9):
-        text = f"{value:.{digits}g}"
-        if float(text) != 1.0 or value == 1.0:
-            return text
-    return f"{value:.9g}"
 
 
 def cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:

@@ -8,187 +8,16 @@ from typing import Annotated
 
 import typer
 
+from fslab.cli import run as _run  # noqa: F401  (registers `fslab run` first, as help lists it)
 from fslab.cli.app import (
-    CatalogueOption,
     LabOption,
     app,
     console,
     err_console,
     escape,
-    parse_labels,
 )
+from fslab.cli.summary import print_summary
 from fslab.core.errors import ExitCode, ToolError, UserError
-
-
-def _split(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise UserError("empty list: give comma-separated names, e.g. ext4,xfs")
-    return items
-
-
-@app.command()
-def run(
-    campaign_file: Annotated[Path | None, typer.Argument(
-        metavar="[CAMPAIGN.toml]", help="Campaign file; flags override it.")] = None,
-    fs: Annotated[str | None, typer.Option(
-        "--fs", help="Targets, comma-separated: ext4,xfs,btrfs or dir:PATH.")] = None,
-    preset: Annotated[str | None, typer.Option(help="fio preset (default direct5).")] = None,
-    workloads: Annotated[str | None, typer.Option(
-        help="Only these workloads, comma-separated, e.g. randread,seqwrite.")] = None,
-    iterations: Annotated[int | None, typer.Option(help="Repetitions of every run.")] = None,
-    runtime: Annotated[str | None, typer.Option(
-        help="Seconds per fio job, e.g. 5 or 30s.")] = None,
-    size: Annotated[str | None, typer.Option(help="Image size per target, e.g. 2G.")] = None,
-    file_size: Annotated[str | None, typer.Option(
-        "--file-size", help="File size per fio job (default: auto, fitted to the image).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Results directory.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed of the run-order shuffle.")] = None,
-    fresh: Annotated[str | None, typer.Option(
-        help="New file system per run, iteration (default) or campaign.")] = None,
-    hosts: Annotated[str | None, typer.Option(
-        help="fio servers to drive, e.g. node1,node2:8766 (fio client/server mode).")] = None,
-    resume: Annotated[bool, typer.Option(
-        "--resume", help="Continue the campaign in --out DIR.")] = False,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Print the plan and job files; touch nothing.")] = False,
-    confirm_device: Annotated[list[str] | None, typer.Option(
-        "--confirm-device", help="Allow formatting this real device (repeat per device).")] = None,
-    force_device: Annotated[bool, typer.Option(
-        "--force-device", help="Also overwrite a confirmed device with a signature.")] = False,
-    until_ci: Annotated[float | None, typer.Option(
-        "--until-ci", help="Treat --iterations as a pilot and run as many more as every "
-                           "CI within PCT % needs (estimates use those alone).",
-        metavar="PCT")] = None,
-    max_iterations: Annotated[int, typer.Option(
-        "--max-iterations", help="Cap for --until-ci and --until-detectable.")] = 20,
-    until_detectable: Annotated[float | None, typer.Option(
-        "--until-detectable", help="Treat --iterations as a pilot and run as many more as "
-        "detecting a PCT % difference needs (80 % power), up to --max-iterations.",
-        metavar="PCT")] = None,
-    rounds: Annotated[int | None, typer.Option(
-        "--rounds", min=1, help="Measure each fio job in this many slices interleaved "
-        "with the other targets (default 6; 1: each run in one piece).")] = None,
-    no_ceiling: Annotated[bool, typer.Option(
-        "--no-ceiling", help="Do not measure the raw device under the images first (the "
-        "ceiling that marks cache-bound results; campaign key: ceiling = false).")] = False,
-    as_published: Annotated[bool, typer.Option(
-        "--as-published", help="Run the preset at its study's own scale and protocol "
-        "(sizes, runtimes, repetitions, file systems; one run per job); with --dry-run, "
-        "show that plan and how long it takes.")] = False,
-    rerun_unsteady: Annotated[bool, typer.Option(
-        "--rerun-unsteady", help="Measure runs again whose throughput stepped or trended "
-        "within their window (fio's per-interval logs).")] = False,
-    rerun_disturbed: Annotated[bool, typer.Option(
-        "--rerun-disturbed", help="Measure runs the witness saw disturbed (another "
-        "process's CPU, memory pressure, other I/O) again at the end of their iteration."
-    )] = False,
-    primary: Annotated[str | None, typer.Option(
-        "--primary", help="Metrics the verdicts answer, comma-separated, in order of "
-        "preference (default: each workload's own, e.g. IOPS for random I/O).")] = None,
-    label: Annotated[list[str] | None, typer.Option(
-        "--label", help="A label of this campaign, KEY=VALUE (repeatable; campaign key "
-        "labels = {...}): the history orders and compares campaigns by them.")] = None,
-    catalogue: CatalogueOption = None,
-    margin: Annotated[str | None, typer.Option(
-        "--margin", help="Targets within this of each other are 'the same' (default 10%; "
-        "campaign key margin).")] = None,
-    lab: LabOption = None,
-) -> None:
-    """Run a campaign: targets × workloads × iterations, then summarise."""
-    from fslab import api
-    from fslab.host.lab import Lab
-    from fslab.plan.campaign import Overrides, load_campaign
-
-    if until_ci is not None and until_ci <= 0:
-        raise UserError("--until-ci must be a percentage above 0, e.g. 5")
-    if until_detectable is not None and until_detectable <= 0:
-        raise UserError("--until-detectable must be a percentage above 0, e.g. 5")
-    overrides = Overrides(
-        fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
-        runtime=runtime, image_size=size, file_size=file_size,
-        out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
-        primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
-        as_published=as_published or None, labels=parse_labels(label) or None,
-        margin=margin,
-    )
-    if resume:
-        if out is None:
-            raise UserError("--resume needs --out DIR: the results directory to continue")
-        from fslab.plan.resume import progress_line, resume_campaign
-
-        campaign = resume_campaign(out, campaign_file, overrides)
-        if not dry_run:
-            console.print(progress_line(campaign, out))
-    else:
-        campaign = load_campaign(campaign_file, overrides)
-    devices = frozenset(confirm_device or [])
-    the_lab = Lab(lab)
-    if dry_run:
-        from fslab.report.terminal import plan_renderable
-
-        problems: list[str] = []
-        plan, targets = api.prepare(campaign, confirmed_devices=devices,
-                                    force_device=force_device, problems=problems)
-        console.print(plan_renderable(plan, targets, the_lab.root), soft_wrap=True)
-        for problem in problems:
-            err_console.print(f"would stop: {problem}", markup=False, highlight=False)
-        if problems:
-            raise typer.Exit(ExitCode.USER_ERROR)
-        return
-    from fslab.host.doctor import QUICK, examine_beside
-    from fslab.report.progress import LineProgress, RichProgress
-
-    if campaign.published is not None:
-        for line in campaign.published.lines():
-            console.print(line, markup=False, highlight=False)
-
-    try:
-        shown = err_console.get()
-        with (RichProgress(shown) if shown.is_terminal else LineProgress(sys.stderr)) as progress:
-            check = examine_beside(the_lab.root, QUICK, progress.note)
-            try:
-                result = api.run(campaign, out=out, lab=the_lab, resume=resume,
-                                 confirmed_devices=devices, force_device=force_device,
-                                 progress=progress, until_ci=until_ci,
-                                 max_iterations=max_iterations,
-                                 until_detectable=until_detectable,
-                                 rerun_disturbed=rerun_disturbed,
-                                 rerun_unsteady=rerun_unsteady)
-            finally:
-                check.join()
-    except KeyboardInterrupt:
-        target = out or "DIR"
-        err_console.print(f"fslab: interrupted; everything fslab made was released. "
-                          f"Continue with: fslab run --resume --out {target}")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
-    _print_summary(result.results.path, result.summary)
-    for warning in result.runner.warnings:
-        err_console.print(f"[yellow]warning: {warning}[/yellow]")
-    if until_ci is not None or until_detectable is not None:
-        goal = " and ".join(filter(None, [
-            f"±{until_ci:g} % CIs" if until_ci else "",
-            f"{until_detectable:g} % detectable" if until_detectable else ""]))
-        if result.unconverged:
-            console.print(f"[yellow]Not at {goal} after the second stage (planned from "
-                          "the pilot's spread; reported, not chased):[/yellow]")
-            for cell in result.unconverged:
-                console.print(f"  {escape(cell)}")
-        else:
-            console.print(f"Every cell at {goal}.")
-    console.print(f"Next: fslab report {result.results.path} (HTML; the tests, effect sizes "
-                  f"and verdicts are in {result.results.path / 'stats'})")
-    if catalogue is not None:
-        from fslab.history.catalogue import add
-
-        added = add(catalogue, [result.results.path])[0]
-        console.print(f"Catalogue {catalogue}: campaign {added.campaign_id} added")
-    console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
-                  f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
-    if result.runner.failed:
-        raise typer.Exit(ExitCode.RUN_FAILURES)
 
 
 @app.command()
@@ -196,7 +25,7 @@ def analyze(
     results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
 ) -> None:
     """Summarise a results directory; writes DIR/stats/summary.csv."""
-    _print_summary(results_dir)
+    print_summary(results_dir)
     console.print(f"Wrote {results_dir / 'stats' / 'summary.csv'}")
 
 
@@ -357,41 +186,6 @@ def presets(
         sys.stdout.write(presets_json() + "\n")
         return
     console.print(presets_tables())
-
-
-def _print_summary(results_dir: Path, summary: object = None) -> None:
-    from fslab import api
-    from fslab.report.terminal import summary_tables
-
-    if summary is None:
-        summary = api.analyze(results_dir)
-    runs = api.runs(results_dir)
-    console.print(summary_tables(summary, runs))
-    note = api.drift(results_dir)
-    if note:
-        console.print(note, style="dim")
-    for line in _member_lines(api.member_split(results_dir)):
-        console.print(line, markup=False, highlight=False)
-    if "disturbed" in runs and runs["disturbed"].astype(bool).any():
-        busy = runs[runs["disturbed"].astype(bool)]
-        console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "
-                      f"busy ({escape(str(busy['disturbed_by'].iloc[0]))}; every one in "
-                      "stats/disturbed.csv): fslab run --rerun-disturbed measures them "
-                      "again.[/yellow]")
-
-
-def _member_lines(split: object) -> list[str]:
-    """"md-raid: randrw16k: reads 79.7 % on member 1 (loop3), 20.3 % on member 2 ..."""
-    import pandas as pd
-
-    assert isinstance(split, pd.DataFrame)
-    lines = []
-    for (target, workload), rows in split.groupby(["target", "workload"], sort=False):
-        parts = ", ".join(f"{row.read_share:.1%} member {row.member} ({row.device}: "
-                          f"{row.read_ios:,} reads, {row.write_ios:,} writes)"
-                          for row in rows.itertuples())
-        lines.append(f"{target} {workload}: read split {parts} [{rows['source'].iloc[0]}]")
-    return lines
 
 
 def main() -> None:

@@ -196,15 +196,22 @@ def add_rows(columns: dict[str, list[object]], identity: dict[str, object],
     """Append measurements as metrics rows (one list per column of COLUMNS).
 
     The one place rows are built: a run and an import both come here. `identity` gives
-    campaign, run_id, target, fs, fs_impl, workload and iteration; `host` stands in for
-    a measurement without its own.
+    campaign, run_id, target, fs, fs_impl, workload and iteration, and a swept cell's
+    level of each factor (a column of its own: rows without it hold None); `host` stands
+    in for a measurement without its own.
     """
     if not measurements:
         return
     count = len(measurements)
+    before = len(columns["op"])
     for name, value in identity.items():
+        if name not in columns:  # a factor the rows before did not have
+            columns[name] = [None] * before
         if name != "workload":
             columns[name] += [value] * count
+    for name in factor_columns(columns):
+        if name not in identity:
+            columns[name] += [None] * count
     workload = str(identity["workload"])
     ops, metrics, values, hosts, samples, notes, sections = zip(*measurements, strict=True)
     columns["workload"] += [observation_workload(workload, s) for s in sections]
@@ -218,10 +225,19 @@ def add_rows(columns: dict[str, list[object]], identity: dict[str, object],
     columns["note"] += notes
 
 
+def factor_columns(columns: Iterable[str]) -> list[str]:
+    """The columns beyond COLUMNS: a sweep's factors (plan/sweep.py), in order."""
+    return [name for name in columns if name not in _COLUMN_SET]
+
+
+_COLUMN_SET = frozenset(COLUMNS)
+
+
 def rows(columns: dict[str, list[object]]) -> list[dict[str, object]]:
     """Column lists as row dicts (run.json keeps rows)."""
-    return [dict(zip(COLUMNS, values, strict=True))
-            for values in zip(*(columns[name] for name in COLUMNS), strict=True)]
+    names = [*COLUMNS, *factor_columns(columns)]
+    return [dict(zip(names, values, strict=True))
+            for values in zip(*(columns[name] for name in names), strict=True)]
 
 
 def empty_columns() -> dict[str, list[object]]:
@@ -232,12 +248,14 @@ def empty_columns() -> dict[str, list[object]]:
 # that importing this module stays cheap.
 
 
-def metrics_schema() -> Any:
-    """The Arrow schema of metrics.parquet, column by column as in metrics.COLUMNS."""
+def metrics_schema(factors: Iterable[str] = ()) -> Any:
+    """The Arrow schema of metrics.parquet, column by column as in metrics.COLUMNS, then
+    a sweep's factors (text: a level as it names its cell)."""
     import pyarrow as pa
 
     types = {"iteration": pa.int64(), "value": pa.float64(), "sample": pa.int64()}
-    return pa.schema([(name, types.get(name, pa.string())) for name in COLUMNS])
+    return pa.schema([(name, types.get(name, pa.string()))
+                      for name in (*COLUMNS, *factors)])
 
 
 def metrics_table(columns: dict[str, list[Any]], categorical: bool = False) -> Any:
@@ -249,7 +267,8 @@ def metrics_table(columns: dict[str, list[Any]], categorical: bool = False) -> A
     import pyarrow as pa
 
     fields = [pa.field(f.name, pa.dictionary(pa.int32(), pa.string()))
-              if categorical and f.type == pa.string() else f for f in metrics_schema()]
+              if categorical and f.type == pa.string() else f
+              for f in metrics_schema(factor_columns(columns))]
     return pa.table([pa.array(columns[field.name], field.type) for field in fields],
                     schema=pa.schema(fields))
 

@@ -49,6 +49,8 @@ class RunRecord:
     archive: str = ""  # where it was read from when packed (store.write_run_archive)
     # What else the machine did while it measured (fslab/host/witness.py), with `disturbed`.
     witness: dict[str, Any] = field(default_factory=dict)
+    # A swept cell's level of each factor (plan/sweep.py): columns of the metrics table.
+    levels: dict[str, str] = field(default_factory=dict)
 
     @property
     def disturbed(self) -> bool:
@@ -72,12 +74,13 @@ class RunRecord:
         return bool(self.source)
 
     def identity(self) -> dict[str, Any]:
-        """The metrics columns every row of this run shares (metrics.add_rows)."""
+        """The metrics columns every row of this run shares (metrics.add_rows): its
+        identity, then one column per factor of a sweep."""
         description = self.target_description
         return {"campaign": self.campaign, "run_id": self.run_id, "target": self.target,
                 "fs": self.fs or description.get("fs", ""),
                 "fs_impl": self.fs_impl or description.get("fs_impl", ""),
-                "workload": self.workload, "iteration": self.iteration}
+                "workload": self.workload, "iteration": self.iteration, **self.levels}
 
     def to_json(self) -> dict[str, Any]:
         """The record as run.json holds it (an import's empty run-only keys left out)."""

@@ -68,6 +68,25 @@ def parse_duration(text: str | int) -> int:
     return seconds
 
 
+def format_bound(value: float) -> str:
+    """An interval bound with enough digits that one excluding 1 never reads as 1."""
+    if value != value or math.isinf(value):
+        return "n/a"
+    for digits in range(3, 9):
+        text = f"{value:.{digits}g}"
+        if float(text) != 1.0 or value == 1.0:
+            return text
+    return f"{value:.9g}"
+
+
+def format_duration(seconds: float) -> str:
+    """'1 h 05 min', '3 min 20 s', '45 s'."""
+    hours, rest = divmod(round(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    return (f"{hours} h {minutes:02d} min" if hours else
+            f"{minutes} min {secs:02d} s" if minutes else f"{secs} s")
+
+
 def format_bytes(value: float) -> str:
     """Format a byte count with binary units: '512 MiB'."""
     return _scaled(value, 1024, ["B", "KiB", "MiB", "GiB", "TiB"])

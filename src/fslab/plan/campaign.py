@@ -19,6 +19,7 @@ from fslab.core.errors import UserError
 from fslab.core.metrics import HEADLINE_METRICS
 from fslab.core.toml_file import read_toml
 from fslab.core.units import parse_duration, parse_size
+from fslab.plan.levels import level_text
 from fslab.plan.model import (  # re-exported: the campaign's types, one import away
     AUTO_FILE_SIZE_CAP,
     DEFAULT_IMAGE_SIZE,
@@ -34,6 +35,7 @@ from fslab.plan.model import (  # re-exported: the campaign's types, one import 
     Overrides,
     WorkloadEntry,
 )
+from fslab.plan.sweep import campaign_factors, check_sweep
 from fslab.plan.targets import resolve_targets, slug
 from fslab.targets import IMAGE_LESS
 from fslab.workloads.suites import get_suite
@@ -75,7 +77,11 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
     if overrides.iterations is not None and overrides.iterations < 1:
         raise UserError("--iterations must be at least 1")
     image_size = parse_size(overrides.image_size or parsed.image_size)
-    targets = resolve_targets(parsed.target, overrides.fs, image_size)
+    targets, target_sweeps = resolve_targets(parsed.target, overrides.fs, image_size)
+    target_sweeps = {name: lists for name, lists in target_sweeps.items()
+                     if name in {t.name for t in targets}}
+    sweep = {name: [level_text(v) for v in values] for name, values in parsed.sweep.items()}
+    sweep.update(overrides.sweeps or {})
     workloads = _resolve_workloads(parsed.workload, overrides, base_dir)
     runtime = parse_duration(overrides.runtime or parsed.runtime)
     file_size_text = overrides.file_size or parsed.file_size
@@ -102,6 +108,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         labels={**{str(k): str(v) for k, v in parsed.labels.items()},
                 **(overrides.labels or {})},
         margin=parse_margin(overrides.margin or parsed.margin),
+        sweep=sweep,
+        target_sweeps=target_sweeps,
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
@@ -112,9 +120,11 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         parse_hosts(campaign.hosts)  # a malformed host is one clear error, now
     if campaign.fresh not in ("run", "iteration", "campaign"):
         raise UserError(f"bad fresh policy {campaign.fresh!r}: use run, iteration or campaign")
+    campaign_factors(campaign.sweep, campaign.target_sweeps)  # names and levels, checked
     campaign.file_size = (
         _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
     )
+    check_sweep(campaign)
     return campaign
 
 
@@ -195,12 +205,42 @@ def max_numjobs(entries: list[WorkloadEntry]) -> int:
     return largest
 
 
+def processes_at_once(campaign: Campaign) -> int:
+    """The most fio processes whose files lie on one target at once: a job's numjobs, and
+    with a sweep the sum over its variants (measured in the same rounds, each laid out
+    first: run/rounds.py)."""
+    from itertools import product
+
+    from fslab.plan.sweep import swept, takes_workload_factor
+
+    factors = [f for f in campaign_factors(campaign.sweep, {}) if not f.on_targets]
+    largest = max_numjobs(campaign.workloads)
+    for entry in campaign.workloads:
+        if not entry.preset:
+            continue
+        own = [f for f in factors if takes_workload_factor(entry, f.name)]
+        fixed = next((f.levels[0] for f in own if f.name == "numjobs"
+                      and len(f.levels) == 1), None)
+        varied = swept(own)
+        suite = get_suite(entry.preset)
+        for job in entry.only or suite.job_names(entry.options):
+            total = 0
+            for combination in product(*(f.levels for f in varied)):
+                levels = dict(zip((f.name for f in varied), combination, strict=True))
+                count = str(levels.get("numjobs", fixed or suite.numjobs_of(job)))
+                if not count.isdigit() or int(count) < 1:
+                    raise UserError(f"numjobs {count!r}: a whole number of at least 1")
+                total += int(count)
+            largest = max(largest, total)
+    return largest
+
+
 def _auto_file_size(campaign: Campaign) -> int:
     """Per-job file size that fits every image: capped, in whole MiB."""
     images = [t.size for t in campaign.targets if t.fs not in IMAGE_LESS and not t.device]
     if not images:
         return AUTO_FILE_SIZE_CAP
-    fitting = int(min(images) * FILL_FRACTION / max(1, max_numjobs(campaign.workloads)))
+    fitting = int(min(images) * FILL_FRACTION / max(1, processes_at_once(campaign)))
     return max(1024**2, min(AUTO_FILE_SIZE_CAP, fitting) // 1024**2 * 1024**2)
 
 

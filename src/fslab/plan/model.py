@@ -71,6 +71,8 @@ class CampaignFile(BaseModel):
     labels: dict[str, str | int | float | bool] = {}
     # Two targets within this of each other are "the same" (analysis/decisions.py).
     margin: str | float = "10%"
+    # Factors of the design: NAME = [levels] (plan/sweep.py); one level sets the option.
+    sweep: dict[str, list[Any]] = {}
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -106,6 +108,10 @@ class Campaign:
     scale: str = "quick"  # or "published": the study's own scale (as_published.py)
     labels: dict[str, str] = field(default_factory=dict)  # the user's own (history/)
     margin: float = 0.10  # the same within this (a fraction; analysis/decisions.py)
+    # The sweep (plan/sweep.py): campaign-wide factors as text levels, and the lists each
+    # target's own table gave ({target: {factor: levels}}); `targets` stay as declared.
+    sweep: dict[str, list[str]] = field(default_factory=dict)
+    target_sweeps: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
 
@@ -137,7 +143,10 @@ class Campaign:
         data["margin"] = self.margin
         if self.labels:
             data["labels"] = dict(self.labels)
-        data["target"] = [_target_dict(spec) for spec in self.targets]
+        if self.sweep:
+            data["sweep"] = {name: list(levels) for name, levels in self.sweep.items()}
+        data["target"] = [_target_dict(spec, self.target_sweeps.get(spec.name, {}))
+                          for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)
                             for w in self.workloads]
         return data
@@ -164,9 +173,10 @@ class Overrides:
     as_published: bool | None = None  # --as-published: the study's own scale (None: not given)
     labels: dict[str, str] | None = None  # --label KEY=VALUE: added to the file's labels
     margin: str | None = None  # --margin 10%
+    sweeps: dict[str, list[str]] | None = None  # --sweep NAME=V1,V2 (repeatable)
 
 
-def _target_dict(spec: TargetSpec) -> dict[str, Any]:
+def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, Any]:
     data: dict[str, Any] = {"name": spec.name, "fs": spec.fs}
     if spec.fs not in IMAGE_LESS and not spec.device:
         data["image_size"] = spec.size
@@ -179,6 +189,13 @@ def _target_dict(spec: TargetSpec) -> dict[str, Any]:
             value = options.pop(key)
             data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(
                 value).startswith("target:") else value
+    for name, levels in lists.items():  # its own sweep, as its table gave it
+        if name == "mkfs_options":
+            data[name] = [level.split() for level in levels]
+        elif name.startswith("zfs."):
+            options[name[len("zfs."):]] = list(levels)
+        else:
+            data[name] = list(levels)
     if options:
         data["options"] = options
     return data

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fslab.plan.campaign import Campaign
-from fslab.plan.workloads import build_workloads
+from fslab.plan.levels import Level, path_name
+from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
 from fslab.workloads.base import Workload
 
@@ -19,11 +20,26 @@ class RunSpec:
     position: int
     target: TargetSpec
     workload: Workload
+    # The workload's own levels (a sweep's fio options: plan/sweep.py; the target's are
+    # its own) and the job they vary: runs of one job are measured in the same rounds.
+    workload_levels: tuple[Level, ...] = ()
+    job: str = ""
 
     @property
     def run_id(self) -> str:
         """Stable across re-plans of the same campaign, so resume can match runs."""
-        return f"i{self.iteration:03d}-{self.target.name}-{self.workload.name}"
+        return (f"i{self.iteration:03d}-{path_name(self.target.name)}-"
+                f"{path_name(self.workload.name)}")
+
+    @property
+    def levels(self) -> dict[str, str]:
+        """Every factor's level of this run's cell: its target's, then its workload's."""
+        return dict((*self.target.levels, *self.workload_levels))
+
+    @property
+    def group(self) -> str:
+        """What the run is measured together with: its job (every level of it)."""
+        return self.job or self.workload.name
 
 
 @dataclass
@@ -32,6 +48,13 @@ class Plan:
 
     campaign: Campaign
     runs: list[RunSpec]
+    targets: list[TargetSpec]  # every target the runs use (a sweep's variants each)
+    workloads: list[str] = field(default_factory=list)  # every workload's name, in order
+
+    @property
+    def cells(self) -> list[tuple[str, str]]:
+        """(target, workload) of every cell, in the campaign's order."""
+        return [(t.name, w) for t in self.targets for w in self.workloads]
 
     def iteration(self, number: int) -> list[RunSpec]:
         return [run for run in self.runs if run.iteration == number]
@@ -42,16 +65,21 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
 
     The shuffle spreads slow drifts of the machine (thermal, background work, a filling
     disk) over all cells instead of letting them land on whichever target runs last.
+    A sweep's variants of targets and workloads are cells like any other (plan/sweep.py).
     """
-    workloads = workloads if workloads is not None else build_workloads(campaign)
+    if workloads is None:
+        variants, targets = workload_variants(campaign), target_variants(campaign)
+    else:  # a plan of its own (the ceiling's): these workloads on the targets as they are
+        variants, targets = [WorkloadVariant(w, w.name) for w in workloads], campaign.targets
     rng = random.Random(campaign.seed)
     runs: list[RunSpec] = []
     for iteration in range(1, campaign.iterations + 1):
-        pairs = [(target, workload) for target in campaign.targets for workload in workloads]
+        pairs = [(target, variant) for target in targets for variant in variants]
         rng.shuffle(pairs)
-        runs += [RunSpec(iteration, position, target, workload)
-                 for position, (target, workload) in enumerate(pairs)]
-    return Plan(campaign, runs)
+        runs += [RunSpec(iteration, position, target, variant.workload, variant.levels,
+                         variant.base)
+                 for position, (target, variant) in enumerate(pairs)]
+    return Plan(campaign, runs, targets, [v.workload.name for v in variants])
 
 
 def check_space(plan: Plan) -> None:
@@ -61,17 +89,56 @@ def check_space(plan: Plan) -> None:
     from fslab.plan.campaign import MAX_FILL
     from fslab.targets import IMAGE_LESS
 
-    checked: set[tuple[str, str]] = set()
-    for run in plan.runs:
-        key = (run.target.name, run.workload.name)
-        if key in checked or run.target.fs in IMAGE_LESS or run.target.device:
+    # A job's variants lie on a target together (laid out before their rounds).
+    together: dict[tuple[str, str], dict[str, int]] = {}
+    for run in plan.iteration(1):
+        if run.target.fs in IMAGE_LESS or run.target.device:
             continue
-        checked.add(key)
-        need = run.workload.required_bytes()
-        room = int(run.target.size * MAX_FILL)
+        cell = together.setdefault((run.target.name, run.group), {})
+        cell[run.workload.name] = run.workload.required_bytes()
+    for (target_name, job), needs in together.items():
+        target = next(t for t in plan.targets if t.name == target_name)
+        need = sum(needs.values())
+        room = int(target.size * MAX_FILL)
         if need > room:
+            what = (f"workload {job}" if len(needs) == 1 else
+                    f"workload {job}'s {len(needs)} variants (laid out together)")
             raise UserError(
-                f"workload {run.workload.name} needs {format_bytes(need)} but target "
-                f"{run.target.name} ({format_bytes(run.target.size)} image) leaves about "
+                f"{what} needs {format_bytes(need)} but target "
+                f"{target_name} ({format_bytes(target.size)} image) leaves about "
                 f"{format_bytes(room)} for files: raise --size or lower --file-size"
             )
+
+
+def measuring_seconds(runs: list[RunSpec]) -> tuple[float, int, int]:
+    """(seconds fio measures over `runs`: each job's runtime and ramp, size-based jobs at
+    their runtime cap; how many of those are capped; runs whose time only the disk decides:
+    file workloads, bonnie++, fio jobs without a runtime)."""
+    from fslab.workloads.fio import FioWorkload
+
+    seconds, capped, unknown = 0.0, 0, 0
+    for run in runs:
+        workload = run.workload
+        expected = workload.expected_seconds() if isinstance(workload, FioWorkload) else None
+        if expected is None:
+            unknown += 1
+            continue
+        seconds += expected
+        assert isinstance(workload, FioWorkload)
+        capped += not workload.global_options.get("time_based", True)
+    return seconds, capped, unknown
+
+
+DEFAULT_BUDGET_S = 2 * 3600
+
+
+def check_budget(runs: list[RunSpec], budget_s: float) -> None:
+    """Refuse a plan that measures for longer than the budget (say how to run it anyway)."""
+    from fslab.core.errors import UserError
+    from fslab.core.units import format_duration
+
+    seconds, _, _ = measuring_seconds(runs)
+    if seconds > budget_s:
+        raise UserError(f"this plan measures for {format_duration(seconds)} ({len(runs)} runs), "
+                        f"past the budget of {format_duration(budget_s)}: add --yes to run it, "
+                        "raise --budget, or sweep fewer levels (--dry-run shows the cells)")

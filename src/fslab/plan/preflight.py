@@ -53,7 +53,7 @@ def build_targets(
 
     return {
         spec.name: make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
-        for spec in plan.campaign.targets
+        for spec in plan.targets
     }
 
 

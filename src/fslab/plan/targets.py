@@ -23,8 +23,10 @@ class TargetEntry(BaseModel):
     name: str | None = None
     fs: str
     image_size: str | int | None = None
-    mkfs_options: list[str] | str = []
-    mount_options: str = ""
+    # A list of levels (mount_options = ["noatime", "relatime"], mkfs_options as a list of
+    # lists, scale and zfs options as lists) sweeps this target alone (plan/sweep.py).
+    mkfs_options: list[str] | str | list[list[str]] = []
+    mount_options: str | list[str] = ""
     path: str = ""
     device: str = ""
     image: str | None = None  # start from this aged image (fslab age's image.img)
@@ -34,13 +36,15 @@ class TargetEntry(BaseModel):
     direct_io: bool | None = None  # loop device direct I/O
     fstrim: bool | None = None  # fstrim before each run (the aging study's protocol)
     throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
-    scale: float | None = None  # the simulator (fs = "null"): true ratio to the base
+    scale: float | list[float] | None = None  # the simulator (fs = "null"): true ratio
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
 def resolve_targets(
     entries: list[TargetEntry], fs_flag: list[str] | None, image_size: int
-) -> list[TargetSpec]:
+) -> tuple[list[TargetSpec], dict[str, dict[str, list[str]]]]:
+    """The targets as declared (TargetSpec each) and, per target, the lists of levels its
+    own table gives (a sweep of that target alone: plan/sweep.py)."""
     by_name = {(entry.name or entry.fs): entry for entry in entries}
     if fs_flag:
         chosen = [by_name.get(name) or entry_from_flag(name) for name in fs_flag]
@@ -49,12 +53,52 @@ def resolve_targets(
     else:
         chosen = [TargetEntry(fs=fs) for fs in DEFAULT_FS]
     aging = {entry.name or entry.fs for entry in chosen if entry.age is not None}
-    specs = [target_spec(entry, image_size, aging) for entry in chosen]
+    local: dict[str, dict[str, list[str]]] = {}
+    plain = []
+    for entry in chosen:
+        entry, lists = own_levels(entry)
+        plain.append(entry)
+        if lists:
+            local[entry.name or entry.fs] = lists
+    specs = [target_spec(entry, image_size, aging) for entry in plain]
     names = [spec.name for spec in specs]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise UserError(f"target names must be unique; repeated: {', '.join(duplicates)}")
-    return specs
+    return specs, local
+
+
+def own_levels(entry: TargetEntry) -> tuple[TargetEntry, dict[str, list[str]]]:
+    """(the entry with its lists of levels taken out, {factor: levels}) — a [[target]]
+    table that sweeps its own options."""
+    from fslab.plan.levels import ZFS_PREFIX, level_text
+
+    name = entry.name or entry.fs
+    lists: dict[str, list[str]] = {}
+    update: dict[str, Any] = {}
+    if isinstance(entry.mount_options, list):
+        lists["mount_options"] = [level_text(v) for v in entry.mount_options]
+        update["mount_options"] = ""
+    mkfs = entry.mkfs_options
+    if isinstance(mkfs, list) and any(isinstance(v, list) for v in mkfs):
+        lists["mkfs_options"] = [level_text(v) for v in mkfs]
+        update["mkfs_options"] = []
+    if isinstance(entry.scale, list):
+        if entry.fs != "null":
+            raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\")")
+        lists["scale"] = [level_text(v) for v in entry.scale]
+        update["scale"] = None
+    options = dict(entry.options)
+    for key, value in entry.options.items():
+        if isinstance(value, list):
+            if entry.fs not in ("zfs", "zfs-mirror"):
+                raise UserError(f"target {name}: options.{key} cannot be swept (lists of "
+                                "levels: mount_options, mkfs_options, scale, zfs properties)")
+            lists[f"{ZFS_PREFIX}{key}"] = [level_text(v) for v in value]
+            options.pop(key)
+    if len(options) != len(entry.options):
+        update["options"] = options
+    return (entry.model_copy(update=update) if update else entry), lists
 
 
 def entry_from_flag(text: str) -> TargetEntry:
@@ -76,7 +120,7 @@ def target_spec(entry: TargetEntry, default_image_size: int,
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.+-]*", name):
         raise UserError(f"bad target name {name!r}: use letters, digits, '.', '_', '+', '-'")
     mkfs = entry.mkfs_options
-    options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(mkfs)
+    options = tuple(mkfs.split()) if isinstance(mkfs, str) else tuple(map(str, mkfs))
     size = parse_size(entry.image_size) if entry.image_size is not None else default_image_size
     extra = dict(entry.options)
     if entry.age is not None:
@@ -103,13 +147,13 @@ def target_spec(entry: TargetEntry, default_image_size: int,
     if entry.throttle is not None:
         extra["throttle"] = entry.throttle
     if entry.scale is not None:
-        if entry.fs != "null" or entry.scale <= 0:
+        if entry.fs != "null" or isinstance(entry.scale, list) or entry.scale <= 0:
             raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
                             "and must be above 0")
         extra["scale"] = float(entry.scale)
     return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
-                      mount_options=entry.mount_options, path=entry.path, device=entry.device,
-                      options=extra)
+                      mount_options=str(entry.mount_options), path=entry.path,
+                      device=entry.device, options=extra)
 
 
 def slug(text: str) -> str:

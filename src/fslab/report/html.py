@@ -14,6 +14,7 @@ from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
+from fslab.report.sweep_section import sweep_section
 from fslab.results.stats_files import Analysis
 
 Section = Callable[[ReportData, "Page"], None]
@@ -160,14 +161,16 @@ def _series_section(data: ReportData, page: Page) -> None:
         page.chart(charts.series_chart(str(workload), rows))
 
 
-SECTIONS: list[Section] = [_title, _verdict_section, aging_section.aging_runs, _workloads,
-                           _series_section, _statistics, _failed_runs, _setup]
+SECTIONS: list[Section] = [_title, _verdict_section, sweep_section, aging_section.aging_runs,
+                           _workloads, _series_section, _statistics, _failed_runs, _setup]
 
 
 # How each kind of verdict row (stats/verdicts.csv) is shown: a heading, a ranking
 # sentence, or a sentence set in under its ranking.
 VERDICT_TAGS = {"workload": "<h3>{}</h3>", "pair": "<p class='verdict pair'>{}</p>",
-                "caveat": "<p class='verdict pair'>{}</p>"}
+                "caveat": "<p class='verdict pair'>{}</p>",
+                "best": "<p class='verdict'><b>{}</b></p>",
+                "factor": "<p class='verdict pair'>{}</p>"}
 
 
 def _verdicts(verdicts: pd.DataFrame) -> str:

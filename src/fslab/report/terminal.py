@@ -14,7 +14,8 @@ from rich.text import Text
 
 from fslab.analysis.stats import NOISY_HALF_WIDTH
 from fslab.core.metrics import HIGHER, headline_metrics, title
-from fslab.core.units import format_value
+from fslab.core.units import format_duration, format_value
+from fslab.plan.levels import workdir_name
 from fslab.plan.order import Plan
 from fslab.targets import Target
 from fslab.workloads.base import Where
@@ -141,13 +142,14 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
     """The dry-run view: the campaign, the run order, each target and each resolved job."""
     campaign = plan.campaign
     parts: list[RenderableType] = [Text(
-        f"Campaign {campaign.name}: {len(campaign.targets)} targets × "
+        f"Campaign {campaign.name}: {len(plan.targets)} targets × "
         f"{len({r.workload.name for r in plan.runs})} workloads × {campaign.iterations} "
         f"iterations = {len(plan.runs)} runs; runtime {campaign.runtime} s per job; "
         f"file size {format_value(campaign.file_size, 'bytes')} per job; seed {campaign.seed}; "
         f"fresh file system per {campaign.fresh}; {campaign.scale} scale", style="bold")]
     if campaign.published is not None:
         parts += [Text(line) for line in campaign.published.lines()]
+    parts += [Text(line) for line in sweep_lines(plan)]
     parts.append(Text(planned_time(plan), style="bold"))
     order = Table(title="Run order (shuffled within each iteration)", title_justify="left")
     for column in ("iteration", "#", "target", "workload", "run id"):
@@ -167,32 +169,49 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
         if run.workload.name in shown:
             continue
         shown.add(run.workload.name)
-        directory = lab_root / "sessions" / "<session>" / "mnt" / "<target>" / (
-            f"fslab-{run.workload.name}")
+        directory = (lab_root / "sessions" / "<session>" / "mnt" / "<target>"
+                     / workdir_name(run.workload.name))
         for filename, text in run.workload.render(Where(directory=directory)).items():
             parts.append(Text(f"── {run.workload.name}: {filename} ──", style="cyan"))
             parts.append(Text(text.rstrip()))
     return Group(*parts)
 
 
+def sweep_lines(plan: Plan) -> list[str]:
+    """A sweep's plan in words: each factor with its levels, the cells, the fio runs."""
+    from fslab.plan.sweep import campaign_factors, shown
+
+    campaign = plan.campaign
+    factors = campaign_factors(campaign.sweep, campaign.target_sweeps)
+    if not factors:
+        return []
+    lines = []
+    for factor in factors:
+        where = f" (target {factor.target})" if factor.target else ""
+        if len(factor.levels) == 1:
+            lines.append(f"Set: {factor.name}={shown(factor.levels[0])}{where}")
+        else:
+            lines.append(f"Factor {factor.name}{where}: {', '.join(map(shown, factor.levels))} "
+                         f"(effects relative to {shown(factor.reference)})")
+    cells = plan.cells
+    fio = sum(1 for r in plan.runs if r.workload.family.startswith("fio"))
+    lines.append(f"Cells: {len(cells)} — " + "; ".join(
+        f"{workload} on {target}" for target, workload in cells[:12])
+        + (f"; … {len(cells) - 12} more" if len(cells) > 12 else ""))
+    lines.append(f"Runs: {len(plan.runs)} ({fio} fio runs): {len(cells)} cells × "
+                 f"{campaign.iterations} iterations")
+    return lines
+
+
 def planned_time(plan: Plan) -> str:
     """How long the plan measures: fio's runtime and ramp of each run (size-based jobs at
     their runtime cap); what only the disk decides (layouts, mkfs, file workloads) is
     named, not guessed."""
-    from fslab.workloads.fio import FioWorkload
+    from fslab.plan.order import measuring_seconds
 
-    seconds = 0.0
-    capped = unknown = 0
-    for run in plan.runs:
-        workload = run.workload
-        if not isinstance(workload, FioWorkload) or (
-                expected := workload.expected_seconds()) is None:
-            unknown += 1
-            continue
-        seconds += expected
-        capped += not workload.global_options.get("time_based", True)
+    seconds, capped, unknown = measuring_seconds(plan.runs)
     measured = len(plan.runs) - unknown
-    text = (f"Time measuring: {_duration(seconds)} over {measured} fio runs" if measured
+    text = (f"Time measuring: {format_duration(seconds)} over {measured} fio runs" if measured
             else "Time measuring: not known ahead")
     if capped:
         text += f" ({capped} size-based: at most)"
@@ -200,13 +219,6 @@ def planned_time(plan: Plan) -> str:
         text += (f"; {unknown} runs whose time the disk decides (file workloads, bonnie++, "
                  "size-based fio without a runtime)")
     return text + "; laying out files and making file systems come on top"
-
-
-def _duration(seconds: float) -> str:
-    hours, rest = divmod(round(seconds), 3600)
-    minutes, secs = divmod(rest, 60)
-    return (f"{hours} h {minutes:02d} min" if hours else
-            f"{minutes} min {secs:02d} s" if minutes else f"{secs} s")
 
 
 def _short(value: object) -> str:

@@ -39,6 +39,8 @@ class Analysis:
     disturbed: pd.DataFrame  # per run: what the witness saw (disturbed.csv)
     methods: pd.DataFrame  # per analysis step: its method statement (methods.csv)
     series: pd.DataFrame  # states probed during runs, in order (series.csv; aging runs)
+    effects: pd.DataFrame  # a sweep's factor effects (effects.csv; empty without a sweep)
+    best: pd.DataFrame  # a sweep's best configurations and those within reach (best.csv)
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -54,14 +56,18 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
        "analysis step's method statement, printed by the report)",
     4: "runs.parquet has a sample column (an aging run's sections are observations); "
        "series.csv (the states an aging run's probes saw, in order)",
+    5: "a sweep: effects.csv and best.csv; summary.csv has one column per factor; "
+       "verdicts.csv rows of kind best and factor",
 })
 INDEX = STATS.marker
 # Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
           "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
           "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv",
-          "verdicts": "verdicts.csv", "methods": "methods.csv", "series": "series.csv"}
-OPTIONAL = frozenset({"hosts", "aged", "disturbed", "series"})  # written only when not empty
+          "verdicts": "verdicts.csv", "methods": "methods.csv", "series": "series.csv",
+          "effects": "effects.csv", "best": "best.csv"}
+# written only when not empty
+OPTIONAL = frozenset({"hosts", "aged", "disturbed", "series", "effects", "best"})
 
 
 def write_tables(results: ResultsDir, done: Analysis) -> None:

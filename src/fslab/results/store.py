@@ -32,7 +32,7 @@ import tomli_w
 
 from fslab.core.dirformat import DirFormat
 from fslab.core.errors import UserError
-from fslab.core.metrics import COLUMNS, metrics_frame, metrics_schema
+from fslab.core.metrics import COLUMNS, factor_columns, metrics_frame, metrics_schema
 from fslab.core.record import RunRecord
 from fslab.core.units import format_bytes
 from fslab.parsers.raw_files import DirFiles, RawFiles
@@ -280,7 +280,8 @@ class ResultsDir:
 
         if rows is None:
             rows = self.metric_rows()
-        return self._write_metrics(pa.Table.from_pylist(rows, schema=metrics_schema()))
+        factors = factor_columns(dict.fromkeys(key for row in rows for key in row))
+        return self._write_metrics(pa.Table.from_pylist(rows, schema=metrics_schema(factors)))
 
     def write_metrics_tables(self, tables: list[Any]) -> int:
         """Write metrics.parquet from Arrow tables of `metrics_schema()` (an import's
@@ -348,14 +349,17 @@ class ResultsDir:
         keys: tuple[str, ...] = ("run_id", "iteration", "target", "fs", "workload", "status",
                                  "reason", "caches_dropped", "scale")
         seen = ("others_cpu_pct", "steal_pct", "psi_memory_pct", "other_io_bytes_s")
+        records = list(self.run_records())
         rows = [{**{k: getattr(record, k) for k in keys}, "disturbed": record.disturbed,
                  **{k: record.witness.get(k) for k in seen},
                  "disturbed_by": "; ".join(record.witness.get("reasons") or []),
                  "outcome": str(record.workload_metadata.get("outcome", "")),
-                 "steady": record.steady, "unsteady_because": record.unsteady_because}
-                for record in self.run_records()]
+                 "steady": record.steady, "unsteady_because": record.unsteady_because,
+                 **record.levels}
+                for record in records]
+        factors = tuple(dict.fromkeys(k for record in records for k in record.levels))
         keys = (*keys, "disturbed", *seen, "disturbed_by", "outcome", "steady",
-                "unsteady_because")
+                "unsteady_because", *factors)
         imported = self.path / "runs.csv"  # an import of format 2 wrote an index, no runs/
         if not rows and imported.exists():
             return pd.read_csv(imported, keep_default_na=False).assign(

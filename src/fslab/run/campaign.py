@@ -58,18 +58,29 @@ class CampaignRun:
 
     @classmethod
     def start(cls, campaign: Campaign, out: Path, lab: Lab, *, resume: bool,
-              confirmed_devices: frozenset[str], force_device: bool) -> CampaignRun:
-        """Check and plan the campaign, then open (resume) or create its results."""
+              confirmed_devices: frozenset[str], force_device: bool,
+              budget: float | None = None) -> CampaignRun:
+        """Check and plan the campaign (within `budget` seconds of measuring, when given),
+        then open (resume) or create its results."""
         from fslab.run.ceiling import rounds_ceiling
         from fslab.workloads.distributed import parse_hosts
 
+        opened = ResultsDir.open(out) if resume else None
+        if budget is not None:  # before any other check: the plan alone decides it
+            from fslab.plan.order import check_budget, make_plan
+
+            done = opened.completed_run_ids() if opened is not None else set()
+            check_budget([run for run in make_plan(campaign).runs
+                          if run.run_id not in done], budget)
         plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
                                 force_device=force_device)
-        if resume:
-            results = ResultsDir.open(out)
-        else:
-            results = ResultsDir.create(out)
-            results.write_campaign(campaign.to_dict())
+        if opened is None:
+            from fslab.run.option_check import check_swept_options
+
+            check_swept_options(targets, lab)  # before the results directory exists
+            opened = ResultsDir.create(out)
+            opened.write_campaign(campaign.to_dict())
+        results = opened
         hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
         return cls(campaign, plan, targets, results, lab, resume, hosts,
                    rounds_ceiling(plan, results))

@@ -77,10 +77,16 @@ class RoundsCeiling:
     store: ResultsDir
     workloads: dict[str, FioWorkload]  # by name, direct I/O always
 
-    def run_beside(self, run: RunSpec) -> RunSpec | None:
-        """The ceiling's run for the rounds `run` is measured in (None: no ceiling)."""
-        workload = self.workloads.get(run.workload.name)
-        return None if workload is None else RunSpec(run.iteration, -1, self.spec, workload)
+    def runs_beside(self, group: list[RunSpec]) -> list[RunSpec]:
+        """The ceiling's runs for the rounds `group` is measured in: one per variant of
+        the job (a swept iodepth has a ceiling of its own at each level)."""
+        out = []
+        for run in {run.workload.name: run for run in group}.values():
+            workload = self.workloads.get(run.workload.name)
+            if workload is not None:
+                out.append(RunSpec(run.iteration, -1, self.spec, workload,
+                                   run.workload_levels, run.job))
+        return out
 
 
 def rounds_ceiling(plan: Plan, results: ResultsDir) -> RoundsCeiling | None:

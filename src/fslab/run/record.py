@@ -44,7 +44,7 @@ def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
         started=finished.started, finished=time.time(),
         caches_dropped=finished.caches_dropped, scale=campaign.scale,
         target_description=description, workload_metadata=output.metadata,
-        witness=output.metadata.pop("witness", {}))
+        witness=output.metadata.pop("witness", {}), levels=run.levels)
     columns = empty_columns()
     add_rows(columns, record.identity(), measurements, finished.host)
     record.metrics = rows(columns)
@@ -63,3 +63,19 @@ def parsed_output(output: RunOutput, run_dir: Path) -> list[Measurement]:
         return []
     merge_derived(output.metadata, parsed.metadata)
     return parsed.measurements
+
+
+def headline_text(record: RunRecord | None, metric: str) -> str:
+    """A finished run's value of its workload's primary metric, as the progress lines show
+    it ('read 25.3 k IOPS'; '' when it has none: a user's job file, a failed run)."""
+    from fslab.core.metrics import title
+    from fslab.core.units import format_value
+
+    rows = [m for m in (record.metrics if record else []) if m.get("metric") == metric
+            and not m.get("sample")]
+    if not rows:
+        return ""
+    row = next((m for m in rows if m.get("op") == "total"), rows[0])
+    value = format_value(float(row["value"]), str(row.get("unit", "")))
+    unit = title(metric) if metric in ("iops", "ops_per_s") else ""
+    return f"{row.get('op')} {value}{' ' + unit if unit else ''}"

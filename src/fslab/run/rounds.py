@@ -1,7 +1,8 @@
-"""Interleaved slices: one workload measured on every target in rounds (issue 22).
+"""Interleaved slices: one workload measured on every target in rounds.
 
 Within an iteration, a sliceable fio job (workloads/fio_slices.py) is laid out on every
-target first; then, round after round, each target runs one short slice, in an order
+target first (every variant of a swept job too: each is one more participant); then,
+round after round, each participant runs one short slice, in an order
 shuffled afresh every round (seeded: campaign seed, iteration, workload, round). Slow and
 fast moments of the disk so fall on every target alike instead of on whichever ran in a
 bad minute (Abedi & Brecht, ICPE 2017: randomised multiple interleaved trials). A cell's
@@ -59,7 +60,7 @@ def slice_lengths(workload: FioWorkload, rounds: int) -> tuple[int, int]:
 
 def round_order(seed: int, iteration: int, workload: str, number: int,
                 names: list[str]) -> list[str]:
-    """The targets' order in one round: a fresh shuffle, reproducible from the seed."""
+    """The participants' order in one round: a fresh shuffle, reproducible from the seed."""
     shuffled = list(names)
     random.Random(f"{seed}/{iteration}/{workload}/{number}").shuffle(shuffled)
     return shuffled
@@ -122,11 +123,15 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
     workload = runs[0][0].workload
     assert isinstance(workload, FioWorkload)
     slice_ms, ramp_ms = slice_lengths(workload, rounds)
-    by_name = {p.run.target.name: p for p in parts}
+    # Participants by name: the target's when the job has one variant (the order a
+    # campaign without a sweep always had), else the run's.
+    key = ((lambda p: p.run.target.name) if len({p.run.workload.name for p in parts}) == 1
+           else (lambda p: p.run.run_id))
+    by_name = {key(p): p for p in parts}
     for number in range(rounds):
-        ready = [p.run.target.name for p in parts if not p.failure]
+        ready = [key(p) for p in parts if not p.failure]
         for position, name in enumerate(round_order(seed, runs[0][0].iteration,
-                                                    workload.name, number, ready)):
+                                                    runs[0][0].group, number, ready)):
             _one_slice(by_name[name], number, position, slice_ms, ramp_ms, watcher)
     for part in parts:
         _finish(steps, part, rounds, slice_ms, ramp_ms)

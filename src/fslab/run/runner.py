@@ -25,11 +25,12 @@ from fslab.host.lab import Lab, Session
 from fslab.host.memlimit import memory_limited
 from fslab.host.signals import Interrupted, signals_ignored, signals_unwind
 from fslab.host.witness import Watcher
+from fslab.plan.levels import path_name, workdir_name
 from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.observing import observed
 from fslab.run.probes import after_run, before_run
-from fslab.run.record import Finished, finished_record
+from fslab.run.record import Finished, finished_record, headline_text
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target, TargetSpec
 from fslab.workloads.base import RunOutput, Where
@@ -58,7 +59,7 @@ class Companion(Protocol):
     target: Target
     store: ResultsDir
 
-    def run_beside(self, run: RunSpec) -> RunSpec | None: ...
+    def runs_beside(self, group: list[RunSpec]) -> list[RunSpec]: ...
 
 
 class NoProgress:
@@ -154,8 +155,9 @@ class Runner:
                 self._teardown_all(session, mounted, outcome)
 
     def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
-        """The iteration's runs in plan order, a sliceable workload's runs on every target
-        gathered where its first one stands (they are measured in rounds: rounds.py)."""
+        """The iteration's runs in plan order, a sliceable job's runs on every target (and
+        every variant of a sweep) gathered where its first one stands (they are measured in
+        rounds: rounds.py)."""
         from fslab.run.rounds import sliceable
 
         campaign, groups = self.plan.campaign, []
@@ -163,11 +165,11 @@ class Runner:
         for run in runs:
             if campaign.fresh == "run" or sliceable(run, campaign.rounds, bool(self.hosts)):
                 groups.append([run])
-            elif run.workload.name in gathered:
-                gathered[run.workload.name].append(run)
+            elif run.group in gathered:
+                gathered[run.group].append(run)
             else:
-                gathered[run.workload.name] = [run]
-                groups.append(gathered[run.workload.name])
+                gathered[run.group] = [run]
+                groups.append(gathered[run.group])
         return groups
 
     def _execute_group(self, session: Session, mounted: dict[str, Mounted],
@@ -186,14 +188,15 @@ class Runner:
             self.progress.run_started(run)
             with self.results.room():
                 runs.append((run, self.results.fresh_run_dir(run.run_id)))
-        beside = self.companion.run_beside(group[0]) if self.companion else None
-        if self.companion is not None and beside is not None:
-            runs.append((beside, self.companion.store.fresh_run_dir(beside.run_id)))
+        beside = self.companion.runs_beside(group) if self.companion else []
+        if self.companion is not None:
+            runs += [(run, self.companion.store.fresh_run_dir(run.run_id)) for run in beside]
         assert self._watcher is not None
         parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
                                   campaign.seed, self._watcher)
+        companions = {run.run_id for run in beside}
         return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts
-                if p.run is not beside]
+                if p.run.run_id not in companions]
 
     def _rerun_disturbed(self, session: Session, mounted: dict[str, Mounted],
                          broken: dict[str, str], runs: list[RunSpec],
@@ -221,21 +224,9 @@ class Runner:
                 self.progress.run_finished(run, status, f"measured again: {reason}".strip())
 
     def _headline(self, run: RunSpec) -> str:
-        """The finished run's value of its workload's primary metric, for the progress
-        lines ('' when it has none: a user's job file, a failed run)."""
-        from fslab.core.metrics import title
-        from fslab.core.units import format_value
-
+        """The finished run's primary value, for the progress lines (run/record.py)."""
         metric = run.workload.primary_metric
-        record = self.results.run_record(run.run_id) if metric else None
-        rows = [m for m in (record.metrics if record else []) if m.get("metric") == metric
-                and not m.get("sample")]
-        if not rows:
-            return ""
-        row = next((m for m in rows if m.get("op") == "total"), rows[0])
-        value = format_value(float(row["value"]), str(row.get("unit", "")))
-        unit = title(metric) if metric in ("iops", "ops_per_s") else ""
-        return f"{row.get('op')} {value}{' ' + unit if unit else ''}"
+        return headline_text(self.results.run_record(run.run_id) if metric else None, metric)
 
     def _one_run(
         self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
@@ -332,7 +323,7 @@ class Runner:
             self._save(run, output, description, started, caches_dropped)
 
     def _where(self, place: Mounted, run: RunSpec) -> Where:
-        workdir = place.path / f"fslab-{run.workload.name}" if place.path else None
+        workdir = place.path / workdir_name(run.workload.name) if place.path else None
         if workdir is not None:
             shutil.rmtree(workdir, ignore_errors=True)
             workdir.mkdir()
@@ -362,7 +353,7 @@ class Runner:
             around = before_run(place, run.target.options)
             caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
             assert self._watcher is not None
-            with (memory_limited(session, f"{run.target.name}-{run.workload.name}",
+            with (memory_limited(session, path_name(f"{run.target.name}-{run.workload.name}"),
                                  run.workload.memory_limit) as memory_cgroup,
                   observed(self._watcher, place.description) as seen):
                 output = run.workload.run(replace(where, memory_cgroup=memory_cgroup), run_dir)

@@ -32,6 +32,8 @@ class TargetSpec:
     path: str = ""  # dir: the existing directory to benchmark
     device: str = ""  # a real block device instead of an image (needs confirmation)
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    # A variant of a swept target: its factors' levels, (("mount_options", "noatime"),)
+    levels: tuple[tuple[str, str], ...] = field(default=(), hash=False, compare=False)
 
 
 # Options of every target, read around each run rather than by the target (run_probes.py).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,14 @@ from fslab.workloads.fio_process import (
     run_fio,
 )
 
+# Engines that keep more than one I/O in flight per job, so that iodepth matters (fio's
+# HOWTO: "iodepth ... Note that increasing iodepth beyond 1 will not affect synchronous
+# ioengines"); libaio only with direct=1 ("libaio ... only supports async IO for
+# non-buffered IO"). Others (sync, psync, vsync, pvsync, pvsync2, mmap, ...) do one at a time.
+ASYNC_ENGINES = frozenset({"libaio", "io_uring", "io_uring_cmd", "posixaio", "solarisaio",
+                           "windowsaio", "rdma", "libblkio", "nfs", "rbd", "xnvme", "spdk",
+                           "null", "nbd", "gfapi_async", "rados", "sg"})
+DEFAULT_ENGINE = "psync"  # fio's default on Linux
 # With remote hosts a vanished server must not hang the campaign: a shorter leash.
 HOST_GRACE_S = 90
 # The watchdog's bound for a timed job: this many times its runtime and ramp, plus a margin
@@ -61,6 +70,21 @@ class FioWorkload:
         merged = {**self.global_options, **self.options}
         pattern = str(merged.get("rw", merged.get("readwrite", "read"))).lower()
         return "iops" if "rand" in pattern else "bw_bytes"
+
+    @property
+    def engine(self) -> str:
+        """The ioengine the job's first section runs with (fio's default when unset)."""
+        merged = {**self.global_options, **self.options}
+        return str(merged.get("ioengine", DEFAULT_ENGINE)).split(":")[0].strip().lower()
+
+    def queues(self) -> str:
+        """'' when iodepth > 1 keeps several I/Os in flight; else why it cannot."""
+        engine = self.engine
+        if engine not in ASYNC_ENGINES:
+            return f"ioengine={engine} is synchronous (one I/O in flight per job)"
+        if engine == "libaio" and not self.direct:
+            return "ioengine=libaio queues I/O only with direct=1 (buffered libaio is synchronous)"
+        return ""
 
     @property
     def runtime(self) -> int:
@@ -182,6 +206,18 @@ class FioWorkload:
             reason = first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
             return _failure(f"fio: {reason}", where, metadata)
         return RunOutput(metadata=metadata)
+
+
+@functools.cache
+def is_fio_option(name: str) -> bool:
+    """Whether fio knows the option (`fio --cmdhelp=NAME`; without fio, any name that
+    could be one)."""
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+        return False
+    if system.which("fio") is None:
+        return True
+    out = system.run(["fio", f"--cmdhelp={name}"], check=False)
+    return "No such command" not in out.stdout + out.stderr
 
 
 def _option_lines(options: dict[str, Any]) -> list[str]:

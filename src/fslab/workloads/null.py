@@ -6,7 +6,9 @@ harness tests' fixed numbers. With `cv` or `drift` it is the simulator (`preset 
 "null"`): each run's value is log-normal with arithmetic mean `iops × scale` (the
 target's `scale`, read from the simulated target's directory) and coefficient of
 variation `cv`, times a log-normal factor of mean 1 and CV `drift` that every target of
-one iteration and job shares. Draws are keyed by (seed, iteration, job, target), so a
+one iteration and job shares (and every variant of a swept job: its name's first word is
+the job, and they run in the same rounds). Draws are keyed by (seed, iteration, job,
+target), so a
 campaign's values do not depend on the order it ran in, the same seed gives the same
 values and another seed independent ones.
 """
@@ -74,7 +76,8 @@ class NullWorkload:
 
     def _simulated(self, run_name: str, target: dict[str, Any]) -> float:
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
-        shared = np.random.default_rng([self.seed, iteration, _key(self.name)])
+        job = self.name.split(" ", 1)[0]  # a swept variant's job (plan/sweep.py)
+        shared = np.random.default_rng([self.seed, iteration, _key(job)])
         own = np.random.default_rng([self.seed, iteration, _key(self.name),
                                      _key(str(target["name"]))])
         factor = _lognormal(shared, 1.0, self.drift)

@@ -209,20 +209,25 @@ SERVER6 = Preset(
 RAID1_COMMAND = "the fio command line of its 'Tests using fio' sections"
 
 
-def _randrw(bs: str) -> Preset:
+def _randrw(bs: str, name: str = "") -> Preset:
     shown = "the fio output it shows: 'ioengine=libaio, iodepth=1'"
+    name = name or f"randrw{bs}"
+    size = bs.upper().replace("K", " KiB")
+    swept = (" Its job is named randrw and its block size is a factor to sweep: "
+             "[sweep] bs = [\"16k\", \"128k\"] is the study's own comparison of its two "
+             "commands (examples/raid1-blocksize.toml).") if name == "randrw" else ""
     return Preset(
-        name=f"randrw{bs}",
+        name=name,
         description=(
-            f"70/30 random read-write at {bs.upper().replace('K', ' KiB')}, direct "
+            f"70/30 random read-write at {size}, direct "
             "asynchronous I/O at queue depth 1, 8 jobs reported as a group, size-based "
             "(a job ends when its file is done or at the runtime cap): the RAID-1 mirror "
             "study's load. Quick scale by default; the study's 1 GiB per job and 600 s "
-            "cap with --as-published."
+            "cap with --as-published." + swept
         ),
         study="raid1-fs",
         global_options={"ioengine": "libaio", "direct": 1, "group_reporting": True},
-        jobs={f"randrw{bs}": [{"rw": "randrw", "rwmixread": 70, "bs": bs, "iodepth": 1,
+        jobs={name: [{"rw": "randrw", "rwmixread": 70, "bs": bs, "iodepth": 1,
                                "numjobs": 8}]},
         default_source=study("raid1-fs", RAID1_COMMAND),
         time_based=False,
@@ -272,7 +277,8 @@ AGED = Preset(
 )
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (
-    DIRECT5, BASIC5, SERVER6, _randrw("16k"), _randrw("128k"), AGED)}
+    DIRECT5, BASIC5, SERVER6, _randrw("16k"), _randrw("128k"), _randrw("16k", "randrw"),
+    AGED)}
 
 
 def job_numjobs(preset: Preset, job: str) -> int:

@@ -148,6 +148,7 @@ PUBLISHED: dict[str, Published] = {
     "direct5": _DESKTOP,  # fslab's variant of the same suite: the study's scale, O_DIRECT
     "server6": _SERVER6,
     "randrw16k": _mirror("randrw16k"),
+    "randrw": _mirror("randrw"),
     "randrw128k": _mirror("randrw128k"),
     "aged": _AGED,
     "bonnie": _BONNIE,

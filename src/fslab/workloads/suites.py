@@ -43,6 +43,16 @@ class Suite:
     # The job names a [[workload]] table with these options expands to (a suite whose
     # jobs depend on its options, like the simulator's `jobs = N`); default: `jobs`.
     names: Callable[[dict[str, Any]], list[str]] | None = None
+    # The option names a [[workload]] table (and a sweep) may set; None: any fio option.
+    keys: frozenset[str] | None = None
+
+    def takes(self, option: str) -> bool:
+        """Whether `option` is one of this suite's options (a fio suite: any fio option)."""
+        if self.keys is None:
+            from fslab.workloads.fio import is_fio_option
+
+            return is_fio_option(option)
+        return option in self.keys
 
     @property
     def jobs(self) -> list[str]:
@@ -98,10 +108,19 @@ def _pick(only: list[str], workloads: list[Workload]) -> list[Workload]:
     return [w for w in workloads if w.name in only]
 
 
+FILES_KEYS = frozenset({"small_size", "large_size", "small_count", "large_count", "flush",
+                        "tool"})
+SMALLFILES_KEYS = frozenset({"count", "files_per_dir", "sizes"})
+BONNIE_KEYS = frozenset({"file_size", "files_k"})
+AGEDFILES_KEYS = frozenset({"count", "size", "seed"})
+SCAN_KEYS = frozenset({"subdir"})
+# `tag`: any value, ignored by the simulator: a factor known to have no effect.
+NULL_KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag"})
+
+
 def _files(only: list[str], runtime: int, file_size: int,
            options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
-    _only_keys(options, {"small_size", "large_size", "small_count", "large_count", "flush",
-                         "tool"}, "files")
+    _only_keys(options, FILES_KEYS, "files")
     flush = str(options.get("flush", "fdatasync"))
     tool = str(options.get("tool", "python"))
     return _pick(only, [
@@ -114,7 +133,7 @@ def _files(only: list[str], runtime: int, file_size: int,
 
 def _smallfiles(only: list[str], runtime: int, file_size: int,
                 options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
-    _only_keys(options, {"count", "files_per_dir", "sizes"}, "smallfiles")
+    _only_keys(options, SMALLFILES_KEYS, "smallfiles")
     count = int(options.get("count", 100_000))
     per_dir = int(options.get("files_per_dir", 1000))
     return _pick(only, [SmallFilesWorkload("smallfiles_4k", count, 4096, per_dir),
@@ -123,7 +142,7 @@ def _smallfiles(only: list[str], runtime: int, file_size: int,
 
 def _bonnie(only: list[str], runtime: int, file_size: int,
             options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
-    _only_keys(options, {"file_size", "files_k"}, "bonnie")
+    _only_keys(options, BONNIE_KEYS, "bonnie")
     size = _bonnie_size(options["file_size"]) if "file_size" in options else file_size
     return _pick(only, [BonnieWorkload("bonnie", size, int(options.get("files_k", 4)))])
 
@@ -142,7 +161,7 @@ def _agedfiles(only: list[str], runtime: int, file_size: int,
                options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     from fslab.workloads.agedfiles import AgedFilesWorkload
 
-    _only_keys(options, {"count", "size", "seed"}, "agedfiles")
+    _only_keys(options, AGEDFILES_KEYS, "agedfiles")
     count = int(options.get("count", 0))
     size = parse_size(options.get("size", "64K"))
     seed = int(options.get("seed", 1))
@@ -158,7 +177,7 @@ def _scan(only: list[str], runtime: int, file_size: int,
           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     from fslab.workloads.scan import ScanWorkload
 
-    _only_keys(options, {"subdir"}, "scan")
+    _only_keys(options, SCAN_KEYS, "scan")
     return _pick(only, [ScanWorkload("scan", str(options.get("subdir", "")))])
 
 
@@ -170,11 +189,11 @@ def _null(only: list[str], runtime: int, file_size: int,
           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
     from fslab.workloads.null import simulated_jobs
 
-    _only_keys(options, {"jobs", "iops", "cv", "drift"}, "null")
+    _only_keys(options, NULL_KEYS, "null")
     return _pick(only, list[Workload](simulated_jobs(options, seed)))
 
 
-def _only_keys(options: dict[str, Any], allowed: set[str], suite: str) -> None:
+def _only_keys(options: dict[str, Any], allowed: frozenset[str], suite: str) -> None:
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise UserError(f"{suite}: unknown option {', '.join(unknown)} "
@@ -226,7 +245,8 @@ SUITES: dict[str, Suite] = {
         {"files_small": _files_job("10M", 20, "a small file as 10MB/10MiB"),
          "files_large": _files_job("100M", 5, "a large file as 105MB/100MiB")},
         {"files_small": 1, "files_large": 1}, _files,
-        options="small_size, large_size, small_count, large_count, flush, tool"),
+        options="small_size, large_size, small_count, large_count, flush, tool",
+        keys=FILES_KEYS),
     "smallfiles": Suite(
         "smallfiles",
         "Create K files of S bytes over directories of 1,000, then rewrite, read (cold) "
@@ -234,7 +254,7 @@ SUITES: dict[str, Suite] = {
         _RAID1,
         {"smallfiles_4k": _smallfiles_job("4k"), "smallfiles_128k": _smallfiles_job("128k")},
         {"smallfiles_4k": 1, "smallfiles_128k": 1}, _smallfiles,
-        options="count, files_per_dir"),
+        options="count, files_per_dir", keys=SMALLFILES_KEYS),
     "agedfiles": Suite(
         "agedfiles",
         "Touch the aged file system's own files: read every file cold, overwrite and "
@@ -248,7 +268,7 @@ SUITES: dict[str, Suite] = {
          "aged_create": {"count": Param(1000, _AGED_OWN),
                          "sizes": Param("lognormal up to 64 KiB", _AGED_OWN)}},
         {"aged_readall": 1, "aged_overwrite": 1, "aged_append": 1, "aged_create": 1},
-        _agedfiles, options="count, size, seed"),
+        _agedfiles, options="count, size, seed", keys=AGEDFILES_KEYS),
     "scan": Suite(
         "scan",
         "Drop caches, then read every file of the target's tree in directory order (as "
@@ -258,7 +278,7 @@ SUITES: dict[str, Suite] = {
         {"scan": {"order": Param("readdir order, every file read whole", fslab(
             "a cold recursive scan, after Conway et al. (FAST '17), which is not one of "
             "the five studies"))}},
-        {"scan": 1}, _scan, options="subdir"),
+        {"scan": 1}, _scan, options="subdir", keys=SCAN_KEYS),
     "bonnie": Suite(
         "bonnie",
         "bonnie++ with -s at the campaign's file size and -r half of it (bonnie++ "
@@ -270,17 +290,20 @@ SUITES: dict[str, Suite] = {
             "-r": Param("-s / 2", fslab("bonnie++ demands -s >= 2 x -r")),
             "-n": Param(4, Source(QUICK.kind, "the quick scale; the study: 16")),
             "-q": Param(1, fslab("quiet: the CSV line alone on stdout"))}},
-        {"bonnie": 1}, _bonnie, options="file_size (or \"2xRAM\"), files_k"),
+        {"bonnie": 1}, _bonnie, options="file_size (or \"2xRAM\"), files_k",
+        keys=BONNIE_KEYS),
     "null": Suite(
         "null",
         "The simulator: no I/O; each job w1..wN is an independent question whose values "
         "are log-normal with mean iops × the target's `scale` and coefficient of variation "
         "cv, times a factor shared by every target within an iteration and job (CV drift); "
-        "the campaign's seed makes the draws. A whole campaign runs in about a second.",
+        "the campaign's seed makes the draws; `tag` is ignored (a factor known to have no "
+        "effect, for checking sweeps). A whole campaign runs in about a second.",
         None,
         {"w1": {"jobs": Param(1, _NULL), "iops": Param(1000, _NULL),
                 "cv": Param(0.10, _NULL), "drift": Param(0.0, _NULL)}},
-        {"w1": 1}, _null, options="jobs, iops, cv, drift", names=_null_names),
+        {"w1": 1}, _null, options="jobs, iops, cv, drift, tag (ignored: a factor without "
+        "effect)", names=_null_names, keys=NULL_KEYS),
 }
 
 

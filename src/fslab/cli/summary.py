@@ -1,0 +1,42 @@
+"""The terminal summary of a results directory (after `fslab run` and `fslab analyze`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fslab.cli.app import console, escape
+
+
+def print_summary(results_dir: Path, summary: object = None) -> None:
+    from fslab import api
+    from fslab.report.terminal import summary_tables
+
+    if summary is None:
+        summary = api.analyze(results_dir)
+    runs = api.runs(results_dir)
+    console.print(summary_tables(summary, runs))
+    note = api.drift(results_dir)
+    if note:
+        console.print(note, style="dim")
+    for line in member_lines(api.member_split(results_dir)):
+        console.print(line, markup=False, highlight=False)
+    if "disturbed" in runs and runs["disturbed"].astype(bool).any():
+        busy = runs[runs["disturbed"].astype(bool)]
+        console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "
+                      f"busy ({escape(str(busy['disturbed_by'].iloc[0]))}; every one in "
+                      "stats/disturbed.csv): fslab run --rerun-disturbed measures them "
+                      "again.[/yellow]")
+
+
+def member_lines(split: object) -> list[str]:
+    """"md-raid: randrw16k: reads 79.7 % on member 1 (loop3), 20.3 % on member 2 ..."""
+    import pandas as pd
+
+    assert isinstance(split, pd.DataFrame)
+    lines = []
+    for (target, workload), rows in split.groupby(["target", "workload"], sort=False):
+        parts = ", ".join(f"{row.read_share:.1%} member {row.member} ({row.device}: "
+                          f"{row.read_ios:,} reads, {row.write_ios:,} writes)"
+                          for row in rows.itertuples())
+        lines.append(f"{target} {workload}: read split {parts} [{rows['source'].iloc[0]}]")
+    return lines

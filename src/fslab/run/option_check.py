@@ -1,0 +1,50 @@
+"""Swept mount and mkfs options, tried once before the campaign.
+
+Whether a kernel file system takes an option is the kernel's and mkfs's to say (no list
+fslab could keep matches every kernel), so each variant of a target whose levels set
+mount or mkfs options is made once on a scratch image in the lab — mkfs, mount, unmount,
+released — before the results directory exists. A level the file system does not know
+ends the campaign there in one line, naming the target and the tool's own words, instead
+of failing every run of that cell later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from fslab.core.errors import ToolError, UserError
+from fslab.host.lab import Lab
+from fslab.host.signals import signals_ignored, signals_unwind
+from fslab.plan.levels import path_name
+from fslab.targets import Target, make_target
+
+OPTION_FACTORS = ("mount_options", "mkfs_options")
+PROBE_SIZE = 512 * 1024**2  # room for any kernel file system's minimum (xfs: 300 MiB)
+
+
+def check_swept_options(targets: dict[str, Target], lab: Lab) -> None:
+    """Make and release each target variant that sweeps mount or mkfs options once, on a
+    scratch image (never a device); a failure is one UserError."""
+    tried = [t for t in targets.values()
+             if any(name in OPTION_FACTORS for name, _ in t.spec.levels)]
+    if not tried:
+        return
+    with signals_unwind():
+        session = lab.open_session()
+        try:
+            for target in tried:
+                spec = target.spec
+                scratch = make_target(dataclasses.replace(
+                    spec, name=f"probe-{path_name(spec.name)}", device="",
+                    size=min(spec.size or PROBE_SIZE, PROBE_SIZE)))
+                try:
+                    mounted = scratch.provision(session)
+                except ToolError as exc:
+                    levels = ", ".join(f"{name}={level}" for name, level in spec.levels
+                                       if name in OPTION_FACTORS)
+                    raise UserError(f"target {spec.name}: {spec.fs} does not take {levels} "
+                                    f"({exc})") from None
+                scratch.teardown(session, mounted)
+        finally:
+            with signals_ignored():
+                session.close()
