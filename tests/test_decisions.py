@@ -39,7 +39,7 @@ def test_an_unresolved_pair_says_what_it_would_take(tmp_path):
     assert (unresolved["needs_iterations"] > 3).all()
     assert (unresolved["needs_seconds"] >= 0).all()  # from this campaign's own run times
     text = (out / "stats" / "verdicts.txt").read_text()
-    assert "not resolved" in text and "fslab run --resume --out DIR --iterations" in text
+    assert "not resolved" in text and "fslab run --resume --out DIR --resolve" in text
 
 
 def test_the_margin_is_a_campaign_key(tmp_path):

@@ -42,6 +42,8 @@ def run(
     rerun_disturbed: bool = False,
     rerun_unsteady: bool = False,
     budget: float | None = None,
+    resolve: bool = False,
+    resolve_budget: float | None = None,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -51,7 +53,10 @@ def run(
     many more to run, up to `max_iterations` in all; estimates and verdicts use only
     those (fslab/run/adaptive.py: this keeps their error rates). What is still short of the
     goal at the end is returned. With `budget` (seconds), a plan that measures for longer
-    is refused before anything is made (`fslab run` passes 2 h unless --yes).
+    is refused before anything is made (`fslab run` passes 2 h unless --yes). With
+    `resolve`, more iterations are measured only where a primary question is unresolved,
+    until each is decided or the campaign's measuring time reaches `resolve_budget`
+    seconds (default: `budget`, else 2 h; fslab/run/resolve.py).
     """
     from fslab.host.lab import Lab
     from fslab.run.adaptive import Goal
@@ -61,8 +66,26 @@ def run(
     first = CampaignRun.start(campaign, Path(out or campaign.out or default_out(campaign)),
                               lab or Lab(), resume=resume, force_device=force_device,
                               confirmed_devices=confirmed_devices, budget=budget)
+    if resolve and goal:
+        from fslab.core.errors import UserError
+
+        raise UserError("--resolve decides questions by looks of its own: drop --until-ci "
+                        "and --until-detectable")
+    if resolve:
+        from fslab.plan.order import DEFAULT_BUDGET_S
+        from fslab.run.resolve import resolve as resolve_rounds
+        from fslab.run.resolve import start_looking
+
+        first = start_looking(first)
     outcome = first.execute(progress, rerun_disturbed, before=first.pre_run_steps(),
                             rerun_unsteady=rerun_unsteady)
+    if resolve:
+        spend = resolve_budget or budget or DEFAULT_BUDGET_S
+        last, outcome, left_out = resolve_rounds(first, outcome, spend, progress,
+                                                 rerun_disturbed, rerun_unsteady)
+        result = last.finish(outcome, goal)
+        result.unresolved = left_out
+        return result
     second = first.second_stage(goal, max_iterations)
     if second is not None:
         outcome = both(outcome, second.execute(progress, rerun_disturbed,

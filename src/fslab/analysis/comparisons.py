@@ -27,14 +27,14 @@ PAIRWISE_COLUMNS = ["workload", "op", "metric", "primary", "a", "b", "test", "p_
                     "p_adj", "alpha", "family", "ratio", "ratio_ci_low", "ratio_ci_high",
                     "se_log", "df", "estimable", "note", "cliffs_delta", "magnitude",
                     "significant", "mde_ratio", "n_a", "n_b", "n_pairs", "sd_log_a",
-                    "sd_log_b"]
+                    "sd_log_b", "look"]
 
 
 def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                     blocked_allowed: bool = True, declared: dict[str, str] | None = None,
                     campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
-                    seconds: dict[tuple[str, str], float] | None = None
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    seconds: dict[tuple[str, str], float] | None = None,
+                    looks: list[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, pairwise) for every headline metric row shared by two or more targets.
 
     Primary questions (analysis.questions) form one family across the whole campaign:
@@ -46,7 +46,8 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     known to be blocks; `declared` maps workloads to the primary metric they declared.
     Every primary pair is decided (analysis.decisions: faster, slower, the same within
     `margin`, or unresolved with what it would take at `seconds` per run of
-    (workload, target)).
+    (workload, target)). With `looks` (a campaign that resolves: the iterations at each
+    look), each primary pair is the one of its first deciding look (analysis.sequential).
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
@@ -68,6 +69,7 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                   for offset, name in enumerate(names)}
         cells.append((question, groups, bool(section[index].any())))
     family = family_size(groups for question, groups, _ in cells if question in primary)
+    better = dict(zip(values["metric"].astype(str), values["better"].astype(str), strict=True))
     tests, pairs = [], []
     for question, groups, sectioned in cells:
         is_primary = question in primary
@@ -81,6 +83,13 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                           "p_value": math.nan, "reason": found, "targets": len(groups)})
             continue
         tests.append({**cell, **_test_row(found), "alpha": ALPHA / size})
+        chosen = [(p, math.nan) for p in found.pairs]
+        if looks and is_primary:
+            from fslab.analysis.sequential import at_looks
+
+            decided = at_looks(groups, looks, size, margin, better.get(question[2], "higher"),
+                               blocked_allowed and not sectioned)
+            chosen = [decided.get((p.a, p.b), (p, math.nan)) for p in found.pairs]
         pairs += [{**cell, "test": p.model, "p_value": p.p_value, "p_adj": p.p_adj,
                    "alpha": p.alpha, "ratio": p.ratio, "ratio_ci_low": p.ratio_ci_low,
                    "ratio_ci_high": p.ratio_ci_high, "se_log": p.se_log, "df": p.df,
@@ -88,11 +97,21 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                    "cliffs_delta": p.cliffs_delta, "magnitude": p.magnitude,
                    "significant": p.significant, "mde_ratio": p.mde_ratio,
                    "n_a": p.n_a, "n_b": p.n_b, "n_pairs": p.n_pairs,
-                   "sd_log_a": p.sd_log_a, "sd_log_b": p.sd_log_b, "a": p.a, "b": p.b}
-                  for p in found.pairs]
-    better = dict(zip(values["metric"].astype(str), values["better"].astype(str), strict=True))
+                   "sd_log_a": p.sd_log_a, "sd_log_b": p.sd_log_b, "a": p.a, "b": p.b,
+                   "look": look}
+                  for p, look in chosen]
     return (pd.DataFrame(tests, columns=TESTS_COLUMNS),
-            decide(pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS), better, margin, seconds or {}))
+            decide(pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS), better, margin, seconds or {},
+                   _next_alpha(looks)))
+
+
+def _next_alpha(looks: list[int] | None) -> float | None:
+    """A campaign that resolves: the α its next look spends (None: a plain campaign)."""
+    if not looks:
+        return None
+    from fslab.analysis.sequential import look_alpha
+
+    return look_alpha(len(looks) + 1)
 
 
 def family_size(comparisons: Iterable[dict[str, dict[int, float]]]) -> int:

@@ -10,6 +10,8 @@ simultaneous interval, and an unresolved one says what it would take.
   level) resolves it 4 times in 5 if the true ratio is the one measured, from its
   measured spread (analysis.power.iterations_to_resolve), and `needs_seconds` what the
   extra iterations cost at this campaign's own run times. More than 100 iterations: ∞.
+  The command that spends them is `--resolve` (analysis.sequential): more iterations
+  read again at the same α would call differences more often than it says.
 """
 
 from __future__ import annotations
@@ -52,10 +54,13 @@ def parse_margin(text: str | float) -> float:
 
 
 def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
-           seconds: dict[tuple[str, str], float]) -> pd.DataFrame:
+           seconds: dict[tuple[str, str], float],
+           next_alpha: float | None = None) -> pd.DataFrame:
     """pairwise.csv with DECISION_COLUMNS: primary pairs decided, the others (estimates,
     not questions) left blank. `better` maps metric -> 'higher'/'lower'; `seconds` is
-    seconds_per_iteration of the campaign's run records."""
+    seconds_per_iteration of the campaign's run records. A campaign that resolves states
+    what an unresolved pair needs at its next look's campaign-wide α, `next_alpha`
+    (analysis.sequential)."""
     out = pairwise.copy()
     for column in DECISION_COLUMNS:
         out[column] = pd.Series([None] * len(out), dtype=object)
@@ -68,7 +73,9 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
         decision = decision_of(row, better.get(str(row["metric"]), HIGHER), limit)
         needs = math.nan
         if decision == UNRESOLVED:
-            needs = needs_iterations(row, limit)
+            level = float(row["alpha"]) if next_alpha is None else \
+                next_alpha / float(row["family"])
+            needs = needs_iterations(row, limit, level)
         cost = math.nan
         if math.isfinite(needs):
             per = sum(seconds.get((str(row["workload"]), str(t)), math.nan)
@@ -103,14 +110,16 @@ def current_iterations(row: pd.Series) -> int:
     return blocked if blocked >= 2 else min(int(row["n_a"]), int(row["n_b"]))
 
 
-def needs_iterations(row: pd.Series, limit: float) -> float:
-    """The fewest iterations that resolve this pair 4 times in 5 (module docstring)."""
+def needs_iterations(row: pd.Series, limit: float, level: float | None = None) -> float:
+    """The fewest iterations that resolve this pair 4 times in 5 (module docstring), its
+    test at `level` (default: the pair's own)."""
     from fslab.analysis.power import Design, iterations_to_resolve
 
     ratio = float(row["ratio"])
     if not ratio > 0 or not math.isfinite(ratio):
         return math.nan
-    estimate, level = math.log(ratio), float(row["alpha"])
+    estimate = math.log(ratio)
+    level = float(row["alpha"]) if level is None else level
     n_pairs = int(row.get("n_pairs", 0) or 0)
     if n_pairs >= 2:  # paired: the per-iteration differences' SD
         sd = float(row["se_log"]) * math.sqrt(n_pairs)
@@ -130,15 +139,27 @@ def needs_iterations(row: pd.Series, limit: float) -> float:
 
 
 def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], float]:
-    """(workload, target) -> the median wall time of one of its runs in this campaign."""
-    times: dict[tuple[str, str], list[float]] = {}
+    """(workload, target) -> the median wall time one of its runs costs in this campaign.
+    Runs measured together in interleaved rounds share the rounds' wall time: each costs
+    the group's time over its number of runs (every record of a round spans it all)."""
+    groups: dict[tuple[int, str], list[RunRecord]] = {}
     for record in records:
         if record.finished > record.started > 0 and record.status == "ok":
+            sliced = bool(record.workload_metadata.get("slices"))
+            key = (record.iteration, record.workload.split(" ", 1)[0] if sliced
+                   else record.run_id)
+            groups.setdefault(key, []).append(record)
+    times: dict[tuple[str, str], list[float]] = {}
+    for members in groups.values():
+        wall = max(r.finished for r in members) - min(r.started for r in members)
+        for record in members:
             times.setdefault((record.workload, record.target), []).append(
-                record.finished - record.started)
+                wall / len(members))
     return {key: float(pd.Series(values).median()) for key, values in times.items()}
 
 
 def resolve_command(needs: float) -> str:
-    """What to type to spend those iterations (the directory is the reader's)."""
-    return f"fslab run --resume --out DIR --iterations {int(needs)}"
+    """What to type to spend those iterations (the directory is the reader's): a
+    follow-up that measures only the unresolved questions and keeps the error rate
+    (analysis.sequential; more iterations read at the same α would not)."""
+    return "fslab run --resume --out DIR --resolve"

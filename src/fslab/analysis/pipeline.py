@@ -107,7 +107,8 @@ PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's 
 
 # Every module analyse() runs, for loading ahead (fslab import loads them while its files
 # are parsed: importer.load_analysis_libraries).
-STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts", "sweeps"})
+STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts", "sweeps",
+                       "sequential"})
 
 
 def load_steps() -> None:
@@ -119,12 +120,13 @@ def load_steps() -> None:
 
 
 def method_statements(*, hosts: bool, aged: bool, pilot: int,
-                      sweep: bool = False) -> pd.DataFrame:
+                      sweep: bool = False, looks: bool = False) -> pd.DataFrame:
     """stats/methods.csv: (step, method), one row per analysis step this campaign used,
     each step's own statement (its module's METHOD)."""
     import importlib
 
-    steps = METHOD_STEPS + ["hosts"] * hosts + ["aged"] * aged + ["effects"] * sweep
+    steps = (METHOD_STEPS + ["hosts"] * hosts + ["aged"] * aged + ["effects"] * sweep
+             + ["sequential"] * looks)
     rows = [{"step": step,
              "method": importlib.import_module(f"fslab.analysis.{step}").METHOD}
             for step in steps]
@@ -171,7 +173,8 @@ def analyse(inputs: Inputs) -> Analysis:
                                    declared=declared_primaries(records),
                                    campaign_primary=tuple(settings.get("primary", ())),
                                    margin=parse_margin(settings.get("margin", DEFAULT_MARGIN)),
-                                   seconds=seconds_per_iteration(records))
+                                   seconds=seconds_per_iteration(records),
+                                   looks=list((settings.get("resolve") or {}).get("looks", [])))
     spread = host_spread(metrics)
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
     drift_table, shared = iteration_drift(runs)
@@ -200,4 +203,5 @@ def analyse(inputs: Inputs) -> Analysis:
                     series=probe_series(metrics), effects=effects, best=best,
                     methods=method_statements(
                         hosts=not spread.empty, aged=not ages.empty,
-                        pilot=int(settings.get("pilot", 0) or 0), sweep=not effects.empty))
+                        pilot=int(settings.get("pilot", 0) or 0), sweep=not effects.empty,
+                        looks=bool((settings.get("resolve") or {}).get("looks"))))

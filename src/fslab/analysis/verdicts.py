@@ -92,7 +92,7 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
     if headline.empty and not sweeps:
         return [_row("family", "", "No primary comparisons: fewer than 2 targets with 2 or "
                                    "more iterations.")]
-    rows = _family_rows(headline) + _sweep_family_rows(effects, best)
+    rows = _family_rows(headline) + _look_rows(pairwise) + _sweep_family_rows(effects, best)
     workloads = list(dict.fromkeys(headline["workload"].astype(str)))
     jobs = list(dict.fromkeys([*(job_of(w) if job_of(w) in sweeps else w for w in workloads),
                                *sweeps]))
@@ -130,6 +130,23 @@ def _family_rows(headline: pd.DataFrame) -> list[dict[str, str]]:
                                f"{_level(level)} % interval, so all of them hold at once "
                                "with 95 % confidence."),
             _row("meaning", "", POWER_MEANING)]
+
+
+def _look_rows(pairwise: pd.DataFrame) -> list[dict[str, str]]:
+    """How a campaign that resolved (--resolve) decided its pairs, look by look."""
+    if pairwise.empty or "look" not in pairwise or not pairwise["look"].notna().any():
+        return []
+    primary = pairwise[pairwise["primary"].astype(bool) & pairwise["look"].notna()]
+    decided = primary[primary["decision"] != "unresolved"]
+    counts = decided["look"].astype(int).value_counts().sort_index()
+    parts = [f"{n} at look {int(k)}" for k, n in counts.items()]
+    left = len(primary) - len(decided)
+    return [_row("family", "", (
+        "Looks (fslab run --resolve): more iterations were measured only where a question "
+        "was unresolved, and each pair is decided at the first look that decides it, look "
+        "k at α/2^k, so every look together keeps the 95 %: "
+        + ", ".join(parts or ["none decided"]) + (f", {left} unresolved" if left else "")
+        + "."))]
 
 
 def _sweep_family_rows(effects: pd.DataFrame | None,

@@ -120,6 +120,10 @@ def run(
         "--budget", help="The most measuring time to plan without --yes (default 2h).")] = None,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Run a plan past its --budget.")] = False,
+    resolve: Annotated[bool, typer.Option(
+        "--resolve", help="Then measure more iterations only where a primary question is "
+        "unresolved, until each is decided or --budget is spent (with --resume: of a "
+        "campaign already run).")] = False,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
@@ -186,7 +190,8 @@ def run(
                                  until_detectable=until_detectable,
                                  rerun_disturbed=rerun_disturbed,
                                  rerun_unsteady=rerun_unsteady,
-                                 budget=None if yes else budget_s)
+                                 budget=None if yes else budget_s,
+                                 resolve=resolve, resolve_budget=budget_s)
             finally:
                 check.join()
     except KeyboardInterrupt:
@@ -208,6 +213,8 @@ def run(
                 console.print(f"  {escape(cell)}")
         else:
             console.print(f"Every cell at {goal}.")
+    for line in result.unresolved:
+        console.print(f"[yellow]Not resolved within --budget: {escape(line)}[/yellow]")
     console.print(f"Next: fslab report {result.results.path} (HTML; the tests, effect sizes "
                   f"and verdicts are in {result.results.path / 'stats'})")
     if catalogue is not None:

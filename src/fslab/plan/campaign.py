@@ -110,6 +110,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         margin=parse_margin(overrides.margin or parsed.margin),
         sweep=sweep,
         target_sweeps=target_sweeps,
+        looks=list(parsed.resolve.looks) if parsed.resolve else [],
+        look_cells=[list(cells) for cells in parsed.resolve.cells] if parsed.resolve else [],
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "

@@ -42,6 +42,15 @@ class WorkloadEntry(BaseModel):
     options: dict[str, Any] = {}
 
 
+class ResolveTable(BaseModel):
+    """[resolve]: looks = [5, 9], cells = [[["ext4", "randread", 9], ...]] (one list per
+    round after a look)."""
+
+    model_config = ConfigDict(extra="forbid")
+    looks: list[int] = []
+    cells: list[list[tuple[str, str, int]]] = []
+
+
 class CampaignFile(BaseModel):
     """The whole campaign.toml."""
 
@@ -73,6 +82,9 @@ class CampaignFile(BaseModel):
     margin: str | float = "10%"
     # Factors of the design: NAME = [levels] (plan/sweep.py); one level sets the option.
     sweep: dict[str, list[Any]] = {}
+    # A campaign that resolves (--resolve, run/resolve.py): the iterations at each look and
+    # the cells measured after each, [target, workload, last iteration]; fslab writes it.
+    resolve: ResolveTable | None = None
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -112,6 +124,10 @@ class Campaign:
     # target's own table gave ({target: {factor: levels}}); `targets` stay as declared.
     sweep: dict[str, list[str]] = field(default_factory=dict)
     target_sweeps: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # --resolve (run/resolve.py): the iterations at each look so far, and after each look
+    # but the last the cells measured further, (target, workload, up to which iteration).
+    looks: list[int] = field(default_factory=list)
+    look_cells: list[list[tuple[str, str, int]]] = field(default_factory=list)
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
 
@@ -145,6 +161,10 @@ class Campaign:
             data["labels"] = dict(self.labels)
         if self.sweep:
             data["sweep"] = {name: list(levels) for name, levels in self.sweep.items()}
+        if self.looks:
+            data["resolve"] = {"looks": list(self.looks),
+                               "cells": [[list(cell) for cell in cells]
+                                         for cells in self.look_cells]}
         data["target"] = [_target_dict(spec, self.target_sweeps.get(spec.name, {}))
                           for spec in self.targets]
         data["workload"] = [w.model_dump(exclude_none=True, exclude_defaults=True)

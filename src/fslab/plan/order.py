@@ -76,10 +76,26 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
     for iteration in range(1, campaign.iterations + 1):
         pairs = [(target, variant) for target in targets for variant in variants]
         rng.shuffle(pairs)
+        wanted = resolving(campaign, iteration)
+        if wanted is not None:  # a round of --resolve: only the cells it measures
+            pairs = [(t, v) for t, v in pairs if (t.name, v.workload.name) in wanted]
         runs += [RunSpec(iteration, position, target, variant.workload, variant.levels,
                          variant.base)
                  for position, (target, variant) in enumerate(pairs)]
     return Plan(campaign, runs, targets, [v.workload.name for v in variants])
+
+
+def resolving(campaign: Campaign, iteration: int) -> set[tuple[str, str]] | None:
+    """The cells a round of --resolve measures in `iteration` (None: every cell, the
+    campaign's own iterations up to its first look)."""
+    looks = campaign.looks
+    if not looks or iteration <= looks[0]:
+        return None
+    for number, cells in enumerate(campaign.look_cells):
+        if looks[number] < iteration <= looks[min(number + 1, len(looks) - 1)]:
+            return {(target, workload) for target, workload, last in cells
+                    if iteration <= last}
+    return set()
 
 
 def check_space(plan: Plan) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.factors import job_of, numeric, ordered, target_base
+from fslab.core.cells import job_of, numeric, ordered, target_base
 from fslab.core.metrics import title
 from fslab.core.units import display_scale
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.factors import declared_levels, is_numeric, job_of
+from fslab.core.cells import declared_levels, is_numeric, job_of
 from fslab.report import sweep_charts
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table

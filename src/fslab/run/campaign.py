@@ -41,6 +41,7 @@ class RunResult:
     runner: RunnerResult
     summary: Any = None  # pandas DataFrame of the per-cell summary
     unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
+    unresolved: list[str] = field(default_factory=list)  # --resolve: what no budget reached
 
 
 @dataclass(frozen=True)
