@@ -38,6 +38,7 @@ from fslab.plan.model import (  # re-exported: the campaign's types, one import 
 from fslab.plan.sweep import campaign_factors, check_sweep
 from fslab.plan.targets import resolve_targets, slug
 from fslab.targets import IMAGE_LESS
+from fslab.workloads.distributed import parse_hosts
 from fslab.workloads.suites import get_suite
 
 __all__ = [
@@ -98,7 +99,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         workloads=workloads,
         out=overrides.out or parsed.out,
         base_dir=base_dir,
-        hosts=list(overrides.hosts or parsed.hosts),
+        hosts=parse_hosts(overrides.hosts or parsed.hosts) if (overrides.hosts or parsed.hosts)
+        else [],  # a malformed host is one clear error, now
         ceiling=parsed.ceiling if overrides.ceiling is None else overrides.ceiling,
         primary=list(overrides.primary or parsed.primary),
         pilot=parsed.pilot,
@@ -116,10 +118,6 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
                         f"{', '.join(HEADLINE_METRICS)}")
-    if campaign.hosts:
-        from fslab.workloads.distributed import parse_hosts
-
-        parse_hosts(campaign.hosts)  # a malformed host is one clear error, now
     if campaign.fresh not in ("run", "iteration", "campaign"):
         raise UserError(f"bad fresh policy {campaign.fresh!r}: use run, iteration or campaign")
     campaign_factors(campaign.sweep, campaign.target_sweeps)  # names and levels, checked

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from fslab.plan.targets import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
+from fslab.workloads.distributed import Host
 
 DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
@@ -111,7 +112,7 @@ class Campaign:
     workloads: list[WorkloadEntry]
     out: str | None = None
     base_dir: Path = field(default_factory=Path.cwd)
-    hosts: list[str] = field(default_factory=list)
+    hosts: list[Host] = field(default_factory=list)  # fio servers, parsed once
     ceiling: bool = True
     primary: list[str] = field(default_factory=list)
     pilot: int = 0
@@ -145,7 +146,7 @@ class Campaign:
         if self.out:
             data["out"] = self.out
         if self.hosts:
-            data["hosts"] = list(self.hosts)
+            data["hosts"] = [host.spec for host in self.hosts]
         if not self.ceiling:
             data["ceiling"] = False
         if self.primary:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from fslab.plan.campaign import Campaign
     from fslab.plan.order import Plan
     from fslab.targets import Target
+    from fslab.workloads.distributed import Host
 
 
 def prepare(
@@ -57,11 +58,10 @@ def build_targets(
     }
 
 
-def preflight_campaign(host_list: list[str], targets: dict[str, Target]) -> None:
+def preflight_campaign(hosts: list[Host], targets: dict[str, Target]) -> None:
     """Every host reachable, on the controller's fio version, with the target path."""
-    from fslab.workloads.distributed import LOOPBACK, parse_hosts, preflight
+    from fslab.workloads.distributed import LOOPBACK, preflight
 
-    hosts = parse_hosts(host_list)
     remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
     problems: list[str] = []
     for name, target in targets.items():

@@ -1,13 +1,14 @@
 """One campaign run as a pipeline of named steps (what `fslab run` and `api.run` do).
 
     start        prepare the plan and targets, open or create the results directory
-    pre-run      age the targets that start aged, describe the environment, measure the
-                 raw-device ceiling of jobs not measured in rounds (Runner.before)
-    execute      the runner, with the ceiling as one more participant of each round
+    pre-run      age the targets that start aged, describe the environment, then each
+                 participant's own first step (the raw-device ceiling measures the jobs
+                 not measured in rounds: run/participants.py) (Runner.before)
+    execute      the runner, with the participants in each round
     second stage an adaptive campaign's pilot decides how many more iterations to run:
                  a new CampaignRun over a replaced campaign (fslab.run.adaptive)
-    finish       the ceilings measured in rounds, then the summary (or, adaptive, the
-                 analysis and what is still short of the goal)
+    finish       each participant's last step (the ceiling's values join environment.json),
+                 then the analysis (adaptive: and what is still short of the goal)
 
 Each step is one method, so a new pre-run step is one method and one entry of
 `pre_run_steps`, and `api.run` reads as the list above.
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from fslab.plan.campaign import Campaign
     from fslab.plan.order import Plan
     from fslab.run.adaptive import Goal
-    from fslab.run.runner import Companion, Progress, RunnerResult
+    from fslab.run.participants import Beside
+    from fslab.run.runner import Progress, RunnerResult
     from fslab.targets import Target
 
 
@@ -55,7 +57,7 @@ class CampaignRun:
     lab: Lab
     resume: bool
     hosts: tuple[Any, ...]
-    companion: Companion | None  # the raw-device ceiling, measured in the rounds
+    beside: tuple[Beside, ...]  # participants of the rounds (run/participants.py)
 
     @classmethod
     def start(cls, campaign: Campaign, out: Path, lab: Lab, *, resume: bool,
@@ -63,8 +65,7 @@ class CampaignRun:
               budget: float | None = None) -> CampaignRun:
         """Check and plan the campaign (within `budget` seconds of measuring, when given),
         then open (resume) or create its results."""
-        from fslab.run.ceiling import rounds_ceiling
-        from fslab.workloads.distributed import parse_hosts
+        from fslab.run.participants import participants
 
         opened = ResultsDir.open(out) if resume else None
         if budget is not None:  # before any other check: the plan alone decides it
@@ -82,13 +83,14 @@ class CampaignRun:
             opened = ResultsDir.create(out)
             opened.write_campaign(campaign.to_dict())
         results = opened
-        hosts = tuple(parse_hosts(campaign.hosts)) if campaign.hosts else ()
+        hosts = tuple(campaign.hosts)  # parsed once, with the campaign
         return cls(campaign, plan, targets, results, lab, resume, hosts,
-                   rounds_ceiling(plan, results))
+                   participants(plan, results, lab, resume))
 
     def pre_run_steps(self) -> list[Callable[[], None]]:
         """What must happen once before the first run, in order (Runner.before)."""
-        return [self.age_targets, self.describe_environment, self.measure_ceilings]
+        return [self.age_targets, self.describe_environment,
+                *(participant.before for participant in self.beside)]
 
     def age_targets(self) -> None:
         """Targets that start aged are aged first, so the environment describes them aged."""
@@ -97,31 +99,15 @@ class CampaignRun:
         age_targets(self.campaign.targets, self.lab, self.results)
 
     def describe_environment(self) -> None:
-        """environment.json: the machine, tools and targets (a resume keeps its ceilings)."""
+        """environment.json: the machine, tools and targets (a resume keeps what its
+        participants recorded there)."""
         from fslab.host.environment import capture
 
-        known = self.results.environment().get("ceilings") if self.resume else None
+        before = self.results.environment() if self.resume else {}
         environment = capture(self.lab.root, [tool for target in self.targets.values()
                                               for tool in target.tools])
         environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
-        if known:
-            environment["ceilings"] = known
-        self.results.write_environment(environment)
-
-    def measure_ceilings(self) -> None:
-        """The ceiling of each job not measured in rounds, run before the campaign."""
-        from fslab.run.ceiling import ceiling_workloads
-        from fslab.run.ceiling import measure_ceilings as measure
-
-        if not (self.campaign.ceiling and ceiling_workloads(self.plan)):
-            return
-        environment = self.results.environment()
-        environment["ceilings"], reused = measure(
-            self.plan, self.lab, self.results,
-            environment.get("ceilings") if self.resume else None)
-        if reused:  # from the lab's ceilings.json: named, so a reader knows
-            environment["ceilings_reused"] = sorted(set(
-                environment.get("ceilings_reused", [])) | set(reused))
+        environment.update({k: v for k, v in before.items() if k not in environment})
         self.results.write_environment(environment)
 
     def execute(self, progress: Progress | None, rerun_disturbed: bool,
@@ -133,7 +119,7 @@ class CampaignRun:
         return Runner(self.plan, self.results, self.lab, self.targets,
                       progress or NoProgress(), hosts=self.hosts,
                       rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                      companion=self.companion,
+                      beside=self.beside,
                       before=before or []).execute()
 
     def second_stage(self, goal: Goal, max_iterations: int) -> CampaignRun | None:
@@ -153,15 +139,13 @@ class CampaignRun:
                                    resume=True)
 
     def finish(self, outcome: RunnerResult, goal: Goal) -> RunResult:
-        """Keep the ceilings measured in rounds, then analyse: every stats/ table, so that
+        """The participants' last steps, then analyse: every stats/ table, so that
         `fslab report` renders what the run left without analysing again (adaptive: also
         say what is still short of the goal)."""
         from fslab.analysis.pipeline import analyze_results
 
-        if self.companion is not None:
-            from fslab.run.ceiling import record_round_ceilings
-
-            record_round_ceilings(self.results, self.companion.store, self.lab)
+        for participant in self.beside:
+            participant.finish()
         from fslab.results.series import write_series
 
         write_series(self.results)

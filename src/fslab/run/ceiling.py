@@ -11,7 +11,8 @@ directory of its own: raw output beside parsed values) and their IOPS and bandwi
 environment.json under "ceilings", keyed by the lab's device.
 
 A job measured in interleaved rounds (rounds.py) has its ceiling measured in the same
-rounds instead: the raw device is one more participant, every iteration, so each cell is
+rounds instead: the raw device is one more participant (run/participants.py), every
+iteration, so each cell is
 compared with what the disk delivered in the same moments, not minutes earlier (one
 measurement at the start is as noisy as the cells: issue 22). Those values are kept per
 iteration ("ceilings_by_iteration": {workload: {op: {metric: {iteration: value}}}}) and
@@ -69,13 +70,23 @@ def in_rounds(plan: Plan, workload: FioWorkload) -> bool:
 
 
 @dataclass
-class RoundsCeiling:
-    """The raw device as one more participant in each sliced job's rounds."""
+class CeilingBeside:
+    """The raw device as a participant of the campaign (run/participants.py): one more
+    participant in each sliced job's rounds, and before the campaign the two runs of each
+    job not measured in rounds; at its end, what it measured joins environment.json."""
 
     spec: TargetSpec
     target: Target
     store: ResultsDir
-    workloads: dict[str, FioWorkload]  # by name, direct I/O always
+    workloads: dict[str, FioWorkload]  # the jobs measured in rounds, by name, direct I/O
+    plan: Plan
+    results: ResultsDir
+    lab: Lab
+    resume: bool
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
 
     def runs_beside(self, group: list[RunSpec]) -> list[RunSpec]:
         """The ceiling's runs for the rounds `group` is measured in: one per variant of
@@ -88,17 +99,35 @@ class RoundsCeiling:
                                    run.workload_levels, run.job))
         return out
 
+    def before(self) -> None:
+        """The ceiling of each job not measured in rounds, measured now (or reused)."""
+        if not [w for w in ceiling_workloads(self.plan) if not in_rounds(self.plan, w)]:
+            return
+        environment = self.results.environment()
+        environment["ceilings"], reused = measure_ceilings(
+            self.plan, self.lab, self.results,
+            environment.get("ceilings") if self.resume else None)
+        if reused:  # from the lab's ceilings.json: named, so a reader knows
+            environment["ceilings_reused"] = sorted(set(
+                environment.get("ceilings_reused", [])) | set(reused))
+        self.results.write_environment(environment)
 
-def rounds_ceiling(plan: Plan, results: ResultsDir) -> RoundsCeiling | None:
-    """The participant for the jobs measured in rounds (None: none, or no ceiling)."""
+    def finish(self) -> None:
+        record_round_ceilings(self.results, self.store, self.lab)
+
+
+def ceiling_beside(plan: Plan, results: ResultsDir, lab: Lab,
+                   resume: bool) -> CeilingBeside | None:
+    """The ceiling participant (None: --no-ceiling, or no job it can bound)."""
     if not plan.campaign.ceiling:
         return None
-    workloads = [w for w in ceiling_workloads(plan) if in_rounds(plan, w)]
-    if not workloads:
+    every = ceiling_workloads(plan)
+    if not every:
         return None
-    spec = _raw_spec(plan, workloads)
-    return RoundsCeiling(spec, make_target(spec), _store(results),
-                         {w.name: w for w in _direct(workloads)})
+    workloads = [w for w in every if in_rounds(plan, w)]
+    spec = _raw_spec(plan, workloads or every)
+    return CeilingBeside(spec, make_target(spec), _store(results),
+                         {w.name: w for w in _direct(workloads)}, plan, results, lab, resume)
 
 
 def by_iteration(store: ResultsDir) -> dict[str, Any]:

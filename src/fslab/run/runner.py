@@ -29,10 +29,11 @@ from fslab.plan.levels import path_name, workdir_name
 from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.observing import observed
+from fslab.run.participants import Beside
 from fslab.run.probes import after_run, before_run
 from fslab.run.record import Finished, finished_record, headline_text
 from fslab.run.rounds import NotReady
-from fslab.targets import Mounted, Target, TargetSpec
+from fslab.targets import Mounted, Target
 from fslab.workloads.base import RunOutput, Where
 
 NO_SPACE = "needs"  # how a failed free-space check's reason begins
@@ -49,17 +50,6 @@ class Progress(Protocol):
     def run_started(self, run: RunSpec) -> None: ...
     def run_finished(self, run: RunSpec, status: str, reason: str,
                      headline: str = "") -> None: ...
-
-
-class Companion(Protocol):
-    """A participant measured beside each sliced job's rounds, saved in a results
-    directory of its own (the raw device's ceiling: ceiling.RoundsCeiling)."""
-
-    spec: TargetSpec
-    target: Target
-    store: ResultsDir
-
-    def runs_beside(self, group: list[RunSpec]) -> list[RunSpec]: ...
 
 
 class NoProgress:
@@ -100,13 +90,13 @@ class Runner:
     _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
     _metrics_stale: bool = False
     _watcher: Watcher | None = None
-    companion: Companion | None = None  # measured in every sliced job's rounds
+    beside: tuple[Beside, ...] = ()  # participants of the rounds (run/participants.py)
     before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
     # run_id -> (its place, what run_probes recorded before it): rounds save runs later
     _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
 
     def execute(self) -> RunnerResult:
-        for step in self.before:  # aging, environment, ceilings (campaign_run.py)
+        for step in self.before:  # aging, environment, participants (run/campaign.py)
             step()
         outcome = RunnerResult()
         self._watcher = Watcher(self.lab.root)
@@ -114,8 +104,7 @@ class Runner:
         self._rows = self.results.metric_rows()  # kept in memory: parquet rewritten per run
         outcome.skipped = sum(1 for run in self.plan.runs if run.run_id in done)
         self.progress.start(len(self.plan.runs), outcome.skipped)
-        if self.companion is not None:
-            self.targets = {**self.targets, self.companion.spec.name: self.companion.target}
+        self.targets = {**self.targets, **{p.name: p.target for p in self.beside}}
         with signals_unwind():
             session = self.lab.open_session()
             mounted: dict[str, Mounted] = {}
@@ -125,8 +114,8 @@ class Runner:
             finally:
                 with signals_ignored():
                     self._write_metrics()
-                    if self.companion is not None:
-                        self.companion.store.rebuild_metrics()
+                    for participant in self.beside:
+                        participant.store.rebuild_metrics()
                     self._teardown_all(session, mounted, outcome)
                     report = session.close()
                     outcome.warnings += report.errors
@@ -188,15 +177,16 @@ class Runner:
             self.progress.run_started(run)
             with self.results.room():
                 runs.append((run, self.results.fresh_run_dir(run.run_id)))
-        beside = self.companion.runs_beside(group) if self.companion else []
-        if self.companion is not None:
-            runs += [(run, self.companion.store.fresh_run_dir(run.run_id)) for run in beside]
+        beside = {}
+        for participant in self.beside:
+            for run in participant.runs_beside(group):
+                beside[run.run_id] = run
+                runs.append((run, participant.store.fresh_run_dir(run.run_id)))
         assert self._watcher is not None
         parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
                                   campaign.seed, self._watcher)
-        companions = {run.run_id for run in beside}
         return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts
-                if p.run.run_id not in companions]
+                if p.run.run_id not in beside]
 
     def _rerun_disturbed(self, session: Session, mounted: dict[str, Mounted],
                          broken: dict[str, str], runs: list[RunSpec],
@@ -314,10 +304,10 @@ class Runner:
         if run.run_id in self._around:  # the run's files are still there
             place, around = self._around.pop(run.run_id)
             after_run(place, around, output.metadata)
-        if self.companion is not None and run.target.name == self.companion.spec.name:
-            self.companion.store.save_run(self._record(
-                run, output, description, started, caches_dropped,
-                self.companion.store.run_dir(run.run_id)))
+        store = next((p.store for p in self.beside if p.name == run.target.name), None)
+        if store is not None:  # a participant's run: saved in its own results
+            store.save_run(self._record(run, output, description, started, caches_dropped,
+                                        store.run_dir(run.run_id)))
             return
         with self.results.room():
             self._save(run, output, description, started, caches_dropped)

@@ -16,10 +16,11 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from fslab.host import system
 from fslab.parsers.tool_kinds import AGEDFILES_RECORD
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 # ln(bytes) of file sizes in file-system metadata studies (Agrawal et al., FAST '07):
@@ -33,7 +34,7 @@ ACTIONS = ("readall", "overwrite", "append", "create")
 
 
 @dataclass
-class AgedFilesWorkload:
+class AgedFilesWorkload(Capabilities):
     """One action over the aged tree; `count` files (0 = all), seeded selection."""
 
     name: str
@@ -42,11 +43,7 @@ class AgedFilesWorkload:
     size: int = 64 * 1024  # appended bytes, or the cap of created files' sizes
     seed: int = 1
     family: str = "agedfiles"
-    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
-    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
-    drops_caches: bool = True  # the runner syncs and drops caches before it
-    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
-    primary_metric: str = "ops_per_s"  # files per second of each operation
+    PRIMARY: ClassVar[str] = "ops_per_s"  # files per second of each operation
 
     def check(self) -> None:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 
 @dataclass(frozen=True)
@@ -71,3 +71,24 @@ class Workload(Protocol):
 
     def run(self, where: Where, run_dir: Path) -> RunOutput:
         """Run at `where`, keep raw output in `run_dir`, and return its status."""
+
+
+class Capabilities:
+    """The capabilities a workload declares, with the defaults most have (cf. fio's engine
+    flags): a tool run on this machine, after the runner synced and dropped the caches,
+    its system-wide CPU recorded, no memory cgroup, its primary metric inferred from the
+    data. A workload class says only what differs."""
+
+    runs_on_load_nodes: ClassVar[bool] = False  # fio servers (`hosts`) run only fio
+    measures_host_cpu: ClassVar[bool] = True  # the runner adds system-wide CPU rows
+    drops_caches: ClassVar[bool] = True  # the runner syncs and drops caches before it
+    PRIMARY: ClassVar[str] = ""  # what its verdict is about ("": inferred from the data)
+
+    @property
+    def primary_metric(self) -> str:
+        return self.PRIMARY
+
+    @property
+    def memory_limit(self) -> int:
+        """Bytes of a memory cgroup to run in (0: none)."""
+        return 0

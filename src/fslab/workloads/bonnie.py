@@ -24,7 +24,7 @@ from fslab.host.children import run_child
 from fslab.host.memlimit import memory_limit_support
 from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.tool_kinds import BONNIE_CPU, BONNIE_OUTPUT
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where
 
 OUTPUT, CPU = BONNIE_OUTPUT, BONNIE_CPU
 MiB = 1024**2
@@ -33,17 +33,13 @@ BONNIE_DEADLINE_S = 3600  # a whole bonnie++ pass on a slow device takes minutes
 
 
 @dataclass
-class BonnieWorkload:
+class BonnieWorkload(Capabilities):
     """One bonnie++ run: -s file size, -r = half of it, -n file count (in 1024s)."""
 
     name: str = "bonnie"
     file_size: int = 256 * MiB
     files_k: int = 4  # -n: thousands (1024s) of files for the create/read/delete tests
     family: str = "bonnie"
-    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
-    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
-    drops_caches: bool = True  # the runner syncs and drops caches before it
-    primary_metric: str = ""  # each bonnie++ test asks its own question (inferred per op)
 
     def check(self) -> None:
         system.require_tool("bonnie++")

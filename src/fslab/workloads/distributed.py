@@ -39,6 +39,11 @@ class Host:
     def __str__(self) -> str:
         return f"{self.address}:{self.port}"
 
+    @property
+    def spec(self) -> str:
+        """As a campaign writes it, parsed back by parse_hosts ([IPv6]:PORT)."""
+        return f"[{self.address}]:{self.port}" if ":" in self.address else str(self)
+
 
 def parse_hosts(text: str | list[str]) -> list[Host]:
     """'h1,h2:8766' or ['h1', 'h2:8766'] -> hosts (IPv6 as [addr]:port)."""

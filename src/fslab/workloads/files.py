@@ -18,11 +18,12 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.parsers.tool_kinds import DD_LOG, FILES_RECORD
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 FLUSH_MODES = ("none", "fdatasync", "odirect")
@@ -34,7 +35,7 @@ RESULT = FILES_RECORD
 
 
 @dataclass
-class FilesWorkload:
+class FilesWorkload(Capabilities):
     """N timed writes (and cold reads) of one file of S random bytes."""
 
     name: str
@@ -43,11 +44,7 @@ class FilesWorkload:
     flush: str = "fdatasync"
     tool: str = "python"  # or "dd": the study's own tool (see the module's docstring)
     family: str = "files"
-    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
-    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
-    drops_caches: bool = True  # the runner syncs and drops caches before it
-    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
-    primary_metric: str = "bw_bytes"  # a file write or read test is about its rate
+    PRIMARY: ClassVar[str] = "bw_bytes"  # a file write or read test: its rate
 
     def check(self) -> None:
         if self.flush not in FLUSH_MODES:

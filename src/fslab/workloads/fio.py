@@ -6,7 +6,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
@@ -15,7 +15,7 @@ from fslab.parsers.fio import job_errors, parse_fio
 from fslab.parsers.fio_kinds import FIO_OUTPUT
 from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.parsers.fio_logs import log_args
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.fio_process import (
     JOB_FILE,
     LAYOUT_GRACE_S,
@@ -42,17 +42,14 @@ WATCHDOG_MARGIN_S = 30
 
 
 @dataclass
-class FioWorkload:
+class FioWorkload(Capabilities):
     """A fio job: global options plus one job section, run as one fio invocation."""
 
     name: str
     options: dict[str, Any]  # fio options of the job section, in order
     global_options: dict[str, Any] = field(default_factory=dict)
     family: str = "fio"
-    runs_on_load_nodes: bool = True  # fio's client/server mode runs it on --hosts
-    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
-    drops_caches: bool = True  # the runner syncs and drops caches before it
-    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
+    runs_on_load_nodes: ClassVar[bool] = True  # fio's client/server mode runs it there
     preset: str = ""
     raw_job_text: str | None = None  # a user's job file, run as written
     extra_sections: list[tuple[str, dict[str, Any]]] = field(default_factory=list)

@@ -22,21 +22,20 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from fslab.parsers.tool_kinds import NULL_RECORD
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where
 
 
 @dataclass
-class NullWorkload:
+class NullWorkload(Capabilities):
     """Reports iops = `iops` ± `jitter`, or simulated values with `cv` / `drift`."""
 
     name: str = "null"
     family: str = "null"
-    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
     iops: float = 1000.0
     jitter: float = 0.0
     sleep_s: float = 0.0
@@ -44,10 +43,9 @@ class NullWorkload:
     cv: float = 0.0
     drift: float = 0.0
     seed: int = 0
-    measures_host_cpu: bool = False  # known numbers only: no system-wide CPU row
-    drops_caches: bool = False  # no I/O: nothing to drop
-    memory_limit: int = 0
-    primary_metric: str = "iops"
+    measures_host_cpu: ClassVar[bool] = False  # known numbers only: no system-wide CPU
+    drops_caches: ClassVar[bool] = False  # no I/O: nothing to drop
+    PRIMARY: ClassVar[str] = "iops"
 
     def check(self) -> None:
         return None

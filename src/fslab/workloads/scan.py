@@ -19,11 +19,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from fslab.host import system
 from fslab.parsers.tool_kinds import SCAN_RECORD
 from fslab.probes.fiemap import NotMeasurable, extents
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 RESULT = SCAN_RECORD
@@ -33,17 +34,13 @@ BLOCK = 4096
 
 
 @dataclass
-class ScanWorkload:
+class ScanWorkload(Capabilities):
     """A cold scan of the whole tree; `subdir` limits it to one directory of the target."""
 
     name: str = "scan"
     subdir: str = ""
     family: str = "scan"
-    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
-    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
-    drops_caches: bool = True  # the runner syncs and drops caches before it
-    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
-    primary_metric: str = "bw_bytes"  # a cold recursive read is about its bandwidth
+    PRIMARY: ClassVar[str] = "bw_bytes"  # a cold recursive read: its bandwidth
 
     def check(self) -> None:
         return None

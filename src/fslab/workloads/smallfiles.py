@@ -14,11 +14,12 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.parsers.tool_kinds import SMALLFILES_RECORD
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.process import cpu_use
 
 PHASES = ("write", "rewrite", "read", "delete")
@@ -26,7 +27,7 @@ RESULT = SMALLFILES_RECORD
 
 
 @dataclass
-class SmallFilesWorkload:
+class SmallFilesWorkload(Capabilities):
     """Create, rewrite, read (cold) and delete `count` files of `size` bytes."""
 
     name: str
@@ -34,11 +35,7 @@ class SmallFilesWorkload:
     size: int = 4096
     files_per_dir: int = 1000
     family: str = "smallfiles"
-    runs_on_load_nodes: bool = False  # a local tool: not started on fio servers
-    measures_host_cpu: bool = True  # the runner adds system-wide CPU rows
-    drops_caches: bool = True  # the runner syncs and drops caches before it
-    memory_limit: int = 0  # bytes of a memory cgroup to run in (0: none)
-    primary_metric: str = "ops_per_s"  # files per second in each phase
+    PRIMARY: ClassVar[str] = "ops_per_s"  # files per second in each phase
 
     def check(self) -> None:
         if self.count < 1 or self.files_per_dir < 1:
