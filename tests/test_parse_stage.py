@@ -117,3 +117,22 @@ def test_the_host_cpu_addition_reads_the_runners_sample_or_an_older_run_json():
                                                  **keep}))
         assert {m.metric: m.value for m in parsed.measurements} == {
             "iops": 1000.0, "host_cpu_pct": 50.0}
+
+
+def test_the_parse_stage_fails_a_run_whose_host_gave_no_result(tmp_path):
+    """The workload writes fio's output and the hosts it drove; the parse kind, not the
+    workload, finds that one of them returned nothing (captured: a server killed mid-run)."""
+    import json
+
+    from fslab.parsers.raw_files import DirFiles, RawOutputError
+    from fslab.parsers.registry import parse_run
+    from tests.conftest import FIXTURES
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "fio.json").write_bytes((FIXTURES / "fio" / "client-one-host-lost.json").read_bytes())
+    (run / "hosts.json").write_text(json.dumps(["127.0.0.1:53033", "127.0.0.1:47895"]))
+    with pytest.raises(RawOutputError, match=r"host 127\.0\.0\.1:47895 dropped out"):
+        parse_run(DirFiles(run))
+    (run / "hosts.json").write_text(json.dumps(["127.0.0.1:53033"]))
+    assert parse_run(DirFiles(run)).measurements  # the host that answered: its rows

@@ -4,23 +4,35 @@ json+ or text output, recognised by its content).
 
 What is derived from fio's output alone is derived here, so `fslab reparse` rebuilds it
 with the rows: which jobs formed each observation, each clone's own figures, fio's disk
-statistics, and for a run in slices the spread between its slices.
+statistics, and for a run in slices the spread between its slices. So are the checks a
+run's output must pass (the workload only writes it): a job fio reports as failed, or a
+load node that gave no result (HOSTS_FILE lists the ones the run drove), fails the run
+with that reason.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 from typing import Any
 
 from fslab.core.metrics import Measurement
 from fslab.host.diskstats import from_fio
-from fslab.parsers.fio import clone_rows, observation_map, parse_fio
+from fslab.parsers.fio import (
+    ALL_CLIENTS,
+    clone_rows,
+    host_name,
+    job_errors,
+    observation_map,
+    parse_fio,
+)
 from fslab.parsers.fio_load import load_fio
 from fslab.parsers.fio_logs import judge, series_rows, throughput
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
 
 FIO_OUTPUT = "fio.json"
+HOSTS_FILE = "hosts.json"  # the fio servers a run drove (`hosts`), as host:port
 SLICE = re.compile(r"fio-slice-(\d+)\.json$")
 IMPORTED_PREFIX = "imported-"  # an imported file's copy in its run directory
 
@@ -36,10 +48,28 @@ def _detect_run(files: RawFiles) -> bool:
     return FIO_OUTPUT in names or any(SLICE.match(name) for name in names)
 
 
+def checked(data: dict[str, Any], files: RawFiles, where: str = "fio") -> dict[str, Any]:
+    """fio's result, or RawOutputError: a job it reports as failed, a host that gave none."""
+    from fslab.parsers.raw_files import RawOutputError
+
+    errors = job_errors(data)
+    if errors:
+        raise RawOutputError(f"{where}: {errors[0]}")
+    if HOSTS_FILE in files.names():
+        reported = {host_name(job) for job in data.get("client_stats") or []
+                    if isinstance(job, dict) and job.get("jobname") != ALL_CLIENTS}
+        # 'address:port', or the address alone where fio names no port
+        lost = [h for h in json.loads(files.read(HOSTS_FILE)) if h not in reported
+                and h.rsplit(":", 1)[0] not in reported]
+        if lost:
+            raise RawOutputError(f"host {', '.join(lost)} dropped out: no result from it")
+    return data
+
+
 def _parse_run(files: RawFiles) -> Parsed:
     slices = slice_names(files)
     if not slices:
-        data = load_fio(files.read(FIO_OUTPUT))
+        data = checked(load_fio(files.read(FIO_OUTPUT)), files)
         metadata: dict[str, Any] = {"observations": observation_map(data),
                                     "clones": clone_rows(data)}
         if disk_util := from_fio(data):
@@ -49,7 +79,7 @@ def _parse_run(files: RawFiles) -> Parsed:
     out: list[Measurement] = []
     first: dict[str, Any] = {}
     for index, name in enumerate(slices):
-        data = load_fio(files.read(name))
+        data = checked(load_fio(files.read(name)), files, f"fio (slice {index})")
         first = first or data
         out += [m._replace(sample=index) for m in parse_fio(data)]
     values = [m.value for m in out if m.metric == "iops" and m.op != "total"]

@@ -89,3 +89,8 @@ class Addition:
 
     name: str
     add: Callable[[RawFiles, list[Measurement]], list[Measurement]]
+
+
+class RawOutputError(ValueError):
+    """A run's raw files are of no kind fslab reads, its kind's parser failed, or its
+    kind says the output is a failed run's (a job's error, a lost host)."""

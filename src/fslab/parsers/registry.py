@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from fslab.parsers import aging_kind, fio_kinds, host_cpu, tool_kinds
-from fslab.parsers.raw_files import Addition, Parsed, RawFiles, RawKind
+from fslab.parsers.raw_files import Addition, Parsed, RawFiles, RawKind, RawOutputError
 
 # The first kind whose detector claims a run's files parses them: a run's own outputs by
 # their names first, then a file imported from elsewhere by its content.
@@ -37,10 +37,6 @@ KINDS: list[RawKind] = [
 ADDITIONS: list[Addition] = [host_cpu.ADDITION]
 
 
-class RawOutputError(ValueError):
-    """A run's raw files are of no kind fslab reads, or its kind's parser failed."""
-
-
 def parse_run(files: RawFiles) -> Parsed:
     """The run's measurements, parsed by the first kind that claims its raw files."""
     for kind in KINDS:
@@ -49,6 +45,8 @@ def parse_run(files: RawFiles) -> Parsed:
                 parsed = kind.parse(files)
                 for addition in ADDITIONS:
                     parsed.measurements += addition.add(files, parsed.measurements)
+            except RawOutputError:
+                raise  # a kind's own verdict on its output (a job's error, a lost host)
             except (OSError, ValueError, KeyError, TypeError, AttributeError,
                     IndexError) as exc:
                 raise RawOutputError(f"{kind.describes or kind.name} unreadable: "

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fslab.core.metrics import Measurement, cpu_measurements
-from fslab.parsers.bonnie import parse_bonnie
+from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio_kinds import imported_name
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, read_json, read_text
@@ -38,7 +38,17 @@ def _cpu(record: dict[str, Any]) -> list[Measurement]:
 
 
 def _parse_bonnie(files: RawFiles) -> Parsed:
-    measurements = parse_bonnie(read_text(files, BONNIE_OUTPUT))
+    """bonnie++'s CSV line; without one (it prints its usage and exits 0 when -r is not
+    below -s), the run fails with bonnie++'s own first words."""
+    from fslab.parsers.raw_files import RawOutputError
+
+    text = read_text(files, BONNIE_OUTPUT)
+    try:
+        measurements = parse_bonnie(text)
+    except BonnieParseError:
+        said = text + (read_text(files, "stderr.txt") if "stderr.txt" in files.names() else "")
+        first = next((line.strip() for line in said.splitlines() if line.strip()), "no output")
+        raise RawOutputError(f"bonnie++ printed no result: {first}") from None
     if BONNIE_CPU in files.names():  # bonnie++'s own rusage, as % of one core
         measurements += _cpu(read_json(files, BONNIE_CPU))
     return Parsed("bonnie", measurements)

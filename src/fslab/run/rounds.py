@@ -32,7 +32,7 @@ from fslab.run.observing import observed
 from fslab.targets import Mounted
 from fslab.workloads import fio_slices
 from fslab.workloads.base import RunOutput, Where
-from fslab.workloads.fio import FioWorkload
+from fslab.workloads.fio import FioWorkload, RunRefused, prepare
 from fslab.workloads.process import HostCpu, keep_host_cpu
 
 DEFAULT_ROUNDS = 6
@@ -114,8 +114,8 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
             part.where, part.description = steps.place_for(session, mounted, broken, run,
                                                            run_dir)
             assert isinstance(run.workload, FioWorkload)
-            part.metadata = fio_slices.prepare(run.workload, part.where, run_dir)
-        except NotReady as exc:
+            part.metadata = prepare(run.workload, part.where, run_dir)
+        except (NotReady, RunRefused) as exc:
             part.failure = str(exc)
         except (ToolError, OSError, UserError) as exc:
             part.failure = f"error: {exc}"
@@ -156,8 +156,7 @@ def _one_slice(part: Participant, number: int, position: int, slice_ms: int, ram
 
 
 def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms: int) -> None:
-    output = fio_slices.finish(part.run_dir, part.metadata,
-                               [part.failure] if part.failure else [])
+    output = fio_slices.finish(part.metadata, [part.failure] if part.failure else [])
     if output.status == "ok" and part.wall > 0:
         use = HostCpu(pct=100.0 * part.cpu_seconds / part.wall, seconds=part.cpu_seconds)
         output.metadata["host_cpu"] = keep_host_cpu(use, part.run_dir)

@@ -115,12 +115,6 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "no output")
 
 
-def missing_hosts(hosts: list[Host], reported: set[str]) -> list[Host]:
-    """Hosts with no jobs in fio's client_stats ('host:port' names as the parser makes)."""
-    return [h for h in hosts if f"{h.address}:{h.port}" not in reported
-            and h.address not in reported]
-
-
 def run_server(bind: str, port: int) -> bool:
     """Run a fio server in the foreground until it exits or Ctrl-C stops it (it is ours:
     we started it). True when stopped by Ctrl-C; a failure to serve is a UserError."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,9 +12,7 @@ from typing import Any, ClassVar
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
 from fslab.host import system
-from fslab.parsers.fio import job_errors, parse_fio
-from fslab.parsers.fio_kinds import FIO_OUTPUT
-from fslab.parsers.fio_load import FioParseError, load_fio
+from fslab.parsers.fio_kinds import FIO_OUTPUT, HOSTS_FILE
 from fslab.parsers.fio_logs import log_args
 from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.fio_process import (
@@ -155,54 +154,58 @@ class FioWorkload(Capabilities):
         return {JOB_FILE: "\n".join(lines) + "\n"}
 
     def run(self, where: Where, run_dir: Path) -> RunOutput:
-        if where.device and self.raw_job_text is not None:
-            return RunOutput(status="unsupported", reason=(
-                "a user job file runs inside a directory; a raw device target takes presets"))
-        job_file = run_dir / JOB_FILE
-        job_file.write_text(self.render(where)[JOB_FILE])
-        metadata: dict[str, Any] = {"fio_version": system.tool_version("fio"),
-                                    "io": {"direct": self.direct,
-                                           "file_set_bytes": self.required_bytes()}}
-        if where.layout_first and where.directory and self.raw_job_text is None:
-            metadata["layout"] = lay_out_files(where.directory, self.name,
-                                               {**self.global_options, **self.options})
-        output = run_dir / FIO_OUTPUT
+        """Run fio once; its output is the parse stage's (parsers/fio_kinds.py: a job fio
+        reports as failed, or a host that gave no result, fails the run there)."""
+        try:
+            metadata = prepare(self, where, run_dir)
+        except RunRefused as exc:
+            return RunOutput(status="unsupported", reason=str(exc))
+        job_file, output = run_dir / JOB_FILE, run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}"]
         if where.hosts:
             from fslab.workloads.distributed import client_args
 
             cmd += client_args(list(where.hosts), job_file)
+            (run_dir / HOSTS_FILE).write_text(json.dumps([str(h) for h in where.hosts]))
             timeout, bound = float(self.runtime + HOST_GRACE_S), "runtime and the hosts' grace"
         else:
             cmd += [*log_args(run_dir), str(job_file)]
             timeout, bound = self.deadline(where.run_timeout)
         metadata["command"] = cmd
-        if where.cgroup:
-            metadata["cgroup"] = where.cgroup
-        if where.directory is not None and not where.hosts:
-            metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
         returncode, stderr = run_fio(cmd, timeout=timeout, cgroup=where.cgroup, bound=bound)
         (run_dir / "stderr.txt").write_text(stderr)
-        try:
-            data = load_fio(output.read_bytes())  # its rows: the parse stage's
-            errors = job_errors(data)
-        except (OSError, FioParseError) as exc:
-            reason = f"fio exited {returncode}: {first_error_line(stderr) or exc}"
+        if returncode != 0:
+            reason = f"fio exited {returncode}: {first_error_line(stderr) or 'no message'}"
             if where.hosts:
                 reason = f"no result from hosts {', '.join(map(str, where.hosts))}: {reason}"
             return _failure(reason, where, metadata)
-        if where.hosts:
-            from fslab.workloads.distributed import missing_hosts
-
-            lost = missing_hosts(list(where.hosts), {m.host for m in parse_fio(data)})
-            if lost:
-                detail = first_error_line(stderr) or f"exit code {returncode}"
-                return RunOutput(status="failed", metadata=metadata, reason=(
-                    f"host {', '.join(map(str, lost))} dropped out: {detail}"))
-        if returncode != 0 or errors:
-            reason = first_error_line(stderr) or "; ".join(errors) or f"exit code {returncode}"
-            return _failure(f"fio: {reason}", where, metadata)
         return RunOutput(metadata=metadata)
+
+
+class RunRefused(Exception):
+    """A job that cannot run at this place (its reason is the run's, status unsupported)."""
+
+
+def prepare(workload: FioWorkload, where: Where, run_dir: Path) -> dict[str, Any]:
+    """The one preparation of a fio run, whole or in slices: the job file written, its
+    files laid out (FUSE targets that need it sequentially first; fio's own layout pass
+    with caches dropped, on this machine), and what the run's record says of its I/O."""
+    if where.device and workload.raw_job_text is not None:
+        raise RunRefused("a user job file runs inside a directory; a raw device target "
+                         "takes presets")
+    job_file = run_dir / JOB_FILE
+    job_file.write_text(workload.render(where)[JOB_FILE])
+    metadata: dict[str, Any] = {"fio_version": system.tool_version("fio"),
+                                "io": {"direct": workload.direct,
+                                       "file_set_bytes": workload.required_bytes()}}
+    if where.layout_first and where.directory and workload.raw_job_text is None:
+        metadata["layout"] = lay_out_files(where.directory, workload.name,
+                                           {**workload.global_options, **workload.options})
+    if where.cgroup:
+        metadata["cgroup"] = where.cgroup
+    if where.directory is not None and not where.hosts:
+        metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
+    return metadata
 
 
 @functools.cache

@@ -15,19 +15,9 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from fslab.parsers.fio import job_errors
-from fslab.parsers.fio_kinds import slice_names
-from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.parsers.fio_logs import log_args
-from fslab.parsers.raw_files import DirFiles
 from fslab.workloads.base import RunOutput, Where
-from fslab.workloads.fio_process import (
-    JOB_FILE,
-    first_error_line,
-    lay_out_files,
-    layout_pass,
-    run_fio,
-)
+from fslab.workloads.fio_process import JOB_FILE, first_error_line, run_fio
 
 SLICE_OUTPUT = "fio-slice-{index:02d}.json"
 SLICE_JOB = "slice.fio"
@@ -71,23 +61,6 @@ def why_not_sliced(workload: FioJob) -> str:
     return ""
 
 
-def prepare(workload: FioJob, where: Where, run_dir: Path) -> dict[str, Any]:
-    """Write the job file and lay out its files (once, before the first slice)."""
-    from fslab.host import system
-
-    job_file = run_dir / JOB_FILE
-    job_file.write_text(workload.render(where)[JOB_FILE])
-    metadata: dict[str, Any] = {"fio_version": system.tool_version("fio"),
-                                "io": {"direct": workload.direct,
-                                       "file_set_bytes": workload.required_bytes()}}
-    if where.layout_first and where.directory:
-        metadata["layout"] = lay_out_files(where.directory, workload.name,
-                                           {**workload.global_options, **workload.options})
-    if where.directory is not None:
-        metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
-    return metadata
-
-
 def slice_job(workload: FioJob, where: Where, slice_ms: int, ramp_ms: int) -> str:
     """The job file of one slice: the same job, `slice_ms` long after `ramp_ms`."""
     text = workload.render(where)[JOB_FILE]
@@ -122,21 +95,9 @@ def failure_line(stderr: str, index: int, code: int) -> str:
     return f"fio (slice {index}): {first_error_line(stderr) or f'exit {code}'}"
 
 
-def slice_files(run_dir: Path) -> list[Path]:
-    """The run's slice outputs in the order they ran (their rows: parsers/fio_kinds.py)."""
-    return [run_dir / name for name in slice_names(DirFiles(run_dir))]
-
-
-def finish(run_dir: Path, metadata: dict[str, Any], failures: list[str]) -> RunOutput:
-    """The run's output from its slices (a failed slice fails the run, with its reason)."""
+def finish(metadata: dict[str, Any], failures: list[str]) -> RunOutput:
+    """The run's status from its slices' exits (a failed slice fails the run, with its
+    reason); what their outputs say is the parse stage's (parsers/fio_kinds.py)."""
     if failures:
         return RunOutput(status="failed", reason=failures[0], metadata=metadata)
-    errors: list[str] = []
-    try:
-        for path in slice_files(run_dir):
-            errors += job_errors(load_fio(path.read_bytes()))
-    except (OSError, FioParseError) as exc:
-        return RunOutput(status="failed", reason=f"fio: {exc}", metadata=metadata)
-    if errors:
-        return RunOutput(status="failed", reason=f"fio: {errors[0]}", metadata=metadata)
     return RunOutput(metadata=metadata)
