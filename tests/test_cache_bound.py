@@ -139,7 +139,7 @@ def test_a_ceiling_measured_in_the_same_rounds_is_compared_iteration_by_iteratio
 def test_the_ceiling_is_one_more_participant_in_the_rounds(tmp_path, lab):
     requires("fio", "mkfs.ext4", "losetup")
     (tmp_path / "c.toml").write_text(
-        'name = "rounds-ceiling"\niterations = 2\nruntime = 1\nimage_size = "256M"\n'
+        'name = "rounds-ceiling"\niterations = 2\nruntime = 2\nimage_size = "256M"\n'
         'file_size = "16M"\nseed = 6\nrounds = 3\n'
         '[[target]]\nname = "a"\nfs = "ext4"\n[[target]]\nname = "b"\nfs = "ext4"\n'
         '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')

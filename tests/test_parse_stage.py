@@ -136,3 +136,37 @@ def test_the_parse_stage_fails_a_run_whose_host_gave_no_result(tmp_path):
         parse_run(DirFiles(run))
     (run / "hosts.json").write_text(json.dumps(["127.0.0.1:53033"]))
     assert parse_run(DirFiles(run)).measurements  # the host that answered: its rows
+
+
+def test_welch_without_scipy_stats_equals_scipy():
+    """The steadiness test's Welch p (fio_logs._welch_p, from scipy.special) against
+    scipy.stats.ttest_ind over random series."""
+    import numpy as np
+    from scipy import stats
+
+    from fslab.parsers.fio_logs import _welch_p
+
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        a = list(rng.normal(100, rng.uniform(1, 20), rng.integers(3, 40)))
+        b = list(rng.normal(rng.uniform(80, 120), rng.uniform(1, 20), rng.integers(3, 40)))
+        expected = stats.ttest_ind(a, b, equal_var=False).pvalue
+        assert _welch_p(a, b) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+def test_stonewalled_sections_are_judged_each_on_its_own(tmp_path):
+    """Two sections one after the other (randread, then seqwrite) each log from their own
+    start: combined, seqwrite's bandwidth would sit on randread's; judged apart, an
+    even run is steady."""
+    from fslab.parsers.fio_logs import judge_sections, series_rows
+    from fslab.parsers.raw_files import DirFiles
+
+    (tmp_path / "job.fio").write_text("[global]\nruntime=2\n[randread]\nrw=randread\n"
+                                      "numjobs=2\n[seqwrite]\nrw=write\nstonewall\n")
+    for job, rate in ((1, 40_000), (2, 41_000), (3, 3_500_000)):
+        lines = [f"{t}, {rate + (t % 300)}, {0 if job < 3 else 1}, 0, 0"
+                 for t in range(100, 2001, 100)]
+        (tmp_path / f"fio-log_bw.{job}.log").write_text("\n".join(lines) + "\n")
+    rows = series_rows(DirFiles(tmp_path), by_section=True)
+    assert {row["section"] for row in rows} == {"randread", "seqwrite"}
+    assert judge_sections(rows).steady is True

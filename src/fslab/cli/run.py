@@ -199,7 +199,7 @@ def run(
         err_console.print(f"fslab: interrupted; everything fslab made was released. "
                           f"Continue with: fslab run --resume --out {target}")
         raise typer.Exit(ExitCode.INTERRUPTED) from None
-    print_summary(result.results.path, result.summary)
+    print_summary(result.results.path, result.analysis)
     for warning in result.runner.warnings:
         err_console.print(f"[yellow]warning: {warning}[/yellow]")
     if until_ci is not None or until_detectable is not None:

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fslab.cli.app import console, escape
 
 
-def print_summary(results_dir: Path, summary: object = None) -> None:
+def print_summary(results_dir: Path, analysis: Any = None) -> None:
+    """The summary tables, the drift note and mirrors' read splits of a results
+    directory, from its analysis (`fslab run` passes the one it ended with)."""
     from fslab import api
     from fslab.report.terminal import summary_tables
 
-    if summary is None:
-        summary = api.analyze(results_dir)
+    if analysis is None:
+        from fslab.analysis.pipeline import analyze_results
+
+        analysis = analyze_results(api.open_results(results_dir))
     runs = api.runs(results_dir)
-    console.print(summary_tables(summary, runs))
-    note = api.drift(results_dir)
-    if note:
+    console.print(summary_tables(analysis.summary, runs))
+    verdicts = analysis.verdicts
+    for note in verdicts.loc[verdicts["kind"] == "drift", "text"]:
         console.print(note, style="dim")
     for line in member_lines(api.member_split(results_dir)):
         console.print(line, markup=False, highlight=False)

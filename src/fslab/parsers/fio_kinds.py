@@ -28,7 +28,7 @@ from fslab.parsers.fio import (
     parse_fio,
 )
 from fslab.parsers.fio_load import load_fio
-from fslab.parsers.fio_logs import judge, series_rows, throughput
+from fslab.parsers.fio_logs import judge_sections, series_rows
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
 
 FIO_OUTPUT = "fio.json"
@@ -91,10 +91,10 @@ def _parse_run(files: RawFiles) -> Parsed:
 def _steadiness(files: RawFiles, sliced: bool) -> dict[str, Any]:
     """{'steady': {steady, reason}} from fio's per-interval logs ({} without them: a run
     from before fslab kept them)."""
-    rows = series_rows(files)
+    rows = series_rows(files, by_section=True)
     if not rows:
         return {}
-    return {"steady": judge(throughput(rows), sliced).to_json()}
+    return {"steady": judge_sections(rows, sliced).to_json()}
 
 
 def slice_cv(values: list[float], rounds: int) -> float | None:

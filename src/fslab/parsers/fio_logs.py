@@ -57,11 +57,40 @@ def log_args(run_dir: Path, slice_index: int | None = None) -> list[str]:
             f"--write_lat_log={prefix}", f"--log_avg_msec={LOG_AVG_MS}"]
 
 
-def series_rows(files: RawFiles) -> list[dict[str, Any]]:
+def job_sections(files: RawFiles) -> dict[int, str]:
+    """{fio job number: its section} from the run's job file (fio numbers a section's
+    clones one after another, sections in order); {} when the run has no job file."""
+    if "job.fio" not in files.names():
+        return {}
+    sections: list[tuple[str, int]] = []
+    shared = 1
+    for raw in files.read("job.fio").decode(errors="replace").splitlines():
+        line = raw.split(";", 1)[0].split("#", 1)[0].strip()
+        if line.startswith("[") and line.endswith("]"):
+            sections.append((line[1:-1].strip(), shared))
+        elif line.replace(" ", "").startswith("numjobs=") and sections:
+            count = int(line.split("=", 1)[1].strip() or 1)
+            if sections[-1][0] == "global":
+                shared = count
+            sections[-1] = (sections[-1][0], count)
+    numbers, job = {}, 1
+    for name, count in sections:
+        if name == "global":
+            continue
+        for _ in range(count):
+            numbers[job] = name
+            job += 1
+    return numbers
+
+
+def series_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, Any]]:
     """The run's series: {op, metric, t_s, value} rows, jobs combined per interval,
-    slices one after another."""
-    logs: dict[int, dict[tuple[str, str], dict[int, list[float]]]] = defaultdict(
+    slices one after another. `by_section`: each fio section's jobs apart (rows gain
+    `section`): stonewalled sections each log from their own start, so combined they
+    would mix one section's throughput with the next's."""
+    logs: dict[tuple[int, str], dict[tuple[str, str], dict[int, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list)))
+    sections = job_sections(files) if by_section else {}
     for name in files.names():
         found = LOG.match(name)
         if not found:
@@ -77,19 +106,23 @@ def series_rows(files: RawFiles) -> list[dict[str, Any]]:
             except ValueError:
                 continue
             interval = max(1, round(at / LOG_AVG_MS))
-            logs[part][(DIRECTIONS.get(direction, "read"), kind)][interval].append(value)
+            section = sections.get(int(found["job"]), "")
+            logs[(part, section)][(DIRECTIONS.get(direction, "read"), kind)][interval].append(
+                value)
     rows: list[dict[str, Any]] = []
-    offset = 0
-    for part in sorted(logs):
+    offsets: dict[str, int] = defaultdict(int)
+    for part, section in sorted(logs):
         longest = 0
-        for (op, kind), intervals in sorted(logs[part].items()):
+        for (op, kind), intervals in sorted(logs[(part, section)].items()):
             for interval, values in sorted(intervals.items()):
                 combined = sum(values) if kind != "clat" else sum(values) / len(values)
                 value = combined * 1024 if kind == "bw" else combined
-                rows.append({"op": op, "metric": METRICS[kind],
-                             "t_s": (offset + interval) * LOG_AVG_MS / 1000, "value": value})
+                row = {"op": op, "metric": METRICS[kind],
+                       "t_s": (offsets[section] + interval) * LOG_AVG_MS / 1000,
+                       "value": value}
+                rows.append({**row, "section": section} if by_section else row)
                 longest = max(longest, interval)
-        offset += longest
+        offsets[section] += longest
     return rows
 
 
@@ -113,6 +146,22 @@ def throughput(rows: list[dict[str, Any]]) -> list[float]:
     return [per[t] for t in sorted(per)]
 
 
+def judge_sections(rows: list[dict[str, Any]], sliced: bool = False) -> Steadiness:
+    """judge() on each section's throughput (series_rows(by_section=True)): the run is
+    unsteady when one of its sections is, and the reason names it."""
+    names = list(dict.fromkeys(row.get("section", "") for row in rows))
+    verdicts = {name: judge(throughput([r for r in rows if r.get("section", "") == name]),
+                            sliced) for name in names}
+    for name, verdict in verdicts.items():
+        if verdict.steady is False:
+            return Steadiness(False, f"{name}: {verdict.reason}" if len(names) > 1
+                              else verdict.reason)
+    judged = [v for v in verdicts.values() if v.steady]
+    if judged:
+        return Steadiness(True, "")
+    return next(iter(verdicts.values()), Steadiness(None, "no intervals"))
+
+
 def judge(values: list[float], sliced: bool = False) -> Steadiness:
     """The step and trend tests of the module docstring on a throughput series."""
     if sliced:
@@ -130,8 +179,6 @@ def judge(values: list[float], sliced: bool = False) -> Steadiness:
 
 
 def _step(values: list[float]) -> str:
-    from scipy import stats
-
     best, where = 0.0, 0
     for split in range(MIN_SIDE, len(values) - MIN_SIDE + 1):
         mean_before = sum(values[:split]) / split
@@ -143,7 +190,7 @@ def _step(values: list[float]) -> str:
     if not where or math.exp(best) - 1 < STEP_CHANGE:
         return ""
     before, after = values[:where], values[where:]
-    p = float(stats.ttest_ind(before, after, equal_var=False).pvalue)
+    p = _welch_p(before, after)
     if not p < STEP_P:
         return ""
     mean_before, mean_after = sum(before) / len(before), sum(after) / len(after)
@@ -165,3 +212,19 @@ def _trend(values: list[float]) -> str:
         return ""
     return (f"throughput trended {moved:+.0%} across the run (SNIA rule: under "
             f"{TREND_CHANGE:.0%} over {TREND_WINDOWS} windows)")
+
+
+def _welch_p(a: list[float], b: list[float]) -> float:
+    """Welch's two-sided p (as scipy.stats.ttest_ind(equal_var=False), held to it by a
+    test), from scipy.special: scipy.stats costs two seconds to import in every run."""
+    from scipy.special import stdtr
+
+    va = sum((x - sum(a) / len(a)) ** 2 for x in a) / (len(a) - 1)
+    vb = sum((x - sum(b) / len(b)) ** 2 for x in b) / (len(b) - 1)
+    se2 = va / len(a) + vb / len(b)
+    if se2 <= 0:
+        return 0.0 if sum(a) / len(a) != sum(b) / len(b) else 1.0
+    t = (sum(a) / len(a) - sum(b) / len(b)) / math.sqrt(se2)
+    df = se2 ** 2 / ((va / len(a)) ** 2 / (len(a) - 1) + (vb / len(b)) ** 2 / (len(b) - 1)) \
+        if va + vb > 0 else len(a) + len(b) - 2.0
+    return float(2 * stdtr(df, -abs(t)))

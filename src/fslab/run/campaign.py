@@ -44,6 +44,7 @@ class RunResult:
     summary: Any = None  # pandas DataFrame of the per-cell summary
     unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
     unresolved: list[str] = field(default_factory=list)  # --resolve: what no budget reached
+    analysis: Any = None  # the analysis the run ended with (stats_files.Analysis)
 
 
 @dataclass(frozen=True)
@@ -151,11 +152,11 @@ class CampaignRun:
         write_series(self.results)
         done = analyze_results(self.results)
         if not goal:
-            return RunResult(self.results, outcome, done.summary)
+            return RunResult(self.results, outcome, done.summary, analysis=done)
         from fslab.run.adaptive import still_open
 
         return RunResult(self.results, outcome, done.summary,
-                         still_open(done.summary, done.tests, goal))
+                         still_open(done.summary, done.tests, goal), analysis=done)
 
 
 def both(first: RunnerResult, second: RunnerResult | None) -> RunnerResult:

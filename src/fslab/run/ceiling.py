@@ -12,7 +12,7 @@ environment.json under "ceilings", keyed by the lab's device.
 
 A job measured in interleaved rounds (rounds.py) has its ceiling measured in the same
 rounds instead: the raw device is one more participant (run/participants.py), every
-iteration, so each cell is
+iteration, in each of its rounds, so each cell is
 compared with what the disk delivered in the same moments, not minutes earlier (one
 measurement at the start is as noisy as the cells: issue 22). Those values are kept per
 iteration ("ceilings_by_iteration": {workload: {op: {metric: {iteration: value}}}}) and
@@ -83,6 +83,9 @@ class CeilingBeside:
     results: ResultsDir
     lab: Lab
     resume: bool
+    # In every round, as a target: one slice of this disk swings too much (a sampled
+    # ceiling marked direct-I/O cells cache-bound on a busy machine).
+    every_round: bool = True
 
     @property
     def name(self) -> str:
@@ -236,4 +239,4 @@ def ceiling_size(plan: Plan, workloads: list[FioWorkload]) -> int:
     the device, as it gets its own file on a file system), at most the campaign's image."""
     need = max((w.required_bytes() for w in workloads), default=0)
     size = max(MIN_CEILING_IMAGE, need + need // 8)
-    return min(plan.campaign.image_size, -(-size // 2**20) * 2**20)
+    return min(plan.campaign.image_size, -(-size // 2**22) * 2**22)  # whole 4 MiB: fast fill

@@ -34,6 +34,11 @@ class Beside(Protocol):
     def store(self) -> ResultsDir:
         """Its own results directory, inside the campaign's."""
 
+    @property
+    def every_round(self) -> bool:
+        """Whether it runs in each round of a job, or samples one round of each (drawn
+        from the campaign's seed): a reference that need not cost a target's time."""
+
     def before(self) -> None:
         """Once, before the campaign's first run."""
 

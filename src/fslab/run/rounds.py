@@ -11,7 +11,7 @@ stays the unit of replication. The spread between a run's slices is kept as the
 machine's short-term noise (`slice_cv` in the run record).
 
 The default keeps the campaign's measuring time: `rounds` slices of runtime/rounds each,
-the job's ramp split the same way.
+the job's ramp split the same way; a job too short for slices of MIN_SLICE_MS gets fewer.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from fslab.workloads.fio import FioWorkload, RunRefused, prepare
 from fslab.workloads.process import HostCpu, keep_host_cpu
 
 DEFAULT_ROUNDS = 6
-MIN_SLICE_MS = 200  # shorter slices are mostly fio's start-up
+# A slice measures at least this long: fio's own start costs about a quarter second each
+# time, so a shorter job gets fewer rounds (a 1 s job: 2; the default 3 s job: 6).
+MIN_SLICE_MS = 500
 
 
 def sliceable(run: RunSpec, rounds: int, hosts: bool) -> str:
@@ -50,12 +52,17 @@ def sliceable(run: RunSpec, rounds: int, hosts: bool) -> str:
     return fio_slices.why_not_sliced(run.workload)
 
 
+def rounds_for(workload: FioWorkload, rounds: int) -> int:
+    """How many rounds a job is measured in: the campaign's, fewer where its runtime
+    would make slices shorter than MIN_SLICE_MS (never more time than the job asks)."""
+    return max(1, min(rounds, int(1000 * workload.runtime) // MIN_SLICE_MS))
+
+
 def slice_lengths(workload: FioWorkload, rounds: int) -> tuple[int, int]:
     """(slice ms, ramp ms per slice): the job's runtime and ramp split over the rounds."""
     ramp = str({**workload.global_options, **workload.options}.get("ramp_time", 0))
     ramp_s = float(ramp.rstrip("s") or 0)
-    return (max(MIN_SLICE_MS, int(1000 * workload.runtime / rounds)),
-            int(1000 * ramp_s / rounds))
+    return int(1000 * workload.runtime / rounds), int(1000 * ramp_s / rounds)
 
 
 def round_order(seed: int, iteration: int, workload: str, number: int,
@@ -101,15 +108,19 @@ class Participant:
     disks: list[dict[str, Any]] = field(default_factory=list)  # diskstats per slice
     cpu_seconds: float = 0.0
     wall: float = 0.0
+    once: bool = False  # takes part in one round only (drawn from the seed)
 
 
 def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted],
                       broken: dict[str, str], runs: list[tuple[RunSpec, Path]],
-                      rounds: int, seed: int, watcher: Watcher) -> list[Participant]:
-    """Lay out, then measure every run of one workload in interleaved rounds; save each."""
+                      rounds: int, seed: int, watcher: Watcher,
+                      once: frozenset[str] = frozenset()) -> list[Participant]:
+    """Lay out, then measure every run of one workload in interleaved rounds; save each.
+    The runs named in `once` (a participant that samples the rounds: the raw-device
+    ceiling) take part in one round each, drawn from the seed."""
     parts = []
     for run, run_dir in runs:
-        part = Participant(run, run_dir, time.time())
+        part = Participant(run, run_dir, time.time(), once=run.run_id in once)
         try:
             part.where, part.description = steps.place_for(session, mounted, broken, run,
                                                            run_dir)
@@ -122,14 +133,17 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
         parts.append(part)
     workload = runs[0][0].workload
     assert isinstance(workload, FioWorkload)
+    rounds = rounds_for(workload, rounds)
     slice_ms, ramp_ms = slice_lengths(workload, rounds)
     # Participants by name: the target's when the job has one variant (the order a
     # campaign without a sweep always had), else the run's.
     key = ((lambda p: p.run.target.name) if len({p.run.workload.name for p in parts}) == 1
            else (lambda p: p.run.run_id))
     by_name = {key(p): p for p in parts}
+    first = runs[0][0]
+    drawn = random.Random(f"{seed}/{first.iteration}/{first.group}/once").randrange(rounds)
     for number in range(rounds):
-        ready = [key(p) for p in parts if not p.failure]
+        ready = [key(p) for p in parts if not p.failure and (not p.once or number == drawn)]
         for position, name in enumerate(round_order(seed, runs[0][0].iteration,
                                                     runs[0][0].group, number, ready)):
             _one_slice(by_name[name], number, position, slice_ms, ramp_ms, watcher)

@@ -140,8 +140,9 @@ class Runner:
                         self._teardown(session, mounted, run.target.name, outcome)
             if self.rerun_disturbed or self.rerun_unsteady:
                 self._rerun_disturbed(session, mounted, broken, runs, outcome)
-            if fresh == "iteration":
-                self._teardown_all(session, mounted, outcome)
+            if fresh == "iteration":  # a place nothing makes fresh (dir:) is kept
+                for name in [n for n, place in mounted.items() if not place.keep_files]:
+                    self._teardown(session, mounted, name, outcome)
 
     def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
         """The iteration's runs in plan order, a sliceable job's runs on every target (and
@@ -177,14 +178,16 @@ class Runner:
             self.progress.run_started(run)
             with self.results.room():
                 runs.append((run, self.results.fresh_run_dir(run.run_id)))
-        beside = {}
+        beside, once = {}, set()
         for participant in self.beside:
             for run in participant.runs_beside(group):
                 beside[run.run_id] = run
                 runs.append((run, participant.store.fresh_run_dir(run.run_id)))
+                if not participant.every_round:
+                    once.add(run.run_id)
         assert self._watcher is not None
         parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
-                                  campaign.seed, self._watcher)
+                                  campaign.seed, self._watcher, frozenset(once))
         return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts
                 if p.run.run_id not in beside]
 
@@ -296,7 +299,7 @@ class Runner:
         return where, place.description
 
     def release_place(self, where: Where) -> None:
-        if where.directory is not None:
+        if where.directory is not None and not where.keep_files:
             shutil.rmtree(where.directory, ignore_errors=True)
 
     def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
@@ -315,11 +318,13 @@ class Runner:
     def _where(self, place: Mounted, run: RunSpec) -> Where:
         workdir = place.path / workdir_name(run.workload.name) if place.path else None
         if workdir is not None:
-            shutil.rmtree(workdir, ignore_errors=True)
-            workdir.mkdir()
+            if not place.keep_files:
+                shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir(exist_ok=True)
         return Where(directory=workdir, device=place.device, layout_first=place.layout_first,
                      cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
                      hosts=self.hosts, run_timeout=self.plan.campaign.run_timeout,
+                     keep_files=place.keep_files,
                      root=Path(run.target.path) if self.hosts and run.target.path
                      else place.path)
 
@@ -353,7 +358,7 @@ class Runner:
                         host=not self.hosts and run.workload.measures_host_cpu)
             return output, caches_dropped
         finally:
-            if workdir is not None:
+            if workdir is not None and not place.keep_files:
                 shutil.rmtree(workdir, ignore_errors=True)
 
     def _save(

@@ -18,6 +18,9 @@ from fslab.host.lab import Resource, Session
 # FIEMAP and cache drops are probed where they are used, and say so when they fail.
 NEEDS_ROOT = "needs-root"
 SEQUENTIAL_LAYOUT = "sequential-layout"  # files must be written sequentially before use
+# Nothing is made fresh (an existing directory): the runner keeps the place, and the
+# workloads' laid-out files in it, from one iteration to the next, as a fio loop would.
+KEEPS_PLACE = "keeps-place"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class Mounted:
     resources: list[Resource] = field(default_factory=list)
     device: str = ""  # the block device, for raw targets
     layout_first: bool = False  # write files sequentially before fio touches them
+    keep_files: bool = False  # the workloads' files stay between runs (KEEPS_PLACE)
     cgroup: str = ""  # blkio cgroup that workload processes join (slow-device emulation)
 
     def wait_for_space(self, need: int) -> int | None:

@@ -9,16 +9,18 @@ from typing import Any, ClassVar
 from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.host.lab import WORKDIR_PREFIX, Session
-from fslab.targets.base import BaseTarget, Mounted
+from fslab.targets.base import KEEPS_PLACE, BaseTarget, Mounted
 
 FUSE_TYPES = ("fuse", "fuseblk")
 
 
 class DirectoryTarget(BaseTarget):
-    """An existing directory; fslab works in a private subdirectory and removes only that."""
+    """An existing directory; fslab works in a private subdirectory and removes only that
+    (at the campaign's end: no file system is made fresh, so a workload's files laid out
+    in the first iteration serve the next, as in a fio loop)."""
 
     kind: ClassVar[str] = "dir"
-    capabilities: ClassVar[frozenset[str]] = frozenset()
+    capabilities: ClassVar[frozenset[str]] = frozenset({KEEPS_PLACE})
 
     def check(self) -> None:
         super().check()
@@ -42,7 +44,7 @@ class DirectoryTarget(BaseTarget):
 
     def provision(self, session: Session) -> Mounted:
         workdir = Path(self.spec.path).absolute() / f"{WORKDIR_PREFIX}{session.dir.name}"
-        mounted = Mounted(path=workdir, description=self.describe())
+        mounted = Mounted(path=workdir, description=self.describe(), keep_files=True)
         mounted.resources.append(session.record("workdir", workdir))
         workdir.mkdir()
         return mounted

@@ -64,7 +64,11 @@ class RawTarget(BaseTarget):
         return mounted
 
     def _fill(self, image: Any) -> None:
-        """Write the whole image once so that reads hit allocated blocks."""
+        """Write the whole image once so that reads hit allocated blocks: direct writes of
+        4 MiB, 8 in flight (twice as fast here as buffered 1 MiB writes and a final fsync;
+        the data is on the disk either way)."""
+        fast = self.spec.size % (4 * 1024**2) == 0
+        how = (["--bs=4M", "--ioengine=libaio", "--iodepth=8", "--direct=1"] if fast
+               else ["--bs=1M", "--ioengine=sync", "--end_fsync=1"])
         system.run(["fio", "--name=fslab-fill", f"--filename={image}", "--rw=write",
-                    "--bs=1M", f"--size={self.spec.size}", "--ioengine=sync",
-                    "--end_fsync=1", "--output-format=terse"], timeout=1800)
+                    f"--size={self.spec.size}", *how, "--output-format=terse"], timeout=1800)

@@ -21,6 +21,7 @@ class Where:
     hosts: tuple[Any, ...] = ()  # fio servers to drive (distributed.Host); () = this machine
     root: Path | None = None  # the target's path as every host knows it (hosts only)
     run_timeout: int = 0  # the campaign's watchdog, seconds (0: the workload's own bound)
+    keep_files: bool = False  # files laid out by an earlier run of the same job may serve
 
 
 @dataclass

@@ -156,8 +156,8 @@ class FioWorkload(Capabilities):
     def run(self, where: Where, run_dir: Path) -> RunOutput:
         """Run fio once; its output is the parse stage's (parsers/fio_kinds.py: a job fio
         reports as failed, or a host that gave no result, fails the run there)."""
-        try:
-            metadata = prepare(self, where, run_dir)
+        try:  # the runner synced and dropped caches just before (drops_caches)
+            metadata = prepare(self, where, run_dir, drop=False)
         except RunRefused as exc:
             return RunOutput(status="unsupported", reason=str(exc))
         job_file, output = run_dir / JOB_FILE, run_dir / FIO_OUTPUT
@@ -182,14 +182,20 @@ class FioWorkload(Capabilities):
         return RunOutput(metadata=metadata)
 
 
+LAID_OUT = ".fslab-laid-out"  # beside a kept place's files: the job that laid them out
+
+
 class RunRefused(Exception):
     """A job that cannot run at this place (its reason is the run's, status unsupported)."""
 
 
-def prepare(workload: FioWorkload, where: Where, run_dir: Path) -> dict[str, Any]:
+def prepare(workload: FioWorkload, where: Where, run_dir: Path,
+            drop: bool = True) -> dict[str, Any]:
     """The one preparation of a fio run, whole or in slices: the job file written, its
     files laid out (FUSE targets that need it sequentially first; fio's own layout pass
-    with caches dropped, on this machine), and what the run's record says of its I/O."""
+    with caches dropped, on this machine), and what the run's record says of its I/O.
+    `drop`: files kept from an earlier run are synced and dropped from the cache here
+    (False where the runner has just done it: a whole run)."""
     if where.device and workload.raw_job_text is not None:
         raise RunRefused("a user job file runs inside a directory; a raw device target "
                          "takes presets")
@@ -204,7 +210,18 @@ def prepare(workload: FioWorkload, where: Where, run_dir: Path) -> dict[str, Any
     if where.cgroup:
         metadata["cgroup"] = where.cgroup
     if where.directory is not None and not where.hosts:
-        metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
+        marker = where.directory / LAID_OUT
+        job = job_file.read_text()
+        if where.keep_files and marker.exists() and marker.read_text() == job:
+            dropped = system.sync_and_drop_caches() if drop else False
+            metadata["layout_pass"] = {"reused": True, "caches_dropped": dropped, "why": (
+                "files laid out by an earlier run of the same job kept (nothing on this "
+                "target is made fresh), synced and dropped from the cache"
+                + ("" if drop else " by the runner just before"))}
+        else:
+            metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
+            if where.keep_files:
+                marker.write_text(job)
     return metadata
 
 
