@@ -8,6 +8,7 @@ import os
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -58,16 +59,27 @@ def test_a_target_filling_up_fails_that_run_and_the_next_gets_a_fresh_one(tmp_pa
     assert not leftovers(lab.root)
 
 
-def fuse_daemons(program: str) -> list[int]:
+def fuse_daemons(program: str, under: Path | None = None) -> list[int]:
+    """PIDs of `program`; with `under`, only those serving a path under it (another
+    test's daemon, running beside this one, is not this test's to kill or wait for)."""
     out = subprocess.run(["pgrep", "-x", program], capture_output=True, text=True).stdout
-    return [int(pid) for pid in out.split()]
+    pids = [int(pid) for pid in out.split()]
+    if under is None:
+        return pids
+    mine = []
+    for pid in pids:
+        try:
+            words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(str(under).encode() in word for word in words):
+            mine.append(pid)
+    return mine
 
 
 @pytest.mark.privileged
 def test_a_fuse_daemon_dying_mid_run_fails_that_run_and_releases_its_mount(tmp_path, lab):
     requires("fio", "mkntfs", "ntfs-3g")
-    if fuse_daemons("ntfs-3g"):
-        pytest.skip("an ntfs-3g not started by this test is running")
     (tmp_path / "c.toml").write_text(
         'name = "fuse"\niterations = 2\nruntime = 3\nimage_size = "256M"\n'
         'file_size = "16M"\nseed = 2\nceiling = false\n[[target]]\nfs = "ntfs"\n'
@@ -82,9 +94,9 @@ def test_a_fuse_daemon_dying_mid_run_fails_that_run_and_releases_its_mount(tmp_p
             busy = runs.exists() and any(
                 (d / "job.fio").exists() and (d / "fio.json").exists() is False
                 and not (d / "run.json").exists() for d in runs.iterdir())
-            if busy and fuse_daemons("ntfs-3g"):
+            if busy and fuse_daemons("ntfs-3g", lab.root):
                 time.sleep(2.0)  # layout done, fio measuring
-                for pid in fuse_daemons("ntfs-3g"):
+                for pid in fuse_daemons("ntfs-3g", lab.root):
                     os.kill(pid, 9)  # the test plays the crash
                     killed.append(pid)
             time.sleep(0.05)
@@ -101,9 +113,9 @@ def test_a_fuse_daemon_dying_mid_run_fails_that_run_and_releases_its_mount(tmp_p
     assert result.runner.failed == 1
     assert not leftovers(lab.root)
     deadline = time.monotonic() + 10  # an unmounted ntfs-3g exits by itself, shortly
-    while fuse_daemons("ntfs-3g") and time.monotonic() < deadline:
+    while fuse_daemons("ntfs-3g", lab.root) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not fuse_daemons("ntfs-3g")
+    assert not fuse_daemons("ntfs-3g", lab.root)
 
 
 @pytest.mark.privileged
