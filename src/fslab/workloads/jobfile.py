@@ -1,0 +1,100 @@
+"""A user's fio job file: read, checked, and run as written inside the target.
+
+fio's own text is the job (no preset): fslab sets its directory, refuses a file that would
+write outside the target, and reads from it what it must know ahead (its options, how
+long it runs).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from fslab.core.errors import UserError
+
+_SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
+_OPTION = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=\s*(.*?))?\s*$")
+
+
+def section_names(text: str) -> list[str]:
+    """Every [section] of a job file, [global] too, in order."""
+    return [m.group(1) for line in text.splitlines() if (m := _SECTION.match(line))]
+
+
+def check_job_file(text: str, source: str) -> None:
+    """Refuse job files that would write outside the target (absolute filename=, devices)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _OPTION.match(line)
+        if not match or line.lstrip().startswith((";", "#")):
+            continue
+        key, value = match.group(1).lower(), (match.group(2) or "")
+        if key in ("filename", "filename_format") and any(
+            part.startswith("/") for part in value.split(":")
+        ):
+            raise UserError(
+                f"{source}:{number}: {key}={value} points outside the target; fslab runs a "
+                "job file inside the target directory, so use a relative name or none"
+            )
+        if key == "include":
+            raise UserError(f"{source}:{number}: include is not supported; inline the file")
+
+
+def set_directory(text: str, directory: Path) -> str:
+    """Return the job file with every directory= removed and the target's in [global]."""
+    lines = [line for line in text.splitlines()
+             if not re.match(r"^\s*directory\s*=", line)]
+    setting = f"directory={directory}"
+    for index, line in enumerate(lines):
+        match = _SECTION.match(line)
+        if match and match.group(1).strip() == "global":
+            lines.insert(index + 1, setting)
+            return "\n".join(lines) + "\n"
+    return "\n".join(["[global]", setting, *lines]) + "\n"
+
+
+def flat_options(text: str) -> dict[str, Any]:
+    """Options of a job file, last one winning: enough for runtime and space estimates."""
+    found: dict[str, Any] = {}
+    for line in text.splitlines():
+        if line.lstrip().startswith((";", "#")) or _SECTION.match(line):
+            continue
+        match = _OPTION.match(line)
+        if match:
+            found[match.group(1).lower()] = match.group(2) if match.group(2) is not None else True
+    return found
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def seconds(value: Any) -> float:
+    """fio's time value (seconds by default; us, ms, s, m, h, d suffixes) in seconds."""
+    match = _DURATION.match(str(value))
+    if not match:
+        return 0.0
+    return float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()]
+
+
+def job_text_seconds(text: str) -> float | None:
+    """A job file's longest run: every job section's runtime and ramp (its own or the
+    global one) added up, as if each were stonewalled; None if one has no runtime."""
+    sections: list[tuple[str, dict[str, str]]] = []
+    for raw in text.splitlines():
+        line = raw.split(";", 1)[0].split("#", 1)[0].strip()
+        if line.startswith("[") and line.endswith("]"):
+            sections.append((line[1:-1].strip(), {}))
+        elif "=" in line and sections:
+            key, value = line.split("=", 1)
+            sections[-1][1][key.strip().lower()] = value.strip()
+    shared = next((opts for name, opts in sections if name == "global"), {})
+    total = 0.0
+    for name, options in sections:
+        if name == "global":
+            continue
+        merged = {**shared, **options}
+        if not merged.get("runtime"):
+            return None
+        total += seconds(merged["runtime"]) + seconds(merged.get("ramp_time", 0))
+    return total if any(name != "global" for name, _ in sections) else None
