@@ -126,7 +126,7 @@ def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path
     from fslab.plan.resume import progress_line, resume_campaign
     from fslab.results.store import ResultsDir
 
-    flags = Overrides(fs=["ext4"], workloads=["randread"], iterations=2, runtime="3")
+    flags = Overrides(fs=["ext4"], workloads=["randread"], iterations=2, runtime="2")
     (tmp_path / "c.toml").write_text('iterations = 2\n[[target]]\nfs = "ext4"\n'
                                      '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
     out = tmp_path / "r"
@@ -142,7 +142,7 @@ def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path
     with pytest.raises(UserError) as error:
         resume_campaign(out, None, Overrides(runtime="9", fs=["xfs"]))
     message = str(error.value)
-    assert "runtime: saved 3, given 9" in message and "target: saved ext4, given xfs" in message
+    assert "runtime: saved 2, given 9" in message and "target: saved ext4, given xfs" in message
     run_dir = ResultsDir.open(out).fresh_run_dir("i001-ext4-randread")
     (run_dir / "run.json").write_text('{"run_id": "i001-ext4-randread"}')
     assert progress_line(original, out) == (
