@@ -19,13 +19,13 @@ from fslab.workloads.distributed import Host
 
 DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
-# 2 s per job (4 interleaved 0.5 s slices, after a 1 s ramp): the default campaign then
-# runs in 9–10 minutes here, set-up included. A 3 s job is not steadier in a way that
-# matters: between fresh file systems the disk's own state dominates the spread
-# (PLATFORM.md), and each slice costs fio a quarter second to start.
+# 2 s per job (3 interleaved slices of 0.67 s, after a 1 s ramp: run/rounds.py): the
+# default campaign then runs in about 9 minutes here, set-up included. A 3 s job is not
+# steadier in a way that matters: between fresh file systems the disk's own state
+# dominates the spread (PLATFORM.md), and each slice costs fio a quarter second to start.
 DEFAULT_RUNTIME_S = 2
 DEFAULT_IMAGE_SIZE = "1G"
-DEFAULT_ROUNDS = 6  # 3 s jobs in 0.5 s slices: the disk's drift falls on every target
+DEFAULT_ROUNDS = 6  # jobs of 5 s or more in slices: the disk's drift falls on every target
 # Auto file size per fio job: at most this, and at most FILL_FRACTION of the smallest
 # image split over the busiest workload's jobs, leaving room for fs metadata.
 AUTO_FILE_SIZE_CAP = 256 * 1024**2

@@ -11,7 +11,8 @@ stays the unit of replication. The spread between a run's slices is kept as the
 machine's short-term noise (`slice_cv` in the run record).
 
 The default keeps the campaign's measuring time: `rounds` slices of runtime/rounds each,
-the job's ramp split the same way; a job too short for slices of MIN_SLICE_MS gets fewer.
+the job's ramp split the same way; a job too short for slices of MIN_SLICE_MS, or for a
+second of fio per start (MIN_START_MS), gets fewer.
 """
 
 from __future__ import annotations
@@ -33,12 +34,17 @@ from fslab.targets import Mounted
 from fslab.workloads import fio_slices
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio import FioWorkload, RunRefused, prepare
+from fslab.workloads.jobfile import seconds
 from fslab.workloads.process import HostCpu, keep_host_cpu
 
 DEFAULT_ROUNDS = 6
-# A slice measures at least this long: fio's own start costs about a quarter second each
-# time, so a shorter job gets fewer rounds (a 1 s job: 2; the default 3 s job: 6).
+# A slice measures at least this long, and each fio start carries at least a second of the
+# job (its share of the ramp and of the measuring): fio's own start and stop cost about a
+# quarter second each time (0.24-0.29 s here, 100 ms of it fio's wait for its jobs), so
+# the default 2 s job with its 1 s ramp runs in 3 rounds (a 1 s job: 2; 3 s: 4; 5 s or
+# more: the campaign's 6), about a fifth of fio's time spent starting, not a quarter.
 MIN_SLICE_MS = 500
+MIN_START_MS = 1000
 
 
 def sliceable(run: RunSpec, rounds: int, hosts: bool) -> str:
@@ -54,15 +60,20 @@ def sliceable(run: RunSpec, rounds: int, hosts: bool) -> str:
 
 def rounds_for(workload: FioWorkload, rounds: int) -> int:
     """How many rounds a job is measured in: the campaign's, fewer where its runtime
-    would make slices shorter than MIN_SLICE_MS (never more time than the job asks)."""
-    return max(1, min(rounds, int(1000 * workload.runtime) // MIN_SLICE_MS))
+    would make slices shorter than MIN_SLICE_MS or a fio start carry less than
+    MIN_START_MS of ramp and runtime (never more time than the job asks)."""
+    runtime_ms = int(1000 * workload.runtime)
+    per_start = (runtime_ms + int(1000 * _ramp_s(workload))) // MIN_START_MS
+    return max(1, min(rounds, runtime_ms // MIN_SLICE_MS, per_start))
+
+
+def _ramp_s(workload: FioWorkload) -> float:
+    return seconds({**workload.global_options, **workload.options}.get("ramp_time", 0))
 
 
 def slice_lengths(workload: FioWorkload, rounds: int) -> tuple[int, int]:
     """(slice ms, ramp ms per slice): the job's runtime and ramp split over the rounds."""
-    ramp = str({**workload.global_options, **workload.options}.get("ramp_time", 0))
-    ramp_s = float(ramp.rstrip("s") or 0)
-    return int(1000 * workload.runtime / rounds), int(1000 * ramp_s / rounds)
+    return int(1000 * workload.runtime / rounds), int(1000 * _ramp_s(workload) / rounds)
 
 
 def round_order(seed: int, iteration: int, workload: str, number: int,
