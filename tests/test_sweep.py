@@ -152,3 +152,13 @@ def test_the_flag_parser():
     assert parse_flag("zfs.primarycache=all,none") == ("zfs.primarycache", ["all", "none"])
     with pytest.raises(UserError):
         parse_flag("iodepth=")
+
+
+def test_the_verdicts_take_a_factors_levels_in_numeric_order(tmp_path):
+    """iops=500, 2000, 10000: as numbers, not as text ('10000' < '2000' < '500')."""
+    out = tmp_path / "out"
+    api.run(sim({"iops": [2000, 500, 10000]}), out=out, lab=Lab(tmp_path / "lab"))
+    verdicts = (out / "stats" / "verdicts.txt").read_text()
+    at = [line.split(":")[0].strip() for line in verdicts.splitlines()
+          if line.strip().startswith("at iops=")]
+    assert at == ["at iops=500", "at iops=2000", "at iops=10000"]

@@ -86,6 +86,7 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
     configuration and its factors (analysis.sweeps), then each variant's ranking."""
     from fslab.analysis.factors import job_of, workload_levels
     from fslab.analysis.sweeps import sweep_sentences
+    from fslab.core.cells import levels_key
 
     sweeps = sweep_sentences(effects if effects is not None else pd.DataFrame(),
                              best if best is not None else pd.DataFrame())
@@ -94,6 +95,8 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
                                    "more iterations.")]
     rows = _family_rows(headline) + _look_rows(pairwise) + _sweep_family_rows(effects, best)
     workloads = list(dict.fromkeys(headline["workload"].astype(str)))
+    first = {job_of(w): i for i, w in reversed(list(enumerate(workloads)))}
+    workloads.sort(key=lambda w: (first[job_of(w)], levels_key(workload_levels(w))))
     jobs = list(dict.fromkeys([*(job_of(w) if job_of(w) in sweeps else w for w in workloads),
                                *sweeps]))
     for job in jobs:

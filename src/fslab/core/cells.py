@@ -79,6 +79,12 @@ def ordered(levels: list[str], declared: list[str] | None) -> list[str]:
     return first + rest
 
 
+def levels_key(levels: str) -> tuple[tuple[int, float, str], ...]:
+    """A cell's levels ('iodepth=16 numjobs=4') as a sort key: numbers ascending (4
+    before 16), words alphabetically."""
+    return tuple(_sort_key(part.partition("=")[2]) for part in levels.split())
+
+
 def _sort_key(text: str) -> tuple[int, float, str]:
     number = numeric(text)
     return (0, number, "") if math.isfinite(number) else (1, 0.0, text)
