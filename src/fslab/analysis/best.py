@@ -3,110 +3,202 @@ from it.
 
 A configuration is a target with the workload's levels ("ext4 iodepth=32"). The best is
 the one with the best geometric mean of the job's primary metric, in the metric's
-direction. Each other configuration is compared with it by the pairs' own model (the
-paired t on log ratios over the iterations both ran: analysis.model.compare), every
-such comparison of the campaign one Bonferroni family; those whose interval includes 1
-are within reach (the same within the margin, or not resolved yet), the rest are behind
-and not listed. Cache-bound configurations are not candidates (analysis.cachebound).
+direction. Each other configuration is compared with it:
+
+- two targets on the same variant of the job (ext4 iodepth=32 against xfs iodepth=32) are
+  a primary pair of the verdicts already: its row of pairwise.csv is taken as it is
+  (ratio, interval, p_adj, decision), so one pair never gets two answers;
+- any other pair (another variant: ext4 iodepth=8 against ext4 iodepth=32) by the pairs'
+  own model (the paired t on log ratios over the iterations both ran:
+  analysis.model.compare), all such comparisons of the campaign one Bonferroni family.
+
+Those whose interval includes 1 are within reach (the same within the margin, or not
+resolved yet); the rest are behind and not listed. A pair that cannot be estimated is
+within reach, unresolved. Cache-bound configurations are never crowned
+(analysis.cachebound): when one configuration of a job is left it is the best, alone;
+when none is, the job's row says so (role `none`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.decisions import EQUIVALENT, UNRESOLVED
+from fslab.analysis.decisions import EQUIVALENT, UNRESOLVED, within_margin
 from fslab.analysis.factors import configuration, job_of
-from fslab.analysis.model import ALPHA, Comparison, compare
+from fslab.analysis.model import ALPHA, compare
 from fslab.core.metrics import HIGHER
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
                 "variant", "geomean", "n", "ratio", "ratio_ci_low", "ratio_ci_high",
-                "p_adj", "decision", "note"]
-BEST, WITHIN_REACH = "best", "within reach"
+                "p_adj", "decision", "compared", "note"]
+BEST, WITHIN_REACH, NONE = "best", "within reach", "none"
+
+
+@dataclass
+class Job:
+    """One swept job's primary values by configuration, cache-bound ones set aside."""
+
+    job: str
+    op: str
+    metric: str
+    better: str
+    groups: dict[str, dict[int, float]]  # configuration -> {iteration: value}
+    names: dict[str, tuple[str, str]]  # configuration -> (target, workload)
+    cache_bound: list[str]
+
+    @property
+    def geomeans(self) -> dict[str, float]:
+        return {name: float(np.exp(np.mean(np.log([v for v in values.values() if v > 0]))))
+                if any(v > 0 for v in values.values()) else math.nan
+                for name, values in self.groups.items()}
+
+    @property
+    def best(self) -> str | None:
+        finite = {k: v for k, v in self.geomeans.items() if v == v}
+        if not finite:
+            return None
+        pick = max if self.better == HIGHER else min
+        return pick(finite, key=lambda k: finite[k])
+
+    def same_variant(self, name: str) -> bool:
+        """Whether `name` runs the best's variant of the job (its pair is a primary one)."""
+        best = self.best
+        return best is not None and self.names[name][1] == self.names[best][1]
 
 
 def best_table(runs: pd.DataFrame, questions: dict[str, tuple[str, str]],
                blocked_allowed: bool, margin: float, cache_bound: set[tuple[str, str]],
-               alpha: float = ALPHA) -> pd.DataFrame:
+               pairwise: pd.DataFrame | None = None, alpha: float = ALPHA) -> pd.DataFrame:
     """stats/best.csv: per swept job, its best configuration and those within reach."""
-    jobs = runs["workload"].astype(str).map(job_of) if not runs.empty else pd.Series()
-    candidates: list[tuple[str, str, str, pd.DataFrame]] = []
-    for job, (op, metric) in questions.items():
-        rows = runs[(jobs == job) & (runs["op"].astype(str) == op)
-                    & (runs["metric"].astype(str) == metric)]
-        keep = [(str(t), str(w)) not in cache_bound
-                for t, w in zip(rows["target"], rows["workload"], strict=True)]
-        rows = rows[keep]
-        if rows.empty:
-            continue
-        configs = {configuration(t, w) for t, w in zip(rows["target"], rows["workload"],
-                                                         strict=True)}
-        if len(configs) > 1:
-            candidates.append((job, op, metric, rows))
-    family = sum(len({configuration(t, w) for t, w in zip(r["target"], r["workload"],
-                                                           strict=True)}) - 1
-                 for *_, r in candidates) or 1
+    jobs = [job for job in (_job(runs, name, op, metric, cache_bound)
+                            for name, (op, metric) in questions.items()) if job]
+    pairwise = pairwise if pairwise is not None else pd.DataFrame()
+    family = sum(1 for job in jobs for name in job.groups
+                 if name != job.best and _primary_row(pairwise, job, name) is None) or 1
     out: list[dict[str, Any]] = []
-    for job, op, metric, rows in candidates:
-        out += _job_rows(job, op, metric, rows, blocked_allowed, margin, family, alpha)
+    for job in jobs:
+        out += _job_rows(job, blocked_allowed, margin, family, alpha, pairwise)
     return pd.DataFrame(out, columns=BEST_COLUMNS)
 
 
-def _job_rows(job: str, op: str, metric: str, rows: pd.DataFrame, blocked_allowed: bool,
-              margin: float, family: int, alpha: float) -> list[dict[str, Any]]:
-    better = str(rows["better"].iloc[0])
+def _job(runs: pd.DataFrame, name: str, op: str, metric: str,
+         cache_bound: set[tuple[str, str]]) -> Job | None:
+    """The job's values, or None when it has fewer than two configurations."""
+    if runs.empty:
+        return None
+    rows = runs[(runs["workload"].astype(str).map(job_of) == name)
+                & (runs["op"].astype(str) == op) & (runs["metric"].astype(str) == metric)]
+    if rows.empty:
+        return None
     groups: dict[str, dict[int, float]] = {}
     names: dict[str, tuple[str, str]] = {}
+    bound: list[str] = []
     for target, workload, iteration, value in zip(rows["target"], rows["workload"],
-                                                  rows["iteration"], rows["value"], strict=True):
-        name = configuration(str(target), str(workload))
-        groups.setdefault(name, {})[int(iteration)] = float(value)
-        names[name] = (str(target), str(workload))
-    geomeans = {name: float(np.exp(np.mean(np.log([v for v in values.values() if v > 0]))))
-                if any(v > 0 for v in values.values()) else math.nan
-                for name, values in groups.items()}
-    finite = {k: v for k, v in geomeans.items() if v == v}
-    pick = max if better == HIGHER else min
-    best = pick(finite, key=lambda k: finite[k])
-    base = {"workload": job, "op": op, "metric": metric, "better": better}
-    out = [{**base, "role": BEST, "configuration": best, "target": names[best][0],
-            "variant": names[best][1], "geomean": geomeans[best], "n": len(groups[best]),
-            "ratio": 1.0, "note": ""}]
-    compared = compare(groups, blocked_allowed, alpha, family=family)
-    if isinstance(compared, str):
-        out[0]["note"] = f"not tested: {compared}"
-        return out
-    limit = math.log1p(margin)
-    for pair in _pairs_with(compared, best):
-        other, ratio, low, high, significant = pair
-        if significant:
+                                                  rows["iteration"], rows["value"],
+                                                  strict=True):
+        config = configuration(str(target), str(workload))
+        if (str(target), str(workload)) in cache_bound:
+            if config not in bound:
+                bound.append(config)
             continue
-        same = low >= math.exp(-limit) and high <= math.exp(limit)
-        p_adj = next(p.p_adj for p in compared.pairs if {p.a, p.b} == {best, other})
+        groups.setdefault(config, {})[int(iteration)] = float(value)
+        names[config] = (str(target), str(workload))
+    if len(groups) + len(bound) < 2:
+        return None
+    return Job(name, op, metric, str(rows["better"].iloc[0]), groups, names, bound)
+
+
+def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha: float,
+              pairwise: pd.DataFrame) -> list[dict[str, Any]]:
+    base = {"workload": job.job, "op": job.op, "metric": job.metric, "better": job.better}
+    set_aside = (f"{len(job.cache_bound)} cache-bound, not crowned: "
+                 + ", ".join(job.cache_bound)) if job.cache_bound else ""
+    best = job.best
+    if best is None:
+        return [{**base, "role": NONE, "configuration": "", "ratio": math.nan,
+                 "note": set_aside or "no configuration measured a positive value"}]
+    geomeans = job.geomeans
+    out = [{**base, "role": BEST, "configuration": best, "target": job.names[best][0],
+            "variant": job.names[best][1], "geomean": geomeans[best],
+            "n": len(job.groups[best]), "ratio": 1.0, "note": set_aside}]
+    others = [name for name in job.groups if name != best]
+    out[0]["compared"] = len(others)
+    if not others:
+        return out
+    compared = compare(job.groups, blocked_allowed, alpha, family=family)
+    for other in others:
+        found = _primary_row(pairwise, job, other)
+        if found is not None:
+            ratio, low, high, p_adj, decision = found
+        elif isinstance(compared, str):
+            ratio, low, high, p_adj = geomeans[other] / geomeans[best], math.nan, \
+                math.nan, math.nan
+            decision = UNRESOLVED
+        else:
+            ratio, low, high, p_adj, significant = _against_best(compared, best, other)
+            decision = "behind" if significant else (
+                EQUIVALENT if within_margin(low, high, margin) else UNRESOLVED)
+        if decision not in (EQUIVALENT, UNRESOLVED):
+            continue
+        note = "" if not (math.isnan(low) or math.isnan(high)) else (
+            f"not tested: {compared}" if isinstance(compared, str) else "no interval")
         out.append({**base, "role": WITHIN_REACH, "configuration": other,
-                    "target": names[other][0], "variant": names[other][1],
-                    "geomean": geomeans[other], "n": len(groups[other]), "ratio": ratio,
-                    "ratio_ci_low": low, "ratio_ci_high": high, "p_adj": p_adj,
-                    "decision": EQUIVALENT if same else UNRESOLVED, "note": ""})
+                    "target": job.names[other][0], "variant": job.names[other][1],
+                    "geomean": geomeans[other], "n": len(job.groups[other]),
+                    "ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high,
+                    "p_adj": p_adj, "decision": decision, "note": note})
     return sorted(out, key=lambda row: (row["role"] != BEST, abs(math.log(row["ratio"]))
                                         if row["ratio"] > 0 else math.inf))
 
 
-def _pairs_with(compared: Comparison, best: str) -> list[tuple[str, float, float, float, bool]]:
-    """(other, other / best, its interval, significant) for every pair with the best."""
-    out = []
+def _against_best(compared: Any, best: str, other: str
+                  ) -> tuple[float, float, float, float, bool]:
+    """(other / best, its interval, p_adj, significant) from the job's own comparison;
+    a pair it could not estimate is unresolved with no interval."""
     for pair in compared.pairs:
-        if best not in (pair.a, pair.b) or not pair.estimable:
+        if {pair.a, pair.b} != {best, other}:
             continue
+        if not pair.estimable:
+            break
         if pair.a == best:
             high = 1 / pair.ratio_ci_low if pair.ratio_ci_low > 0 else math.inf
-            out.append((pair.b, 1 / pair.ratio, 1 / pair.ratio_ci_high, high,
-                        pair.significant))
-        else:
-            out.append((pair.a, pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high,
-                        pair.significant))
-    return out
+            return (1 / pair.ratio, 1 / pair.ratio_ci_high, high, pair.p_adj,
+                    pair.significant)
+        return (pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high, pair.p_adj,
+                pair.significant)
+    return math.nan, math.nan, math.nan, math.nan, False
+
+
+def _primary_row(pairwise: pd.DataFrame, job: Job, other: str
+                 ) -> tuple[float, float, float, float, str] | None:
+    """(other / best, its interval, p_adj, decision) of the verdicts' own primary pair
+    when `other` runs the best's variant on another target; None otherwise. A decision of
+    faster or slower is 'behind' here (the best is best by its geometric mean)."""
+    if pairwise.empty or "decision" not in pairwise or not job.same_variant(other):
+        return None
+    best = job.best
+    assert best is not None
+    (mine, variant), theirs = job.names[best], job.names[other][0]
+    rows = pairwise[(pairwise["workload"].astype(str) == variant)
+                    & (pairwise["op"].astype(str) == job.op)
+                    & (pairwise["metric"].astype(str) == job.metric)
+                    & pairwise["primary"].astype(bool)
+                    & (((pairwise["a"] == mine) & (pairwise["b"] == theirs))
+                       | ((pairwise["a"] == theirs) & (pairwise["b"] == mine)))]
+    if rows.empty:
+        return None
+    row = rows.iloc[0]
+    decision = str(row["decision"]) if row["decision"] in (EQUIVALENT, UNRESOLVED) \
+        else "behind"
+    ratio, low, high = (float(row["ratio"]), float(row["ratio_ci_low"]),
+                        float(row["ratio_ci_high"]))
+    if row["a"] == mine:  # the row is best / other: turn it over
+        ratio, low, high = (1 / ratio if ratio > 0 else math.inf,
+                            1 / high if high > 0 else math.inf,
+                            1 / low if low > 0 else math.inf)
+    return ratio, low, high, float(row["p_adj"]), decision

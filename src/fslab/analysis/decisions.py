@@ -93,15 +93,25 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
 def decision_of(row: pd.Series, better: str, limit: float) -> str:
     """faster/slower (a relative to b, in the metric's own direction), equivalent or
     unresolved, from the pair's printed interval."""
-    if not bool(row["estimable"]):
+    return decided(bool(row["estimable"]), bool(row["significant"]), float(row["ratio"]),
+                   float(row["ratio_ci_low"]), float(row["ratio_ci_high"]), better,
+                   math.expm1(limit))
+
+
+def decided(estimable: bool, significant: bool, ratio: float, low: float, high: float,
+            better: str, margin: float) -> str:
+    """The one rule every table decides by: faster/slower (a relative to b) when the
+    interval excludes 1, equivalent when it lies inside the margin, else unresolved."""
+    if not estimable:
         return UNRESOLVED
-    low, high = float(row["ratio_ci_low"]), float(row["ratio_ci_high"])
-    if bool(row["significant"]):
-        a_higher = float(row["ratio"]) > 1
-        return FASTER if a_higher == (better == HIGHER) else SLOWER
-    if low >= math.exp(-limit) and high <= math.exp(limit):
-        return EQUIVALENT
-    return UNRESOLVED
+    if significant:
+        return FASTER if (ratio > 1) == (better == HIGHER) else SLOWER
+    return EQUIVALENT if within_margin(low, high, margin) else UNRESOLVED
+
+
+def within_margin(low: float, high: float, margin: float) -> bool:
+    """Whether the interval [low, high] lies inside [1/(1 + margin), 1 + margin]."""
+    return low >= 1 / (1 + margin) and high <= 1 + margin
 
 
 def current_iterations(row: pd.Series) -> int:

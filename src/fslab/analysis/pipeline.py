@@ -186,7 +186,7 @@ def analyse(inputs: Inputs) -> Analysis:
     effects, best = analyse_sweep(runs, cell_levels(metrics), settings,
                                   declared_primaries(records), summary,
                                   not environment.get("imported"),
-                                  parse_margin(settings.get("margin", DEFAULT_MARGIN)))
+                                  parse_margin(settings.get("margin", DEFAULT_MARGIN)), pairs)
     seen = disturbance(records)
     busy = disturbance_note(seen)
     unsteady = unsteady_note(records)

@@ -15,11 +15,8 @@ called the same within ±10 %).
 
 from __future__ import annotations
 
-import math
-
-from fslab.analysis.decisions import EQUIVALENT, FASTER, SLOWER, UNRESOLVED
+from fslab.analysis.decisions import UNRESOLVED, decided
 from fslab.analysis.model import ALPHA, IMPORTED, PairResult, compare
-from fslab.core.metrics import HIGHER
 
 METHOD = ("Resolve (--resolve): the campaign measured more iterations only where a primary "
           "question was unresolved, deciding each pair at the first look whose interval "
@@ -35,14 +32,8 @@ def look_alpha(look: int, alpha: float = ALPHA) -> float:
 def decision(pair: PairResult, better: str, margin: float) -> str:
     """faster/slower (a relative to b, in the metric's direction), equivalent or
     unresolved, read off the pair's interval."""
-    if not pair.estimable:
-        return UNRESOLVED
-    if pair.significant:
-        return FASTER if (pair.ratio > 1) == (better == HIGHER) else SLOWER
-    limit = math.log1p(margin)
-    if pair.ratio_ci_low >= math.exp(-limit) and pair.ratio_ci_high <= math.exp(limit):
-        return EQUIVALENT
-    return UNRESOLVED
+    return decided(pair.estimable, pair.significant, pair.ratio, pair.ratio_ci_low,
+                   pair.ratio_ci_high, better, margin)
 
 
 def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.best import BEST, BEST_COLUMNS, WITHIN_REACH, best_table
+from fslab.analysis.best import BEST, BEST_COLUMNS, NONE, WITHIN_REACH, best_table
 from fslab.analysis.effects import EFFECT_COLUMNS, designs, effects_table, fit
 from fslab.analysis.factors import declared_levels, job_of, with_levels
 from fslab.analysis.model import ALPHA
@@ -27,8 +27,10 @@ SHOWN_WITHIN_REACH = 4  # more are counted, and listed in best.csv
 
 def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: dict[str, Any],
                   declared: dict[str, str], summary: pd.DataFrame, blocked_allowed: bool,
-                  margin: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(effects, best) of a campaign's swept jobs; empty tables without a sweep."""
+                  margin: float, pairwise: pd.DataFrame | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(effects, best) of a campaign's swept jobs; empty tables without a sweep. The
+    primary pairs of `pairwise` answer for themselves in the best table."""
     factors = [c for c in levels.columns if c not in ("target", "workload")]
     if not factors or runs.empty:
         return (pd.DataFrame(columns=EFFECT_COLUMNS), pd.DataFrame(columns=BEST_COLUMNS))
@@ -45,7 +47,7 @@ def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: dict[str, 
         cached = set(zip(bound["target"].astype(str), bound["workload"].astype(str),
                          strict=True))
     return (effects_table(fitted),
-            best_table(runs, questions, blocked_allowed, margin, cached))
+            best_table(runs, questions, blocked_allowed, margin, cached, pairwise))
 
 
 def job_questions(runs: pd.DataFrame, declared: dict[str, str],
@@ -90,18 +92,27 @@ def sweep_sentences(effects: pd.DataFrame, best: pd.DataFrame,
 
 def best_sentence(job: str, rows: pd.DataFrame) -> str:
     """'randread: best ext4 iodepth=8; within reach: xfs iodepth=8 (0.97×, CI 0.91–1.03×)'."""
-    top = rows[rows["role"] == BEST].iloc[0]
+    top = rows[rows["role"].isin([BEST, NONE])].iloc[0]
+    note = top["note"] if isinstance(top.get("note"), str) and top["note"] else ""
+    if top["role"] == NONE:
+        return f"{job}: no best configuration ({note})"
     text = f"{job}: best {top['configuration']}"
-    if isinstance(top.get("note"), str) and top["note"]:
-        return f"{text} by its geometric mean ({top['note']})"
     near = rows[rows["role"] == WITHIN_REACH]
+    compared = top.get("compared")
     if near.empty:
-        return f"{text}; every other configuration is behind it"
-    shown = [f"{r.configuration} ({r.ratio:.3g}×, CI {_bound(r.ratio_ci_low)}–"
-             f"{_bound(r.ratio_ci_high)}×)" for r in near.head(SHOWN_WITHIN_REACH).itertuples()]
-    more = len(near) - SHOWN_WITHIN_REACH
-    return (f"{text}; within reach: {', '.join(shown)}"
-            + (f" and {more} more (best.csv)" if more > 0 else ""))
+        alone = compared is not None and pd.notna(compared) and float(compared) == 0
+        text += " (the only one compared)" if alone else \
+            "; every other configuration is behind it"
+    else:
+        shown = [f"{r.configuration} ({r.ratio:.3g}×, "
+                 + (f"CI {_bound(r.ratio_ci_low)}–{_bound(r.ratio_ci_high)}×)"
+                    if not (math.isnan(r.ratio_ci_low) or math.isnan(r.ratio_ci_high))
+                    else "no interval)")
+                 for r in near.head(SHOWN_WITHIN_REACH).itertuples()]
+        more = len(near) - SHOWN_WITHIN_REACH
+        text += (f"; within reach: {', '.join(shown)}"
+                 + (f" and {more} more (best.csv)" if more > 0 else ""))
+    return text + (f"; {note}" if note else "")
 
 
 def factor_sentence(factor: str, levels: pd.DataFrame, alpha: float) -> tuple[str, bool]:

@@ -165,8 +165,10 @@ def _sweep_family_rows(effects: pd.DataFrame | None,
             f"{'s' * (len(factors) != 1)} × job, each a ratio to its reference level with a "
             f"{_level(level)} % interval (Bonferroni over all of them; stats/effects.csv)")
     if best is not None and not best.empty:
-        text += ("; each job's best configuration against every other by the pairs' model, "
-                 "those whose interval includes 1 within reach (stats/best.csv)")
+        text += ("; each job's best configuration against every other, those whose interval "
+                 "includes 1 within reach (stats/best.csv): a pair on the best's own variant "
+                 "as its verdict below decides it, every other pair by the pairs' model, "
+                 "Bonferroni together")
     return [_row("family", "", text + ".")]
 
 
