@@ -44,18 +44,25 @@ venv: $(STAMP)
 
 venv-test: $(TEST_STAMP)
 
-# What fslab runs on, without compiling every module of its libraries ahead (pip's
-# default: half the install's time here, mostly plotly's thousands of files); Python
-# compiles what is imported, once, on first use. The tools of the tests come on top.
+# What fslab runs on, its libraries compiled ahead on every core, their own test folders
+# left out (pip compiles one file after another, tests included: 51 s against 27 s here).
+# Compiled they must be: where PYTHONDONTWRITEBYTECODE is set (it is on this machine
+# kind), Python never caches what it compiles, and every fslab process would compile
+# pandas, scipy and statsmodels again (9.5 s against 2.9 s to import them here).
+# The tools of the tests come on top.
+COMPILE := $(BIN)/python -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib > /dev/null || true
+
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
 		echo "fslab: '$(PYTHON) -m venv' failed; install python3-venv" >&2; exit 1; }
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q --no-compile -e .
+	$(COMPILE)
 	@touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q --no-compile -e '.[test]'
+	$(COMPILE)
 	@touch $(TEST_STAMP)
 
 clean:
