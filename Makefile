@@ -50,7 +50,7 @@ venv-test: $(TEST_STAMP)
 # kind), Python never caches what it compiles, and every fslab process would compile
 # pandas, scipy and statsmodels again (9.5 s against 2.9 s to import them here).
 # The tools of the tests come on top.
-COMPILE := $(BIN)/python -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib > /dev/null || true
+COMPILE := $(BIN)/python -m compileall -q -j 0 -x '/tests?/' $(VENV)/lib src > /dev/null || true
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
