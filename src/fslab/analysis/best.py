@@ -83,7 +83,8 @@ def best_table(runs: pd.DataFrame, questions: dict[str, tuple[str, str]],
     out: list[dict[str, Any]] = []
     for job in jobs:
         out += _job_rows(job, blocked_allowed, margin, family, alpha, pairwise)
-    return pd.DataFrame(out, columns=BEST_COLUMNS)
+    table = pd.DataFrame(out, columns=BEST_COLUMNS)
+    return table.astype({"n": "Int64", "compared": "Int64"})
 
 
 def _job(runs: pd.DataFrame, name: str, op: str, metric: str,

@@ -138,13 +138,18 @@ def _cell_text(cell: pd.Series, marks: dict[str, bool]) -> Text:
     return text
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
 def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> RenderableType:
     """The dry-run view: the campaign, the run order, each target and each resolved job."""
     campaign = plan.campaign
+    workloads = len({r.workload.name for r in plan.runs})
     parts: list[RenderableType] = [Text(
-        f"Campaign {campaign.name}: {len(plan.targets)} targets × "
-        f"{len({r.workload.name for r in plan.runs})} workloads × {campaign.iterations} "
-        f"iterations = {len(plan.runs)} runs; runtime {campaign.runtime} s per job; "
+        f"Campaign {campaign.name}: {_count(len(plan.targets), 'target')} × "
+        f"{_count(workloads, 'workload')} × {_count(campaign.iterations, 'iteration')} "
+        f"= {_count(len(plan.runs), 'run')}; runtime {campaign.runtime} s per job; "
         f"file size {format_value(campaign.file_size, 'bytes')} per job; seed {campaign.seed}; "
         f"fresh file system per {campaign.fresh}; {campaign.scale} scale", style="bold")]
     if campaign.published is not None:
