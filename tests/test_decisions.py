@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fslab.analysis.decisions import parse_margin
 from fslab.analysis.model import UNBOUNDED, compare
 from fslab.core.errors import UserError
+from fslab.core.units import parse_margin
 from tests.test_simulator import pairs_of, run_sim, simulated
 
 

@@ -104,3 +104,26 @@ def _measuring(out) -> bool:
     found = subprocess.run(["pgrep", "-af", "output-format=json"], capture_output=True,
                            text=True).stdout
     return str(run_dir) in found
+
+
+def test_work_waits_for_a_child_nobody_measures():
+    """Work queued with while_unmeasured never runs beside a measured child; it runs once,
+    while fslab waits on the next unmeasured one, and that child's wait covers it."""
+    from fslab.host import children
+
+    done: list[float] = []
+
+    def work() -> None:
+        done.append(time.monotonic())
+        time.sleep(0.3)
+
+    children.while_unmeasured(work)
+    children.while_unmeasured(work)  # queued once
+    children.run_child(["sleep", "0.2"], 10)
+    assert done == []
+    started = time.monotonic()
+    finished = children.run_child(["sleep", "0.2"], 10, measured=False)
+    assert len(done) == 1 and done[0] - started < 0.1
+    assert finished.returncode == 0 and finished.seconds < 0.45  # overlapped, not added
+    children.run_child(["true"], 10, measured=False)
+    assert len(done) == 1

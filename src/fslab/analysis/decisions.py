@@ -38,21 +38,6 @@ METHOD = ("Decisions: a primary pair is faster or slower when its simultaneous i
           "from this campaign's own runs.")
 
 
-def parse_margin(text: str | float) -> float:
-    """'10%', '10', 0.1 -> 0.1 (a fraction); one clear error otherwise."""
-    from fslab.core.errors import UserError
-
-    raw = str(text).strip()
-    try:
-        value = float(raw.rstrip("%"))
-    except ValueError:
-        raise UserError(f"bad margin {text!r}: use a percentage, e.g. 10%") from None
-    fraction = value / 100 if raw.endswith("%") or value >= 1 else value
-    if not 0 < fraction < 1:
-        raise UserError(f"bad margin {text!r}: between 0 % and 100 %, e.g. 10%")
-    return fraction
-
-
 def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
            seconds: dict[tuple[str, str], float],
            next_alpha: float | None = None) -> pd.DataFrame:

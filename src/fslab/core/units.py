@@ -68,6 +68,19 @@ def parse_duration(text: str | int) -> int:
     return seconds
 
 
+def parse_margin(text: str | float) -> float:
+    """'10%', '10', 0.1 -> 0.1 (a fraction); one clear error otherwise."""
+    raw = str(text).strip()
+    try:
+        value = float(raw.rstrip("%"))
+    except ValueError:
+        raise UserError(f"bad margin {text!r}: use a percentage, e.g. 10%") from None
+    fraction = value / 100 if raw.endswith("%") or value >= 1 else value
+    if not 0 < fraction < 1:
+        raise UserError(f"bad margin {text!r}: between 0 % and 100 %, e.g. 10%")
+    return fraction
+
+
 def format_bound(value: float) -> str:
     """An interval bound with enough digits that one excluding 1 never reads as 1."""
     if value != value or math.isinf(value):

@@ -20,7 +20,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +53,18 @@ def recorded_in(session: Ledger) -> Iterator[None]:
         _SESSION.reset(token)
 
 
+# Work that can wait for a moment when fslab has nothing to do but wait on a child whose
+# time nobody measures (a layout pass): importing the analysis's libraries, say.
+_WHILE_UNMEASURED: list[Callable[[], None]] = []
+
+
+def while_unmeasured(work: Callable[[], None]) -> None:
+    """Do `work` the next time fslab waits on a child that measures nothing, instead of
+    in the foreground: never beside a measured run, whose CPU and disk it would share."""
+    if work not in _WHILE_UNMEASURED:
+        _WHILE_UNMEASURED.append(work)
+
+
 @dataclass
 class Finished:
     """How a child ended."""
@@ -65,10 +77,11 @@ class Finished:
 
 
 def run_child(cmd: list[str], deadline_s: float, cgroup: str = "",
-              bound: str = "") -> Finished:
+              bound: str = "", measured: bool = True) -> Finished:
     """Run `cmd` to its end or to `deadline_s`, whichever comes first; on Ctrl-C or SIGTERM
     stop it (SIGINT: fio still writes what it measured), wait, and re-raise. `bound` says
-    where the deadline came from, for the failure line."""
+    where the deadline came from, for the failure line. While a child that is not
+    `measured` runs, fslab does the work waiting for such a moment (while_unmeasured)."""
     tracking = _tracking_cgroup(cgroup)
     joins = [c for c in (cgroup, str(tracking or "")) if c]
     session = _SESSION.get()
@@ -88,6 +101,8 @@ def run_child(cmd: list[str], deadline_s: float, cgroup: str = "",
                                start_time=born, until=until)
     why = ""
     try:
+        while not measured and _WHILE_UNMEASURED:
+            _WHILE_UNMEASURED.pop(0)()  # its failure is its own: it raises nothing
         try:
             stdout, stderr = proc.communicate(timeout=deadline_s)
         except subprocess.TimeoutExpired:

@@ -73,7 +73,7 @@ def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Camp
 
 def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campaign:
     """Fill in defaults, apply overrides, and check everything that can be checked early."""
-    from fslab.analysis.decisions import parse_margin
+    from fslab.core.units import parse_margin
 
     if overrides.iterations is not None and overrides.iterations < 1:
         raise UserError("--iterations must be at least 1")

@@ -66,8 +66,10 @@ class CampaignRun:
               budget: float | None = None) -> CampaignRun:
         """Check and plan the campaign (within `budget` seconds of measuring, when given),
         then open (resume) or create its results."""
+        from fslab.host.children import while_unmeasured
         from fslab.run.participants import participants
 
+        while_unmeasured(_preload_the_analysis)
         opened = ResultsDir.open(out) if resume else None
         if budget is not None:  # before any other check: the plan alone decides it
             from fslab.plan.order import check_budget, make_plan
@@ -166,3 +168,11 @@ def both(first: RunnerResult, second: RunnerResult | None) -> RunnerResult:
     return dataclasses.replace(first, ok=first.ok + second.ok,
                                failed=first.failed + second.failed,
                                warnings=first.warnings + second.warnings)
+
+
+def _preload_the_analysis() -> None:
+    """The analysis's libraries, imported while fslab waits on a layout pass
+    (analysis.pipeline.preload)."""
+    from fslab.analysis.pipeline import preload
+
+    preload()

@@ -63,7 +63,7 @@ def layout_pass(job_file: Path, run_dir: Path, cgroup: str) -> dict[str, Any]:
         job_file = run_dir / LAYOUT_JOB
     code, stderr = run_fio(["fio", "--create_only=1", "--output-format=terse",
                              "--output=/dev/null", str(job_file)],
-                            timeout=LAYOUT_GRACE_S, cgroup=cgroup)
+                            timeout=LAYOUT_GRACE_S, cgroup=cgroup, measured=False)
     seconds = time.perf_counter() - start
     dropped = system.sync_and_drop_caches()
     if code:
@@ -93,10 +93,10 @@ def lay_out_files(directory: Path, name: str, options: dict[str, Any]) -> dict[s
 
 
 def run_fio(cmd: list[str], timeout: float, cgroup: str = "",
-            bound: str = "") -> tuple[int, str]:
+            bound: str = "", measured: bool = True) -> tuple[int, str]:
     """Run fio as fslab's child (children.py: its own process group, in the ledger, ended
     at `timeout` s with its jobs); on Ctrl-C or SIGTERM stop it and wait, then re-raise."""
-    done = run_child(cmd, timeout, cgroup, bound)
+    done = run_child(cmd, timeout, cgroup, bound, measured)
     return done.returncode, done.stderr
 
 
