@@ -71,17 +71,20 @@ def test_changes_find_the_drop_and_nothing_else(sixteen):
 def test_adding_twice_changes_nothing_and_a_moved_directory_is_the_same_campaign(sixteen):
     tmp_path, dirs = sixteen
     db = tmp_path / "twice.duckdb"
-    catalogue.add(db, dirs[:3])
+    first = catalogue.add(db, dirs[:3])
     before = catalogue.counts(db)
-    catalogue.add(db, dirs[:3])
+    again = catalogue.add(db, dirs[:3])
     assert catalogue.counts(db) == before
+    assert [r.before for r in first] == [None] * 3
+    assert [r.describe().startswith("already recorded") for r in again] == [True] * 3
     assert before["campaigns"] == 3 and before["runs"] > 0 and before["cells"] > 0
     moved = tmp_path / "elsewhere"
     import shutil
 
     shutil.copytree(dirs[0], moved)
-    catalogue.add(db, [moved])
+    (found,) = catalogue.add(db, [moved])
     assert catalogue.counts(db) == before
+    assert found.describe().startswith(f"found {found.identity.campaign_id}")
     paths = catalogue.query(db, "SELECT path FROM campaigns")["path"].tolist()
     assert str(moved.resolve()) in paths and str(dirs[0].resolve()) not in paths
     rows = catalogue.query(db, "SELECT count(*) AS n, count(DISTINCT campaign_id) AS c "

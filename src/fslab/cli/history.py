@@ -40,10 +40,8 @@ def add(
     for directory in directories:
         if not directory.is_dir():
             raise UserError(f"{directory}: no such directory")
-    added = store.add(catalogue, directories, parse_labels(label))
-    for identity in added:
-        console.print(f"added {identity.campaign_id} {escape(identity.name)} "
-                      f"({len(identity.labels)} labels)", highlight=False)
+    for recorded in store.add(catalogue, directories, parse_labels(label)):
+        console.print(escape(recorded.describe()), highlight=False)
 
 
 @history_app.command("list")

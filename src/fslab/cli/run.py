@@ -220,8 +220,8 @@ def run(
     if catalogue is not None:
         from fslab.history.catalogue import add
 
-        added = add(catalogue, [result.results.path])[0]
-        console.print(f"Catalogue {catalogue}: campaign {added.campaign_id} added")
+        (recorded,) = add(catalogue, [result.results.path])
+        console.print(escape(f"Catalogue {catalogue}: {recorded.describe()}"), highlight=False)
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
     if result.runner.failed:

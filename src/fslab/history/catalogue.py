@@ -24,6 +24,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,16 +91,39 @@ def connect(path: Path | None, read_only: bool = False) -> Iterator[duckdb.DuckD
         connection.close()
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """A campaign `add` recorded, and where the catalogue had it before (None: new)."""
+
+    identity: Identity
+    path: Path
+    before: str | None
+
+    def describe(self) -> str:
+        """'added …', 'already recorded (rows replaced)' or 'moved: … (was …)'."""
+        head = f"{self.identity.campaign_id} {self.identity.name}"
+        if self.before is None:
+            return f"added {head} ({len(self.identity.labels)} labels)"
+        if self.before == str(self.path):
+            return f"already recorded {head}: its rows replaced, nothing added"
+        return f"found {head} at {self.path} (was {self.before}): nothing added"
+
+
 def add(path: Path | None, directories: list[Path],
-        labels: dict[str, str] | None = None) -> list[Identity]:
+        labels: dict[str, str] | None = None) -> list[Recorded]:
     """Record results directories (analysed first where their stats are missing or out
-    of date); return their identities."""
+    of date): a campaign the catalogue has already (by its id, wherever it lies now) has
+    its rows replaced, so adding twice changes nothing."""
     tables = [_tables_of(Path(d), labels) for d in directories]
+    out = []
     with connect(path) as db:
         for identity, directory, runs in tables:
+            known = db.execute("SELECT path FROM campaigns WHERE campaign_id = ?",
+                               [identity.campaign_id]).fetchone()
             _replace(db, identity, directory, runs)
+            out.append(Recorded(identity, directory, str(known[0]) if known else None))
         _refresh_views(db)
-    return [identity for identity, _, _ in tables]
+    return out
 
 
 def _tables_of(directory: Path, labels: dict[str, str] | None
