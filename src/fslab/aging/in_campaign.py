@@ -43,9 +43,8 @@ def aging_config(settings: dict[str, Any], where: str) -> AgingConfig:
 
 def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> list[str]:
     """Age the targets that ask for it (or reuse their finished aging); point them and
-    their fresh copies at the image. Returns one line per target aged now."""
-    from fslab.aging.run import age
-
+    their fresh copies at the image. Returns one line per target aged now (the aging
+    engine loads only when a target asks to be aged)."""
     done = []
     for spec in targets:
         settings = spec.options.get("age")
@@ -54,6 +53,8 @@ def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> lis
         out = results.path / AGED_DIR / spec.name
         image = out / FILE_NAMES["sparse"]
         if not (image.exists() and (out / "image.json").exists()):
+            from fslab.aging.run import age
+
             shutil.rmtree(out, ignore_errors=True)  # an interrupted aging starts over
             config = aging_config(settings, f"target {spec.name}")
             plain = dataclasses.replace(spec, options={k: v for k, v in spec.options.items()

@@ -30,9 +30,8 @@ from fslab.parsers.fio import (
 from fslab.parsers.fio_load import load_fio
 from fslab.parsers.fio_logs import judge_sections, series_rows
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
+from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE
 
-FIO_OUTPUT = "fio.json"
-HOSTS_FILE = "hosts.json"  # the fio servers a run drove (`hosts`), as host:port
 SLICE = re.compile(r"fio-slice-(\d+)\.json$")
 IMPORTED_PREFIX = "imported-"  # an imported file's copy in its run directory
 

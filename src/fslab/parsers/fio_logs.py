@@ -26,13 +26,11 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from fslab.parsers.raw_files import RawFiles
+from fslab.parsers.raw_names import LOG_AVG_MS
 
-LOG_AVG_MS = 100
-LOG_STEM = "fio-log"  # a whole run's logs; a slice's: fio-slice-NN-log
 LOG = re.compile(r"(?P<stem>fio-(?:slice-(?P<slice>\d+)-)?log)_(?P<kind>bw|iops|clat)"
                  r"\.(?P<job>\d+)\.log$")
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
@@ -47,14 +45,6 @@ TREND_WINDOWS = 5  # SNIA: a measurement window of five rounds
 # a preconditioned device; short runs on a virtual disk warm up by up to ~18 % (measured
 # here), so fslab flags a line that moves 30 % across the run.
 TREND_CHANGE = 0.30
-
-
-def log_args(run_dir: Path, slice_index: int | None = None) -> list[str]:
-    """fio command-line options that keep its per-interval logs in the run's directory."""
-    stem = LOG_STEM if slice_index is None else f"fio-slice-{slice_index:02d}-log"
-    prefix = str(run_dir / stem)
-    return [f"--write_bw_log={prefix}", f"--write_iops_log={prefix}",
-            f"--write_lat_log={prefix}", f"--log_avg_msec={LOG_AVG_MS}"]
 
 
 def job_sections(files: RawFiles) -> dict[int, str]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from fslab.core.metrics import Measurement
 from fslab.parsers.raw_files import Addition, RawFiles, read_json
+from fslab.parsers.raw_names import HOST_CPU
 
-HOST_CPU = "host_cpu.json"
 RUN_JSON = "run.json"  # store.RUN_RECORD (parsers sit below the store)
 
 

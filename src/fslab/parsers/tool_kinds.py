@@ -19,13 +19,16 @@ from fslab.parsers.bonnie import BonnieParseError, parse_bonnie
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio_kinds import imported_name
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, read_json, read_text
-
-BONNIE_OUTPUT, BONNIE_CPU = "bonnie.csv", "cpu.json"
-FILES_RECORD, DD_LOG = "samples.json", "dd.log"
-SMALLFILES_RECORD = "phases.json"
-SCAN_RECORD = "scan.json"
-AGEDFILES_RECORD = "agedfiles.json"
-NULL_RECORD = "null.json"
+from fslab.parsers.raw_names import (
+    AGEDFILES_RECORD,
+    BONNIE_CPU,
+    BONNIE_OUTPUT,
+    DD_LOG,
+    FILES_RECORD,
+    NULL_RECORD,
+    SCAN_RECORD,
+    SMALLFILES_RECORD,
+)
 
 
 def _named(name: str) -> Callable[[RawFiles], bool]:

@@ -30,11 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from fslab.core.errors import UserError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy loads where it is used: a campaign's start needs Goal only
+    import numpy as np
     import pandas as pd
 
 # The second stage's smallest size: 2 df for its t (at 1 df an interval is ±12.7 SE).
@@ -58,6 +57,8 @@ def detectable_sizes(sd_log: np.ndarray, percent: float, level: float,
     """Second-stage iterations for a paired test at per-pair `level` to detect a ratio of
     1 + percent/100 with 80 % power, given each pilot pair's SD of log differences
     (vectorised; max_n where even max_n would not do)."""
+    import numpy as np
+
     from fslab.analysis.power import paired_detectable_d
 
     sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
@@ -69,6 +70,7 @@ def detectable_sizes(sd_log: np.ndarray, percent: float, level: float,
 def interval_sizes(sd_log: np.ndarray, percent: float, max_n: int) -> np.ndarray:
     """Second-stage iterations for a cell's 95 % interval on logs to be within
     ×/÷ (1 + percent/100), given each pilot cell's SD of logs (vectorised)."""
+    import numpy as np
     from scipy.special import stdtrit
 
     sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
@@ -79,12 +81,16 @@ def interval_sizes(sd_log: np.ndarray, percent: float, max_n: int) -> np.ndarray
 
 def _first_enough(sd: np.ndarray, allowed: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The first size whose allowed SD reaches each sd (NaN sd: the largest size)."""
+    import numpy as np
+
     index = np.searchsorted(allowed, np.nan_to_num(sd, nan=np.inf), side="left")
     return sizes[np.minimum(index, len(sizes) - 1)]
 
 
 def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -> int:
     """How many iterations to run after a pilot of `pilot` in `pilot_dir` (module doc)."""
+    import numpy as np
+
     from fslab.analysis.comparisons import compare_targets
     from fslab.analysis.observations import per_run
     from fslab.analysis.pipeline import campaign_settings, declared_primaries

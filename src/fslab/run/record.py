@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from fslab.core.metrics import Measurement, add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
-from fslab.parsers.raw_files import DirFiles
-from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
 from fslab.workloads.base import RunOutput
 
 if TYPE_CHECKING:
@@ -53,7 +51,12 @@ def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
 
 def parsed_output(output: RunOutput, run_dir: Path) -> list[Measurement]:
     """A finished run's rows; what is derived from its raw output joins its metadata. A
-    run whose raw output cannot be read becomes a failed run that says why."""
+    run whose raw output cannot be read becomes a failed run that says why. The parse
+    stage loads here, on first use: a campaign brings it in while it waits on its first
+    layout pass (analysis.pipeline.preload), not before its first run."""
+    from fslab.parsers.raw_files import DirFiles
+    from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
+
     if output.status != "ok":
         return []
     try:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from fslab.host import system
-from fslab.parsers.tool_kinds import AGEDFILES_RECORD
+from fslab.parsers.raw_names import AGEDFILES_RECORD
 from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.process import cpu_use
 

@@ -22,7 +22,7 @@ from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.host.children import run_child
 from fslab.host.memlimit import memory_limit_support
-from fslab.parsers.tool_kinds import BONNIE_CPU, BONNIE_OUTPUT
+from fslab.parsers.raw_names import BONNIE_CPU, BONNIE_OUTPUT
 from fslab.workloads.base import Capabilities, RunOutput, Where
 
 OUTPUT, CPU = BONNIE_OUTPUT, BONNIE_CPU

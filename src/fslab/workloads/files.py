@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from fslab.core.errors import UserError
 from fslab.host import system
-from fslab.parsers.tool_kinds import DD_LOG, FILES_RECORD
+from fslab.parsers.raw_names import DD_LOG, FILES_RECORD
 from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.process import cpu_use
 

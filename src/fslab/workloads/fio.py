@@ -12,8 +12,7 @@ from typing import Any, ClassVar
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
 from fslab.host import system
-from fslab.parsers.fio_kinds import FIO_OUTPUT, HOSTS_FILE
-from fslab.parsers.fio_logs import log_args
+from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE, log_args
 from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.fio_process import (
     JOB_FILE,

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from fslab.parsers.fio_logs import log_args
+from fslab.parsers.raw_names import log_args
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio_process import JOB_FILE, first_error_line, run_fio
 

@@ -22,12 +22,13 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
-
-from fslab.parsers.tool_kinds import NULL_RECORD
+from fslab.parsers.raw_names import NULL_RECORD
 from fslab.workloads.base import Capabilities, RunOutput, Where
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -74,6 +75,8 @@ class NullWorkload(Capabilities):
 
     def _simulated(self, run_name: str, target: dict[str, Any]) -> float:
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
+        import numpy as np  # here: a plan that builds workloads does not load numpy
+
         job = self.name.split(" ", 1)[0]  # a swept variant's job (plan/sweep.py)
         shared = np.random.default_rng([self.seed, iteration, _key(job)])
         own = np.random.default_rng([self.seed, iteration, _key(self.name),

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.core.metrics import Measurement, cpu_measurements
-from fslab.parsers.host_cpu import HOST_CPU
+from fslab.parsers.raw_names import HOST_CPU
 
 
 @dataclass

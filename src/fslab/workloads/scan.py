@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from fslab.host import system
-from fslab.parsers.tool_kinds import SCAN_RECORD
+from fslab.parsers.raw_names import SCAN_RECORD
 from fslab.probes.fiemap import NotMeasurable, extents
 from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.process import cpu_use
