@@ -127,3 +127,42 @@ def test_work_waits_for_a_child_nobody_measures():
     assert finished.returncode == 0 and finished.seconds < 0.45  # overlapped, not added
     children.run_child(["true"], 10, measured=False)
     assert len(done) == 1
+
+
+def test_a_cgroup_busy_for_a_moment_is_released_once_it_empties():
+    """rmdir of a cgroup that still holds a process fails with EBUSY; release_cgroup tries
+    again until the process has gone (here it leaves after 0.2 s), and refuses others."""
+    import errno
+    import threading
+
+    from fslab.host.cgroups import PREFIX, release_cgroup, tracking_root
+
+    requires()
+    root = tracking_root()
+    if root is None:
+        pytest.skip("no cgroup v2 to hold children")
+    group = root / f"{PREFIX}test-busy-{os.getpid()}"
+    group.mkdir()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        (group / "cgroup.procs").write_text(str(sleeper.pid))
+        with pytest.raises(OSError) as busy:
+            group.rmdir()
+        assert busy.value.errno == errno.EBUSY
+
+        def leave() -> None:
+            time.sleep(0.2)
+            sleeper.kill()
+            sleeper.wait()
+
+        threading.Thread(target=leave).start()
+        release_cgroup(group)
+        assert not group.exists()
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+        if group.exists():
+            group.rmdir()
+    with pytest.raises(OSError, match="not an fslab cgroup"):
+        release_cgroup(root / "system.slice")

@@ -5,6 +5,7 @@ limits can all use it without importing each other."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
@@ -23,12 +24,26 @@ def is_fslab_cgroup(path: Path) -> bool:
     return path.name.startswith(PREFIX) and path.parent in ROOTS
 
 
+# A cgroup whose last process has just exited can still be busy for a moment while the
+# kernel releases that process (seen here once: EBUSY right after cgroup.procs emptied,
+# on a loaded machine): its removal is tried again for up to a second.
+RELEASE_TRIES, RELEASE_PAUSE_S = 100, 0.01
+
+
 def release_cgroup(path: Path) -> None:
     """Remove an fslab cgroup (its processes, fslab's own, have exited); refuse others."""
     if not is_fslab_cgroup(path):
         raise OSError(f"refusing to remove {path}: not an fslab cgroup")
-    if path.exists():
-        path.rmdir()
+    for attempt in range(RELEASE_TRIES):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY or attempt == RELEASE_TRIES - 1:
+                raise
+            time.sleep(RELEASE_PAUSE_S)
 
 
 def tracking_root() -> Path | None:

@@ -50,7 +50,7 @@ def sweep_section(data: ReportData, page: Page) -> None:
             page.add("<p>The best configuration and those the evidence cannot separate "
                      "from it:</p>" + table(mine, ["role", "configuration", "geomean", "ratio",
                                                     "ratio_ci_low", "ratio_ci_high",
-                                                    "decision"]))
+                                                    "decision", "note"]))
 
 
 def job_caption(data: ReportData, job: str, factors: list[str]) -> str:

@@ -8,7 +8,6 @@ campaign loses at most the run in flight.
 
 from __future__ import annotations
 
-import shutil
 import socket
 import time
 from collections.abc import Callable
@@ -18,25 +17,24 @@ from typing import Any, Protocol
 
 from fslab.core.errors import ToolError, UserError
 from fslab.core.record import RunRecord
-from fslab.core.units import format_bytes
 from fslab.host import system
 from fslab.host.children import recorded_in
 from fslab.host.lab import Lab, Session
 from fslab.host.memlimit import memory_limited
 from fslab.host.signals import Interrupted, signals_ignored, signals_unwind
 from fslab.host.witness import Watcher
-from fslab.plan.levels import path_name, workdir_name
+from fslab.plan.levels import path_name
 from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.observing import observed
 from fslab.run.participants import Beside
+from fslab.run.places import NO_SPACE, lacks_space, provisioned, release, working_place
 from fslab.run.probes import after_run, before_run
 from fslab.run.record import Finished, finished_record, headline_text
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import RunOutput, Where
 
-NO_SPACE = "needs"  # how a failed free-space check's reason begins
 # metrics.parquet is rewritten after a run at most this often (and always at the end): a
 # rewrite grows with the campaign, and each run's run.json — written durably first —
 # already holds its values, from which the table is rebuilt on resume.
@@ -268,12 +266,8 @@ class Runner:
         return output.status, output.reason
 
     def _provision(self, target: Target, session: Session) -> Mounted:
-        """A fresh file system (or pool, or directory) for the runs that follow, stamped
-        with when it was made: a run.json tells which runs shared one."""
-        place = target.provision(session)
         self._provisions += 1
-        place.description["provisioned"] = {"at": time.time(), "number": self._provisions}
-        return place
+        return provisioned(target, session, self._provisions)
 
     def place_for(self, session: Session, mounted: dict[str, Mounted],
                   broken: dict[str, str], run: RunSpec, run_dir: Path
@@ -290,17 +284,13 @@ class Runner:
                 broken[run.target.name] = f"provisioning {run.target.name} failed: {exc}"
                 raise NotReady(broken[run.target.name]) from exc
         where = self._where(place, run)
-        need = run.workload.required_bytes()
-        free = place.wait_for_space(need)
-        if free is not None and need > free:
-            raise NotReady(f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
-                            f"{format_bytes(free)} free")
+        if short := lacks_space(place, run):
+            raise NotReady(short)
         self._around[run.run_id] = (place, before_run(place, run.target.options))
         return where, place.description
 
     def release_place(self, where: Where) -> None:
-        if where.directory is not None and not where.keep_files:
-            shutil.rmtree(where.directory, ignore_errors=True)
+        release(where)
 
     def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
              started: float, caches_dropped: bool) -> None:
@@ -316,35 +306,18 @@ class Runner:
             self._save(run, output, description, started, caches_dropped)
 
     def _where(self, place: Mounted, run: RunSpec) -> Where:
-        workdir = place.path / workdir_name(run.workload.name) if place.path else None
-        if workdir is not None:
-            if not place.keep_files:
-                shutil.rmtree(workdir, ignore_errors=True)
-            workdir.mkdir(exist_ok=True)
-        return Where(directory=workdir, device=place.device, layout_first=place.layout_first,
-                     cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
-                     hosts=self.hosts, run_timeout=self.plan.campaign.run_timeout,
-                     keep_files=place.keep_files,
-                     root=Path(run.target.path) if self.hosts and run.target.path
-                     else place.path)
+        return working_place(place, run, self.hosts, self.plan.campaign.run_timeout)
 
     def _run_workload(self, session: Session, place: Mounted, run: RunSpec,
                       run_dir: Any) -> tuple[RunOutput, bool]:
         where = self._where(place, run)
-        workdir = where.directory
         if self.hosts and not run.workload.runs_on_load_nodes:
             return RunOutput(status="unsupported", reason=(
                 f"{run.workload.family} runs on this machine only; with hosts, only fio "
                 "workloads run on the load nodes")), False
         try:
-            need = run.workload.required_bytes()
-            free = place.wait_for_space(need)
-            if free is not None and need > free:
-                return RunOutput(
-                    status="failed",
-                    reason=f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
-                    f"{format_bytes(free)} free",
-                ), False
+            if short := lacks_space(place, run):
+                return RunOutput(status="failed", reason=short), False
             around = before_run(place, run.target.options)
             caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
             assert self._watcher is not None
@@ -358,8 +331,7 @@ class Runner:
                         host=not self.hosts and run.workload.measures_host_cpu)
             return output, caches_dropped
         finally:
-            if workdir is not None and not place.keep_files:
-                shutil.rmtree(workdir, ignore_errors=True)
+            release(where)
 
     def _save(
         self, run: RunSpec, output: RunOutput, description: dict[str, Any],
