@@ -93,11 +93,9 @@ def one_run(tmp_path: Path, lab, name: str, throttled: bool,
 def test_a_run_throttled_halfway_is_not_steady_and_an_idle_one_is(tmp_path, lab):
     requires("fio", "mkfs.ext4", "losetup")
     assert THROTTLE.exists(), "cgroup v1 blkio is needed to throttle a loop device"
-    # The idle run reads sequentially in one job: four sync random-read jobs on two vCPUs
-    # are CPU-bound, and the hypervisor's steal moves them within a run (measured here,
-    # 2026-11-25, with steal up to 68 % of a CPU: 14 of 40 idle runs of the default jobs
-    # stepped or trended 1.3-2.4x, all but one of them the four-job random jobs; the
-    # one-job sequential ones 16 of 16 steady). Those runs are unsteady in fact.
+    # The idle run reads sequentially in one job, the steadiest of the default jobs here:
+    # on a busy host idle runs step by up to 2.45x, most of all the four-job random jobs,
+    # CPU-bound on two vCPUs (parsers/fio_logs.py STEP_RATIO); the throttle's cliff is 16x.
     idle = one_run(tmp_path, lab, "idle", throttled=False, workload="seqread")
     record = next(idle.run_records())
     assert record.steady is True, record.workload_metadata.get("steady")
