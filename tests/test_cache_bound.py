@@ -82,10 +82,13 @@ def test_buffered_basic5_is_marked_where_it_beats_the_raw_device(tmp_path, lab):
     assert {"cache_bound", "cache_bound_reason"} <= set(summary.columns)
     reads = summary[(summary.op == "read") & (summary.metric == "iops")]
     assert reads["cache_bound"].astype(str).eq("True").all()
-    # buffered random reads of a 32 MiB file come from the page cache, far above the disk
-    randread = reads[reads.workload == "randread"].iloc[0]
-    assert "what the disk under the image delivered" in randread["cache_bound_reason"]
-    assert "buffered I/O" in randread["cache_bound_reason"]
+    assert reads["cache_bound_reason"].str.contains("buffered I/O").all()
+    # Buffered reads of 32 MiB files come from the page cache, above the disk: sequential
+    # ones 2.2x here. Which job beats the disk by the margin varies with the host: page-
+    # cache reads are CPU-bound copies, and with the hypervisor stealing much of a CPU
+    # the random ones once ran at 0.84-1.05x of the disk (marked for buffered I/O alone).
+    beats = reads["cache_bound_reason"].str.contains("what the disk under the image delivered")
+    assert beats.any(), reads[["target", "workload", "of_raw", "cache_bound_reason"]]
     ceiling_job = out / "ceiling" / "runs" / "i001-ceiling-raw-randread" / "job.fio"
     assert "direct=1" in ceiling_job.read_text()  # the device, not its page cache
     measured = api.load(out / "ceiling")

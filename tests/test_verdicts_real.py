@@ -40,11 +40,18 @@ def run(tmp_path, lab, name, targets, iterations=3, seed=1, rounds=1):
 
 @pytest.mark.privileged
 def test_identical_targets_show_no_difference(tmp_path, lab, rounds=3):
-    """In interleaved slices (the default way), as fslab measures by default."""
+    """In interleaved slices (the default way), as fslab measures by default. Identical
+    targets are called different in 5 % of campaigns by design (the family's α): a
+    campaign that calls one gets a second, independent one (another seed), and both must
+    not — a sound analysis fails this about 1 time in 400, one that calls differences
+    often still fails (its calibration is checked by simulation: test_simulator.py)."""
     requires("fio", "mkfs.ext4", "losetup")
     targets = "".join(f'[[target]]\nname = "ext4-{x}"\nfs = "ext4"\n' for x in "abc")
-    pairs, tests = run(tmp_path, lab, "aa", targets, rounds=rounds)
-    assert len(pairs) == 3
+    for seed in (1, 2):
+        pairs, tests = run(tmp_path, lab, f"aa{seed}", targets, rounds=rounds, seed=seed)
+        assert len(pairs) == 3
+        if not pairs["significant"].any():
+            break
     assert not pairs["significant"].any(), pairs[["a", "b", "ratio", "p_adj"]]
     # and each interval says so: it holds 1
     assert ((pairs.ratio_ci_low <= 1) & (pairs.ratio_ci_high >= 1)).all()

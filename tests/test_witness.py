@@ -55,19 +55,21 @@ def test_a_cpu_hog_marks_the_runs_it_overlapped(tmp_path, lab):
     outcome, results = campaign_with_hog(tmp_path, lab, rerun=False)
     assert outcome.failed == 0
     runs = results.load_runs().set_index("run_id")
-    hit = runs[runs["disturbed"]]
+    # The hog's runs: those another process disturbed. The hypervisor may mark others on
+    # its own (steal of a quarter CPU or more; seen up to 68 % on a busy host here).
+    hit = runs[runs["disturbed"] & runs["disturbed_by"].astype(str).str.contains("python")]
     assert 2 <= len(hit) <= 5, runs[["disturbed", "others_cpu_pct"]]
     # A busy loop of 3 run-lengths: a run it covered whole saw most of one CPU; runs at
     # its edges see a share. Together they saw most of its 1.2 CPU-seconds (300 % x run).
     assert hit["others_cpu_pct"].max() >= 80, runs[["disturbed", "others_cpu_pct"]]
     assert hit["others_cpu_pct"].sum() >= 150, runs[["disturbed", "others_cpu_pct"]]
-    assert hit["disturbed_by"].str.contains("python").all()
     assert set(hit.index.str[:4]) == {"i001"}  # only while the hog ran
     assert (runs.loc[~runs["disturbed"], "others_cpu_pct"] < 25).all()
     verdicts = analyze_results(results).verdicts
     first = verdicts.iloc[0]
     assert first["kind"] == "machine"
-    assert first["text"].startswith(f"Machine: {len(hit)} of 16 runs ran while it was busy")
+    disturbed = int(runs["disturbed"].sum())
+    assert first["text"].startswith(f"Machine: {disturbed} of 16 runs ran while it was busy")
     assert "--rerun-disturbed" in first["text"]
     text = (results.stats_dir / "verdicts.txt").read_text().splitlines()
     assert text[0] == first["text"]  # verdicts.txt is the table's text
@@ -77,7 +79,9 @@ def test_rerun_disturbed_measures_them_again(tmp_path, lab):
     outcome, results = campaign_with_hog(tmp_path, lab, rerun=True)
     assert outcome.reruns >= 2 and outcome.ok == 16  # a run measured again counts once
     runs = results.load_runs()
-    assert len(runs) == 16 and not runs["disturbed"].any()  # replaced, each once
+    assert len(runs) == 16  # replaced, each once; the hog had gone by their second time
+    assert not (runs["disturbed"] & runs["disturbed_by"].astype(str).str.contains(
+        "python")).any()
     again = [r for r in results.run_records() if r.witness.get("rerun_of")]
     assert len(again) == outcome.reruns
     assert all(r.witness["rerun_of"]["disturbed"] for r in again)
