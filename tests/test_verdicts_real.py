@@ -84,9 +84,11 @@ def test_a_known_handicap_is_found_with_the_truth_in_its_interval(tmp_path, lab)
         assert low <= truth_high and high >= truth_low, (rounds, ratio, low, high)
         assert ratio == pytest.approx(2.0, rel=0.1)
         widths[rounds] = high / low
-    # Both narrow: a throttle is steadier than any disk, so which design is narrower
-    # varies between sittings. Five iterations, not three: the throttle's edge surplus
-    # spreads each slice by up to 3 %, and with three iterations (t = 4.3 on 2 degrees of
-    # freedom, the spread itself estimated from three values) the width ranged 1.03-1.16
-    # over four sittings (CI: 1.164); with five (t = 2.8) the same spread gives about 1.05.
-    assert max(widths.values()) < 1.12, widths
+    # Both narrower than the disk itself would allow: between fresh file systems this disk
+    # spreads by sd(log A/B) 0.08-0.17, which at five iterations (t = 2.78) is an interval
+    # at least 1.22 wide; a throttle is steadier than that. Which design is narrower varies
+    # between sittings. Five iterations, not three: the throttle's edge surplus spreads
+    # each slice by up to 3 %; with three (t = 4.3) the width ranged 1.03-1.16 over four
+    # sittings; with five, 1.02-1.07 on a quiet host and 1.12 with the hypervisor
+    # stealing much of a CPU (measured 2026-11-25).
+    assert max(widths.values()) < 1.22, widths
