@@ -115,16 +115,16 @@ def test_work_waits_for_a_child_nobody_measures():
 
     def work() -> None:
         done.append(time.monotonic())
-        time.sleep(0.3)
+        time.sleep(0.5)
 
     children.while_unmeasured(work)
     children.while_unmeasured(work)  # queued once
-    children.run_child(["sleep", "0.2"], 10)
+    children.run_child(["sleep", "0.5"], 10)
     assert done == []
     started = time.monotonic()
-    finished = children.run_child(["sleep", "0.2"], 10, measured=False)
-    assert len(done) == 1 and done[0] - started < 0.1
-    assert finished.returncode == 0 and finished.seconds < 0.45  # overlapped, not added
+    finished = children.run_child(["sleep", "0.5"], 10, measured=False)
+    assert len(done) == 1 and done[0] - started < 0.3
+    assert finished.returncode == 0 and finished.seconds < 0.85  # overlapped: not 1.0 s
     children.run_child(["true"], 10, measured=False)
     assert len(done) == 1
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -51,13 +52,13 @@ class Job:
     names: dict[str, tuple[str, str]]  # configuration -> (target, workload)
     cache_bound: list[str]
 
-    @property
+    @cached_property
     def geomeans(self) -> dict[str, float]:
         return {name: float(np.exp(np.mean(np.log([v for v in values.values() if v > 0]))))
                 if any(v > 0 for v in values.values()) else math.nan
                 for name, values in self.groups.items()}
 
-    @property
+    @cached_property
     def best(self) -> str | None:
         finite = {k: v for k, v in self.geomeans.items() if v == v}
         if not finite:
@@ -78,11 +79,12 @@ def best_table(runs: pd.DataFrame, questions: dict[str, tuple[str, str]],
     jobs = [job for job in (_job(runs, name, op, metric, cache_bound)
                             for name, (op, metric) in questions.items()) if job]
     pairwise = pairwise if pairwise is not None else pd.DataFrame()
-    family = sum(1 for job in jobs for name in job.groups
-                 if name != job.best and _primary_row(pairwise, job, name) is None) or 1
+    primary = [{name: _primary_row(pairwise, job, name) for name in job.groups
+                if name != job.best} for job in jobs]
+    family = sum(1 for rows in primary for found in rows.values() if found is None) or 1
     out: list[dict[str, Any]] = []
-    for job in jobs:
-        out += _job_rows(job, blocked_allowed, margin, family, alpha, pairwise)
+    for job, rows in zip(jobs, primary, strict=True):
+        out += _job_rows(job, blocked_allowed, margin, family, alpha, rows)
     table = pd.DataFrame(out, columns=BEST_COLUMNS)
     return table.astype({"n": "Int64", "compared": "Int64"})
 
@@ -115,7 +117,10 @@ def _job(runs: pd.DataFrame, name: str, op: str, metric: str,
 
 
 def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha: float,
-              pairwise: pd.DataFrame) -> list[dict[str, Any]]:
+              primary: dict[str, tuple[float, float, float, float, str] | None]
+              ) -> list[dict[str, Any]]:
+    """The job's best and those within reach; `primary` holds each other configuration's
+    primary pair with the best where it has one (_primary_row)."""
     base = {"workload": job.job, "op": job.op, "metric": job.metric, "better": job.better}
     set_aside = (f"{len(job.cache_bound)} cache-bound, not crowned: "
                  + ", ".join(job.cache_bound)) if job.cache_bound else ""
@@ -133,7 +138,7 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
         return out
     compared = compare(job.groups, blocked_allowed, alpha, family=family)
     for other in others:
-        found = _primary_row(pairwise, job, other)
+        found = primary.get(other)
         if found is not None:
             ratio, low, high, p_adj, decision = found
         elif isinstance(compared, str):

@@ -55,7 +55,7 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
     for index, row in out.iterrows():
         if not bool(row["primary"]):
             continue
-        decision = decision_of(row, better.get(str(row["metric"]), HIGHER), limit)
+        decision = decision_of(row, better.get(str(row["metric"]), HIGHER), margin)
         needs = math.nan
         if decision == UNRESOLVED:
             level = float(row["alpha"]) if next_alpha is None else \
@@ -75,12 +75,11 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
     return out
 
 
-def decision_of(row: pd.Series, better: str, limit: float) -> str:
+def decision_of(row: pd.Series, better: str, margin: float) -> str:
     """faster/slower (a relative to b, in the metric's own direction), equivalent or
     unresolved, from the pair's printed interval."""
     return decided(bool(row["estimable"]), bool(row["significant"]), float(row["ratio"]),
-                   float(row["ratio_ci_low"]), float(row["ratio_ci_high"]), better,
-                   math.expm1(limit))
+                   float(row["ratio_ci_low"]), float(row["ratio_ci_high"]), better, margin)
 
 
 def decided(estimable: bool, significant: bool, ratio: float, low: float, high: float,

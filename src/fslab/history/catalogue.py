@@ -100,7 +100,8 @@ class Recorded:
     before: str | None
 
     def describe(self) -> str:
-        """'added …', 'already recorded (rows replaced)' or 'moved: … (was …)'."""
+        """'added …', 'already recorded …: its rows replaced, nothing added' or 'found …
+        at PATH (was PATH): nothing added'."""
         head = f"{self.identity.campaign_id} {self.identity.name}"
         if self.before is None:
             return f"added {head} ({len(self.identity.labels)} labels)"

@@ -40,8 +40,9 @@ MIN_SAMPLES = 10  # a second of 100 ms intervals: fewer says nothing about a tre
 MIN_SIDE = 3
 # Up or down, a factor: above what idle runs do here. On a quiet host idle runs warm up
 # or swing by up to 1.22x; on a busy one (the hypervisor stealing up to 68 % of a CPU,
-# measured 2026-11-25) 51 idle 6 s runs of the default jobs, measured in one piece, stepped
-# by up to 2.45x and trended by up to 76 % of their mean. A throttle's cliff is ~16x here.
+# measured 2026-11-25) 40 idle 6 s runs of the default jobs, measured in one piece, stepped
+# by up to 2.45x and trended by up to 76 % of their mean (11 more, marked at 30 %, stepped
+# by 1.55-1.79x). A throttle's cliff is ~16x here.
 # Softer disturbances (another process's CPU or I/O) are the witness's to see.
 STEP_RATIO = 3.0
 STEP_P = 0.001
