@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from fslab.analysis.model import ALPHA, t_inference
+from fslab.analysis.pairs.model import ALPHA, t_inference
 from fslab.run.adaptive import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
 
 REPLICATES = 20_000

@@ -2,8 +2,8 @@
 
 An aging run's latency is observed on sections of the run in time order
 (parsers/aging_kind.py), each section an observation of the analysis
-(analysis/observations.py), so the per-cell interval is the sectioned one and a
-comparison of two aging runs is Welch's t over their sections (analysis/model.py).
+(analysis/cells/observations.py), so the per-cell interval is the sectioned one and a
+comparison of two aging runs is Welch's t over their sections (analysis/pairs/model.py).
 Latencies are simulated as a log-normal AR(1) process (neighbouring operations alike, as
 on a real file system), whose mean and median are known exactly."""
 
@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 from scipy import signal, stats
 
-from fslab.analysis.base_vs_new import compare_cells
-from fslab.analysis.observations import per_run
-from fslab.analysis.stats import log_ci
-from fslab.analysis.summary import summarize
+from fslab.analysis.across.compare import compare_cells
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.cells.stats import log_ci
+from fslab.analysis.cells.summary import summarize
 from fslab.core.metrics import SECTION, add_rows, empty_columns
 from fslab.parsers.aging_kind import latency_rows
 

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fslab.analysis.base_vs_new import classify, compare_cells
-from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.median import median_ci
-from fslab.analysis.model import NOT_ESTIMABLE, cliffs_delta, compare, magnitude
-from fslab.analysis.observations import per_run
-from fslab.analysis.stats import mad_outliers
+from fslab.analysis.across.compare import classify, compare_cells
+from fslab.analysis.cells.median import median_ci
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.cells.stats import mad_outliers
+from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.model import NOT_ESTIMABLE, cliffs_delta, compare, magnitude
 from fslab.analysis.verdicts import rankings, verdict_lines
 
 
@@ -67,7 +67,7 @@ def metrics_frame(values: dict[str, list[float]], metric="iops", better="higher"
 
 
 def verdicts_of(metrics):
-    from fslab.analysis.summary import summarize
+    from fslab.analysis.cells.summary import summarize
 
     tests, pairs = compare_targets(metrics)
     runs = per_run(metrics)

@@ -1,4 +1,4 @@
-"""The best configuration of a swept job (analysis/best.py): one answer per pair, and a
+"""The best configuration of a swept job (analysis/factors/best.py): one answer per pair, and a
 table that answers every swept job, cache-bound configurations set aside."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import math
 import pandas as pd
 import pytest
 
-from fslab.analysis.best import BEST, NONE, WITHIN_REACH, best_table
-from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.factors import cell_levels, job_of, with_levels
-from fslab.analysis.observations import per_run
-from fslab.analysis.sweeps import analyse_sweep, best_sentence
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.factors.best import BEST, NONE, WITHIN_REACH, best_table
+from fslab.analysis.factors.levels import cell_levels, job_of, with_levels
+from fslab.analysis.factors.sweeps import analyse_sweep, best_sentence
+from fslab.analysis.pairs.comparisons import compare_targets
 from tests.test_sweep_model import SETTINGS, simulated
 
 QUESTIONS = {"w1": ("read", "iops")}

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.analysis.cachebound import CEILING_MARGIN, mark_cache_bound
+from fslab.analysis.cells.cachebound import CEILING_MARGIN, mark_cache_bound
 from fslab.core.record import RunRecord
 from fslab.plan.campaign import load_campaign
 from fslab.report.terminal import summary_tables

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fslab.analysis.model import UNBOUNDED, compare
+from fslab.analysis.pairs.model import UNBOUNDED, compare
 from fslab.core.errors import UserError
 from fslab.core.units import parse_margin
 from tests.test_simulator import pairs_of, run_sim, simulated
@@ -80,7 +80,7 @@ def test_the_detectable_ratio_of_an_unblocked_pair_has_the_power_it_claims(n):
     assert not isinstance(exact, str)
     mde = exact.pairs[0].mde_ratio
     hits, trials = 0, 4000
-    from fslab.analysis.model import _welch_df, t_inference
+    from fslab.analysis.pairs.model import _welch_df, t_inference
 
     a = rng.normal(math.log(mde), sd_a, (trials, n))
     b = rng.normal(0.0, sd_b, (trials, n))
@@ -103,8 +103,8 @@ def test_needs_iterations_is_where_the_pair_resolves_four_times_in_five():
     """A pair measured at 3 iterations: at the iterations it says it needs, simulated
     pairs with the measured ratio and spread resolve (exclude 1 or fall inside the
     margin) about 4 times in 5 — never much less."""
-    from fslab.analysis.decisions import needs_iterations
-    from fslab.analysis.model import t_inference
+    from fslab.analysis.pairs.decisions import needs_iterations
+    from fslab.analysis.pairs.model import t_inference
 
     sd, ratio, level, limit = 0.08, 1.06, 0.05, math.log(1.10)
     row = pd.Series({"ratio": ratio, "alpha": level, "n_pairs": 3, "n_a": 3, "n_b": 3,

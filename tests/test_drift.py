@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fslab.analysis.drift import drift_note, iteration_drift, shared_variation
+from fslab.analysis.cells.drift import drift_note, iteration_drift, shared_variation
 
 
 def campaign(rng: np.random.Generator, shared_sd: float, own_sd: float,

@@ -388,4 +388,4 @@ def test_report_renders_from_stats_without_importing_the_analysis(tmp_path):
     os.utime(metrics, ns=(1, 1))
     found = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "out")],
                            capture_output=True, text=True, check=True).stdout.strip()
-    assert "fslab.analysis.comparisons" in found
+    assert "fslab.analysis.pairs.comparisons" in found

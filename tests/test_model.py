@@ -1,4 +1,4 @@
-"""The comparison model (analysis.model) against statsmodels and scipy, and against the
+"""The comparison model (analysis.pairs.model) against statsmodels and scipy, and against the
 truth: synthetic campaigns with known ratios (issue 13)."""
 
 import math
@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.model import ALPHA, BLOCKED, UNBLOCKED, compare
-from fslab.analysis.summary import summarize
+from fslab.analysis.cells.summary import summarize
+from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.model import ALPHA, BLOCKED, UNBLOCKED, compare
 
 # A seed-000-shaped campaign (one workload, IOPS, 3 targets × 5 iterations) with machine
 # drift between iterations: fixed numbers, so the results below are reproducible by hand.

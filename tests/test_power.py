@@ -1,4 +1,4 @@
-"""The minimum detectable effect (analysis.power): the power it claims, checked by an
+"""The minimum detectable effect (analysis.pairs.power): the power it claims, checked by an
 independent computation for n = 2…10 and 1…15 comparisons, and against a simulation."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from fslab.analysis.model import ALPHA
-from fslab.analysis.power import (
+from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.power import (
     POWER,
     paired_detectable_d,
     t_power,
@@ -21,7 +21,7 @@ from fslab.analysis.power import (
 def power_over_the_numerator(noncentrality: float, df: float, alpha: float) -> float:
     """Power of the two-sided t test by integrating over the normal numerator Z:
     P(|Z + δ| > c·√(V/ν)) = E_Z[F_χ²ν(ν (Z + δ)² / c²)] — a different integral from the
-    one analysis.power uses (over the χ denominator), and no noncentral t."""
+    one analysis.pairs.power uses (over the χ denominator), and no noncentral t."""
     c = stats.t.isf(alpha / 2, df)
 
     def integrand(z: float) -> float:
@@ -74,7 +74,7 @@ def test_the_root_finder_agrees_with_brentq_over_a_random_sweep():
 
     from scipy.optimize import brentq
 
-    from fslab.analysis.power import increasing_root, t_power
+    from fslab.analysis.pairs.power import increasing_root, t_power
 
     rng = random.Random(24)
     for _ in range(60):
@@ -94,13 +94,13 @@ def test_the_root_finder_agrees_with_brentq_over_a_random_sweep():
 
 def test_the_far_tail_without_quadrature_agrees_with_it():
     """Where scipy's noncentral t answers NaN for the wrong-side tail (large δ, small df),
-    power comes from its reflection or a negligible bound (analysis.power._lower_tail),
+    power comes from its reflection or a negligible bound (analysis.pairs.power._lower_tail),
     not from importing scipy.integrate: held to the quadrature over a sweep that crosses
     those regions."""
     import numpy as np
     from scipy import special
 
-    from fslab.analysis import power
+    from fslab.analysis.pairs import power
 
     crossed = 0
     for df in (1.0, 2.0, 3.0, 5.0, 10.0):

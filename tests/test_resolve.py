@@ -1,5 +1,5 @@
 """`--resolve`: more iterations only where a primary question is unresolved, decided at
-looks that keep the error rate (analysis.sequential, run/resolve.py). Checked by
+looks that keep the error rate (analysis.pairs.sequential, run/resolve.py). Checked by
 simulation with known truth through the analysis and the round planner a campaign uses,
 and by real simulator campaigns end to end."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from fslab import api
-from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.observations import per_run
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.pairs.comparisons import compare_targets
 from fslab.host.lab import Lab
 from fslab.plan.campaign import CampaignFile, Overrides, resolve
 from fslab.plan.order import make_plan

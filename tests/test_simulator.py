@@ -175,7 +175,7 @@ def test_run_then_report_says_it_analyses_once_and_prints_each_steps_method(tmp_
     import importlib
     import shutil
 
-    from fslab.analysis.pipeline import METHOD_STEPS
+    from fslab.analysis.pipeline import METHOD_STEPS, step_module
 
     out = tmp_path / "contract"
     api.run(simulated({"a": 1.3, "b": 1.0}, seed=4, jobs=2), out=out, lab=api_lab(tmp_path))
@@ -201,7 +201,7 @@ def test_run_then_report_says_it_analyses_once_and_prints_each_steps_method(tmp_
     import html as html_lib
 
     for step in METHOD_STEPS:
-        method = importlib.import_module(f"fslab.analysis.{step}").METHOD
+        method = importlib.import_module(step_module(step)).METHOD
         assert html_lib.escape(method) in page, step
     assert "Adaptive runs" not in page  # not adaptive: its statement is not printed
     methods = pd.read_csv(stats / "methods.csv")

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fslab.analysis.stats import mean_ci
-from fslab.analysis.summary import summarize
+from fslab.analysis.cells.stats import mean_ci
+from fslab.analysis.cells.summary import summarize
 
 
 def test_t_interval_textbook_example():

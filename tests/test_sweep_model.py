@@ -1,6 +1,6 @@
 """Factor effects checked against known truth: the simulator's own draws (workloads/null.py)
 with a factor that scales the values by a known ratio and one that does nothing, through
-the analysis a campaign runs (analysis.sweeps); the split plot's two strata; and the
+the analysis a campaign runs (analysis.factors.sweeps); the split plot's two strata; and the
 model equal to the paired t where the two must agree."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fslab.analysis.factors import cell_levels
-from fslab.analysis.model import compare
-from fslab.analysis.observations import per_run
-from fslab.analysis.sweeps import analyse_sweep
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.factors.levels import cell_levels
+from fslab.analysis.factors.sweeps import analyse_sweep
+from fslab.analysis.pairs.model import compare
 from fslab.workloads.null import NullWorkload
 
 SETTINGS = {"sweep": {"iops": ["1000", "2000"], "tag": ["a", "b"]}}
@@ -99,7 +99,7 @@ def test_a_target_option_is_compared_between_file_systems():
 
 def test_one_two_level_factor_on_one_target_is_the_paired_t():
     """With one target and one two-level factor the model is the paired t on log ratios
-    (analysis.model.compare), to the last digit."""
+    (analysis.pairs.model.compare), to the last digit."""
     rng = np.random.default_rng(5)
     rows = []
     for iteration in range(1, 7):

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.comparisons import compare_targets
-from fslab.analysis.observations import per_run
-from fslab.analysis.questions import primary_metric
-from fslab.analysis.ranking import chain, evidence, size
-from fslab.analysis.summary import summarize
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.cells.summary import summarize
+from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.questions import primary_metric
+from fslab.analysis.pairs.ranking import chain, evidence, size
 from fslab.analysis.verdicts import bound, rankings, verdict_lines
 
 DIRECT5 = {  # workload -> (ops, IOPS base, block size): the default suite's shape

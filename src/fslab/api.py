@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.aging.config import AgingConfig
-    from fslab.analysis.base_vs_new import Comparison
+    from fslab.analysis.across.compare import Comparison
     from fslab.host.lab import CleanupReport, Lab
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
@@ -129,9 +129,9 @@ def analyze(results_dir: Path, full: bool = True) -> pd.DataFrame:
 
 
 def drift(results_dir: Path) -> str | None:
-    """A sentence on machine drift between iterations (analysis.drift), or None."""
-    from fslab.analysis.drift import drift_note, iteration_drift
-    from fslab.analysis.observations import per_run
+    """A sentence on machine drift between iterations (analysis.cells.drift), or None."""
+    from fslab.analysis.cells.drift import drift_note, iteration_drift
+    from fslab.analysis.cells.observations import per_run
 
     metrics = open_results(results_dir).load_metrics()
     table, shared = iteration_drift(per_run(metrics))
@@ -230,7 +230,7 @@ def compare(base: Path, new: Path, threshold: float | None = None,
     """Match the cells of two results directories (campaigns, imports or aging runs) and
     call each improved / regressed / unchanged; optionally write the comparison as HTML.
     (The result still unpacks as `cells, differences`.)"""
-    from fslab.analysis.base_vs_new import (
+    from fslab.analysis.across.compare import (
         DEFAULT_THRESHOLD,
         Comparison,
         compare_cells,

@@ -19,8 +19,8 @@ from fslab.results.store import ResultsDir, write_atomic
 # The libraries a campaign's parse stage and analysis load, heavy ones first (imported
 # on their own they cost 1.2 s here): preload() imports them while a campaign waits on
 # its first layout pass, so that time is not added at the end.
-LIBRARIES = ("pandas", "pyarrow.parquet", "scipy.special", "fslab.analysis.comparisons",
-             "fslab.analysis.verdicts", "fslab.analysis.sweeps", "fslab.parsers.registry")
+LIBRARIES = ("pandas", "pyarrow.parquet", "scipy.special", "fslab.analysis.pairs.comparisons",
+             "fslab.analysis.verdicts", "fslab.analysis.factors.sweeps", "fslab.parsers.registry")
 
 
 def preload() -> None:
@@ -57,10 +57,10 @@ def inputs_of(results: ResultsDir) -> Inputs:
 
 def summarized(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
                environment: dict[str, Any]) -> pd.DataFrame:
-    """The per-cell summary, with cache-bound cells marked (analysis.cachebound)."""
-    from fslab.analysis.cachebound import mark_cache_bound
-    from fslab.analysis.factors import cell_levels, with_levels
-    from fslab.analysis.summary import summarize
+    """The per-cell summary, with cache-bound cells marked (analysis.cells.cachebound)."""
+    from fslab.analysis.cells.cachebound import mark_cache_bound
+    from fslab.analysis.cells.summary import summarize
+    from fslab.analysis.factors.levels import cell_levels, with_levels
 
     summary = mark_cache_bound(summarize(metrics, runs), records, environment, runs)
     return with_levels(summary, cell_levels(metrics))  # a sweep's factors as columns
@@ -68,7 +68,7 @@ def summarized(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecor
 
 def write_summary(results: ResultsDir) -> pd.DataFrame:
     """stats/summary.csv alone (`fslab.api.analyze(full=False)`)."""
-    from fslab.analysis.observations import per_run
+    from fslab.analysis.cells.observations import per_run
 
     metrics = measured_metrics(results)
     summary = summarized(metrics, per_run(metrics), list(results.run_records()),
@@ -125,6 +125,20 @@ PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's 
 # are parsed: importer.load_analysis_libraries).
 STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts", "sweeps",
                        "sequential"})
+# Where each step lives: analysis/ is in rooms by the question each answers (cells: what
+# each target measured; pairs: which is faster and how sure; factors: what each option
+# does; across: one campaign against another).
+ROOMS = {"observations": "cells", "summary": "cells", "median": "cells",
+         "cachebound": "cells", "drift": "cells", "disturbance": "cells", "hosts": "cells",
+         "questions": "pairs", "model": "pairs", "decisions": "pairs", "ranking": "pairs",
+         "power": "pairs", "aged": "pairs", "comparisons": "pairs", "sequential": "pairs",
+         "effects": "factors", "sweeps": "factors", "verdicts": ""}
+
+
+def step_module(step: str) -> str:
+    """The module of a step named in METHOD_STEPS or STEP_MODULES."""
+    room = ROOMS[step]
+    return f"fslab.analysis.{room}.{step}" if room else f"fslab.analysis.{step}"
 
 
 def load_steps() -> None:
@@ -132,7 +146,7 @@ def load_steps() -> None:
     import importlib
 
     for step in STEP_MODULES:
-        importlib.import_module(f"fslab.analysis.{step}")
+        importlib.import_module(step_module(step))
 
 
 def method_statements(*, hosts: bool, aged: bool, pilot: int,
@@ -144,7 +158,7 @@ def method_statements(*, hosts: bool, aged: bool, pilot: int,
     steps = (METHOD_STEPS + ["hosts"] * hosts + ["aged"] * aged + ["effects"] * sweep
              + ["sequential"] * looks)
     rows = [{"step": step,
-             "method": importlib.import_module(f"fslab.analysis.{step}").METHOD}
+             "method": importlib.import_module(step_module(step)).METHOD}
             for step in steps]
     if pilot:
         rows.append({"step": "adaptive", "method": PILOT_METHOD.format(pilot=pilot)})
@@ -171,13 +185,13 @@ def write_analysis(results: ResultsDir, done: Analysis) -> None:
 
 def analyse(inputs: Inputs) -> Analysis:
     """Every step of the analysis on one set of inputs (pure: nothing is read or written)."""
-    from fslab.analysis.aged import aged_verdicts, aged_vs_fresh
-    from fslab.analysis.comparisons import compare_targets
-    from fslab.analysis.decisions import DEFAULT_MARGIN, seconds_per_iteration
-    from fslab.analysis.disturbance import disturbance, disturbance_note, unsteady_note
-    from fslab.analysis.drift import drift_note, iteration_drift
-    from fslab.analysis.hosts import host_spread
-    from fslab.analysis.observations import per_run, probe_series
+    from fslab.analysis.cells.disturbance import disturbance, disturbance_note, unsteady_note
+    from fslab.analysis.cells.drift import drift_note, iteration_drift
+    from fslab.analysis.cells.hosts import host_spread
+    from fslab.analysis.cells.observations import per_run, probe_series
+    from fslab.analysis.pairs.aged import aged_verdicts, aged_vs_fresh
+    from fslab.analysis.pairs.comparisons import compare_targets
+    from fslab.analysis.pairs.decisions import DEFAULT_MARGIN, seconds_per_iteration
     from fslab.analysis.verdicts import VERDICT_COLUMNS, error_rows, rankings, verdict_rows
     from fslab.core.units import parse_margin
 
@@ -197,8 +211,8 @@ def analyse(inputs: Inputs) -> Analysis:
     drift_table, shared = iteration_drift(runs)
     note = drift_note(drift_table, shared)
     headline, ranking = rankings(summary, tests, pairs, runs)
-    from fslab.analysis.factors import cell_levels
-    from fslab.analysis.sweeps import analyse_sweep
+    from fslab.analysis.factors.levels import cell_levels
+    from fslab.analysis.factors.sweeps import analyse_sweep
 
     effects, best = analyse_sweep(runs, cell_levels(metrics), settings,
                                   declared_primaries(records), summary,

@@ -1,8 +1,8 @@
-"""Verdicts in words: one ranking per workload × primary metric (analysis.ranking), the
+"""Verdicts in words: one ranking per workload × primary metric (analysis.pairs.ranking), the
 pairs behind it as "A 2.1× faster than B", how many questions were asked and how they
 were adjusted, and what the data could not have shown. Secondary metrics are estimates,
 labelled exploratory, in pairwise.csv. Every verdict and its interval come from one
-model (analysis.model), so they cannot disagree; the text fits on one screen for the
+model (analysis.pairs.model), so they cannot disagree; the text fits on one screen for the
 default campaign (every pair stays in pairwise.csv and behind a fold in the report).
 """
 
@@ -12,8 +12,8 @@ import math
 
 import pandas as pd
 
-from fslab.analysis.model import ALPHA
-from fslab.analysis.ranking import RANKING_COLUMNS, Oriented, orient, rank
+from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.ranking import RANKING_COLUMNS, Oriented, orient, rank
 from fslab.core.metrics import HIGHER, title
 from fslab.core.units import format_bound as bound
 
@@ -83,9 +83,9 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
                  best: pd.DataFrame | None = None) -> list[dict[str, str]]:
     """The family sentence, then per workload its ranking(s) and pairs, then the
     exploratory count: rows of VERDICT_COLUMNS. A swept job opens with its best
-    configuration and its factors (analysis.sweeps), then each variant's ranking."""
-    from fslab.analysis.factors import job_of, workload_levels
-    from fslab.analysis.sweeps import sweep_sentences
+    configuration and its factors (analysis.factors.sweeps), then each variant's ranking."""
+    from fslab.analysis.factors.levels import job_of, workload_levels
+    from fslab.analysis.factors.sweeps import sweep_sentences
     from fslab.core.cells import levels_key
 
     sweeps = sweep_sentences(effects if effects is not None else pd.DataFrame(),
@@ -240,7 +240,7 @@ def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
 
 def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
     """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)'."""
-    from fslab.analysis.ranking import evidence, inverse, size
+    from fslab.analysis.pairs.ranking import evidence, inverse, size
 
     if not pair.estimable:
         return f"{x} vs {y}: not estimable (every iteration gave the same value)"
@@ -260,7 +260,7 @@ def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
 
 def _needs(pair: Oriented) -> str:
     """'; needs 23 iterations, about 4 min more: fslab run --resume …' (unresolved)."""
-    from fslab.analysis.decisions import resolve_command
+    from fslab.analysis.pairs.decisions import resolve_command
 
     if pair.decision != "unresolved" or pair.needs != pair.needs:
         return ""
@@ -295,8 +295,8 @@ def _better(summary: pd.DataFrame, metric: str) -> str:
 
 def _observed(runs: pd.DataFrame, question: tuple[str, str, str]) -> str:
     """What a question's n counts: iterations, or the sections of one run each (an aging
-    run's latency: analysis/observations.py)."""
-    from fslab.analysis.ranking import question_rows
+    run's latency: analysis/cells/observations.py)."""
+    from fslab.analysis.pairs.ranking import question_rows
 
     if "sample" not in runs:
         return "iterations"

@@ -10,7 +10,7 @@ stopped). The rows made here are those of every other run, with their own metric
   fills, fragments and is trimmed while they are taken), so its spread is read from the
   same statistic on contiguous stretches of the run in time order (sectioning: Asmussen &
   Glynn, *Stochastic Simulation*, IV.5). The analysis takes each section as an
-  observation (analysis/observations.py), so an interval widens, honestly, when the run
+  observation (analysis/cells/observations.py), so an interval widens, honestly, when the run
   drifts;
 - the state the probes saw after `sample` operations (PROBE rows: layout of the files,
   share of files in one piece, free extents, largest free extent, utilisation); the run's

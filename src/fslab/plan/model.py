@@ -83,7 +83,7 @@ class CampaignFile(BaseModel):
     # The user's own labels (kernel = "6.12.3", commit = "abc123"): the history orders and
     # compares campaigns by them (history/).
     labels: dict[str, str | int | float | bool] = {}
-    # Two targets within this of each other are "the same" (analysis/decisions.py).
+    # Two targets within this of each other are "the same" (analysis/pairs/decisions.py).
     margin: str | float = "10%"
     # Factors of the design: NAME = [levels] (plan/sweep.py); one level sets the option.
     sweep: dict[str, list[Any]] = {}
@@ -124,7 +124,7 @@ class Campaign:
     run_timeout: int = 0  # seconds; 0: each workload's own bound
     scale: str = "quick"  # or "published": the study's own scale (as_published.py)
     labels: dict[str, str] = field(default_factory=dict)  # the user's own (history/)
-    margin: float = 0.10  # the same within this (a fraction; analysis/decisions.py)
+    margin: float = 0.10  # the same within this (a fraction; analysis/pairs/decisions.py)
     # The sweep (plan/sweep.py): campaign-wide factors as text levels, and the lists each
     # target's own table gave ({target: {factor: levels}}); `targets` stay as declared.
     sweep: dict[str, list[str]] = field(default_factory=dict)

@@ -2,7 +2,7 @@
 operation's latency over the run, and how the file system aged (its probes over time).
 
 Drawn from the analysis like every other part: latency from the sections each run's
-latency is observed on (analysis/observations.py), the aging from the probes' series
+latency is observed on (analysis/cells/observations.py), the aging from the probes' series
 (stats/series.csv). Several aging runs in one report (80 % against 99 % utilisation,
 ext4 against xfs) are a column or a line each.
 """

@@ -75,7 +75,7 @@ def strip_chart(values: pd.DataFrame, workload: str) -> Chart | None:
 
 def qq_chart(values: pd.DataFrame, workload: str) -> Chart | None:
     """Normal QQ plot of the residuals of the primary metric on the model's scale: log
-    value − its target's mean log (analysis.model compares logs), a diagnostic only."""
+    value − its target's mean log (analysis.pairs.model compares logs), a diagnostic only."""
     from scipy import stats
 
     rows = values[values["workload"] == workload]

@@ -9,7 +9,7 @@ from fslab.core.units import display_scale
 from fslab.report.page import Page, esc, table
 
 if TYPE_CHECKING:
-    from fslab.analysis.base_vs_new import Comparison
+    from fslab.analysis.across.compare import Comparison
 
 COLOURS = {"improved": "#1a9850", "regressed": "#d73027", "unchanged": "#777"}
 

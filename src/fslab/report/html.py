@@ -128,7 +128,7 @@ def _failed_runs(data: ReportData, page: Page) -> None:
 def _setup(data: ReportData, page: Page) -> None:
     page.add("<h2>Setup and environment</h2>")
     if len(data.sources) > 1:
-        from fslab.analysis.base_vs_new import setting_differences
+        from fslab.analysis.across.compare import setting_differences
 
         first = data.sources[0]
         for other in data.sources[1:]:

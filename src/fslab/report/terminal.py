@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from fslab.analysis.stats import NOISY_HALF_WIDTH
+from fslab.analysis.cells.stats import NOISY_HALF_WIDTH
 from fslab.core.metrics import HIGHER, headline_metrics, title
 from fslab.core.units import format_duration, format_value
 from fslab.plan.levels import workdir_name
@@ -21,7 +21,7 @@ from fslab.targets import Target
 from fslab.workloads.base import Where
 
 if TYPE_CHECKING:  # the comparison's model (scipy) loads only where one is made
-    from fslab.analysis.base_vs_new import Comparison
+    from fslab.analysis.across.compare import Comparison
 
 # System-wide CPU is in summary.csv, the report and the verdicts; a terminal row has no
 # room for all four CPU columns.

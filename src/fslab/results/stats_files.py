@@ -26,7 +26,7 @@ class Analysis:
     """Everything `analyze` computes, for reporters (what stats/ holds)."""
 
     metrics: pd.DataFrame | None  # None when read back from stats/ (not kept there)
-    runs: pd.DataFrame  # one value per run and metric (analysis.observations.per_run)
+    runs: pd.DataFrame  # one value per run and metric (analysis.cells.observations.per_run)
     summary: pd.DataFrame  # per cell (stats/summary.csv)
     tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
     pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)

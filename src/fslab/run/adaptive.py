@@ -9,7 +9,7 @@ call the idea an internal pilot):
 1. The campaign's own iterations are the pilot. From the pilot's spread — of each
    primary pair's log differences (`--until-detectable`) or of each headline cell's logs
    (`--until-ci`) — the number of further iterations that reaches the goal is solved for
-   (analysis.power; the t quantile for intervals), the largest over all questions,
+   (analysis.pairs.power; the t quantile for intervals), the largest over all questions,
    between MIN_SECOND_STAGE and what `--max-iterations` leaves.
 2. Those iterations run, and every estimate and verdict uses them alone (the pilot is
    recorded as `pilot = N` in campaign.toml, and the analysis leaves it out). The second
@@ -59,7 +59,7 @@ def detectable_sizes(sd_log: np.ndarray, percent: float, level: float,
     (vectorised; max_n where even max_n would not do)."""
     import numpy as np
 
-    from fslab.analysis.power import paired_detectable_d
+    from fslab.analysis.pairs.power import paired_detectable_d
 
     sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
     needed_sd = np.array([math.log1p(percent / 100) / paired_detectable_d(int(n), level)
@@ -91,8 +91,8 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     """How many iterations to run after a pilot of `pilot` in `pilot_dir` (module doc)."""
     import numpy as np
 
-    from fslab.analysis.comparisons import compare_targets
-    from fslab.analysis.observations import per_run
+    from fslab.analysis.cells.observations import per_run
+    from fslab.analysis.pairs.comparisons import compare_targets
     from fslab.analysis.pipeline import campaign_settings, declared_primaries
     from fslab.results.store import ResultsDir
 

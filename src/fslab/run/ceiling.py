@@ -16,7 +16,7 @@ iteration, in each of its rounds, so each cell is
 compared with what the disk delivered in the same moments, not minutes earlier (one
 measurement at the start is as noisy as the cells: issue 22). Those values are kept per
 iteration ("ceilings_by_iteration": {workload: {op: {metric: {iteration: value}}}}) and
-analysis.cachebound pairs them with the cells' values of the same iteration.
+analysis.cells.cachebound pairs them with the cells' values of the same iteration.
 """
 
 from __future__ import annotations

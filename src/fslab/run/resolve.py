@@ -3,14 +3,14 @@ until each is decided or the budget is spent.
 
 After the campaign's own iterations (its first look) the analysis decides every primary
 pair: faster, slower, the same within the margin, or unresolved with the iterations it
-needs at the next look's level (analysis.decisions, analysis.sequential). Each workload
+needs at the next look's level (analysis.pairs.decisions, analysis.pairs.sequential). Each workload
 with unresolved pairs is given the iterations its neediest pair asks for, on the targets
 of those pairs only, cheapest workloads first, while the campaign's measuring time stays
 within `--budget`; a workload that is resolved (random 4 KiB jobs often are after 5
 iterations) or that no budget reaches measures nothing more. The round runs as
 iterations of the same campaign (fresh file systems, interleaved rounds, the same
 witness) and the next look decides again, up to MAX_LOOKS looks. Look k tests at α/2^k
-(analysis.sequential), so the error rate holds whatever the rounds chose.
+(analysis.pairs.sequential), so the error rate holds whatever the rounds chose.
 
 The design is kept in campaign.toml (`[resolve]`: looks and the cells of each round), so
 `--resume` continues a round that was cut off and the analysis reads every look again.
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from fslab.analysis.decisions import UNRESOLVED, seconds_per_iteration
+from fslab.analysis.pairs.decisions import UNRESOLVED, seconds_per_iteration
 
 if TYPE_CHECKING:
     from fslab.run.campaign import CampaignRun

@@ -42,7 +42,7 @@ class Workload(Protocol):
     @property
     def primary_metric(self) -> str:
         """The metric its verdict is about ("iops", "bw_bytes", "ops_per_s"; "" = infer
-        from the data): recorded in each run.json, read by analysis/questions.py."""
+        from the data): recorded in each run.json, read by analysis/pairs/questions.py."""
 
     @property
     def runs_on_load_nodes(self) -> bool:

@@ -6,7 +6,7 @@ on which target happened to run in a slow minute. Measured here (issue 22): alte
 two images in 0.5 s slices cut the spread of their log ratio for sequential writes from
 0.205 to 0.088. Each slice is one fio invocation on the files laid out before the first
 (fio-slice-NN.json beside job.fio); its values are samples of the run, whose observation
-is their mean (analysis.observations), never more replicates.
+is their mean (analysis.cells.observations), never more replicates.
 """
 
 from __future__ import annotations

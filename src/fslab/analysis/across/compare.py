@@ -1,10 +1,10 @@
 """`fslab compare BASE NEW`: two results directories, cell by cell: improved, regressed or
-unchanged. (Comparisons between the targets of one campaign are analysis.comparisons.)
+unchanged. (Comparisons between the targets of one campaign are analysis.pairs.comparisons.)
 
 A cell changes only when the 95 % interval of new/base − 1 lies wholly beyond the noise
 threshold in one direction (direction honoured: lower latency is an improvement). The
 change is a ratio of geometric means with its Welch t interval on the logs: the model
-every comparison of fslab uses (analysis.model), two groups, unblocked (the two
+every comparison of fslab uses (analysis.pairs.model), two groups, unblocked (the two
 campaigns' iterations are not blocks of each other).
 With fewer than two runs on either side there is no interval, and the cell is called
 from its point estimate and flagged as such.
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.model import compare
-from fslab.analysis.observations import per_run
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.pairs.model import compare
 from fslab.core.metrics import HIGHER, headline_of_each
 
 DEFAULT_THRESHOLD = 0.02  # relative changes smaller than 2 % are noise by default

@@ -17,12 +17,12 @@ of the machine moves every target of one iteration together. So, for each worklo
 - Unblocked (imported data, or pairs without 2 common iterations): Welch's t on the
   logs, unequal variances, Welch–Satterthwaite df.
 - One family per question set the caller names (fslab: every primary pair of the whole
-  campaign; analysis.questions): Bonferroni over its m pairs. The adjusted p is
+  campaign; analysis.pairs.questions): Bonferroni over its m pairs. The adjusted p is
   min(1, m·p) and the interval is the (1 − α/m) t interval of the same estimate, so
   "the interval excludes 1" and "p_adj < α" are the same statement for every pair.
 - The smallest ratio the data could have shown (minimum detectable effect): the ratio
   whose test at α/m has 80 % power at the pair's n and observed spread, solved on the
-  noncentral t (analysis.power) and checked for the power it reaches.
+  noncentral t (analysis.pairs.power) and checked for the power it reaches.
 - Every iteration the same value: the spread is 0 and nothing can be inferred; the pair
   says "not estimable" instead of a zero-width interval.
 
@@ -39,9 +39,9 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-from scipy import special  # scipy.stats costs a second to import (analysis/stats.py)
+from scipy import special  # scipy.stats costs a second to import (analysis/cells/stats.py)
 
-from fslab.analysis.power import detectable_noncentrality, welch_detectable_log
+from fslab.analysis.pairs.power import detectable_noncentrality, welch_detectable_log
 
 ALPHA = 0.05
 BLOCKED = "paired t on log ratios (blocked by iteration), Bonferroni"
@@ -212,7 +212,7 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         df = _welch_df(va, vb, len(x), len(y))
         noise = math.sqrt((va + vb) / 2)
         # the ratio Welch's test itself finds 4 times in 5 (its df and standard error
-        # estimated, as they will be): analysis.power.welch_detectable_log
+        # estimated, as they will be): analysis.pairs.power.welch_detectable_log
         mde_log = welch_detectable_log(va, vb, len(x), len(y), level)
         model = UNBLOCKED
         common = []

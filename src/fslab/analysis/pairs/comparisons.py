@@ -1,7 +1,7 @@
-"""Between-target comparisons for every workload × op × headline metric (analysis.model):
+"""Between-target comparisons for every workload × op × headline metric (analysis.pairs.model):
 tests.csv (the model per comparison and why) and pairwise.csv (every pair's ratio,
 interval, the level it was computed at, adjusted p and the smallest ratio it could have
-shown), with the primary questions (analysis.questions) as one campaign-wide family."""
+shown), with the primary questions (analysis.pairs.questions) as one campaign-wide family."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.decisions import DEFAULT_MARGIN, decide
-from fslab.analysis.model import ALPHA, IMPORTED, Comparison, compare, usable
-from fslab.analysis.observations import per_run
-from fslab.analysis.questions import Question, derived_metrics, primary_questions
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.pairs.decisions import DEFAULT_MARGIN, decide
+from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
+from fslab.analysis.pairs.questions import Question, derived_metrics, primary_questions
 from fslab.core.metrics import HEADLINE_METRICS
 
 KEY = ["workload", "op", "metric"]
@@ -37,17 +37,17 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                     looks: list[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, pairwise) for every headline metric row shared by two or more targets.
 
-    Primary questions (analysis.questions) form one family across the whole campaign:
+    Primary questions (analysis.pairs.questions) form one family across the whole campaign:
     each primary pair's interval and p are Bonferroni-adjusted over every primary pair
     of every workload. Other headline metrics are exploratory: each pair's own 95 %
     interval, unadjusted, and no verdict. A metric that is another one times a fixed
     block size is not compared. `runs` is `per_run(metrics)` when the caller has it;
     `blocked_allowed` is False for imported results, whose iteration numbers are not
     known to be blocks; `declared` maps workloads to the primary metric they declared.
-    Every primary pair is decided (analysis.decisions: faster, slower, the same within
+    Every primary pair is decided (analysis.pairs.decisions: faster, slower, the same within
     `margin`, or unresolved with what it would take at `seconds` per run of
     (workload, target)). With `looks` (a campaign that resolves: the iterations at each
-    look), each primary pair is the one of its first deciding look (analysis.sequential).
+    look), each primary pair is the one of its first deciding look (analysis.pairs.sequential).
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
@@ -85,7 +85,7 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
         tests.append({**cell, **_test_row(found), "alpha": ALPHA / size})
         chosen = [(p, math.nan) for p in found.pairs]
         if looks and is_primary:
-            from fslab.analysis.sequential import at_looks
+            from fslab.analysis.pairs.sequential import at_looks
 
             decided = at_looks(groups, looks, size, margin, better.get(question[2], "higher"),
                                blocked_allowed and not sectioned)
@@ -109,7 +109,7 @@ def _next_alpha(looks: list[int] | None) -> float | None:
     """A campaign that resolves: the α its next look spends (None: a plain campaign)."""
     if not looks:
         return None
-    from fslab.analysis.sequential import look_alpha
+    from fslab.analysis.pairs.sequential import look_alpha
 
     return look_alpha(len(looks) + 1)
 

@@ -42,7 +42,7 @@ def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
                      per_run: pd.DataFrame | None = None) -> pd.DataFrame:
     """`summary` with cache_bound / cache_bound_reason columns (and of_raw from the
     ceiling where no raw target ran); cache-bound cells lose their best flags. `per_run`
-    (analysis.observations.per_run) pairs cells with ceilings measured in their rounds."""
+    (analysis.cells.observations.per_run) pairs cells with ceilings measured in their rounds."""
     out = summary.copy()
     reasons: dict[tuple[str, str], list[str]] = {
         key: [reason] for key, reason in _buffered_in_ram(records, environment).items()}

@@ -8,9 +8,9 @@ simultaneous interval, and an unresolved one says what it would take.
 - unresolved: neither. Then `needs_iterations` is the fewest iterations at which that
   pair's own test (paired or Welch, its own degrees of freedom, the campaign's adjusted
   level) resolves it 4 times in 5 if the true ratio is the one measured, from its
-  measured spread (analysis.power.iterations_to_resolve), and `needs_seconds` what the
+  measured spread (analysis.pairs.power.iterations_to_resolve), and `needs_seconds` what the
   extra iterations cost at this campaign's own run times. More than 100 iterations: ∞.
-  The command that spends them is `--resolve` (analysis.sequential): more iterations
+  The command that spends them is `--resolve` (analysis.pairs.sequential): more iterations
   read again at the same α would call differences more often than it says.
 """
 
@@ -45,7 +45,7 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
     not questions) left blank. `better` maps metric -> 'higher'/'lower'; `seconds` is
     seconds_per_iteration of the campaign's run records. A campaign that resolves states
     what an unresolved pair needs at its next look's campaign-wide α, `next_alpha`
-    (analysis.sequential)."""
+    (analysis.pairs.sequential)."""
     out = pairwise.copy()
     for column in DECISION_COLUMNS:
         out[column] = pd.Series([None] * len(out), dtype=object)
@@ -107,7 +107,7 @@ def current_iterations(row: pd.Series) -> int:
 def needs_iterations(row: pd.Series, limit: float, level: float | None = None) -> float:
     """The fewest iterations that resolve this pair 4 times in 5 (module docstring), its
     test at `level` (default: the pair's own)."""
-    from fslab.analysis.power import Design, iterations_to_resolve
+    from fslab.analysis.pairs.power import Design, iterations_to_resolve
 
     ratio = float(row["ratio"])
     if not ratio > 0 or not math.isfinite(ratio):
@@ -155,5 +155,5 @@ def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], flo
 def resolve_command(needs: float) -> str:
     """What to type to spend those iterations (the directory is the reader's): a
     follow-up that measures only the unresolved questions and keeps the error rate
-    (analysis.sequential; more iterations read at the same α would not)."""
+    (analysis.pairs.sequential; more iterations read at the same α would not)."""
     return "fslab run --resume --out DIR --resolve"

@@ -3,7 +3,7 @@
 A target started from an aged image (`image = X`) is paired with a fresh file system that
 holds the same files (`fresh_copy_of = X`): same content, different layout. For each
 workload × op × headline metric, the aged/fresh row is the pair's row of pairwise.csv,
-turned to read aged/fresh: one model, one interval, one p (analysis.model), so
+turned to read aged/fresh: one model, one interval, one p (analysis.pairs.model), so
 aged_vs_fresh.csv and pairwise.csv never disagree about a pair.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.ranking import inverse
+from fslab.analysis.pairs.ranking import inverse
 from fslab.core.metrics import HIGHER
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",

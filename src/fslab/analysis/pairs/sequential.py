@@ -15,8 +15,8 @@ called the same within ±10 %).
 
 from __future__ import annotations
 
-from fslab.analysis.decisions import UNRESOLVED, decided
-from fslab.analysis.model import ALPHA, IMPORTED, PairResult, compare
+from fslab.analysis.pairs.decisions import UNRESOLVED, decided
+from fslab.analysis.pairs.model import ALPHA, IMPORTED, PairResult, compare
 
 METHOD = ("Resolve (--resolve): the campaign measured more iterations only where a primary "
           "question was unresolved, deciding each pair at the first look whose interval "

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.factors import job_of, ordered, target_base
-from fslab.analysis.model import ALPHA, ratio_exp, t_inference
+from fslab.analysis.factors.levels import job_of, ordered, target_base
+from fslab.analysis.pairs.model import ALPHA, ratio_exp, t_inference
 from fslab.core.metrics import HIGHER
 
 EFFECT_COLUMNS = ["workload", "op", "metric", "factor", "level", "reference", "ratio",

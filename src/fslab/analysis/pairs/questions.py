@@ -3,7 +3,7 @@ metric, on the op that carries it), the rest exploratory, and no metric tested t
 
 A reader asks of each workload one thing — which target is faster at what the workload
 is for — so verdicts answer only the primary questions, with error control across all
-of them (analysis.comparisons). A campaign's other metrics are estimates with intervals.
+of them (analysis.pairs.comparisons). A campaign's other metrics are estimates with intervals.
 
 Where the primary metric comes from, first match wins:
 1. the campaign's `primary = [...]` (`--primary`): the first listed metric the workload has;

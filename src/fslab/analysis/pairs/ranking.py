@@ -4,11 +4,11 @@ the evidence cannot separate them, each with its ratio to the best and that inte
 Groups are written as a chain, best first: "ext4 = xfs > btrfs". A ">" stands only at a
 clean cut — every target before it is significantly better than every target after it —
 so nothing a ">" implies is unproven; "=" joins neighbours shown the same within the
-margin (analysis.decisions), "?" neighbours the data cannot yet tell apart either way.
+margin (analysis.pairs.decisions), "?" neighbours the data cannot yet tell apart either way.
 Significant pairs inside a run without a cut (A ? B ? C with A better than C, but B
 between them unseparated) are named after the chain, so a
 headline never says "no difference" while a pair of that question differs. Every ratio
-and interval is the pair's own row of pairwise.csv (analysis.comparisons): the ranking
+and interval is the pair's own row of pairwise.csv (analysis.pairs.comparisons): the ranking
 cannot disagree with a pair.
 """
 
@@ -75,7 +75,7 @@ class Oriented:
     estimable: bool
     significant: bool
     mde: float
-    decision: str = ""  # analysis.decisions: faster/slower (x against y), equivalent, unresolved
+    decision: str = ""  # pairs.decisions: faster/slower (x against y), equivalent, unresolved
     needs: float = float("nan")  # iterations that would resolve it (unresolved pairs)
     needs_seconds: float = float("nan")
     margin: float = float("nan")

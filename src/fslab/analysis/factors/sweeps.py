@@ -1,6 +1,6 @@
 """A sweep's answer: per swept job, the best configuration and those within reach
-(analysis.best), each factor's effect and whether it changes the ranking
-(analysis.effects), and the sentences that open the job's verdicts.
+(analysis.factors.best), each factor's effect and whether it changes the ranking
+(analysis.factors.effects), and the sentences that open the job's verdicts.
 
     randread: best ext4 iodepth=8; within reach: xfs iodepth=8 (0.97×, CI 0.91–1.03×)
       iodepth 1→8: 3.1× IOPS (CI 2.6–3.7×) on every target alike (target × iodepth
@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.best import BEST, BEST_COLUMNS, NONE, WITHIN_REACH, best_table
-from fslab.analysis.effects import EFFECT_COLUMNS, designs, effects_table, fit
-from fslab.analysis.factors import declared_levels, job_of, with_levels
-from fslab.analysis.model import ALPHA
-from fslab.analysis.questions import primary_questions
+from fslab.analysis.factors.best import BEST, BEST_COLUMNS, NONE, WITHIN_REACH, best_table
+from fslab.analysis.factors.effects import EFFECT_COLUMNS, designs, effects_table, fit
+from fslab.analysis.factors.levels import declared_levels, job_of, with_levels
+from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.questions import primary_questions
 from fslab.core.metrics import HEADLINE_METRICS, title
 from fslab.core.units import format_bound
 
@@ -53,7 +53,7 @@ def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: dict[str, 
 def job_questions(runs: pd.DataFrame, declared: dict[str, str],
                   campaign_primary: tuple[str, ...]) -> dict[str, tuple[str, str]]:
     """{job: (op, metric)}: each job's primary question, the one most of its variants
-    ask (analysis.questions, per variant)."""
+    ask (analysis.pairs.questions, per variant)."""
     values = runs[runs["metric"].isin(HEADLINE_METRICS)]
     asked: dict[str, list[tuple[str, str]]] = {}
     for workload, op, metric in sorted(primary_questions(values, declared, campaign_primary)):

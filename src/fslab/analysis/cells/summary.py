@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.median import median_ci
-from fslab.analysis.observations import observations, per_run
-from fslab.analysis.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
+from fslab.analysis.cells.median import median_ci
+from fslab.analysis.cells.observations import observations, per_run
+from fslab.analysis.cells.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
 from fslab.core.metrics import HIGHER, PROBE, SECTION
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
@@ -44,7 +44,7 @@ def summarize(metrics: pd.DataFrame, runs: pd.DataFrame | None = None) -> pd.Dat
     rows = []
     for key, index in runs.groupby(CELL, sort=False, dropna=False).indices.items():
         cell = values[index]
-        if sections[index].any():  # each an observation (analysis.observations)
+        if sections[index].any():  # each an observation (analysis.cells.observations)
             notes[key] = notes.get(key) or f"{len(index)} sections of one run in time order"
         ci = mean_ci(cell)
         geo = log_ci(cell)

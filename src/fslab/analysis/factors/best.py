@@ -10,12 +10,12 @@ direction. Each other configuration is compared with it:
   (ratio, interval, p_adj, decision), so one pair never gets two answers;
 - any other pair (another variant: ext4 iodepth=8 against ext4 iodepth=32) by the pairs'
   own model (the paired t on log ratios over the iterations both ran:
-  analysis.model.compare), all such comparisons of the campaign one Bonferroni family.
+  analysis.pairs.model.compare), all such comparisons of the campaign one Bonferroni family.
 
 Those whose interval includes 1 are within reach (the same within the margin, or not
 resolved yet); the rest are behind and not listed. A pair that cannot be estimated is
 within reach, unresolved. Cache-bound configurations are never crowned
-(analysis.cachebound): when one configuration of a job is left it is the best, alone;
+(analysis.cells.cachebound): when one configuration of a job is left it is the best, alone;
 when none is, the job's row says so (role `none`).
 """
 
@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.decisions import EQUIVALENT, UNRESOLVED, within_margin
-from fslab.analysis.factors import configuration, job_of
-from fslab.analysis.model import ALPHA, compare
+from fslab.analysis.factors.levels import configuration, job_of
+from fslab.analysis.pairs.decisions import EQUIVALENT, UNRESOLVED, within_margin
+from fslab.analysis.pairs.model import ALPHA, compare
 from fslab.core.metrics import HIGHER
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
