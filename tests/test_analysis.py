@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fslab.analysis.across.compare import classify, compare_cells
+from fslab.analysis.across.compare import compare_cells
 from fslab.analysis.cells.median import median_ci
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.cells.stats import mad_outliers
@@ -101,15 +101,24 @@ def test_verdicts_honour_direction_and_significance():
                and "needs" in line and "iterations" in line for line in lines), lines
 
 
-def test_compare_flags_a_20_percent_regression_and_not_itself():
+def test_compare_decides_a_20_percent_regression_and_calls_itself_the_same():
     base = metrics_frame({"xfs": [1000, 1010, 990, 1005, 995.0]})
-    assert set(compare_cells(base, base)["verdict"]) == {"unchanged"}
+    itself = compare_cells(base, base)
+    assert itself["decision"].tolist() == ["same"]  # the interval lies within ±10 %
+    assert itself["ratio"].iloc[0] == pytest.approx(1.0)
     worse = base.assign(value=base["value"] * 0.8)
     cells = compare_cells(base, worse)
-    assert cells["verdict"].tolist() == ["regressed"]
-    assert cells["change"].iloc[0] == pytest.approx(-0.2)  # a ratio of geometric means
-    assert cells["change_ci_high"].iloc[0] < -0.02
-    assert classify(-0.2, -0.25, -0.15, "lower", 0.02)[0] == "improved"
+    assert cells["decision"].tolist() == ["regressed"] and cells["primary"].all()
+    assert cells["ratio"].iloc[0] == pytest.approx(0.8)  # new/base, geometric means
+    assert cells["ratio_ci_high"].iloc[0] < 1
+    latency = base.assign(metric="clat_mean_ns", better="lower", unit="ns")
+    faster = compare_cells(latency, latency.assign(value=latency["value"] * 0.8),
+                           declared={"randwrite": "clat_mean_ns"})
+    assert faster["decision"].tolist() == ["improved"]  # lower latency is better
+    noisy = base.assign(value=[1000, 1400, 800, 1300, 900.0])
+    unsure = compare_cells(base, noisy.assign(value=noisy["value"] * 1.05))
+    assert unsure["decision"].tolist() == ["unresolved"]
+    assert unsure["needs_iterations"].iloc[0] > 5
 
 
 def test_identical_observations_have_no_spread_to_test():

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.aging.config import AgingConfig
-    from fslab.analysis.across.compare import Comparison
+    from fslab.analysis.across.compare import CampaignComparison
     from fslab.host.lab import CleanupReport, Lab
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
@@ -225,32 +225,44 @@ def _campaign(results: ResultsDir) -> dict[str, Any]:
     return tomllib.loads(path.read_text()) if path.exists() else {}
 
 
-def compare(base: Path, new: Path, threshold: float | None = None,
-            output: Path | None = None) -> Comparison:
+def compare(base: Path, new: Path, margin: float | None = None,
+            output: Path | None = None) -> CampaignComparison:
     """Match the cells of two results directories (campaigns, imports or aging runs) and
-    call each improved / regressed / unchanged; optionally write the comparison as HTML.
-    (The result still unpacks as `cells, differences`.)"""
+    decide each question as the verdicts do: improved, regressed, the same within
+    `margin` (default: the base campaign's, else ±10 %), or unresolved
+    (analysis/across/compare.py); optionally write the comparison as HTML. (The result
+    still unpacks as `cells, differences`.)"""
     from fslab.analysis.across.compare import (
-        DEFAULT_THRESHOLD,
-        Comparison,
+        CampaignComparison,
         compare_cells,
         setting_differences,
     )
+    from fslab.analysis.pipeline import declared_primaries
+    from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
-    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     base_dir, new_dir = open_results(base), open_results(new)
-    comparison = Comparison(
-        Path(base), Path(new),
-        compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), threshold),
+    base_settings, new_settings = _campaign(base_dir), _campaign(new_dir)
+    if margin is None:
+        margin = parse_margin(base_settings.get("margin", DEFAULT_MARGIN))
+    declared = {**declared_primaries(_records(new_dir)), **declared_primaries(_records(base_dir))}
+    cells = compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), margin, declared,
+                          tuple(base_settings.get("primary", ())))
+    comparison = CampaignComparison(
+        Path(base), Path(new), cells,
         setting_differences(base_dir.environment(), new_dir.environment(),
-                            _campaign(base_dir), _campaign(new_dir)),
-        threshold)
+                            base_settings, new_settings),
+        margin)
     if output is not None:
         from fslab.report.compare_html import build_compare_report
         from fslab.results.store import write_atomic
 
         write_atomic(Path(output), build_compare_report(comparison))
     return comparison
+
+
+def _records(results: ResultsDir) -> list[Any]:
+    """A campaign's run records (an import's say nothing the analysis reads)."""
+    return [] if results.environment().get("imported") else list(results.run_records())
 
 
 def open_results(path: Path) -> ResultsDir:

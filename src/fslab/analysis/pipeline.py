@@ -191,9 +191,9 @@ def analyse(inputs: Inputs) -> Analysis:
     from fslab.analysis.cells.observations import per_run, probe_series
     from fslab.analysis.pairs.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.pairs.comparisons import compare_targets
-    from fslab.analysis.pairs.decisions import DEFAULT_MARGIN, seconds_per_iteration
+    from fslab.analysis.pairs.decisions import seconds_per_iteration
     from fslab.analysis.verdicts import VERDICT_COLUMNS, error_rows, rankings, verdict_rows
-    from fslab.core.units import parse_margin
+    from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
     metrics, records, environment = inputs.metrics, inputs.records, inputs.environment
     settings = inputs.settings

@@ -25,6 +25,8 @@ AcrossOption = Annotated[bool, typer.Option(
     "--across-machines", help="Compare campaigns of different machines too.")]
 MetricOption = Annotated[list[str] | None, typer.Option(
     "--metric", help="These metrics (repeatable); default: each workload's primary one.")]
+MarginOption = Annotated[str | None, typer.Option(
+    "--margin", help="A change within this is the same, not a regression (default 10%).")]
 
 
 @history_app.command("add")
@@ -85,13 +87,18 @@ def query(
 def changes(
     catalogue: CatalogueOption = None, by: ByOption = None, since: SinceOption = None,
     across_machines: AcrossOption = False, metric: MetricOption = None,
+    margin: MarginOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="One object per change.")] = False,
 ) -> None:
-    """Changes across campaigns; exit 1 when one is a regression (for CI gates)."""
+    """Changes across campaigns, each decided as the verdicts decide (regressed, improved,
+    the same within the margin, or unresolved); exit 1 on a decided regression (for CI
+    gates)."""
+    from fslab.core.units import DEFAULT_MARGIN, parse_margin
     from fslab.history.series import changes as find
     from fslab.history.series import method
 
-    series = find(catalogue, by, since, across_machines, metric)
+    series = find(catalogue, by, since, across_machines, metric,
+                  margin=parse_margin(margin or DEFAULT_MARGIN))
     found = [change for s in series for change in s.changes]
     found.sort(key=lambda c: (not c.regression, c.p_value))
     if as_json:
@@ -112,14 +119,17 @@ def changes(
 def report(
     catalogue: CatalogueOption = None, by: ByOption = None, since: SinceOption = None,
     across_machines: AcrossOption = False, metric: MetricOption = None,
+    margin: MarginOption = None,
     out: Annotated[Path, typer.Option("--out", help="HTML file to write.")] = Path(
         "history.html"),
 ) -> None:
     """One self-contained HTML page: the series that changed, regressions first."""
+    from fslab.core.units import DEFAULT_MARGIN, parse_margin
     from fslab.history.series import changes as find
     from fslab.history.series import method
     from fslab.report.history_page import render
 
-    series = find(catalogue, by, since, across_machines, metric)
+    series = find(catalogue, by, since, across_machines, metric,
+                  margin=parse_margin(margin or DEFAULT_MARGIN))
     out.write_text(render(series, by or "start time", method()))
     console.print(f"wrote {out}", highlight=False)

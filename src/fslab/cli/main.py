@@ -68,26 +68,39 @@ def report(
 def compare(
     base: Annotated[Path, typer.Argument(metavar="BASE", help="The baseline results.")],
     new: Annotated[Path, typer.Argument(metavar="NEW", help="The results to judge.")],
-    threshold: Annotated[float, typer.Option(
-        help="Noise threshold in percent: smaller changes count as unchanged.")] = 2.0,
+    margin: Annotated[str | None, typer.Option(
+        "--margin", help="Within this, new and base are the same (default: the base "
+                         "campaign's, else 10%).")] = None,
+    threshold: Annotated[float | None, typer.Option(
+        hidden=True, help="Old name of --margin, in percent.")] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print one JSON object per cell instead of the table.")] = False,
     output: Annotated[Path | None, typer.Option(
         "-o", "--output", help="Also write the comparison as an HTML report.")] = None,
 ) -> None:
-    """Compare two results directories; exit 1 when anything regressed (for CI)."""
-    from fslab import api
+    """Compare two results directories as the verdicts decide: each workload's primary
+    metric is a question (improved, regressed, the same within the margin, or not
+    resolved), the error rate held across them; exit 1 on a decided regression (for CI)."""
+    import json
 
-    if threshold < 0:
-        raise UserError("--threshold must be a percentage >= 0")
-    comparison = api.compare(base, new, threshold / 100.0, output)
+    from fslab import api
+    from fslab.core.units import parse_margin
+
+    if threshold is not None and margin is None:
+        margin = f"{threshold}%"
+    comparison = api.compare(base, new, None if margin is None else parse_margin(margin),
+                             output)
     if comparison.cells.empty:
         raise UserError(f"{base} and {new} share no cells to compare")
-    from fslab.report.terminal import compare_report
+    if as_json:
+        sys.stdout.write(json.dumps(comparison.as_json(), indent=2) + "\n")
+    else:
+        from fslab.report.terminal import compare_report
 
-    console.print(compare_report(comparison))
-    regressed = comparison.count("regressed")
-    if output:
+        console.print(compare_report(comparison))
+    if output and not as_json:
         console.print(f"Wrote {output}")
-    if regressed:
+    if comparison.regressed:
         raise typer.Exit(ExitCode.REGRESSION)
 
 

@@ -68,6 +68,11 @@ def parse_duration(text: str | int) -> int:
     return seconds
 
 
+# Two results within this of each other are "the same" (analysis/pairs/decisions.py),
+# unless a campaign or command says otherwise (--margin): the one default of every command.
+DEFAULT_MARGIN = 0.10
+
+
 def parse_margin(text: str | float) -> float:
     """'10%', '10', 0.1 -> 0.1 (a fraction); one clear error otherwise."""
     raw = str(text).strip()

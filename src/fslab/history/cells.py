@@ -6,8 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from fslab.history.identity import Identity
 
 if TYPE_CHECKING:
@@ -58,24 +56,19 @@ def runs_table(directory: Path, identity: Identity) -> pd.DataFrame:
 
 def cells_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Per target × workload × op × metric: n, geometric mean with its t interval on the
-    log scale (the summary's own method), disturbed runs. Values ≤ 0 are left out of
-    the logs (a count of zero errors has no geometric mean)."""
+    log scale (the summary's own: analysis.cells.stats.log_ci), disturbed runs. Values ≤ 0
+    are left out of the logs (a count of zero errors has no geometric mean)."""
     import pandas as pd
-    from scipy import stats
+
+    from fslab.analysis.cells.stats import log_ci
 
     keys = ["campaign_id", "target", "workload", "op", "metric", "unit", "better",
             "primary", "workload_signature", "target_signature"]
     rows = []
     for key, group in runs.groupby(keys, sort=False, observed=True):
-        values = group["value"].to_numpy(dtype=float)
-        logs = np.log(values[values > 0])
-        n = len(logs)
-        geomean = float(np.exp(logs.mean())) if n else float("nan")
-        low = high = float("nan")
-        if n > 1:
-            half = float(stats.t.ppf(0.5 + LEVEL / 2, n - 1) * logs.std(ddof=1) / np.sqrt(n))
-            low, high = geomean * float(np.exp(-half)), geomean * float(np.exp(half))
-        rows.append({**dict(zip(keys, key, strict=True)), "n": n, "geomean": geomean,
-                     "ci_low": low, "ci_high": high,
+        interval = log_ci(group["value"].to_numpy(dtype=float), LEVEL)
+        rows.append({**dict(zip(keys, key, strict=True)), "n": interval.n,
+                     "geomean": interval.center, "ci_low": interval.ci_low,
+                     "ci_high": interval.ci_high,
                      "disturbed": int(group.drop_duplicates("run_id")["disturbed"].sum())})
     return pd.DataFrame(rows)

@@ -16,9 +16,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fslab.analysis.pairs.decisions import (
+    EQUIVALENT,
+    FASTER,
+    IMPROVED,
+    REGRESSED,
+    SAME,
+    SLOWER,
+    UNRESOLVED,
+    decided,
+)
 from fslab.core.errors import UserError
+from fslab.core.units import DEFAULT_MARGIN
 from fslab.history import catalogue
-from fslab.history.changes import ALPHA, METHOD, detect
+from fslab.history.changes import ALPHA, METHOD, Change, detect
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,16 +78,24 @@ class Found(SeriesKey):
     ratio_ci_low: float
     ratio_ci_high: float
     p_value: float
-    regression: bool
+    decision: str  # regressed, improved, same (within the margin) or unresolved
+    margin: float
+
+    @property
+    def regression(self) -> bool:
+        """A decided regression: what `fslab history changes` exits 1 on."""
+        return self.decision == REGRESSED
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "regression": self.regression}
 
     def sentence(self, by: str) -> str:
-        direction = "worse" if self.regression else "better"
+        said = {REGRESSED: "worse", IMPROVED: "better",
+                SAME: f"the same within ±{self.margin:.0%}",
+                UNRESOLVED: "not resolved: the interval reaches past 1"}[self.decision]
         return (f"{self.target} {self.workload} {self.op} {self.metric}: {self.ratio:.2f}× "
                 f"({self.ratio_ci_low:.2f}–{self.ratio_ci_high:.2f}) between {by} "
-                f"{self.before} and {self.after}, p = {_p(self.p_value)} ({direction}; "
+                f"{self.before} and {self.after}, p = {_p(self.p_value)} ({said}; "
                 f"{self.machine})")
 
 
@@ -129,30 +148,37 @@ def build(path: Path | None, by: str | None = None, across_machines: bool = Fals
 
 
 def _points(group: pd.DataFrame) -> tuple[list[Point], list[np.ndarray]]:
+    from fslab.analysis.cells.stats import log_ci
+
     points, values = [], []
     for label in sorted(group["order_label"].astype(str).unique(), key=natural_key):
         rows = group[group["order_label"].astype(str) == label]
         per_run = rows.groupby(["campaign_id", "run_id"], observed=True)["value"].mean()
-        logs = np.log(per_run.to_numpy(dtype=float))
-        mean, n = float(logs.mean()), len(logs)
-        half = 0.0
-        if n > 1:
-            from scipy import stats
-
-            half = float(stats.t.ppf(0.975, n - 1) * logs.std(ddof=1) / np.sqrt(n))
+        interval = log_ci(per_run.to_numpy(dtype=float))
         disturbed = int(rows.drop_duplicates(["campaign_id", "run_id"])["disturbed"].sum())
-        points.append(Point(label, tuple(sorted(rows["campaign_id"].unique())), n,
-                            float(np.exp(mean)), float(np.exp(mean - half)),
-                            float(np.exp(mean + half)), disturbed))
-        values.append(logs)
+        points.append(Point(label, tuple(sorted(rows["campaign_id"].unique())), interval.n,
+                            interval.center, interval.ci_low, interval.ci_high, disturbed))
+        values.append(np.log(per_run.to_numpy(dtype=float)))
     return points, values
+
+
+def change_decision(change: Change, better: str, alpha: float, margin: float) -> str:
+    """The verdicts' rule (analysis.pairs.decisions.decided) for a change after/before:
+    regressed or improved when its search-adjusted p is below α and its interval
+    excludes 1, the same when the interval lies within ±margin, else unresolved."""
+    low, high = change.ratio_ci_low, change.ratio_ci_high
+    significant = change.p_value <= alpha and not low <= 1 <= high
+    found = decided(low == low and high == high, significant, change.ratio, low, high,
+                    better, margin)
+    return {FASTER: IMPROVED, SLOWER: REGRESSED, EQUIVALENT: SAME}.get(found, UNRESOLVED)
 
 
 def changes(path: Path | None, by: str | None = None, since: str | None = None,
             across_machines: bool = False, metrics: list[str] | None = None,
-            alpha: float = ALPHA) -> list[Series]:
+            alpha: float = ALPHA, margin: float = DEFAULT_MARGIN) -> list[Series]:
     """Every series with the changes found in it (`since`: only changes whose later
-    point is at or after that label value)."""
+    point is at or after that label value), each decided by the verdicts' rule
+    (change_decision)."""
     built = build(path, by, across_machines, metrics)
     found = detect([values for _, _, values in built], alpha)
     result = []
@@ -162,11 +188,12 @@ def changes(path: Path | None, by: str | None = None, since: str | None = None,
             before, after = points[change.index - 1].label, points[change.index].label
             if since is not None and natural_key(after) < natural_key(since):
                 continue
-            worse = change.ratio < 1 if key["better"] == "higher" else change.ratio > 1
             kept.append(Found(**_identity(key).fields(), before=before, after=after,
                               ratio=change.ratio, ratio_ci_low=change.ratio_ci_low,
                               ratio_ci_high=change.ratio_ci_high, p_value=change.p_value,
-                              regression=bool(worse)))
+                              decision=change_decision(change, str(key["better"]), alpha,
+                                                       margin),
+                              margin=margin))
         result.append(Series(**_identity(key).fields(), points=tuple(points),
                              changes=tuple(kept)))
     return result

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.targets import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
 from fslab.workloads.distributed import Host
@@ -84,7 +85,7 @@ class CampaignFile(BaseModel):
     # compares campaigns by them (history/).
     labels: dict[str, str | int | float | bool] = {}
     # Two targets within this of each other are "the same" (analysis/pairs/decisions.py).
-    margin: str | float = "10%"
+    margin: str | float = DEFAULT_MARGIN
     # Factors of the design: NAME = [levels] (plan/sweep.py); one level sets the option.
     sweep: dict[str, list[Any]] = {}
     # A campaign that resolves (--resolve, run/resolve.py): the iterations at each look and
@@ -124,7 +125,7 @@ class Campaign:
     run_timeout: int = 0  # seconds; 0: each workload's own bound
     scale: str = "quick"  # or "published": the study's own scale (as_published.py)
     labels: dict[str, str] = field(default_factory=dict)  # the user's own (history/)
-    margin: float = 0.10  # the same within this (a fraction; analysis/pairs/decisions.py)
+    margin: float = DEFAULT_MARGIN  # the same within this (a fraction)
     # The sweep (plan/sweep.py): campaign-wide factors as text levels, and the lists each
     # target's own table gave ({target: {factor: levels}}); `targets` stay as declared.
     sweep: dict[str, list[str]] = field(default_factory=dict)

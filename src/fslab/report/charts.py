@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.pairs.model import turned
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER, headline_metrics, title
 from fslab.core.units import display_scale
 
@@ -156,14 +157,16 @@ def ranking_chart(ranking: pd.DataFrame, headline_row: Any) -> Chart | None:
     higher = str(rows["better"].iloc[0]) == HIGHER
     best = str(rows["best"].iloc[0])
     # target / best on the metric's own scale: ≤ 1 where higher is better, ≥ 1 otherwise
-    relative = [1.0 if t == best else (1 / a if higher else a)
-                for t, a in zip(rows["target"], rows["advantage"].astype(float), strict=True)]
-    lows = [1.0 if t == best else (1 / h if higher else lo) for t, lo, h in zip(
-        rows["target"], rows["ci_low"].astype(float), rows["ci_high"].astype(float),
-        strict=True)]
-    highs = [1.0 if t == best else (1 / lo if higher else h) for t, lo, h in zip(
-        rows["target"], rows["ci_low"].astype(float), rows["ci_high"].astype(float),
-        strict=True)]
+    # (the ranking's advantage is best / target: turned around where higher is better)
+    relative, lows, highs = [], [], []
+    for target, advantage, low, high in zip(
+            rows["target"], rows["advantage"].astype(float), rows["ci_low"].astype(float),
+            rows["ci_high"].astype(float), strict=True):
+        shown = (1.0, 1.0, 1.0) if target == best else (
+            turned(advantage, low, high) if higher else (advantage, low, high))
+        relative.append(shown[0])
+        lows.append(shown[1])
+        highs.append(shown[2])
     groups = _groups(str(headline_row.ranking), list(rows["target"]))
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
     colours = [palette[g % len(palette)] for g in groups]

@@ -14,14 +14,14 @@ from rich.text import Text
 
 from fslab.analysis.cells.stats import NOISY_HALF_WIDTH
 from fslab.core.metrics import HIGHER, headline_metrics, title
-from fslab.core.units import format_duration, format_value
+from fslab.core.units import format_bound, format_duration, format_value
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import Plan
 from fslab.targets import Target
 from fslab.workloads.base import Where
 
 if TYPE_CHECKING:  # the comparison's model (scipy) loads only where one is made
-    from fslab.analysis.across.compare import Comparison
+    from fslab.analysis.across.compare import CampaignComparison
 
 # System-wide CPU is in summary.csv, the report and the verdicts; a terminal row has no
 # room for all four CPU columns.
@@ -234,25 +234,45 @@ def _short(value: object) -> str:
     return str(value)
 
 
-def compare_report(comparison: Comparison) -> RenderableType:
-    """`fslab compare`: one row per cell with its verdict, the settings that differ, and
-    the count of each verdict."""
-    colours = {"improved": "green", "regressed": "red", "unchanged": "dim"}
-    table = Table(title=f"{comparison.base} → {comparison.new} (noise threshold "
-                        f"{comparison.threshold * 100:g} %)", title_justify="left")
-    for column in ("target", "workload", "op", "metric", "base", "new", "change (95 % CI)",
-                   "verdict"):
-        table.add_column(column)
-    for _, row in comparison.cells.iterrows():
-        change = f"{row['change']:+.1%}" + (
-            f" ({row['change_ci_low']:+.1%} … {row['change_ci_high']:+.1%})"
-            if math.isfinite(row["change_ci_low"]) else " (no interval)")
-        table.add_row(row["target"], row["workload"], row["op"], row["metric"],
-                      format_value(row["base_mean"], row["unit"]),
-                      format_value(row["new_mean"], row["unit"]), change,
-                      f"[{colours[row['verdict']]}]{row['verdict']}[/]")
+def compare_report(comparison: CampaignComparison) -> RenderableType:
+    """`fslab compare`: the questions (each workload's primary metric) with their
+    decisions, then the other metrics as estimates; the settings that differ; the count
+    of each decision."""
+    colours = {"improved": "green", "regressed": "red", "same": "cyan", "unresolved": "yellow"}
+    margin = comparison.margin
+    title_text = (f"{comparison.base} → {comparison.new} (new/base; the same within "
+                  f"±{margin:.0%}; questions' intervals hold together with 95 % confidence)")
+    parts: list[RenderableType] = []
+    cells = comparison.cells
+    for primary, heading in ((True, title_text),
+                             (False, "Other metrics: estimates, each its own 95 % interval")):
+        rows = cells[cells["primary"].astype(bool) == primary]
+        if rows.empty:
+            continue
+        table = Table(title=heading, title_justify="left")
+        for column in ("target", "workload", "op", "metric", "base", "new",
+                       "new/base (CI)", "decision" if primary else "note"):
+            table.add_column(column)
+        for _, row in rows.iterrows():
+            ratio = f"{row['ratio']:.3g}×" + (
+                f" ({format_bound(row['ratio_ci_low'])}–{format_bound(row['ratio_ci_high'])}×)"
+                if math.isfinite(row["ratio_ci_low"]) else " (no interval)")
+            last = escape(str(row["note"]))
+            if primary:
+                decision = str(row["decision"])
+                last = f"[{colours[decision]}]{decision}[/]"
+                if decision == "unresolved":
+                    needs = float(row["needs_iterations"])
+                    last += (f": needs {needs:.0f} iterations a side" if math.isfinite(needs)
+                             else ": >100 iterations would not resolve it"
+                             if needs == math.inf else "")
+            table.add_row(escape(str(row["target"])), escape(str(row["workload"])),
+                          row["op"], row["metric"],
+                          format_value(row["base_geomean"], row["unit"]),
+                          format_value(row["new_geomean"], row["unit"]), ratio, last)
+        parts.append(table)
     differences = [f"[yellow]environment differs: {escape(what)}: {escape(a)} → "
                    f"{escape(b)}[/yellow]" for what, a, b in comparison.differences]
-    counts = ", ".join(f"{comparison.count(verdict)} {verdict}"
-                       for verdict in ("regressed", "improved", "unchanged"))
-    return Group(table, *differences, counts)
+    counts = ", ".join(f"{comparison.count(decision)} {decision}"
+                       for decision in ("regressed", "improved", "same", "unresolved"))
+    return Group(*parts, *differences, f"questions: {counts}")

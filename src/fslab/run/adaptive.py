@@ -25,7 +25,6 @@ biased rule again).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,13 +32,7 @@ from typing import TYPE_CHECKING
 from fslab.core.errors import UserError
 
 if TYPE_CHECKING:  # numpy loads where it is used: a campaign's start needs Goal only
-    import numpy as np
     import pandas as pd
-
-# The second stage's smallest size: 2 df for its t (at 1 df an interval is ±12.7 SE).
-MIN_SECOND_STAGE = 3
-CONFIDENCE = 0.95
-
 
 @dataclass(frozen=True)
 class Goal:
@@ -52,47 +45,13 @@ class Goal:
         return bool(self.until_ci or self.until_detectable)
 
 
-def detectable_sizes(sd_log: np.ndarray, percent: float, level: float,
-                     max_n: int) -> np.ndarray:
-    """Second-stage iterations for a paired test at per-pair `level` to detect a ratio of
-    1 + percent/100 with 80 % power, given each pilot pair's SD of log differences
-    (vectorised; max_n where even max_n would not do)."""
-    import numpy as np
-
-    from fslab.analysis.pairs.power import paired_detectable_d
-
-    sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
-    needed_sd = np.array([math.log1p(percent / 100) / paired_detectable_d(int(n), level)
-                          for n in sizes])  # the largest SD each n copes with (rising)
-    return _first_enough(np.asarray(sd_log, dtype=float), needed_sd, sizes)
-
-
-def interval_sizes(sd_log: np.ndarray, percent: float, max_n: int) -> np.ndarray:
-    """Second-stage iterations for a cell's 95 % interval on logs to be within
-    ×/÷ (1 + percent/100), given each pilot cell's SD of logs (vectorised)."""
-    import numpy as np
-    from scipy.special import stdtrit
-
-    sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
-    t = -stdtrit(sizes - 1, (1 - CONFIDENCE) / 2)
-    needed_sd = math.log1p(percent / 100) * np.sqrt(sizes) / t
-    return _first_enough(np.asarray(sd_log, dtype=float), needed_sd, sizes)
-
-
-def _first_enough(sd: np.ndarray, allowed: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """The first size whose allowed SD reaches each sd (NaN sd: the largest size)."""
-    import numpy as np
-
-    index = np.searchsorted(allowed, np.nan_to_num(sd, nan=np.inf), side="left")
-    return sizes[np.minimum(index, len(sizes) - 1)]
-
-
 def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -> int:
     """How many iterations to run after a pilot of `pilot` in `pilot_dir` (module doc)."""
     import numpy as np
 
     from fslab.analysis.cells.observations import per_run
     from fslab.analysis.pairs.comparisons import compare_targets
+    from fslab.analysis.pairs.power import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
     from fslab.analysis.pipeline import campaign_settings, declared_primaries
     from fslab.results.store import ResultsDir
 

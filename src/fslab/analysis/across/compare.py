@@ -1,19 +1,22 @@
-"""`fslab compare BASE NEW`: two results directories, cell by cell: improved, regressed or
-unchanged. (Comparisons between the targets of one campaign are analysis.pairs.comparisons.)
+"""`fslab compare BASE NEW`: two results directories, cell by cell, decided by the rule
+of the verdicts (analysis.pairs.decisions.decided): improved, regressed, the same within
+the margin, or unresolved with the iterations that would resolve it.
 
-A cell changes only when the 95 % interval of new/base − 1 lies wholly beyond the noise
-threshold in one direction (direction honoured: lower latency is an improvement). The
-change is a ratio of geometric means with its Welch t interval on the logs: the model
-every comparison of fslab uses (analysis.pairs.model), two groups, unblocked (the two
-campaigns' iterations are not blocks of each other).
-With fewer than two runs on either side there is no interval, and the cell is called
-from its point estimate and flagged as such.
+Each cell (target × workload × op × headline metric present in both) is a ratio new/base
+of geometric means with its interval from the one model of pairs (analysis.pairs.model):
+Welch's t on the logs — the two campaigns' iterations are not blocks of each other.
+Which cells are questions is the verdicts' rule too (analysis.pairs.questions: each
+workload's primary metric); the questions are one family, Bonferroni-adjusted together,
+so a campaign of many jobs does not trip the gate by chance, and each question's interval
+is the simultaneous one its decision reads. Other metrics are exploratory: each its own
+95 % interval, no decision. The same two campaigns fed to the verdicts as one campaign
+of two targets (unblocked, as imports are) give the same intervals and decisions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,19 +25,43 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
-from fslab.analysis.pairs.model import compare
-from fslab.core.metrics import HIGHER, headline_of_each
+from fslab.analysis.pairs.decisions import (
+    EQUIVALENT,
+    FASTER,
+    IMPROVED,
+    REGRESSED,
+    SAME,
+    SLOWER,
+    UNRESOLVED,
+    decided,
+)
+from fslab.analysis.pairs.model import ALPHA, compare, turned
+from fslab.analysis.pairs.power import PairSpread, needs_iterations
+from fslab.analysis.pairs.questions import primary_questions
+from fslab.core.metrics import headline_of_each
+from fslab.core.units import DEFAULT_MARGIN
 
-DEFAULT_THRESHOLD = 0.02  # relative changes smaller than 2 % are noise by default
 CELL = ["target", "workload", "op", "metric"]
-COLUMNS = [*CELL, "unit", "better", "n_base", "n_new", "base_mean", "new_mean", "change",
-           "change_ci_low", "change_ci_high", "verdict", "note"]
+COLUMNS = [*CELL, "primary", "unit", "better", "n_base", "n_new", "base_geomean",
+           "new_geomean", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adj", "alpha",
+           "family", "decision", "margin", "needs_iterations", "mde_ratio", "note"]
+# What `fslab compare --json` prints of each cell (its contract with users' scripts).
+JSON_FIELDS = [*CELL, "primary", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
+               "margin", "needs_iterations", "unit", "better", "n_base", "n_new",
+               "base_geomean", "new_geomean", "p_adj", "alpha", "family", "note"]
+DECISIONS = (REGRESSED, IMPROVED, SAME, UNRESOLVED)
+EXPLORATORY = "estimate (not a question: no decision)"
 ENVIRONMENT_KEYS = ("kernel", "cpu_model", "cpu_count", "memory_bytes", "fslab", "python",
                     "virtualization", "lab_fs", "dirty_ratio")
+METHOD = ("compare: new/base per cell as a ratio of geometric means, Welch t on the logs "
+          "(two campaigns' iterations are not blocks); each workload's primary metric is a "
+          "question, the questions one Bonferroni family; decided by the verdicts' rule: "
+          "regressed or improved when the interval excludes 1, the same when it lies within "
+          "the margin, else unresolved with the iterations that would resolve it.")
 
 
 @dataclass
-class Comparison:
+class CampaignComparison:
     """`fslab compare BASE NEW`: one row per cell in both (COLUMNS), and every setting
     in which the two differ (what, base, new). What the compare reporters render."""
 
@@ -42,73 +69,100 @@ class Comparison:
     new: Path
     cells: pd.DataFrame
     differences: list[tuple[str, str, str]]
-    threshold: float
+    margin: float
 
-    def count(self, verdict: str) -> int:
-        """How many cells got this verdict (improved, regressed, unchanged)."""
-        return int((self.cells["verdict"] == verdict).sum()) if not self.cells.empty else 0
+    def count(self, decision: str) -> int:
+        """How many questions got this decision (regressed, improved, same, unresolved)."""
+        if self.cells.empty:
+            return 0
+        return int(((self.cells["decision"] == decision) & self.cells["primary"]).sum())
+
+    @property
+    def regressed(self) -> bool:
+        """A question decided worse: what `fslab compare` exits 1 on."""
+        return self.count(REGRESSED) > 0
+
+    def as_json(self) -> list[dict[str, Any]]:
+        """One object per cell (JSON_FIELDS), NaN as null."""
+        out = []
+        for row in self.cells[JSON_FIELDS].to_dict("records"):
+            out.append({key: (None if isinstance(value, float) and math.isnan(value)
+                              else (None if value == "" and key == "decision" else value))
+                        for key, value in row.items()})
+        return out
 
     def __iter__(self) -> Iterator[Any]:
         """Unpacks as (cells, differences), as api.compare returned before."""
         return iter((self.cells, self.differences))
 
 
-def compare_cells(base: pd.DataFrame, new: pd.DataFrame,
-                  threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
-    """One row per cell present in both: the relative change with its CI and a verdict."""
-    def values(metrics: pd.DataFrame) -> pd.DataFrame:
-        runs = per_run(metrics)
-        pairs = list(zip(runs["workload"].astype(str), runs["metric"].astype(str),
-                         strict=True))
-        shown = headline_of_each(pairs)  # what each workload's report shows
-        return runs[[pair in shown for pair in pairs]]
-
-    base_runs, new_runs = values(base), values(new)
-    rows = []
-    new_groups = dict(list(new_runs.groupby(CELL, sort=True)))
-    for key, group in base_runs.groupby(CELL, sort=True):
-        if key not in new_groups:
-            continue
-        a = group["value"].to_numpy(dtype=float)
-        b = new_groups[key]["value"].to_numpy(dtype=float)
-        a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-        if not len(a) or not len(b) or a.mean() == 0:
-            continue
-        change, low, high = _ratio(b, a)
-        change -= 1
-        better = group["better"].iloc[0]
-        verdict, note = classify(change, low - 1, high - 1, better, threshold)
-        rows.append({**dict(zip(CELL, key, strict=True)), "unit": group["unit"].iloc[0],
-                     "better": better, "n_base": len(a), "n_new": len(b),
-                     "base_mean": a.mean(), "new_mean": b.mean(), "change": change,
-                     "change_ci_low": low - 1, "change_ci_high": high - 1,
-                     "verdict": verdict, "note": note})
+def compare_cells(base: pd.DataFrame, new: pd.DataFrame, margin: float = DEFAULT_MARGIN,
+                  declared: dict[str, str] | None = None,
+                  campaign_primary: Iterable[str] = (), alpha: float = ALPHA
+                  ) -> pd.DataFrame:
+    """One row per cell present in both (COLUMNS): new/base with its interval, and for
+    the questions (primary metrics) a decision (module docstring)."""
+    base_runs, new_runs = _shown(per_run(base)), _shown(per_run(new))
+    questions = primary_questions(pd.concat([base_runs, new_runs], ignore_index=True),
+                                  declared or {}, campaign_primary)
+    new_groups = dict(list(new_runs.groupby(CELL, sort=True, observed=True)))
+    cells = []
+    for key, group in base_runs.groupby(CELL, sort=True, observed=True):
+        if key in new_groups:
+            cells.append((tuple(map(str, key)), group, new_groups[key]))
+    family = max(1, sum(1 for key, _, _ in cells if key[1:] in questions))
+    rows = [_row(key, a, b, key[1:] in questions, family, margin, alpha)
+            for key, a, b in cells]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _ratio(new: np.ndarray, base: np.ndarray) -> tuple[float, float, float]:
-    """new/base as a ratio of geometric means with its 95 % interval (NaN ends when a side
-    has fewer than 2 runs, or values are not positive: then the ratio of means)."""
-    found = compare({"new": dict(enumerate(new.tolist())),
-                     "base": dict(enumerate(base.tolist()))}, blocked_allowed=False)
+def _shown(runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each workload's headline metrics (what its report shows)."""
+    pairs = list(zip(runs["workload"].astype(str), runs["metric"].astype(str), strict=True))
+    shown = headline_of_each(pairs)
+    return runs[[pair in shown for pair in pairs]]
+
+
+def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: bool,
+         family: int, margin: float, alpha: float) -> dict[str, Any]:
+    """One cell: new/base from the model of pairs (base and new its two groups)."""
+    a = base["value"].to_numpy(dtype=float)
+    b = new["value"].to_numpy(dtype=float)
+    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    better = str(base["better"].iloc[0])
+    row: dict[str, Any] = {
+        **dict(zip(CELL, key, strict=True)), "primary": question,
+        "unit": str(base["unit"].iloc[0]), "better": better, "n_base": len(a),
+        "n_new": len(b), "base_geomean": _geomean(a), "new_geomean": _geomean(b),
+        "family": family if question else 1, "margin": margin,
+        "decision": UNRESOLVED if question else "", "needs_iterations": math.nan,
+        "note": "" if question else EXPLORATORY}
+    found = compare({"base": dict(enumerate(a.tolist())), "new": dict(enumerate(b.tolist()))},
+                    blocked_allowed=False, alpha=alpha, family=family if question else 1,
+                    not_blocks="two campaigns: their iterations are not blocks")
     if isinstance(found, str):
-        return float(new.mean() / base.mean()), math.nan, math.nan
-    (pair,) = found.pairs  # sorted names: "base" vs "new"
-    return 1 / pair.ratio, 1 / pair.ratio_ci_high, 1 / pair.ratio_ci_low
+        ratio = row["new_geomean"] / row["base_geomean"] if row["base_geomean"] else math.nan
+        return {**row, "ratio": ratio, "ratio_ci_low": math.nan, "ratio_ci_high": math.nan,
+                "p_adj": math.nan, "alpha": math.nan, "mde_ratio": math.nan,
+                "note": f"no interval: {found}"}
+    (pair,) = found.pairs  # a = "base", b = "new": base/new, turned to new/base
+    ratio, low, high = turned(pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high)
+    row.update(ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, p_adj=pair.p_adj,
+               alpha=pair.alpha, mde_ratio=pair.mde_ratio, note=pair.note or row["note"])
+    if question:
+        answer = decided(pair.estimable, pair.significant, ratio, low, high, better, margin)
+        row["decision"] = {FASTER: IMPROVED, SLOWER: REGRESSED,
+                           EQUIVALENT: SAME}.get(answer, UNRESOLVED)
+        if row["decision"] == UNRESOLVED:
+            spread = PairSpread(min(len(a), len(b)), var_a=pair.sd_log_a ** 2,
+                                var_b=pair.sd_log_b ** 2)
+            row["needs_iterations"] = needs_iterations(ratio, spread, pair.alpha, margin)
+    return row
 
 
-def classify(change: float, low: float, high: float, better: str,
-             threshold: float) -> tuple[str, str]:
-    """improved / regressed / unchanged, from the CI of the relative change."""
-    note = ""
-    if math.isnan(low) or math.isnan(high):
-        low = high = change
-        note = "no CI (fewer than 2 runs on a side): point estimate"
-    up, down = low > threshold, high < -threshold
-    if not (up or down):
-        return "unchanged", note
-    good = up if better == HIGHER else down
-    return ("improved" if good else "regressed"), note
+def _geomean(values: np.ndarray) -> float:
+    positive = values[values > 0]
+    return float(np.exp(np.log(positive).mean())) if len(positive) else math.nan
 
 
 def setting_differences(base_environment: dict[str, Any], new_environment: dict[str, Any],

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.factors.levels import configuration, job_of
-from fslab.analysis.pairs.decisions import EQUIVALENT, UNRESOLVED, within_margin
-from fslab.analysis.pairs.model import ALPHA, compare
+from fslab.analysis.pairs.decisions import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, decided
+from fslab.analysis.pairs.model import ALPHA, compare, turned
 from fslab.core.metrics import HIGHER
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
@@ -147,8 +147,8 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
             decision = UNRESOLVED
         else:
             ratio, low, high, p_adj, significant = _against_best(compared, best, other)
-            decision = "behind" if significant else (
-                EQUIVALENT if within_margin(low, high, margin) else UNRESOLVED)
+            decision = decided(low == low, significant, ratio, low, high, job.better, margin)
+            decision = "behind" if decision in (FASTER, SLOWER) else decision
         if decision not in (EQUIVALENT, UNRESOLVED):
             continue
         note = "" if not (math.isnan(low) or math.isnan(high)) else (
@@ -171,12 +171,10 @@ def _against_best(compared: Any, best: str, other: str
             continue
         if not pair.estimable:
             break
+        ratio, low, high = (pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high)
         if pair.a == best:
-            high = 1 / pair.ratio_ci_low if pair.ratio_ci_low > 0 else math.inf
-            return (1 / pair.ratio, 1 / pair.ratio_ci_high, high, pair.p_adj,
-                    pair.significant)
-        return (pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high, pair.p_adj,
-                pair.significant)
+            ratio, low, high = turned(ratio, low, high)
+        return ratio, low, high, pair.p_adj, pair.significant
     return math.nan, math.nan, math.nan, math.nan, False
 
 
@@ -204,7 +202,5 @@ def _primary_row(pairwise: pd.DataFrame, job: Job, other: str
     ratio, low, high = (float(row["ratio"]), float(row["ratio_ci_low"]),
                         float(row["ratio_ci_high"]))
     if row["a"] == mine:  # the row is best / other: turn it over
-        ratio, low, high = (1 / ratio if ratio > 0 else math.inf,
-                            1 / high if high > 0 else math.inf,
-                            1 / low if low > 0 else math.inf)
+        ratio, low, high = turned(ratio, low, high)
     return ratio, low, high, float(row["p_adj"]), decision

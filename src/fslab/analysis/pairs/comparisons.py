@@ -12,10 +12,11 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
-from fslab.analysis.pairs.decisions import DEFAULT_MARGIN, decide
+from fslab.analysis.pairs.decisions import decide
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.pairs.questions import Question, derived_metrics, primary_questions
 from fslab.core.metrics import HEADLINE_METRICS
+from fslab.core.units import DEFAULT_MARGIN
 
 KEY = ["workload", "op", "metric"]
 SECTIONED = ("sections of one run each (aging runs): sections of different runs are not "

@@ -8,7 +8,7 @@ simultaneous interval, and an unresolved one says what it would take.
 - unresolved: neither. Then `needs_iterations` is the fewest iterations at which that
   pair's own test (paired or Welch, its own degrees of freedom, the campaign's adjusted
   level) resolves it 4 times in 5 if the true ratio is the one measured, from its
-  measured spread (analysis.pairs.power.iterations_to_resolve), and `needs_seconds` what the
+  measured spread (analysis.pairs.power.needs_iterations), and `needs_seconds` what the
   extra iterations cost at this campaign's own run times. More than 100 iterations: ∞.
   The command that spends them is `--resolve` (analysis.pairs.sequential): more iterations
   read again at the same α would call differences more often than it says.
@@ -21,13 +21,15 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from fslab.analysis.pairs.power import PairSpread, needs_iterations
 from fslab.core.metrics import HIGHER
 
 if TYPE_CHECKING:
     from fslab.core.record import RunRecord
 
-DEFAULT_MARGIN = 0.10
 FASTER, SLOWER, EQUIVALENT, UNRESOLVED = "faster", "slower", "equivalent", "unresolved"
+# The same rule read over time (a new result against an old one: compare, history):
+IMPROVED, REGRESSED, SAME = "improved", "regressed", "same"
 DECISION_COLUMNS = ["decision", "margin", "needs_iterations", "needs_seconds"]
 
 METHOD = ("Decisions: a primary pair is faster or slower when its simultaneous interval "
@@ -51,7 +53,6 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
         out[column] = pd.Series([None] * len(out), dtype=object)
     if out.empty:
         return out
-    limit = math.log1p(margin)
     for index, row in out.iterrows():
         if not bool(row["primary"]):
             continue
@@ -60,7 +61,7 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
         if decision == UNRESOLVED:
             level = float(row["alpha"]) if next_alpha is None else \
                 next_alpha / float(row["family"])
-            needs = needs_iterations(row, limit, level)
+            needs = needs_of(row, margin, level)
         cost = math.nan
         if math.isfinite(needs):
             per = sum(seconds.get((str(row["workload"]), str(t)), math.nan)
@@ -104,32 +105,20 @@ def current_iterations(row: pd.Series) -> int:
     return blocked if blocked >= 2 else min(int(row["n_a"]), int(row["n_b"]))
 
 
-def needs_iterations(row: pd.Series, limit: float, level: float | None = None) -> float:
-    """The fewest iterations that resolve this pair 4 times in 5 (module docstring), its
-    test at `level` (default: the pair's own)."""
-    from fslab.analysis.pairs.power import Design, iterations_to_resolve
-
-    ratio = float(row["ratio"])
-    if not ratio > 0 or not math.isfinite(ratio):
-        return math.nan
-    estimate = math.log(ratio)
-    level = float(row["alpha"]) if level is None else level
+def pair_spread(row: pd.Series) -> PairSpread:
+    """What a pairwise.csv row's test rests on (analysis.pairs.power.PairSpread)."""
     n_pairs = int(row.get("n_pairs", 0) or 0)
     if n_pairs >= 2:  # paired: the per-iteration differences' SD
-        sd = float(row["se_log"]) * math.sqrt(n_pairs)
-        if not sd > 0:
-            return math.nan
+        return PairSpread(n_pairs, paired_sd=float(row["se_log"]) * math.sqrt(n_pairs))
+    return PairSpread(current_iterations(row), var_a=float(row["sd_log_a"]) ** 2,
+                      var_b=float(row["sd_log_b"]) ** 2)
 
-        def design_of(n: int) -> tuple[Design, float]:
-            return Design.paired(n, level), sd / math.sqrt(n)
-    else:  # Welch, both targets at n iterations
-        va, vb = float(row["sd_log_a"]) ** 2, float(row["sd_log_b"]) ** 2
-        if not va + vb > 0:
-            return math.nan
 
-        def design_of(n: int) -> tuple[Design, float]:
-            return Design.welch(va, vb, n, n, level), math.sqrt(va / n + vb / n)
-    return iterations_to_resolve(estimate, design_of, current_iterations(row), limit)
+def needs_of(row: pd.Series, margin: float, level: float | None = None) -> float:
+    """The iterations that resolve this pair 4 times in 5 (module docstring), its test at
+    `level` (default: the pair's own)."""
+    level = float(row["alpha"]) if level is None else level
+    return needs_iterations(float(row["ratio"]), pair_spread(row), level, margin)
 
 
 def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], float]:

@@ -166,7 +166,7 @@ GRID = 96
 
 
 @dataclass(frozen=True)
-class Design:
+class Sampling:
     """A test's standard error as it will be estimated: at each grid point, the estimate
     over the true standard error (U) and the critical value there (c), equally weighted.
     Paired: U² ~ χ²(n−1)/(n−1), c fixed; Welch: U and c (its df) from both variances."""
@@ -175,13 +175,13 @@ class Design:
     c: np.ndarray
 
     @classmethod
-    def paired(cls, n: int, level: float) -> Design:
+    def paired(cls, n: int, level: float) -> Sampling:
         df = float(n - 1)
         u = np.sqrt(_chi2_grid(df) / df)
         return cls(u, np.full_like(u, -float(special.stdtrit(df, level / 2))))
 
     @classmethod
-    def welch(cls, var_a: float, var_b: float, n_a: int, n_b: int, level: float) -> Design:
+    def welch(cls, var_a: float, var_b: float, n_a: int, n_b: int, level: float) -> Sampling:
         # each target's estimated variance of its mean, over the grid of both
         ga = np.broadcast_to((_chi2_grid(n_a - 1.0) / (n_a - 1))[:, None] * var_a / n_a,
                              (GRID, GRID)).ravel()
@@ -236,7 +236,7 @@ SHARE_DIGITS = 2
 def _welch_detectable_z(n_a: int, n_b: int, level: float, share: float,
                         power: float) -> float:
     """The detectable effect of Welch's test in true standard errors (see above)."""
-    design = Design.welch(share * n_a, (1 - share) * n_b, n_a, n_b, level)
+    design = Sampling.welch(share * n_a, (1 - share) * n_b, n_a, n_b, level)
 
     def gap(z: float) -> float:
         return design.difference_power(z) - power
@@ -250,6 +250,13 @@ def _welch_detectable_z(n_a: int, n_b: int, level: float, share: float,
         if high > 1e6:
             return math.nan
     return falsi_root(gap, low, high)
+
+
+@functools.lru_cache(maxsize=8192)
+def _welch_sampling(n: int, level: float, share: float) -> Sampling:
+    """Welch's Sampling at n a side where one side makes `share` of the variance (a
+    cache: each costs a 96 × 96 grid of t quantiles)."""
+    return Sampling.welch(share, 1 - share, n, n, level)
 
 
 def falsi_root(f: Callable[[float], float], low: float, high: float,
@@ -277,10 +284,10 @@ def falsi_root(f: Callable[[float], float], low: float, high: float,
     return middle
 
 
-def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Design, float]],
+def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Sampling, float]],
                           start: int, margin_log: float, power: float = POWER) -> float:
     """The fewest iterations (above `start`) at which a pair resolves with `power`, its
-    true log ratio taken as `estimate`; `design_of(n)` -> (its test's Design, its true
+    true log ratio taken as `estimate`; `design_of(n)` -> (its test's Sampling, its true
     standard error) at n iterations. ∞ when more than MAX_ITERATIONS would be needed.
     The chance grows with n, so the answer is found by bisection over n."""
 
@@ -299,3 +306,79 @@ def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Desi
         else:
             low = middle + 1
     return float(low)
+
+
+# Sample sizes: how many iterations a goal takes (adaptive runs' second stage, an
+# unresolved pair's "needs N iterations"). One place for every "how many".
+
+# A second stage's smallest size: 2 df for its t (at 1 df an interval is ±12.7 SE).
+MIN_SECOND_STAGE = 3
+CONFIDENCE = 0.95
+
+
+def detectable_sizes(sd_log: np.ndarray, percent: float, level: float,
+                     max_n: int) -> np.ndarray:
+    """Iterations for a paired test at per-pair `level` to detect a ratio of
+    1 + percent/100 with 80 % power, given each pair's SD of log differences
+    (vectorised; max_n where even max_n would not do)."""
+    sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
+    needed_sd = np.array([math.log1p(percent / 100) / paired_detectable_d(int(n), level)
+                          for n in sizes])  # the largest SD each n copes with (rising)
+    return _first_enough(np.asarray(sd_log, dtype=float), needed_sd, sizes)
+
+
+def interval_sizes(sd_log: np.ndarray, percent: float, max_n: int) -> np.ndarray:
+    """Iterations for a cell's 95 % interval on logs to be within ×/÷ (1 + percent/100),
+    given each cell's SD of logs (vectorised)."""
+    sizes = np.arange(MIN_SECOND_STAGE, max(max_n, MIN_SECOND_STAGE) + 1)
+    t = -special.stdtrit(sizes - 1, (1 - CONFIDENCE) / 2)
+    needed_sd = math.log1p(percent / 100) * np.sqrt(sizes) / t
+    return _first_enough(np.asarray(sd_log, dtype=float), needed_sd, sizes)
+
+
+def _first_enough(sd: np.ndarray, allowed: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The first size whose allowed SD reaches each sd (NaN sd: the largest size)."""
+    index = np.searchsorted(allowed, np.nan_to_num(sd, nan=np.inf), side="left")
+    return sizes[np.minimum(index, len(sizes) - 1)]
+
+
+@dataclass(frozen=True)
+class PairSpread:
+    """What a pair's test rests on, for its sample size: the iterations it has now, and
+    either the SD of its per-iteration log differences (paired) or each side's variance
+    of logs (Welch, both sides at n)."""
+
+    now: int
+    paired_sd: float = math.nan
+    var_a: float = math.nan
+    var_b: float = math.nan
+
+    @property
+    def paired(self) -> bool:
+        return self.paired_sd == self.paired_sd
+
+
+def needs_iterations(ratio: float, spread: PairSpread, level: float, margin: float,
+                     power: float = POWER) -> float:
+    """The fewest iterations (per side) at which a pair's own test at `level` resolves it
+    — its interval excludes 1 or lies within ±`margin` — with `power`, if the true ratio
+    is `ratio` and the spread holds: ∞ past MAX_ITERATIONS, NaN when it cannot be told."""
+    if not ratio > 0 or not math.isfinite(ratio):
+        return math.nan
+    if spread.paired:
+        sd = spread.paired_sd
+        if not sd > 0:
+            return math.nan
+
+        def design_of(n: int) -> tuple[Sampling, float]:
+            return Sampling.paired(n, level), sd / math.sqrt(n)
+    else:
+        va, vb = spread.var_a, spread.var_b
+        if not va + vb > 0:
+            return math.nan
+        share = round(va / (va + vb), SHARE_DIGITS)  # all the design depends on at n a side
+
+        def design_of(n: int) -> tuple[Sampling, float]:
+            return _welch_sampling(n, level, share), math.sqrt(va / n + vb / n)
+    return iterations_to_resolve(math.log(ratio), design_of, spread.now,
+                                 math.log1p(margin), power)

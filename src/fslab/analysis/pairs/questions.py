@@ -71,9 +71,11 @@ def primary_questions(runs: pd.DataFrame, declared: dict[str, str],
     questions: set[Question] = set()
     for workload, rows in runs.groupby("workload", sort=True, observed=True):
         name = str(workload)
-        metric = primary_metric(name, rows["metric"].astype(str).unique(),
-                                declared.get(name) or declared.get(name.split("/")[0], ""),
-                                wanted, _block_size(rows))
+        present = rows["metric"].astype(str).unique()
+        own = declared.get(name) or declared.get(name.split("/")[0], "")
+        settled = own in present or any(m in present for m in wanted)
+        metric = primary_metric(name, present, own, wanted,
+                                math.nan if settled else _block_size(rows))
         if not metric:
             continue
         ops = set(rows.loc[rows["metric"] == metric, "op"].astype(str))

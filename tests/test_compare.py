@@ -1,0 +1,102 @@
+"""`fslab compare` decides as the verdicts do (issue 39 item 1): simulated campaigns with
+known truth through compare_cells (the simulator's draws: log-normal, CV 10 %), and the
+same two campaigns fed to the verdicts as one campaign of two targets.
+
+The error rates over hundreds of whole simulator campaigns: benchmarks/compare_error_rate."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from fslab.analysis.across.compare import compare_cells
+from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.decisions import within_margin
+
+SIGMA = math.sqrt(math.log1p(0.10 ** 2))  # CV 10 %
+
+
+def campaign(rng: np.random.Generator, jobs: int, scale: float = 1.0, iterations: int = 5,
+             target: str = "sim") -> pd.DataFrame:
+    """A simulator campaign's metrics: `jobs` jobs w1.. on one target, iops log-normal
+    with mean 1000 × scale and CV 10 %."""
+    rows = []
+    for job in range(1, jobs + 1):
+        values = 1000 * scale * np.exp(rng.normal(-SIGMA ** 2 / 2, SIGMA, iterations))
+        rows += [{"campaign": "c", "run_id": f"i{i}-{target}-w{job}", "target": target,
+                  "fs": "null", "fs_impl": "null", "workload": f"w{job}", "iteration": i,
+                  "host": "h", "op": "read", "metric": "iops", "value": float(v),
+                  "unit": "1/s", "better": "higher", "sample": 0, "note": ""}
+                 for i, v in enumerate(values, 1)]
+    return pd.DataFrame(rows)
+
+
+DECLARED = {f"w{job}": "iops" for job in range(1, 21)}
+
+
+def test_identical_truth_trips_the_gate_rarely_and_never_calls_a_wide_interval_the_same():
+    """20 jobs, 5 iterations a side: the old per-cell 95 % rule exited 1 in about 1 of 3
+    such pairs; one family over the 20 questions holds it near 5 %."""
+    rng = np.random.default_rng(39)
+    exits, same = 0, 0
+    for _ in range(40):
+        cells = compare_cells(campaign(rng, 20), campaign(rng, 20), 0.10, DECLARED)
+        assert cells["primary"].all() and (cells["family"] == 20).all()
+        exits += (cells["decision"] == "regressed").any()
+        for row in cells[cells["decision"] == "same"].itertuples():
+            same += 1
+            assert within_margin(row.ratio_ci_low, row.ratio_ci_high, 0.10)
+        unresolved = cells[cells["decision"] == "unresolved"]
+        assert (unresolved["needs_iterations"] > 5).all()
+    assert exits <= 4  # 40 pairs at ≤ 5 %: 2 expected; the old rule gave ~13
+
+
+def test_a_true_regression_of_a_fifth_is_found_with_its_interval():
+    rng = np.random.default_rng(38)
+    found = 0
+    for _ in range(40):
+        cells = compare_cells(campaign(rng, 1), campaign(rng, 1, scale=0.8), 0.10, DECLARED)
+        (row,) = cells.itertuples()
+        if row.decision == "regressed":
+            found += 1
+            assert row.ratio_ci_high < 1 and row.ratio_ci_low <= row.ratio <= row.ratio_ci_high
+        assert row.decision != "improved"
+    assert found >= 32  # ≥ 80 %
+
+
+def test_compare_and_the_verdicts_agree_on_one_campaign_of_two_targets():
+    """The same two campaigns as one campaign of two targets (unblocked, as an import
+    is): the same ratios, intervals and decisions."""
+    rng = np.random.default_rng(7)
+    for scale in (1.0, 0.8, 1.25, 0.97):
+        base, new = campaign(rng, 6), campaign(rng, 6, scale=scale)
+        cells = compare_cells(base, new, 0.10, DECLARED).set_index("workload")
+        joined = pd.concat([base.assign(target="base"), new.assign(target="new")])
+        _, pairs = compare_targets(joined, blocked_allowed=False, declared=DECLARED,
+                                   margin=0.10)
+        for pair in pairs.itertuples():
+            cell = cells.loc[pair.workload]
+            assert (pair.a, pair.b) == ("base", "new")
+            assert cell["ratio"] == pytest_approx(1 / pair.ratio)
+            assert cell["ratio_ci_low"] == pytest_approx(1 / pair.ratio_ci_high)
+            assert cell["p_adj"] == pytest_approx(pair.p_adj)
+            expected = {"faster": "regressed", "slower": "improved",
+                        "equivalent": "same"}.get(pair.decision, "unresolved")
+            assert cell["decision"] == expected  # a = base faster: new regressed
+
+
+def pytest_approx(value: float) -> object:
+    import pytest
+
+    return pytest.approx(value, rel=1e-9)
+
+
+def test_an_unbounded_interval_stays_unbounded_when_turned_around():
+    from fslab.analysis.pairs.model import turned
+
+    assert turned(2.0, 0.0, math.inf) == (0.5, 0.0, math.inf)
+    assert turned(4.0, 2.0, 8.0) == (0.25, 0.125, 0.5)
+    ratio, low, high = turned(math.nan, math.nan, math.nan)
+    assert math.isnan(ratio) and math.isnan(low) and math.isnan(high)
