@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fslab.analysis.pairs.model import ALPHA, t_inference
-from fslab.run.adaptive import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
+from fslab.analysis.pairs.power import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
 
 REPLICATES = 20_000
 PILOT = 3  # start at 3 ...

@@ -10,7 +10,7 @@ import pytest
 
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.factors.best import BEST, NONE, WITHIN_REACH, best_table
-from fslab.analysis.factors.levels import cell_levels, job_of, with_levels
+from fslab.analysis.factors.levels import cell_levels, with_levels
 from fslab.analysis.factors.sweeps import analyse_sweep, best_sentence
 from fslab.analysis.pairs.comparisons import compare_targets
 from tests.test_sweep_model import SETTINGS, simulated
@@ -42,8 +42,8 @@ def test_a_pair_on_the_bests_own_variant_has_the_verdicts_answer():
         primary = pairwise[(pairwise["workload"] == variant) & pairwise["primary"]]
         (pair,) = primary.itertuples()
         other = pair.b if pair.a == top["target"] else pair.a
-        name = f"{other} {variant.split(' ', 1)[1]}"
-        listed = best[best["configuration"] == name]
+        listed = best[(best["target"] == other) & (best["variant"] == variant)]
+        name = f"{other} {variant}"
         if pair.decision in ("equivalent", "unresolved"):
             (row,) = listed.itertuples()
             a_is_best = pair.a == top["target"]
@@ -54,7 +54,8 @@ def test_a_pair_on_the_bests_own_variant_has_the_verdicts_answer():
         else:
             assert listed.empty
         within = pair.decision in ("equivalent", "unresolved")
-        differed_by_family += within != (name in set(alone["configuration"]))
+        differed_by_family += within != (name in {f"{t} {v}" for t, v in zip(
+            alone["target"], alone["variant"], strict=True)})
         agreed += 1
     assert agreed == 40
     assert differed_by_family > 0  # the cases that printed two answers for one pair
@@ -72,8 +73,8 @@ def test_the_other_pairs_are_one_family_and_a_sentence_never_contradicts_a_pair(
 
 def test_cache_bound_configurations_are_set_aside_and_the_job_still_answered():
     runs, pairwise = swept(1)
-    cells = {(str(t), str(w)) for t, w in zip(runs["target"], runs["workload"], strict=True)
-             if job_of(str(w)) == "w1"}
+    cells = {(str(t), str(w)) for t, w, job in zip(runs["target"], runs["workload"],
+                                                    runs["job"], strict=True) if job == "w1"}
     keep = sorted(cells)[0]
     one_left = best_table(runs, QUESTIONS, True, 0.10, cells - {keep}, pairwise)
     (row,) = one_left.itertuples()

@@ -85,7 +85,7 @@ def test_the_plan_is_the_product_of_the_levels_named_by_them():
     assert run.levels == {"scale": "1.5", "iops": "2000", "tag": "y"}
     assert run.run_id.endswith("-b_scale-1.5-w1_iops-2000_tag-y") and " " not in run.run_id
     assert run.target.options["scale"] == 1.5 and run.workload.iops == 2000.0
-    assert run.group == "w1"  # every variant of the job measured together
+    assert run.job_name == "w1" and run.cell.target == "b"  # the job: measured together
 
 
 def test_a_one_level_sweep_sets_the_option_and_names_nothing():

@@ -35,7 +35,8 @@ def simulated(seed: int, iterations: int = 5, cv: float = 0.10, drift: float = 0
             for iops in ("1000", "2000"):
                 for tag in ("a", "b"):
                     name = f"w1 iops={iops} tag={tag}"
-                    job = NullWorkload(name, iops=float(iops), cv=cv, drift=drift, seed=seed)
+                    job = NullWorkload(name, iops=float(iops), cv=cv, drift=drift, seed=seed,
+                                       job="w1")
                     value = job._simulated(f"i{iteration:03d}-{target}-w1",
                                            {"name": target, "scale": scale}) * own
                     level = target.split(" scale=")[-1] if " scale=" in target else None
@@ -44,6 +45,7 @@ def simulated(seed: int, iterations: int = 5, cv: float = 0.10, drift: float = 0
                                  "workload": name, "iteration": iteration, "host": "h",
                                  "op": "read", "metric": "iops", "value": value,
                                  "unit": "1/s", "better": "higher", "sample": 0, "note": "",
+                                 "target_base": target.split(" scale=")[0], "job": "w1",
                                  "iops": iops, "tag": tag, "scale": level})
     frame = pd.DataFrame(rows)
     return frame if frame["scale"].notna().any() else frame.drop(columns="scale")
@@ -110,6 +112,7 @@ def test_one_two_level_factor_on_one_target_is_the_paired_t():
                          "run_id": f"{iteration}-{depth}", "host": "h", "op": "read",
                          "metric": "iops", "unit": "1/s", "better": "higher", "sample": 0,
                          "note": "", "campaign": "c", "iodepth": depth,
+                         "target_base": "ext4", "job": "randread",
                          "value": 1000 * ratio * math.exp(drift + rng.normal(0, 0.1))})
     metrics = pd.DataFrame(rows)
     found = effects_of(metrics, {"sweep": {"iodepth": ["1", "8"]}}).loc[("iodepth", "8")]
@@ -137,6 +140,7 @@ def test_a_factor_that_changes_the_ranking_is_named():
                              "run_id": f"{iteration}-{target}-{depth}", "host": "h",
                              "op": "read", "metric": "iops", "unit": "1/s",
                              "better": "higher", "sample": 0, "note": "", "campaign": "c",
+                             "target_base": target, "job": "randread",
                              "iodepth": depth, "value": value})
     found = effects_of(pd.DataFrame(rows), {"sweep": {"iodepth": ["1", "8"]}})
     row = found.loc[("iodepth", "8")]

@@ -138,3 +138,32 @@ def test_the_zfs_primary_cache_example(tmp_path, lab):
     row = effects[effects["factor"] == "zfs.primarycache"].iloc[0]
     assert row["targets"] == "zfs" and row["model"].startswith("between")
     assert Path(out / "stats" / "best.csv").exists()
+
+
+@pytest.mark.privileged
+def test_a_mount_option_sweep_reads_by_its_options_and_no_label_is_clipped(tmp_path, lab):
+    """Issue 39 item 2: every cell is ext4 and only a mount option varies, so verdicts,
+    tables and charts say data=journal, not ext4 mount_options=data=journal; the report
+    renders in Chromium with no tick label or title cut off at its chart's edge."""
+    requires("mkfs.ext4", "losetup", "fio", "chromium")
+    campaign = load_campaign(None, small(fs=["ext4"], workloads=["randread"],
+                                         sweeps={"mount_options": ["data=ordered",
+                                                                   "data=journal"]}))
+    out = tmp_path / "out"
+    api.run(campaign, out=out, lab=lab)
+    verdicts = (out / "stats" / "verdicts.txt").read_text()
+    ranking = re.search(r"IOPS \(2 iterations\): (\S+) [?=>] (\S+)", verdicts)
+    assert ranking is not None, verdicts
+    assert {ranking.group(1), ranking.group(2)} == {"data=ordered", "data=journal"}
+    assert "mount_options=" not in verdicts  # no full name, anywhere
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    assert set(metrics["target_base"]) == {"ext4"} and set(metrics["job"]) == {"randread"}
+    assert set(metrics["mount_options"]) == {"data=ordered", "data=journal"}
+    page = api.report(out)
+    from tests.test_import_report import chromium
+
+    dom = chromium(page, tmp_path)
+    assert 'data-js-errors="0"' in dom
+    clipped = re.search(r'data-labels-clipped="(\d+)"', dom)
+    assert clipped is not None and clipped.group(1) == "0", re.search(
+        r'data-clipped-labels="([^"]*)"', dom)

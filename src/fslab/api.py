@@ -190,9 +190,10 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
         (results,) = opened
         from fslab.results.series import load_series
 
-        data = ReportData(_current_analysis(results, say), results.load_runs(), [Source(
+        analysis = _current_analysis(results, say)
+        data = ReportData(analysis, results.load_runs(), [Source(
             results.path, "", {}, _campaign(results), results.environment())],
-            load_series(results))
+            load_series(results)).named(target_names(results.path, analysis.summary))
         output = Path(output or results.path / "report.html")
     else:
         from fslab.analysis.pipeline import analyse
@@ -263,6 +264,22 @@ def compare(base: Path, new: Path, margin: float | None = None,
 def _records(results: ResultsDir) -> list[Any]:
     """A campaign's run records (an import's say nothing the analysis reads)."""
     return [] if results.environment().get("imported") else list(results.run_records())
+
+
+def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
+    """{target: its name as short as the campaign allows} ('data=journal' where every
+    target is ext4 and only a mount option varies), for what prints a results directory."""
+    from fslab.analysis.factors.levels import CELL_COLUMNS, factor_scopes
+    from fslab.analysis.factors.levels import target_names as names_of
+    from fslab.core.cells import declared_levels
+
+    settings = _campaign(open_results(results_dir))
+    factors = [f for f in {**declared_levels(settings), **(settings.get("factors") or {})}
+               if f in summary.columns]
+    if "target_base" not in summary or summary.empty:
+        return {}
+    cells = summary.drop_duplicates(["target", "workload"])[[*CELL_COLUMNS, *factors]]
+    return names_of(cells, factor_scopes(settings, factors))
 
 
 def open_results(path: Path) -> ResultsDir:

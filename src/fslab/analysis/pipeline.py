@@ -100,14 +100,15 @@ def campaign_settings(results: ResultsDir) -> dict[str, Any]:
 
 
 def declared_primaries(records: list[RunRecord]) -> dict[str, str]:
-    """{workload: the primary metric it declared when it ran} (run.json metadata)."""
+    """{workload or run id: the primary metric it declared when it ran} (run.json
+    metadata; by run id too, for the questions of a job file's sections)."""
     out: dict[str, str] = {}
     for record in records:
         declared = record.workload_metadata.get("primary_metric")
         if isinstance(declared, dict):
             out.update({str(k): str(v) for k, v in declared.items()})
         elif declared:
-            out[record.workload] = str(declared)
+            out[record.workload] = out[record.run_id] = str(declared)
     return out
 
 
@@ -210,11 +211,19 @@ def analyse(inputs: Inputs) -> Analysis:
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
     drift_table, shared = iteration_drift(runs)
     note = drift_note(drift_table, shared)
-    headline, ranking = rankings(summary, tests, pairs, runs)
-    from fslab.analysis.factors.levels import cell_levels
+    from fslab.analysis.factors.levels import (
+        cell_levels,
+        factor_scopes,
+        factors_of,
+        target_names,
+    )
     from fslab.analysis.factors.sweeps import analyse_sweep
 
-    effects, best = analyse_sweep(runs, cell_levels(metrics), settings,
+    cells = cell_levels(metrics)
+    scopes = factor_scopes(settings, factors_of(cells))
+    names = target_names(cells, scopes)
+    headline, ranking = rankings(summary, tests, pairs, runs, names)
+    effects, best = analyse_sweep(runs, cells, settings,
                                   declared_primaries(records), summary,
                                   not environment.get("imported"),
                                   parse_margin(settings.get("margin", DEFAULT_MARGIN)), pairs)
@@ -224,7 +233,8 @@ def analyse(inputs: Inputs) -> Analysis:
     verdicts = pd.DataFrame(
         ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
         + ([{"kind": "machine", "workload": "", "text": unsteady}] if unsteady else [])
-        + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs, effects, best)
+        + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs, effects, best,
+                                          cells, scopes, names)
         + aged_verdicts(ages)
         + ([{"kind": "drift", "workload": "", "text": note}] if note else []),
         columns=VERDICT_COLUMNS)

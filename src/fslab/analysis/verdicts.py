@@ -14,6 +14,7 @@ import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.ranking import RANKING_COLUMNS, Oriented, orient, rank
+from fslab.core.cells import level_label
 from fslab.core.metrics import HIGHER, title
 from fslab.core.units import format_bound as bound
 
@@ -40,8 +41,10 @@ def advantage_words(metric: str, better: str) -> str:
 
 
 def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
-             runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(headline: one row per primary question, ranking: one row per ranked target)."""
+             runs: pd.DataFrame, names: dict[str, str] | None = None
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(headline: one row per primary question, ranking: one row per ranked target); the
+    ranking's text names targets by `names` (analysis.factors.levels.target_names)."""
     heads, ranked = [], []
     primary = tests[tests["primary"].astype(bool)] if not tests.empty else tests
     for test in primary.itertuples():
@@ -55,7 +58,7 @@ def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
         pairs = pairwise[(pairwise.workload == test.workload) & (pairwise.op == test.op)
                          & (pairwise.metric == test.metric)]
         cached = cache_bound(summary, question[0])
-        table, text = rank(runs, pairs, question, better, set(cached))
+        table, text = rank(runs, pairs, question, better, set(cached), names)
         left_out = [f"{t} is cache-bound, not ranked ({why})" for t, why in sorted(cached.items())]
         if isinstance(test.dropped, str) and test.dropped:
             left_out.append(f"left out: {test.dropped}")
@@ -80,11 +83,14 @@ INDENT = {"workload": "", "best": "", "factor": "  ", "question": "  ", "pair": 
 
 def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
                  pairwise: pd.DataFrame, effects: pd.DataFrame | None = None,
-                 best: pd.DataFrame | None = None) -> list[dict[str, str]]:
+                 best: pd.DataFrame | None = None, cells: pd.DataFrame | None = None,
+                 scopes: dict[str, str] | None = None,
+                 names: dict[str, str] | None = None) -> list[dict[str, str]]:
     """The family sentence, then per workload its ranking(s) and pairs, then the
     exploratory count: rows of VERDICT_COLUMNS. A swept job opens with its best
-    configuration and its factors (analysis.factors.sweeps), then each variant's ranking."""
-    from fslab.analysis.factors.levels import job_of, workload_levels
+    configuration and its factors (analysis.factors.sweeps), then each variant's ranking
+    ('at iodepth=16:'), its job and levels read off `cells` (factors.levels.cell_levels)
+    and `scopes` (factors.levels.factor_scopes)."""
     from fslab.analysis.factors.sweeps import sweep_sentences
     from fslab.core.cells import levels_key
 
@@ -95,20 +101,23 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
                                    "more iterations.")]
     rows = _family_rows(headline) + _look_rows(pairwise) + _sweep_family_rows(effects, best)
     workloads = list(dict.fromkeys(headline["workload"].astype(str)))
-    first = {job_of(w): i for i, w in reversed(list(enumerate(workloads)))}
-    workloads.sort(key=lambda w: (first[job_of(w)], levels_key(workload_levels(w))))
-    jobs = list(dict.fromkeys([*(job_of(w) if job_of(w) in sweeps else w for w in workloads),
+    variants = _variants(cells, scopes or {})
+    job_of = {w: variants[w][0] if w in variants else w for w in workloads}
+    first = {job_of[w]: i for i, w in reversed(list(enumerate(workloads)))}
+    workloads.sort(key=lambda w: (first[job_of[w]], levels_key(variants.get(w, ("", ()))[1])))
+    jobs = list(dict.fromkeys([*(job_of[w] if job_of[w] in sweeps else w for w in workloads),
                                *sweeps]))
     for job in jobs:
         rows.append(_row("workload", job, job))
         rows += sweeps.get(job, [])
         for workload in workloads:
-            if (job_of(workload) if job in sweeps else workload) != job:
+            if (job_of[workload] if job in sweeps else workload) != job:
                 continue
-            prefix = f"at {workload_levels(workload)}: " if job in sweeps and \
-                workload_levels(workload) else ""
+            levels = variants[workload][1] if workload in variants else ()
+            prefix = (f"at {' '.join(level_label(f, v) for f, v in levels)}: "
+                      if job in sweeps and levels else "")
             for head in headline[headline["workload"].astype(str) == workload].itertuples():
-                rows += _question_rows(head, ranking, pairwise, prefix)
+                rows += _question_rows(head, ranking, pairwise, prefix, names or {})
     exploratory = pairwise[~pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
     if len(exploratory):
         excludes = int(exploratory["significant"].astype(bool).sum())
@@ -118,6 +127,17 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
                          f"{0.05 * len(exploratory):.0f} would by chance alone if nothing "
                          "differed); stats/pairwise.csv."))
     return rows
+
+
+def _variants(cells: pd.DataFrame | None, scopes: dict[str, str]
+              ) -> dict[str, tuple[str, tuple[tuple[str, str], ...]]]:
+    """{workload: (its job, its job's levels)} from the cells' fields."""
+    if cells is None or cells.empty:
+        return {}
+    from fslab.analysis.factors.levels import job_levels, keys
+
+    return {str(workload): (key.job, job_levels(key, scopes))
+            for workload, key in zip(cells["workload"], keys(cells), strict=True)}
 
 
 def _family_rows(headline: pd.DataFrame) -> list[dict[str, str]]:
@@ -207,7 +227,8 @@ def _row(kind: str, workload: str, text: str) -> dict[str, str]:
 
 
 def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
-                   prefix: str = "") -> list[dict[str, str]]:
+                   prefix: str = "", names: dict[str, str] | None = None
+                   ) -> list[dict[str, str]]:
     workload, op, metric = head.workload, head.op, head.metric  # type: ignore[attr-defined]
     better = head.better  # type: ignore[attr-defined]
     what = _what(str(op), str(metric), str(workload))
@@ -228,7 +249,10 @@ def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
     for row in rows.iloc[1:].itertuples():
         pair = orient(pairs, best, str(row.target), str(better))
         if pair is not None:
-            out.append(_row("pair", workload, pair_sentence(best, str(row.target), pair, word)))
+            shown = names or {}
+            out.append(_row("pair", workload, pair_sentence(
+                shown.get(best, best), shown.get(str(row.target), str(row.target)), pair,
+                word)))
     left_out = head.left_out  # type: ignore[attr-defined]
     if isinstance(left_out, str) and left_out:
         out.append(_row("caveat", workload, left_out))
@@ -240,13 +264,15 @@ def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
 
 def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
     """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)'."""
-    from fslab.analysis.pairs.ranking import evidence, inverse, size
+    from fslab.analysis.pairs.model import turned
+    from fslab.analysis.pairs.ranking import evidence, size
 
     if not pair.estimable:
         return f"{x} vs {y}: not estimable (every iteration gave the same value)"
     ratio, low, high = pair.advantage, pair.low, pair.high
     if ratio < 1:  # the pair, over the iterations both ran, leans the other way
-        x, y, ratio, low, high = y, x, inverse(ratio), inverse(high), inverse(low)
+        x, y = y, x
+        ratio, low, high = turned(ratio, low, high)
     interval = f"95 % CI {bound(low)}–{bound(high)}×"
     if pair.decision == "equivalent":
         return (f"{x} = {y}: the same within ±{pair.margin:.0%} ({x} {ratio:.3g}× {word}, "

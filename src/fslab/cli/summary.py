@@ -19,7 +19,8 @@ def print_summary(results_dir: Path, analysis: Any = None) -> None:
 
         analysis = analyze_results(api.open_results(results_dir))
     runs = api.runs(results_dir)
-    console.print(summary_tables(analysis.summary, runs))
+    console.print(summary_tables(analysis.summary, runs, api.target_names(results_dir,
+                                                                          analysis.summary)))
     verdicts = analysis.verdicts
     for note in verdicts.loc[verdicts["kind"] == "drift", "text"]:
         console.print(note, style="dim")

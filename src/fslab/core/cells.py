@@ -1,40 +1,133 @@
-"""A swept cell's name, read back: its job, its configuration, its file system, and its
-levels in the campaign's order. plan/sweep.py writes the names ("ext4
-mount_options=noatime" on "randread iodepth=8"); the analysis and the report read them
-here. Plan names never hold spaces, so a name's first word is the job's or target's own.
+"""A cell's identity as fields, and the one place its name is rendered.
+
+A cell is what a campaign measures repeatedly: a target (as the campaign declared it:
+"ext4"), the levels of the target's factors, a job ("randread"; "hpc/hpc-read", one
+section of a job file) and the levels of the job's factors. The plan makes the key
+(plan/sweep.py), the runner records it (run.json: target_base, job, levels) and every row
+of the metrics table carries it as columns (target_base, job, one column per factor), so
+the analysis, the history and the report read the fields and never take a name apart.
+
+Names are rendering: `cell_name` gives the full one (what the `target` and `workload`
+columns and run ids hold: "ext4 mount_options=noatime", "randread iodepth=16");
+`short_names` gives the shortest that still tells the cells of one context apart: where
+every cell is ext4 and only a mount option varies, "data=journal".
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
 
-
-def job_of(workload: str) -> str:
-    """'randread iodepth=8' -> 'randread'; 'hpc iodepth=8/hpc-read' -> 'hpc/hpc-read'."""
-    head, _, section = str(workload).partition("/")
-    job = head.split(" ", 1)[0]
-    return f"{job}/{section}" if section else job
-
-
-def workload_levels(workload: str) -> str:
-    """'randread iodepth=8 numjobs=4' -> 'iodepth=8 numjobs=4' ('' without levels)."""
-    head = str(workload).partition("/")[0]
-    return head.split(" ", 1)[1] if " " in head else ""
+Level = tuple[str, str]  # (factor, level)
+NONE_SHOWN = "(none)"  # an empty level (the file system's defaults), as printed
+# Factors whose levels are option strings, shown as themselves ("noatime", "-I 256"): the
+# whole option lists, and one option each (mount_options.KEY, mkfs_options.KEY).
+OPTION_FACTORS = ("mount_options", "mkfs_options")
 
 
-def configuration(target: str, workload: str) -> str:
-    """The configuration a cell measures: its target and its workload's levels."""
-    levels = workload_levels(workload)
-    return f"{target} {levels}" if levels else str(target)
+@dataclass(frozen=True, order=True)
+class CellKey:
+    """One cell: the target as declared, the job, and every factor's level (the
+    target's, then the job's, in the campaign's order)."""
+
+    target: str
+    job: str
+    levels: tuple[Level, ...] = ()
+
+    @property
+    def level_dict(self) -> dict[str, str]:
+        return dict(self.levels)
+
+    def name(self) -> str:
+        """The full name: target, levels, job ('ext4 noatime randread')."""
+        return " ".join([self.target, *(level_label(f, v) for f, v in self.levels),
+                         self.job])
 
 
-def target_base(target: str) -> str:
-    """'ext4 mount_options=noatime' -> 'ext4' (the file system a variant is of)."""
-    return str(target).split(" ", 1)[0]
+def cell_name(base: str, levels: Iterable[Level]) -> str:
+    """The full name of a target or job variant ('ext4 mount_options=noatime',
+    'randread iodepth=16'): what run ids and the metrics table's target and workload
+    columns hold. The one function that writes a variant's name."""
+    return " ".join([base, *(f"{name}={shown(level)}" for name, level in levels)])
+
+
+def shown(level: str) -> str:
+    return level if level else NONE_SHOWN
+
+
+def is_option_factor(factor: str) -> bool:
+    """Whether a factor's levels are option strings that read on their own."""
+    return factor in OPTION_FACTORS or factor.startswith(
+        tuple(f"{name}." for name in OPTION_FACTORS))
+
+
+def level_label(factor: str, level: str) -> str:
+    """How one level reads in a short name: an option string as itself ('noatime',
+    'data=journal', '-I 256'), any other with its factor ('iodepth=16')."""
+    if is_option_factor(factor):
+        return shown(level)
+    return f"{factor.rpartition('.')[2] if factor.startswith('zfs.') else factor}={level}"
+
+
+def short_names(keys: Sequence[CellKey]) -> list[str]:
+    """Each key's name, as short as this context allows: the target where targets
+    differ, the levels of the factors that vary, the job where jobs differ — 'data=journal'
+    where every cell is ext4 and only a mount option varies. Keys that would read alike
+    get their full names."""
+    if not keys:
+        return []
+    targets = {key.target for key in keys}
+    jobs = {key.job for key in keys}
+    varying = {factor for factor in {f for key in keys for f, _ in key.levels}
+               if len({key.level_dict.get(factor) for key in keys}) > 1}
+    names = []
+    for key in keys:
+        parts = [key.target] if len(targets) > 1 else []
+        parts += [level_label(f, v) for f, v in key.levels if f in varying]
+        parts += [key.job] if len(jobs) > 1 else []
+        names.append(" ".join(parts) or (key.target if len(keys) == 1 else key.name()))
+    if len(set(names)) < len(set(keys)):
+        return [key.name() for key in keys]
+    return names
+
+
+def keys_of(frame: Any, factors: Sequence[str]) -> list[CellKey]:
+    """The key of each row of a table with the columns target_base, job and `factors`
+    (a factor's empty cell: it does not apply to that row)."""
+    out = []
+    columns = [frame[f].tolist() for f in factors]
+    for index, (target, job) in enumerate(zip(frame["target_base"].astype(str),
+                                              frame["job"].astype(str), strict=True)):
+        levels = tuple((f, str(values[index])) for f, values in zip(factors, columns,
+                                                                     strict=True)
+                       if _present(values[index]))
+        out.append(CellKey(target, job, levels))
+    return out
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def path_name(name: str) -> str:
+    """A cell's name as a file name (run ids, work directories): spaces and '=' spelled
+    with characters every tool takes ('ext4 mount_options=noatime' ->
+    'ext4_mount_options-noatime'); a name without levels is its own."""
+    return re.sub(r"[^A-Za-z0-9_.+-]", "-", name.replace(" ", "_"))
+
+
+def workdir_name(workload: str) -> str:
+    """The directory a run's files lie in on its target ('fslab-randread_iodepth-8')."""
+    return f"fslab-{path_name(workload)}"
+
+
+# Levels in order ------------------------------------------------------------------------
 
 
 def declared_levels(settings: dict[str, Any]) -> dict[str, list[str]]:
@@ -79,10 +172,10 @@ def ordered(levels: list[str], declared: list[str] | None) -> list[str]:
     return first + rest
 
 
-def levels_key(levels: str) -> tuple[tuple[int, float, str], ...]:
-    """A cell's levels ('iodepth=16 numjobs=4') as a sort key: numbers ascending (4
-    before 16), words alphabetically."""
-    return tuple(_sort_key(part.partition("=")[2]) for part in levels.split())
+def levels_key(levels: Iterable[Level]) -> tuple[tuple[int, float, str], ...]:
+    """A cell's levels as a sort key: numbers ascending (4 before 16), words
+    alphabetically."""
+    return tuple(_sort_key(level) for _, level in levels)
 
 
 def _sort_key(text: str) -> tuple[int, float, str]:

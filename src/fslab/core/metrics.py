@@ -11,8 +11,11 @@ from typing import Any, NamedTuple
 
 COLUMNS = (
     "campaign", "run_id", "target", "fs", "fs_impl", "workload", "iteration", "host",
-    "op", "metric", "value", "unit", "better", "sample", "note",
+    "op", "metric", "value", "unit", "better", "sample", "note", "target_base", "job",
 )
+# A row's cell as fields (core/cells.py): the target as declared ("ext4") and the job
+# ("randread", "hpc/hpc-read"); `target` and `workload` are their names with the cell's
+# levels ("ext4 mount_options=noatime"), whose own columns follow COLUMNS.
 
 HIGHER = "higher"
 LOWER = "lower"
@@ -207,14 +210,17 @@ def add_rows(columns: dict[str, list[object]], identity: dict[str, object],
     for name, value in identity.items():
         if name not in columns:  # a factor the rows before did not have
             columns[name] = [None] * before
-        if name != "workload":
+        if name not in ("workload", "job"):
             columns[name] += [value] * count
     for name in factor_columns(columns):
         if name not in identity:
             columns[name] += [None] * count
-    workload = str(identity["workload"])
+    workload, job = str(identity["workload"]), str(identity.get("job") or identity["workload"])
     ops, metrics, values, hosts, samples, notes, sections = zip(*measurements, strict=True)
     columns["workload"] += [observation_workload(workload, s) for s in sections]
+    columns["job"] += [observation_workload(job, s) for s in sections]
+    if "target_base" not in identity:
+        columns["target_base"] += [identity["target"]] * count
     columns["host"] += [h or host for h in hosts]
     columns["op"] += ops
     columns["metric"] += metrics

@@ -51,6 +51,10 @@ class RunRecord:
     witness: dict[str, Any] = field(default_factory=dict)
     # A swept cell's level of each factor (plan/sweep.py): columns of the metrics table.
     levels: dict[str, str] = field(default_factory=dict)
+    # The cell as fields (core/cells.py): the target as declared and the job; "" in
+    # records written before results format 5 (then the target and workload themselves).
+    target_base: str = ""
+    job: str = ""
 
     @property
     def disturbed(self) -> bool:
@@ -80,7 +84,9 @@ class RunRecord:
         return {"campaign": self.campaign, "run_id": self.run_id, "target": self.target,
                 "fs": self.fs or description.get("fs", ""),
                 "fs_impl": self.fs_impl or description.get("fs_impl", ""),
-                "workload": self.workload, "iteration": self.iteration, **self.levels}
+                "workload": self.workload, "iteration": self.iteration,
+                "target_base": self.target_base or self.target,
+                "job": self.job or self.workload, **self.levels}
 
     def to_json(self) -> dict[str, Any]:
         """The record as run.json holds it (an import's empty run-only keys left out)."""

@@ -120,7 +120,9 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
                         f"{', '.join(HEADLINE_METRICS)}")
     if campaign.fresh not in ("run", "iteration", "campaign"):
         raise UserError(f"bad fresh policy {campaign.fresh!r}: use run, iteration or campaign")
-    campaign_factors(campaign.sweep, campaign.target_sweeps)  # names and levels, checked
+    factors = campaign_factors(campaign.sweep, campaign.target_sweeps)  # names, levels: checked
+    campaign.factor_scopes = {f.name: "target" if f.on_targets else "job"
+                              for f in factors if len(f.levels) > 1}
     campaign.file_size = (
         _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
     )

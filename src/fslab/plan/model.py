@@ -91,6 +91,9 @@ class CampaignFile(BaseModel):
     # A campaign that resolves (--resolve, run/resolve.py): the iterations at each look and
     # the cells measured after each, [target, workload, last iteration]; fslab writes it.
     resolve: ResolveTable | None = None
+    # What each swept factor varies (target or job): fslab writes it from the sweep, for
+    # the analysis; a campaign file need not give it (it is recomputed).
+    factors: dict[str, Literal["target", "job"]] = {}
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -134,6 +137,9 @@ class Campaign:
     # but the last the cells measured further, (target, workload, up to which iteration).
     looks: list[int] = field(default_factory=list)
     look_cells: list[list[tuple[str, str, int]]] = field(default_factory=list)
+    # {factor: 'target' or 'job'} of every swept factor (plan/sweep.py, at resolve time):
+    # what each varies, in campaign.toml ([factors]) for the analysis to read.
+    factor_scopes: dict[str, str] = field(default_factory=dict)
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
 
@@ -167,6 +173,8 @@ class Campaign:
             data["labels"] = dict(self.labels)
         if self.sweep:
             data["sweep"] = {name: list(levels) for name, levels in self.sweep.items()}
+        if self.factor_scopes:
+            data["factors"] = dict(self.factor_scopes)
         if self.looks:
             data["resolve"] = {"looks": list(self.looks),
                                "cells": [[list(cell) for cell in cells]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from fslab.core.cells import CellKey, Level, path_name
 from fslab.plan.campaign import Campaign
-from fslab.plan.levels import Level, path_name
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
 from fslab.workloads.base import Workload
@@ -23,7 +23,7 @@ class RunSpec:
     # The workload's own levels (a sweep's fio options: plan/sweep.py; the target's are
     # its own) and the job they vary: runs of one job are measured in the same rounds.
     workload_levels: tuple[Level, ...] = ()
-    job: str = ""
+    job: str = ""  # "" only where a run is built by hand: then the workload is its job
 
     @property
     def run_id(self) -> str:
@@ -37,9 +37,15 @@ class RunSpec:
         return dict((*self.target.levels, *self.workload_levels))
 
     @property
-    def group(self) -> str:
-        """What the run is measured together with: its job (every level of it)."""
+    def job_name(self) -> str:
+        """The run's job: what it is measured together with (every level of it)."""
         return self.job or self.workload.name
+
+    @property
+    def cell(self) -> CellKey:
+        """The run's cell as fields (core/cells.py)."""
+        return CellKey(self.target.base, self.job_name,
+                       (*self.target.levels, *self.workload_levels))
 
 
 @dataclass
@@ -80,7 +86,7 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
         if wanted is not None:  # a round of --resolve: only the cells it measures
             pairs = [(t, v) for t, v in pairs if (t.name, v.workload.name) in wanted]
         runs += [RunSpec(iteration, position, target, variant.workload, variant.levels,
-                         variant.base)
+                         variant.job)
                  for position, (target, variant) in enumerate(pairs)]
     return Plan(campaign, runs, targets, [v.workload.name for v in variants])
 
@@ -110,7 +116,7 @@ def check_space(plan: Plan) -> None:
     for run in plan.iteration(1):
         if run.target.fs in IMAGE_LESS or run.target.device:
             continue
-        cell = together.setdefault((run.target.name, run.group), {})
+        cell = together.setdefault((run.target.name, run.job_name), {})
         cell[run.workload.name] = run.workload.required_bytes()
     for (target_name, job), needs in together.items():
         target = next(t for t in plan.targets if t.name == target_name)

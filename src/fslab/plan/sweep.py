@@ -77,10 +77,11 @@ class Factor:
 
 @dataclass(frozen=True)
 class WorkloadVariant:
-    """A workload as the plan runs it: its levels in its name, its job's name as `base`."""
+    """A workload as the plan runs it: its job, and the levels that make it a variant of
+    it (its name is rendered from both: core/cells.cell_name)."""
 
     workload: Workload
-    base: str
+    job: str
     levels: tuple[Level, ...] = ()
 
 
@@ -173,7 +174,8 @@ def target_variants(campaign: Campaign) -> list[TargetSpec]:
             for name, level in levels:
                 variant = with_level(variant, name, level)
             out.append(dataclasses.replace(variant, name=cell_name(spec.name, levels),
-                                           levels=levels) if levels else variant)
+                                           levels=levels, variant_of=spec.name)
+                       if levels else variant)
     return out
 
 

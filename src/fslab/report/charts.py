@@ -167,7 +167,8 @@ def ranking_chart(ranking: pd.DataFrame, headline_row: Any) -> Chart | None:
         relative.append(shown[0])
         lows.append(shown[1])
         highs.append(shown[2])
-    groups = _groups(str(headline_row.ranking), list(rows["target"]))
+    groups = (rows["group"].fillna(0).astype(int).tolist() if "group" in rows
+              else [0] * len(rows))  # ranking.csv before the column: one colour
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
     colours = [palette[g % len(palette)] for g in groups]
     targets = list(rows["target"].astype(str))
@@ -184,17 +185,6 @@ def ranking_chart(ranking: pd.DataFrame, headline_row: Any) -> Chart | None:
         f"{headline_row.ranking}", "", height=120 + 45 * len(rows),
         xaxis={"type": "log", "title": {"text": f"× {best} (95 % simultaneous interval)"}},
         yaxis={"autorange": "reversed"}, showlegend=False)}
-
-
-def _groups(chain: str, targets: list[str]) -> list[int]:
-    """Group number of each target from a ranking chain ('a = b > c ? d' → 0, 0, 1, 1)."""
-    group, out, text = 0, {}, chain.split(";")[0]
-    for token in text.split():
-        if token == ">":
-            group += 1
-        elif token not in ("=", "?", "≈"):
-            out[token] = group
-    return [out.get(t, 0) for t in targets]
 
 
 def series_chart(workload: str, rows: pd.DataFrame) -> dict[str, Any] | None:

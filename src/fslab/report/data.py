@@ -35,6 +35,31 @@ class ReportData:
     sources: list[Source]
     series: pd.DataFrame | None = None  # fio's per-interval series (results/series.py)
 
+    def named(self, names: dict[str, str]) -> ReportData:
+        """The same data with every target shown by `names` (as short as the campaign
+        allows: analysis.factors.levels.target_names); the tables in stats/ keep theirs."""
+        if not names or all(k == v for k, v in names.items()):
+            return self
+        import dataclasses
+
+        def rename(frame: pd.DataFrame | None, *columns: str) -> pd.DataFrame | None:
+            if frame is None or frame.empty:
+                return frame
+            out = frame.copy()
+            for column in columns:
+                if column in out:
+                    out[column] = out[column].astype(str).map(lambda t: names.get(t, t))
+            return out
+
+        analysis = dataclasses.replace(
+            self.analysis, summary=rename(self.analysis.summary, "target"),
+            runs=rename(self.analysis.runs, "target"),
+            ranking=rename(self.analysis.ranking, "target", "best"),
+            pairwise=rename(self.analysis.pairwise, "a", "b"))
+        return dataclasses.replace(self, analysis=analysis,
+                                   records=rename(self.records, "target"),
+                                   series=rename(self.series, "target"))
+
     @property
     def results_dir(self) -> Path:
         return self.sources[0].path

@@ -20,7 +20,9 @@ th{background:#f4f4f4}.num{text-align:right;font-variant-numeric:tabular-nums}
 .chart{min-height:160px}.muted{color:#777}.verdict{margin:.2em 0}.pair{margin-left:2em}
 details{margin:.5em 0}summary{cursor:pointer;font-weight:600}
 """
-# Counts rendered charts and JS errors into <body data-*> so a headless browser can check.
+# Counts rendered charts, JS errors and chart labels cut off at the chart's edge (a tick
+# label, title or axis title outside its chart's SVG) into <body data-*> so a headless
+# browser can check.
 BOOT = """
 (function(){var errors=[];
 window.addEventListener('error',function(e){errors.push(String(e.message));
@@ -31,7 +33,14 @@ document.querySelectorAll('script[type="application/json"][data-chart]').forEach
 try{var spec=JSON.parse(node.textContent);var div=document.getElementById(node.dataset.chart);
 Plotly.newPlot(div,spec.data,spec.layout,{responsive:true,displaylogo:false});rendered++;}
 catch(e){errors.push(String(e));}});document.body.dataset.chartsRendered=rendered;
-document.body.dataset.jsErrors=errors.length;})();
+document.body.dataset.jsErrors=errors.length;var clipped=[];
+document.querySelectorAll('.js-plotly-plot').forEach(function(div){
+var svg=div.querySelector('.main-svg');if(!svg)return;var box=svg.getBoundingClientRect();
+div.querySelectorAll('.xtick text,.ytick text,.gtitle,.g-xtitle text,.g-ytitle text')
+.forEach(function(t){var r=t.getBoundingClientRect();if(r.width>0&&(r.left<box.left-1||
+r.right>box.right+1||r.top<box.top-1))clipped.push(t.textContent);});});
+document.body.dataset.labelsClipped=clipped.length;
+document.body.dataset.clippedLabels=clipped.slice(0,20).join(' | ');})();
 """
 
 
@@ -64,7 +73,7 @@ class Page:
         chart_id = f"chart{self.count}"
         self.parts.append(f'<div class="chart" id="{chart_id}"></div>'
                           f'<script type="application/json" data-chart="{chart_id}">'
-                          f"{script_json(_clean(spec))}</script>")
+                          f"{script_json(_clean(fitted(spec)))}</script>")
 
     def render(self) -> str:
         from plotly.offline import get_plotlyjs
@@ -73,6 +82,45 @@ class Page:
                 f"<title>{esc(self.title)}</title><style>{STYLE}</style>"
                 f"<script>{get_plotlyjs()}</script></head><body>"
                 + "".join(self.parts) + f"<script>{BOOT}</script></body></html>")
+
+
+# A chart's title line is wrapped at this many characters: a report is read in a window of
+# any width, and Plotly cuts a line that does not fit instead of wrapping it.
+TITLE_LINE = 64
+CAPTION_LINE = 100
+TITLE_LINE_PX = 22  # the top margin each line of title takes
+
+
+def fitted(spec: dict[str, Any]) -> dict[str, Any]:
+    """A chart whose labels fit: every axis makes room for its tick labels and title
+    (automargin), and a long title or caption is wrapped into lines with room above
+    the plot. Every chart of every report passes here (Page.chart)."""
+    layout = dict(spec.get("layout") or {})
+    for key in [k for k in layout if k.startswith(("xaxis", "yaxis"))] or ["xaxis", "yaxis"]:
+        layout[key] = {**(layout.get(key) or {}), "automargin": True}
+    title = layout.get("title")
+    if isinstance(title, dict) and isinstance(title.get("text"), str):
+        head, _, rest = title["text"].partition("<br>")
+        caption = rest.removeprefix("<sup>").removesuffix("</sup>") if rest else ""
+        lines = _wrapped(head, TITLE_LINE)
+        small = _wrapped(caption, CAPTION_LINE) if caption else []
+        text = "<br>".join(lines) + "".join(f"<br><sup>{line}</sup>" for line in small)
+        layout["title"] = {**title, "text": text}
+        margin = dict(layout.get("margin") or {})
+        needed = 30 + TITLE_LINE_PX * len(lines) + 14 * len(small)
+        margin["t"] = max(int(margin.get("t", 0) or 0), needed)
+        layout["margin"] = margin
+        if "height" in layout:
+            layout["height"] = int(layout["height"]) + max(0, needed - 80)
+    return {**spec, "layout": layout}
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """Lines of at most about `width` characters, broken between words (escaped text:
+    an entity is never split, being one word's part)."""
+    import textwrap
+
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False) or [""]
 
 
 def _clean(value: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.core.cells import job_of, numeric, ordered, target_base
+from fslab.core.cells import CellKey, level_label, numeric, ordered, short_names
 from fslab.core.metrics import title
 from fslab.core.units import display_scale
 
@@ -28,26 +28,28 @@ def _rgba(colour: str, alpha: float) -> str:
 
 def job_cells(summary: pd.DataFrame, job: str, op: str, metric: str) -> pd.DataFrame:
     """The summary rows of one job's cells for one op and metric."""
-    rows = summary[(summary["workload"].astype(str).map(job_of) == job)
-                   & (summary["metric"] == metric)]
+    rows = summary[(summary["job"].astype(str) == job) & (summary["metric"] == metric)]
     if op in set(rows["op"]):
         return rows[rows["op"] == op]
     return rows[rows["op"] == rows["op"].iloc[0]] if not rows.empty else rows
 
 
 def _lines(cells: pd.DataFrame, factor: str, others: list[str]) -> list[tuple[str, pd.DataFrame]]:
-    """The cells split into lines along `factor`: one per target and level of the others."""
-    keys = ["target", *[f for f in others if f in cells]]
-    out = []
-    for key, rows in cells.groupby(keys, sort=True, dropna=False):
-        parts = key if isinstance(key, tuple) else (key,)
-        label = " ".join([str(parts[0]), *(f"{f}={v}" for f, v in zip(keys[1:], parts[1:],
-                                                                      strict=True)
-                                           if isinstance(v, str))])
+    """The cells split into lines along `factor`: one per target and level of the others,
+    each named as shortly as the lines allow (core/cells.short_names)."""
+    present = [f for f in others if f in cells]
+    groups, keys = [], []
+    for _, rows in cells.groupby(["target", *present], sort=True, dropna=False):
         rows = rows[rows[factor].notna()].copy()
+        if rows.empty:
+            continue
+        first = rows.iloc[0]
+        keys.append(CellKey(str(first["target_base"]), str(first["job"]),
+                            tuple((f, str(first[f])) for f in present
+                                  if isinstance(first[f], str))))
         rows["x"] = rows[factor].map(lambda v: numeric(str(v)))
-        out.append((label, rows.sort_values("x")))
-    return [(label, rows) for label, rows in out if not rows.empty]
+        groups.append(rows.sort_values("x"))
+    return list(zip(short_names(keys), groups, strict=True))
 
 
 def scaling_chart(summary: pd.DataFrame, job: str, op: str, metric: str, factor: str,
@@ -108,7 +110,7 @@ def heatmaps(summary: pd.DataFrame, job: str, op: str, metric: str, factors: tup
     first, second = factors
     cells = cells[cells[first].notna() & cells[second].notna()]
     out = []
-    for target, rows in cells.groupby(cells["target"].map(target_base), sort=True):
+    for target, rows in cells.groupby(cells["target_base"].astype(str), sort=True):
         xs = ordered(rows[first].astype(str).tolist(), declared.get(first))
         ys = ordered(rows[second].astype(str).tolist(), declared.get(second))
         logs = rows.assign(log=rows["geomean"].map(lambda v: math.log(v) if v > 0 else math.nan))
@@ -135,21 +137,21 @@ def forest_chart(effects: pd.DataFrame, job: str, factor: str, caption: str) -> 
                    & effects["ratio"].notna()]
     if rows.empty:
         return None
-    reference = str(rows["reference"].iloc[0])
-    labels = [f"{factor}={level}" for level in rows["level"]]
+    reference = level_label(factor, str(rows["reference"].iloc[0]))
+    labels = [level_label(factor, str(level)) for level in rows["level"]]
     ratio = rows["ratio"].astype(float)
     trace = {"type": "scatter", "mode": "markers", "x": _finite(ratio), "y": labels,
              "marker": {"size": 11},
              "error_x": {"type": "data", "symmetric": False,
                          "array": _finite(rows["ratio_ci_high"].astype(float) - ratio),
                          "arrayminus": _finite(ratio - rows["ratio_ci_low"].astype(float))},
-             "hovertemplate": "%{y}: %{x:.3g}× " + f"{factor}={reference}<extra></extra>"}
+             "hovertemplate": "%{y}: %{x:.3g}× " + f"{escape(reference)}<extra></extra>"}
     return {"data": [trace], "layout": {
-        "title": {"text": escape(f"{job}: {title(str(rows['metric'].iloc[0]))} of each "
-                                 f"{factor} relative to {factor}={reference}")
-                          + f"<br><sup>{caption}</sup>"},
-        "height": 140 + 45 * len(rows), "showlegend": False,
-        "margin": {"t": 80, "l": 200, "r": 20, "b": 50},
+        "title": {"text": escape(f"{job}: {title(str(rows['metric'].iloc[0]))} relative "
+                                 f"to {reference}") + f"<br><sup>{factor}; {caption}</sup>"},
+        "height": 160 + 45 * len(rows), "showlegend": False,
+        "margin": {"t": 90, "l": 20, "r": 20, "b": 50},
+        "yaxis": {"automargin": True, "ticksuffix": " "},
         "xaxis": {"type": "log", "title": {"text": "ratio (simultaneous 95 % interval)"}},
         "shapes": [{"type": "line", "x0": 1, "x1": 1, "yref": "paper", "y0": 0, "y1": 1,
                     "line": {"dash": "dot", "color": "#777"}}]}}

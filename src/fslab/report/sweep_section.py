@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.core.cells import declared_levels, is_numeric, job_of
+from fslab.core.cells import declared_levels, is_numeric
 from fslab.report import sweep_charts
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
@@ -31,7 +31,7 @@ def sweep_section(data: ReportData, page: Page) -> None:
         factors = list(dict.fromkeys(rows["factor"].astype(str)))
         caption = esc(job_caption(data, job, factors))
         page.add(f"<h3>{esc(job)}</h3>")
-        cells = summary[summary["workload"].astype(str).map(job_of) == job]
+        cells = summary[summary["job"].astype(str) == job]
         numeric = [f for f in factors if f in cells
                    and is_numeric(cells[f].dropna().astype(str).unique().tolist())]
         for factor in numeric:

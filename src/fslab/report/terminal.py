@@ -28,16 +28,19 @@ if TYPE_CHECKING:  # the comparison's model (scipy) loads only where one is made
 TERMINAL_LEAVES_OUT = ("host_cpu_pct", "host_cpu_ns_per_io")
 
 
-def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> RenderableType:
-    """A targets legend, then one table per workload: rows target·op, a column per metric."""
+def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None,
+                   names: dict[str, str] | None = None) -> RenderableType:
+    """A targets legend, then one table per workload: rows target·op, a column per metric;
+    targets by `names` where given (as short as the campaign allows: target_names)."""
     parts: list[RenderableType] = []
+    names = names or {}
     if summary.empty:
         parts.append(Text("No measurements yet."))
     else:
-        parts.append(_targets_table(summary))
+        parts.append(_targets_table(summary, names))
     marks = {"noisy": False, "overlap": False, "above_raw": False, "cache": False}
     for workload, cells in summary.groupby("workload", sort=True):
-        parts.append(_workload_table(str(workload), cells, marks))
+        parts.append(_workload_table(str(workload), cells, marks, names))
     if marks["noisy"]:
         parts.append(Text(
             f"⚠ CI half-width above {NOISY_HALF_WIDTH:.0%} of the mean (or n < 2): too few "
@@ -75,16 +78,20 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None) -> R
     return Group(*parts)
 
 
-def _targets_table(summary: pd.DataFrame) -> Table:
+def _targets_table(summary: pd.DataFrame, names: dict[str, str]) -> Table:
     table = Table(title="Targets", title_justify="left")
-    for column in ("target", "fs", "implementation"):
+    shortened = any(names.get(t, t) != t for t in summary["target"].astype(str))
+    for column in ("target", *(("as shown",) if shortened else ()), "fs", "implementation"):
         table.add_column(column)
     for _, row in summary.drop_duplicates("target").iterrows():
-        table.add_row(row["target"], row["fs"], row["fs_impl"])
+        target = str(row["target"])
+        table.add_row(escape(target), *((escape(names.get(target, target)),) if shortened
+                                        else ()), row["fs"], row["fs_impl"])
     return table
 
 
-def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) -> Table:
+def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool],
+                    names: dict[str, str] | None = None) -> Table:
     metrics = [m for m in headline_metrics(set(cells["metric"]))
                if m not in TERMINAL_LEAVES_OUT]
     has_raw = "of_raw" in cells and cells["of_raw"].notna().any()
@@ -100,7 +107,7 @@ def _workload_table(workload: str, cells: pd.DataFrame, marks: dict[str, bool]) 
     shown_ops = set(cells.loc[cells.metric.isin(metrics), "op"])
     for op in sorted(shown_ops):
         for target in dict.fromkeys(cells.loc[cells.op == op, "target"]):
-            row: list[RenderableType] = [target, op]
+            row: list[RenderableType] = [escape((names or {}).get(target, target)), op]
             for metric in metrics:
                 key = (op, target, metric)
                 if key not in indexed.index:

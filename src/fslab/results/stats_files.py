@@ -58,6 +58,9 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
        "series.csv (the states an aging run's probes saw, in order)",
     5: "a sweep: effects.csv and best.csv; summary.csv has one column per factor; "
        "verdicts.csv rows of kind best and factor",
+    6: "a cell's fields: summary.csv and runs.parquet carry target_base and job; "
+       "ranking.csv a group column (the chain's '>'-separated groups, 0 the best's); "
+       "best.csv names configurations as shortly as the job's allow",
 })
 INDEX = STATS.marker
 # Every table of stats/: Analysis field -> file. The one declaration that writes and reads.

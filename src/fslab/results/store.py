@@ -56,8 +56,13 @@ FORMAT = DirFormat("results", "format.json", unstamped=0, history={
        "output, its rows are per-operation latency by section of the run (note 'section') "
        "and the probes' states (note 'probe', sample = operations done); aging "
        "directories of aging format 1-2 are upgraded in place when opened (aging/legacy.py)",
+    5: "a cell is fields, not a name to take apart: metrics.parquet and run.json carry "
+       "target_base (the target as declared) and job (the job, /section for one section of "
+       "a job file) beside target and workload (their names with the cell's levels); older "
+       "directories get them read off their names once, when loaded (results/legacy_cells.py)",
 })
 FORMAT_VERSION = FORMAT.current
+CELL_FIELDS = 5  # the first format whose rows carry target_base and job
 RUN_RECORD = "run.json"
 
 
@@ -268,7 +273,12 @@ class ResultsDir:
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """Every metrics row of every finished run."""
-        return [row for record in self.run_records() for row in record.metrics]
+        rows = [row for record in self.run_records() for row in record.metrics]
+        if self.version < CELL_FIELDS:
+            from fslab.results.legacy_cells import with_cell_fields
+
+            rows = [with_cell_fields(row) for row in rows]
+        return rows
 
     def rebuild_metrics(self, rows: list[dict[str, Any]] | None = None) -> int:
         """Rewrite metrics.parquet from `rows` (default: every run record); return the count.
@@ -328,6 +338,10 @@ class ResultsDir:
 
         table = pq.read_table(self.metrics_path, read_dictionary=[
             f.name for f in metrics_schema() if f.type == "string"] if categorical else None)
+        if self.version < CELL_FIELDS:
+            from fslab.results.legacy_cells import add_cell_columns
+
+            table = add_cell_columns(table)
         missing = set(COLUMNS) - set(table.column_names)
         if missing:
             raise ValueError(f"columns missing: {', '.join(sorted(missing))}")

@@ -42,7 +42,8 @@ def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
         started=finished.started, finished=time.time(),
         caches_dropped=finished.caches_dropped, scale=campaign.scale,
         target_description=description, workload_metadata=output.metadata,
-        witness=output.metadata.pop("witness", {}), levels=run.levels)
+        witness=output.metadata.pop("witness", {}), levels=run.levels,
+        target_base=run.target.base, job=run.job_name)
     columns = empty_columns()
     add_rows(columns, record.identity(), measurements, finished.host)
     record.metrics = rows(columns)

@@ -60,13 +60,15 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
     spent = sum(seconds.get((r.workload, r.target), 0.0) for r in records
                 if r.status == "ok")
     wanted: dict[str, tuple[int, set[str]]] = {}  # workload -> (more iterations, targets)
+    # a question of one section of a job file is answered by its job's runs
+    run_workload = {str(row["workload"]): r.workload for r in records for row in r.metrics}
     primary = pairwise[pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
     for row in primary.itertuples():
         needs = float(row.needs_iterations) if row.needs_iterations == row.needs_iterations \
             else math.nan
         if row.decision != UNRESOLVED or not math.isfinite(needs):
             continue
-        workload = str(row.workload).split("/")[0]  # a section's question: its job's runs
+        workload = run_workload.get(str(row.workload), str(row.workload))
         have = _count(row.n_pairs)
         have = have if have >= 2 else min(_count(row.n_a), _count(row.n_b))
         more, targets = wanted.get(workload, (0, set()))

@@ -152,11 +152,11 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
            else (lambda p: p.run.run_id))
     by_name = {key(p): p for p in parts}
     first = runs[0][0]
-    drawn = random.Random(f"{seed}/{first.iteration}/{first.group}/once").randrange(rounds)
+    drawn = random.Random(f"{seed}/{first.iteration}/{first.job_name}/once").randrange(rounds)
     for number in range(rounds):
         ready = [key(p) for p in parts if not p.failure and (not p.once or number == drawn)]
         for position, name in enumerate(round_order(seed, runs[0][0].iteration,
-                                                    runs[0][0].group, number, ready)):
+                                                    runs[0][0].job_name, number, ready)):
             _one_slice(by_name[name], number, position, slice_ms, ramp_ms, watcher)
     for part in parts:
         _finish(steps, part, rounds, slice_ms, ramp_ms)

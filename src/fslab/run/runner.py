@@ -153,11 +153,11 @@ class Runner:
         for run in runs:
             if campaign.fresh == "run" or sliceable(run, campaign.rounds, bool(self.hosts)):
                 groups.append([run])
-            elif run.group in gathered:
-                gathered[run.group].append(run)
+            elif run.job_name in gathered:
+                gathered[run.job_name].append(run)
             else:
-                gathered[run.group] = [run]
-                groups.append(gathered[run.group])
+                gathered[run.job_name] = [run]
+                groups.append(gathered[run.job_name])
         return groups
 
     def _execute_group(self, session: Session, mounted: dict[str, Mounted],

@@ -35,8 +35,15 @@ class TargetSpec:
     path: str = ""  # dir: the existing directory to benchmark
     device: str = ""  # a real block device instead of an image (needs confirmation)
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    # A variant of a swept target: its factors' levels, (("mount_options", "noatime"),)
+    # A variant of a swept target: its factors' levels, (("mount_options", "noatime"),),
+    # and the name of the target it is a variant of (core/cells.py: its key's target)
     levels: tuple[tuple[str, str], ...] = field(default=(), hash=False, compare=False)
+    variant_of: str = field(default="", hash=False, compare=False)
+
+    @property
+    def base(self) -> str:
+        """The target as the campaign declared it (its own name when not a variant)."""
+        return self.variant_of or self.name
 
 
 # Options of every target, read around each run rather than by the target (run_probes.py).

@@ -6,8 +6,8 @@ harness tests' fixed numbers. With `cv` or `drift` it is the simulator (`preset 
 "null"`): each run's value is log-normal with arithmetic mean `iops × scale` (the
 target's `scale`, read from the simulated target's directory) and coefficient of
 variation `cv`, times a log-normal factor of mean 1 and CV `drift` that every target of
-one iteration and job shares (and every variant of a swept job: its name's first word is
-the job, and they run in the same rounds). Draws are keyed by (seed, iteration, job,
+one iteration and job shares (and every variant of a swept job: they run in the same
+rounds). Draws are keyed by (seed, iteration, job,
 target), so a
 campaign's values do not depend on the order it ran in, the same seed gives the same
 values and another seed independent ones.
@@ -44,6 +44,7 @@ class NullWorkload(Capabilities):
     cv: float = 0.0
     drift: float = 0.0
     seed: int = 0
+    job: str = ""  # the job a swept variant is of (its draws share the job's drift)
     measures_host_cpu: ClassVar[bool] = False  # known numbers only: no system-wide CPU
     drops_caches: ClassVar[bool] = False  # no I/O: nothing to drop
     PRIMARY: ClassVar[str] = "iops"
@@ -77,7 +78,7 @@ class NullWorkload(Capabilities):
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
         import numpy as np  # here: a plan that builds workloads does not load numpy
 
-        job = self.name.split(" ", 1)[0]  # a swept variant's job (plan/sweep.py)
+        job = self.job or self.name
         shared = np.random.default_rng([self.seed, iteration, _key(job)])
         own = np.random.default_rng([self.seed, iteration, _key(self.name),
                                      _key(str(target["name"]))])
@@ -94,7 +95,7 @@ def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
         from fslab.core.errors import UserError
 
         raise UserError("null: jobs ≥ 1, iops > 0, cv ≥ 0 and drift ≥ 0, not both 0")
-    return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed)
+    return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed, job=f"w{i}")
             for i in range(1, jobs + 1)]
 
 

@@ -15,7 +15,7 @@ from fslab.core.metrics import EXTREMES, PROBE, SECTION
 from fslab.parsers.fio import ALL_CLIENTS
 
 RUN_KEYS = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better",
-            "iteration", "run_id"]
+            "iteration", "run_id", "target_base", "job"]
 
 # What this step does, in one statement the report prints (stats/methods.csv).
 METHOD = ('Observation: one fio section of one run. The clones of a section (numjobs) are '
@@ -36,6 +36,19 @@ METHOD = ('Observation: one fio section of one run. The clones of a section (num
           'completed I/O.')
 
 
+def with_cell_fields(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of rows without their cell's fields (core/cells.py; rows built by hand):
+    each target its own, each workload its own job, as a campaign without variants."""
+    if {"target_base", "job"} <= set(table.columns):
+        return table
+    out = table.copy()
+    if "target_base" not in out:
+        out["target_base"] = out["target"].astype(str) if len(out) else []
+    if "job" not in out:
+        out["job"] = out["workload"].astype(str) if len(out) else []
+    return out
+
+
 def observations(metrics: pd.DataFrame) -> pd.DataFrame:
     """The rows that are observations: for a run over several hosts, only the aggregate."""
     if "host" not in metrics or not (metrics["host"] == ALL_CLIENTS).any():
@@ -50,7 +63,7 @@ def per_run(metrics: pd.DataFrame) -> pd.DataFrame:
     averaged into its value, an extreme (metrics.EXTREMES) the extreme over them, a probed
     state (metrics.PROBE) the last one; each section of a sectioned run (metrics.SECTION)
     is an observation of its own, numbered by `sample` (0 for every other row)."""
-    rows = observations(metrics)
+    rows = with_cell_fields(observations(metrics))
     if rows.empty:
         return pd.DataFrame(columns=[*RUN_KEYS, "sample", "value"])
     if "note" not in rows or not rows["note"].isin([SECTION, PROBE]).any():

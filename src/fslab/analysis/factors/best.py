@@ -1,9 +1,10 @@
 """The best configuration of each swept job, and every one the evidence cannot separate
 from it.
 
-A configuration is a target with the workload's levels ("ext4 iodepth=32"). The best is
-the one with the best geometric mean of the job's primary metric, in the metric's
-direction. Each other configuration is compared with it:
+A configuration is a target with the workload's levels, named as shortly as the job's
+configurations allow ("ext4 iodepth=32"; "data=journal" where only a mount option
+varies). The best is the one with the best geometric mean of the job's primary metric, in
+the metric's direction. Each other configuration is compared with it:
 
 - two targets on the same variant of the job (ext4 iodepth=32 against xfs iodepth=32) are
   a primary pair of the verdicts already: its row of pairwise.csv is taken as it is
@@ -29,10 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.factors.levels import configuration, job_of
+from fslab.analysis.factors.levels import CELL_COLUMNS, configurations
 from fslab.analysis.pairs.decisions import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, decided
 from fslab.analysis.pairs.model import ALPHA, compare, turned
-from fslab.core.metrics import HIGHER
+from fslab.core.metrics import HIGHER, factor_columns
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
                 "variant", "geomean", "n", "ratio", "ratio_ci_low", "ratio_ci_high",
@@ -94,17 +95,20 @@ def _job(runs: pd.DataFrame, name: str, op: str, metric: str,
     """The job's values, or None when it has fewer than two configurations."""
     if runs.empty:
         return None
-    rows = runs[(runs["workload"].astype(str).map(job_of) == name)
+    rows = runs[(runs["job"].astype(str) == name)
                 & (runs["op"].astype(str) == op) & (runs["metric"].astype(str) == metric)]
     if rows.empty:
         return None
+    factors = [f for f in factor_columns(rows.columns) if f not in CELL_COLUMNS]
+    named = configurations(rows[[*CELL_COLUMNS, *factors]].drop_duplicates(
+        ["target", "workload"]))
     groups: dict[str, dict[int, float]] = {}
     names: dict[str, tuple[str, str]] = {}
     bound: list[str] = []
     for target, workload, iteration, value in zip(rows["target"], rows["workload"],
                                                   rows["iteration"], rows["value"],
                                                   strict=True):
-        config = configuration(str(target), str(workload))
+        config = named[(str(target), str(workload))]
         if (str(target), str(workload)) in cache_bound:
             if config not in bound:
                 bound.append(config)

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.factors.levels import job_of, ordered, target_base
 from fslab.analysis.pairs.model import ALPHA, ratio_exp, t_inference
+from fslab.core.cells import ordered
 from fslab.core.metrics import HIGHER
 
 EFFECT_COLUMNS = ["workload", "op", "metric", "factor", "level", "reference", "ratio",
@@ -76,7 +76,7 @@ def designs(runs: pd.DataFrame, questions: dict[str, tuple[str, str]], factors: 
     out: list[Design] = []
     if runs.empty or not factors:
         return out
-    jobs = runs["workload"].astype(str).map(job_of)
+    jobs = runs["job"].astype(str)
     for job, (op, metric) in questions.items():
         rows = runs[(jobs == job) & (runs["op"].astype(str) == op)
                     & (runs["metric"].astype(str) == metric)]
@@ -86,7 +86,7 @@ def designs(runs: pd.DataFrame, questions: dict[str, tuple[str, str]], factors: 
             continue
         frame = pd.DataFrame({"y": np.log(rows["value"].astype(float).to_numpy()),
                               "iteration": rows["iteration"].astype(int).to_numpy(),
-                              "base": rows["target"].astype(str).map(target_base).to_numpy(),
+                              "base": rows["target_base"].astype(str).to_numpy(),
                               "target": rows["target"].astype(str).to_numpy(),
                               "workload": rows["workload"].astype(str).to_numpy()})
         for factor in present:

@@ -16,9 +16,10 @@ import pandas as pd
 
 from fslab.analysis.factors.best import BEST, BEST_COLUMNS, NONE, WITHIN_REACH, best_table
 from fslab.analysis.factors.effects import EFFECT_COLUMNS, designs, effects_table, fit
-from fslab.analysis.factors.levels import declared_levels, job_of, with_levels
+from fslab.analysis.factors.levels import factors_of, with_levels
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.questions import primary_questions
+from fslab.core.cells import declared_levels
 from fslab.core.metrics import HEADLINE_METRICS, title
 from fslab.core.units import format_bound
 
@@ -31,13 +32,13 @@ def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: dict[str, 
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(effects, best) of a campaign's swept jobs; empty tables without a sweep. The
     primary pairs of `pairwise` answer for themselves in the best table."""
-    factors = [c for c in levels.columns if c not in ("target", "workload")]
+    factors = factors_of(levels)
     if not factors or runs.empty:
         return (pd.DataFrame(columns=EFFECT_COLUMNS), pd.DataFrame(columns=BEST_COLUMNS))
     runs = with_levels(runs, levels)
     questions = job_questions(runs, declared, tuple(settings.get("primary", ())))
     swept = runs[runs[factors].notna().any(axis=1)]  # rows of a cell with some level
-    swept_jobs = set(swept["workload"].astype(str).map(job_of))
+    swept_jobs = set(swept["job"].astype(str))
     questions = {job: q for job, q in questions.items() if job in swept_jobs}
     fitted = [fit(design) for design in designs(runs, questions, factors,
                                                 declared_levels(settings))]
@@ -55,9 +56,10 @@ def job_questions(runs: pd.DataFrame, declared: dict[str, str],
     """{job: (op, metric)}: each job's primary question, the one most of its variants
     ask (analysis.pairs.questions, per variant)."""
     values = runs[runs["metric"].isin(HEADLINE_METRICS)]
+    job_of = dict(zip(values["workload"].astype(str), values["job"].astype(str), strict=True))
     asked: dict[str, list[tuple[str, str]]] = {}
     for workload, op, metric in sorted(primary_questions(values, declared, campaign_primary)):
-        asked.setdefault(job_of(workload), []).append((op, metric))
+        asked.setdefault(job_of[workload], []).append((op, metric))
     return {job: max(set(found), key=found.count) for job, found in asked.items()}
 
 

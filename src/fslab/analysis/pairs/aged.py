@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.pairs.ranking import inverse
+from fslab.analysis.pairs.model import turned
 from fslab.core.metrics import HIGHER
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
@@ -46,7 +46,7 @@ def aged_vs_fresh(summary: pd.DataFrame, pairwise: pd.DataFrame,
                 continue
             ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
             if row.a != aged:
-                ratio, low, high = inverse(ratio), inverse(high), inverse(low)
+                ratio, low, high = turned(ratio, low, high)
             better = direction.get(row.metric, HIGHER)
             rows.append({"workload": row.workload, "op": row.op, "metric": row.metric,
                          "better": better, "primary": bool(row.primary), "aged": aged,

@@ -129,7 +129,7 @@ def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], flo
     for record in records:
         if record.finished > record.started > 0 and record.status == "ok":
             sliced = bool(record.workload_metadata.get("slices"))
-            key = (record.iteration, record.workload.split(" ", 1)[0] if sliced
+            key = (record.iteration, (record.job or record.workload) if sliced
                    else record.run_id)
             groups.setdefault(key, []).append(record)
     times: dict[tuple[str, str], list[float]] = {}

@@ -72,7 +72,8 @@ def primary_questions(runs: pd.DataFrame, declared: dict[str, str],
     for workload, rows in runs.groupby("workload", sort=True, observed=True):
         name = str(workload)
         present = rows["metric"].astype(str).unique()
-        own = declared.get(name) or declared.get(name.split("/")[0], "")
+        own = declared.get(name) or next(  # a section's: what its runs declared
+            (declared[r] for r in rows["run_id"].astype(str).unique() if r in declared), "")
         settled = own in present or any(m in present for m in wanted)
         metric = primary_metric(name, present, own, wanted,
                                 math.nan if settled else _block_size(rows))

@@ -20,11 +20,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.pairs.model import turned
 from fslab.core.metrics import HIGHER
 
 RANKING_COLUMNS = ["workload", "op", "metric", "better", "rank", "target", "geomean",
                    "n", "best", "advantage", "ci_low", "ci_high", "p_adj", "alpha",
-                   "estimable", "significant", "evidence", "size", "mde_ratio"]
+                   "estimable", "significant", "evidence", "size", "mde_ratio", "group"]
 # Evidence (Bonferroni-adjusted p) in words, strongest first: what the data say against
 # "no difference", not a probability that a hypothesis is true.
 EVIDENCE_WORDS = ((0.001, "very strong evidence"), (0.01, "strong evidence"),
@@ -88,7 +89,7 @@ def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
             row = pairs.iloc[index]
             ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
             if (row.a == x) != (better == HIGHER):  # advantage = x/y (higher) or y/x
-                ratio, low, high = inverse(ratio), inverse(high), inverse(low)
+                ratio, low, high = turned(ratio, low, high)
             decision = str(row.get("decision") or "")
             if row.a != x:  # faster/slower were said of a against b
                 decision = {"faster": "slower", "slower": "faster"}.get(decision, decision)
@@ -98,13 +99,6 @@ def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
                             _number(row.get("needs_iterations")),
                             _number(row.get("needs_seconds")), _number(row.get("margin")))
     return None
-
-
-def inverse(value: float) -> float:
-    """1 / value, with an unbounded interval's 0 and ∞ turning into each other."""
-    if value == 0:
-        return math.inf
-    return 0.0 if math.isinf(value) else 1 / value
 
 
 def _number(value: object) -> float:
@@ -132,9 +126,10 @@ def geomeans(runs: pd.DataFrame, question: tuple[str, str, str]) -> pd.Series:
 
 
 def rank(runs: pd.DataFrame, pairs: pd.DataFrame, question: tuple[str, str, str],
-         better: str, left_out: set[str] = frozenset()  # type: ignore[assignment]
-         ) -> tuple[pd.DataFrame, str]:
-    """(one row per ranked target, the chain text) for one primary question."""
+         better: str, left_out: set[str] = frozenset(),  # type: ignore[assignment]
+         names: dict[str, str] | None = None) -> tuple[pd.DataFrame, str]:
+    """(one row per ranked target, the chain text, each target by its name in `names`:
+    as short as the campaign allows) for one primary question."""
     compared = set(pairs["a"].astype(str)) | set(pairs["b"].astype(str))
     means = geomeans(runs, question)
     means = means[[t for t in means.index if t in compared and t not in left_out]]
@@ -157,7 +152,9 @@ def rank(runs: pd.DataFrame, pairs: pd.DataFrame, question: tuple[str, str, str]
                     "significant": pair.significant, "evidence": evidence(pair.p_adj),
                     "size": size(pair.advantage), "mde_ratio": pair.mde}
         rows.append(row)
-    return pd.DataFrame(rows, columns=RANKING_COLUMNS), chain(order, pairs, better)
+    table = pd.DataFrame(rows, columns=RANKING_COLUMNS)
+    table["group"] = groups(order, pairs, better)
+    return table, chain(order, pairs, better, names)
 
 
 def _beats(pairs: pd.DataFrame, x: str, y: str, better: str) -> bool:
@@ -170,23 +167,37 @@ def _same(pairs: pd.DataFrame, x: str, y: str, better: str) -> bool:
     return pair is not None and pair.decision == "equivalent"
 
 
-def chain(order: list[str], pairs: pd.DataFrame, better: str) -> str:
+def groups(order: list[str], pairs: pd.DataFrame, better: str) -> list[int]:
+    """Each ranked target's group (0 the best's): a new group begins at each clean cut,
+    where every target before it is better than every one after it (chain's '>')."""
+    out, group = [0], 0
+    for i in range(1, len(order)):
+        group += all(_beats(pairs, x, y, better) for x in order[:i] for y in order[i:])
+        out.append(group)
+    return out
+
+
+def chain(order: list[str], pairs: pd.DataFrame, better: str,
+          names: dict[str, str] | None = None) -> str:
     """'a = b > c ? d' — '>' at clean cuts only, '=' between neighbours the same within
     the margin, '?' between neighbours not yet told apart — then '; but a > c' for
-    separations inside a run."""
-    text = order[0]
+    separations inside a run. Targets by their names in `names` (default: as they are)."""
+    def shown(target: str) -> str:
+        return (names or {}).get(target, target)
+
+    text = shown(order[0])
     cuts = []
     for i in range(1, len(order)):
         clean = all(_beats(pairs, x, y, better) for x in order[:i] for y in order[i:])
         cuts.append(clean)
         mark = ">" if clean else ("=" if _same(pairs, order[i - 1], order[i], better)
                                   else "?")
-        text += f" {mark} {order[i]}"
+        text += f" {mark} {shown(order[i])}"
     extra = []
     for i, x in enumerate(order):
         for j in range(i + 1, len(order)):
             y = order[j]
             separated_by_cut = any(cuts[k - 1] for k in range(i + 1, j + 1))
             if not separated_by_cut and _beats(pairs, x, y, better):
-                extra.append(f"{x} > {y}")
+                extra.append(f"{shown(x)} > {shown(y)}")
     return text + (f"; but {', '.join(extra)}" if extra else "")
