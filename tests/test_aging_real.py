@@ -356,11 +356,12 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     assert ("aging utilization", "0.5", "0.9") in differences
     medians = cells[cells["metric"] == "op_lat_p50_ns"]
     assert len(medians) >= 3 and (medians["n_base"] == 20).all()
-    assert (medians["change_ci_low"] < medians["change"]).all()
-    assert (medians["change"] < medians["change_ci_high"]).all()
+    assert (medians["ratio_ci_low"] < medians["ratio"]).all()
+    assert (medians["ratio"] < medians["ratio_ci_high"]).all()
+    assert set(cells["decision"]) <= {"improved", "regressed", "same", "unresolved", ""}
     assert {"file_layout_score", "free_extents"} <= set(cells["metric"])
     layout = cells[cells["metric"] == "file_layout_score"].iloc[0]
-    assert layout["n_base"] == 1 and layout["note"].startswith("no CI")
+    assert layout["n_base"] == 1 and layout["note"].startswith("no interval")
 
     shown = fslab_here("compare", str(runs[0.5]), str(runs[0.9]))
     assert shown.returncode in (0, 1) and "op_lat_p50_ns" in shown.stdout, shown.stderr
@@ -417,7 +418,7 @@ def test_an_aging_directory_of_the_old_format_is_upgraded_in_place(tmp_path, lab
     assert upgraded == {name: (old / name).stat().st_mtime_ns for name in upgraded}
     same = api.compare(new, old).cells
     latency = same[same["metric"] == "op_lat_p50_ns"]
-    assert len(latency) >= 3 and (latency["change"].abs() < 1e-12).all()
+    assert len(latency) >= 3 and ((latency["ratio"] - 1).abs() < 1e-12).all()
     newer = tmp_path / "newer"
     newer.mkdir()
     (newer / "aging.json").write_text(json.dumps({**record, "format": 99}))

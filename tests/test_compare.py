@@ -94,7 +94,7 @@ def pytest_approx(value: float) -> object:
 
 
 def test_an_unbounded_interval_stays_unbounded_when_turned_around():
-    from fslab.analysis.pairs.model import turned
+    from fslab.core.units import turned
 
     assert turned(2.0, 0.0, math.inf) == (0.5, 0.0, math.inf)
     assert turned(4.0, 2.0, 8.0) == (0.25, 0.125, 0.5)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fslab import api
-from fslab.history import catalogue
+from fslab.history import catalogue, writing
 from fslab.history.changes import best_split, best_splits, detect, interval
 from fslab.plan.campaign import CampaignFile, Overrides, resolve
 from tests.conftest import fslab_here, requires
@@ -48,7 +48,7 @@ def sixteen(tmp_path_factory) -> tuple[Path, list[Path]]:
 
 def test_changes_find_the_drop_and_nothing_else(sixteen):
     tmp_path, dirs = sixteen
-    db = tmp_path / "catalogue.duckdb"
+    db = tmp_path / "catalogue"
     added = fslab_here("history", "add", *map(str, dirs), "--catalogue", str(db))
     assert added.returncode == 0, added.stderr
     found = fslab_here("history", "changes", "--by", "version", "--json", "--catalogue",
@@ -70,10 +70,10 @@ def test_changes_find_the_drop_and_nothing_else(sixteen):
 
 def test_adding_twice_changes_nothing_and_a_moved_directory_is_the_same_campaign(sixteen):
     tmp_path, dirs = sixteen
-    db = tmp_path / "twice.duckdb"
-    first = catalogue.add(db, dirs[:3])
+    db = tmp_path / "twice"
+    first = writing.add(db, dirs[:3])
     before = catalogue.counts(db)
-    again = catalogue.add(db, dirs[:3])
+    again = writing.add(db, dirs[:3])
     assert catalogue.counts(db) == before
     assert [r.before for r in first] == [None] * 3
     assert [r.describe().startswith("already recorded") for r in again] == [True] * 3
@@ -82,7 +82,7 @@ def test_adding_twice_changes_nothing_and_a_moved_directory_is_the_same_campaign
     import shutil
 
     shutil.copytree(dirs[0], moved)
-    (found,) = catalogue.add(db, [moved])
+    (found,) = writing.add(db, [moved])
     assert catalogue.counts(db) == before
     assert found.describe().startswith(f"found {found.identity.campaign_id}")
     paths = catalogue.query(db, "SELECT path FROM campaigns")["path"].tolist()
@@ -96,8 +96,8 @@ def test_adding_twice_changes_nothing_and_a_moved_directory_is_the_same_campaign
 
 def test_query_is_read_only_and_errors_are_one_line(sixteen, tmp_path):
     _, dirs = sixteen
-    db = tmp_path / "q.duckdb"
-    catalogue.add(db, dirs[:1])
+    db = tmp_path / "q"
+    writing.add(db, dirs[:1])
     ok = fslab_here("history", "query", "SELECT key, value FROM labels WHERE key = 'version'",
                     "--json", "--catalogue", str(db))
     assert ok.returncode == 0 and json.loads(ok.stdout) == [{"key": "version", "value": "1.1"}]
@@ -106,14 +106,14 @@ def test_query_is_read_only_and_errors_are_one_line(sixteen, tmp_path):
         assert done.returncode == 2 and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert catalogue.counts(db)["campaigns"] == 1
-    missing = fslab_here("history", "list", "--catalogue", str(tmp_path / "none.duckdb"))
+    missing = fslab_here("history", "list", "--catalogue", str(tmp_path / "none"))
     assert missing.returncode == 2 and "history add" in missing.stderr
 
 
 def test_an_unchanged_set_exits_zero(sixteen, tmp_path):
     _, dirs = sixteen
-    db = tmp_path / "steady.duckdb"
-    catalogue.add(db, dirs[:8])  # 1.1 ... 1.8: nothing changed yet
+    db = tmp_path / "steady"
+    writing.add(db, dirs[:8])  # 1.1 ... 1.8: nothing changed yet
     done = fslab_here("history", "changes", "--by", "version", "--catalogue", str(db))
     assert done.returncode == 0, done.stdout
     assert "0 change(s)" in done.stdout
@@ -124,8 +124,8 @@ def test_history_report_renders_in_chromium_with_the_change_marked(sixteen, tmp_
 
     requires("chromium", root=False)
     _, dirs = sixteen
-    db = tmp_path / "r.duckdb"
-    catalogue.add(db, dirs)
+    db = tmp_path / "r"
+    writing.add(db, dirs)
     page = tmp_path / "history.html"
     done = fslab_here("history", "report", "--by", "version", "--catalogue", str(db),
                       "--out", str(page))
@@ -186,7 +186,7 @@ def test_an_interval_that_overflows_is_infinite_not_a_traceback():
 def test_run_labels_the_campaign_and_adds_it_to_the_catalogue(tmp_path):
     from tests.conftest import fslab_cmd
 
-    db = tmp_path / "c.duckdb"
+    db = tmp_path / "c"
     done = fslab_cmd("run", "--fs", "null", "--preset", "null", "--iterations", "2",
                      "--label", "kernel=6.12.3", "--label", "commit=abc123",
                      "--catalogue", str(db), "--out", str(tmp_path / "r"),
@@ -217,9 +217,9 @@ def test_a_shared_directory_holds_one_history_for_several_machines(sixteen, tmp_
         (copy / "environment.json").write_text(json.dumps(env))
     for source in dirs[:10]:
         shutil.copytree(source, shared / "m1" / source.name)
-    db = shared / "catalogue.duckdb"
-    catalogue.add(db, sorted((shared / "m1").iterdir()))
-    catalogue.add(db, sorted((shared / "m2").iterdir()))
+    db = shared / "catalogue"
+    writing.add(db, sorted((shared / "m1").iterdir()))
+    writing.add(db, sorted((shared / "m2").iterdir()))
     assert catalogue.counts(db)["campaigns"] == 18
     found = json.loads(fslab_here("history", "changes", "--by", "version", "--json",
                                   "--catalogue", str(db)).stdout)

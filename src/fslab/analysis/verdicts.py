@@ -264,8 +264,8 @@ def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
 
 def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
     """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)'."""
-    from fslab.analysis.pairs.model import turned
     from fslab.analysis.pairs.ranking import evidence, size
+    from fslab.core.units import turned
 
     if not pair.estimable:
         return f"{x} vs {y}: not estimable (every iteration gave the same value)"

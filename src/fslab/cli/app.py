@@ -58,8 +58,9 @@ LabOption = Annotated[
                               "(default $FSLAB_LAB or /var/lib/fslab).")
 ]
 CatalogueOption = Annotated[Path | None, typer.Option(
-    "--catalogue", help="Catalogue file (default $FSLAB_CATALOGUE or "
-                        "~/.local/share/fslab/catalogue.duckdb).")]
+    "--catalogue", help="Catalogue directory, shared by any number of machines (default "
+                        "$FSLAB_CATALOGUE or ~/.local/share/fslab/catalogue); a .duckdb "
+                        "file of an earlier fslab is read as it is.")]
 
 
 def parse_labels(items: list[str] | None) -> dict[str, str]:

@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 
 from fslab.cli.app import CatalogueOption, app, console, escape, parse_labels
-from fslab.core.errors import UserError
 
 history_app = typer.Typer(
     rich_markup_mode=None, no_args_is_help=True,
@@ -37,21 +36,31 @@ def add(
         "--label", help="A label for these campaigns, KEY=VALUE (repeatable).")] = None,
 ) -> None:
     """Record results directories in the catalogue (again: their rows are replaced)."""
-    from fslab.history import catalogue as store
+    from fslab import api
 
-    for directory in directories:
-        if not directory.is_dir():
-            raise UserError(f"{directory}: no such directory")
-    for recorded in store.add(catalogue, directories, parse_labels(label)):
-        console.print(escape(recorded.describe()), highlight=False)
+    for line in api.history_add(catalogue, directories, parse_labels(label)):
+        console.print(escape(line), highlight=False)
+
+
+@history_app.command("remove")
+def remove(
+    campaign_id: Annotated[str, typer.Argument(metavar="ID", help="A campaign's id "
+                                               "(`fslab history list`).")],
+    catalogue: CatalogueOption = None,
+) -> None:
+    """Take a campaign out of the catalogue (its results directory is left as it is)."""
+    from fslab import api
+
+    console.print(f"removed {escape(api.history_remove(catalogue, campaign_id))}",
+                  highlight=False)
 
 
 @history_app.command("list")
 def list_(catalogue: CatalogueOption = None) -> None:
     """Every campaign in the catalogue with its labels."""
-    from fslab.history import catalogue as store
+    from fslab import api
 
-    rows = store.campaigns(catalogue)
+    rows = api.history_campaigns(catalogue)
     from rich.table import Table
 
     table = Table("campaign", "name", "started", "machine", "labels", "path")
@@ -74,9 +83,9 @@ def query(
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
 ) -> None:
     """Run a read-only SQL query over the catalogue."""
-    from fslab.history import catalogue as store
+    from fslab import api
 
-    frame = store.query(catalogue, sql)
+    frame = api.history_query(catalogue, sql)
     if as_json:
         sys.stdout.write(frame.to_json(orient="records", date_format="iso") + "\n")
     else:
@@ -93,12 +102,12 @@ def changes(
     """Changes across campaigns, each decided as the verdicts decide (regressed, improved,
     the same within the margin, or unresolved); exit 1 on a decided regression (for CI
     gates)."""
+    from fslab import api
     from fslab.core.units import DEFAULT_MARGIN, parse_margin
-    from fslab.history.series import changes as find
     from fslab.history.series import method
 
-    series = find(catalogue, by, since, across_machines, metric,
-                  margin=parse_margin(margin or DEFAULT_MARGIN))
+    series = api.history_changes(catalogue, by, since, across_machines, metric,
+                                 parse_margin(margin or DEFAULT_MARGIN))
     found = [change for s in series for change in s.changes]
     found.sort(key=lambda c: (not c.regression, c.p_value))
     if as_json:
@@ -124,12 +133,35 @@ def report(
         "history.html"),
 ) -> None:
     """One self-contained HTML page: the series that changed, regressions first."""
+    from fslab import api
     from fslab.core.units import DEFAULT_MARGIN, parse_margin
-    from fslab.history.series import changes as find
-    from fslab.history.series import method
-    from fslab.report.history_page import render
 
-    series = find(catalogue, by, since, across_machines, metric,
-                  margin=parse_margin(margin or DEFAULT_MARGIN))
-    out.write_text(render(series, by or "start time", method()))
-    console.print(f"wrote {out}", highlight=False)
+    written = api.history_report(catalogue, out, by, since, across_machines, metric,
+                                 parse_margin(margin or DEFAULT_MARGIN))
+    console.print(f"wrote {written}", highlight=False)
+
+
+@history_app.command("compact")
+def compact(catalogue: CatalogueOption = None) -> None:
+    """Merge the catalogue's parts into one (faster to read when it has grown; never
+    needed for correctness; safe beside writers and readers)."""
+    from fslab import api
+
+    before, kept = api.history_compact(catalogue)
+    console.print(f"{kept} campaigns in one part (there were {before} parts)",
+                  highlight=False)
+
+
+@history_app.command("migrate")
+def migrate(
+    legacy: Annotated[Path, typer.Argument(metavar="FILE", help="A single-file catalogue "
+                                           "(.duckdb) of an earlier fslab.")],
+    to: Annotated[Path, typer.Argument(metavar="DIR", help="The directory catalogue to "
+                                       "copy it into (new, or one to add to).")],
+) -> None:
+    """Copy a single-file catalogue into a directory catalogue that any number of
+    machines can write at once."""
+    from fslab import api
+
+    count = api.history_migrate(legacy, to)
+    console.print(f"copied {count} campaigns from {legacy} into {to}", highlight=False)

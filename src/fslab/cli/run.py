@@ -218,10 +218,16 @@ def run(
     console.print(f"Next: fslab report {result.results.path} (HTML; the tests, effect sizes "
                   f"and verdicts are in {result.results.path / 'stats'})")
     if catalogue is not None:
-        from fslab.history.catalogue import add
+        from fslab import api
 
-        (recorded,) = add(catalogue, [result.results.path])
-        console.print(escape(f"Catalogue {catalogue}: {recorded.describe()}"), highlight=False)
+        recorded, why = api.record_campaign(catalogue, result.results.path)
+        if recorded is not None:
+            console.print(escape(f"Catalogue {catalogue}: {recorded}"), highlight=False)
+        else:  # the campaign's results stand whatever happened to the catalogue
+            err_console.print(escape(
+                f"catalogue {catalogue}: this campaign was not recorded ({why}); record it "
+                f"later with: fslab history add {result.results.path} --catalogue "
+                f"{catalogue}"), highlight=False, markup=False, soft_wrap=True)
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
     if result.runner.failed:

@@ -115,6 +115,34 @@ def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
+# What a factor varies: a target's (a fresh file system each level) or a job's (measured
+# in the same rounds). The plan records each in campaign.toml's [factors]; a campaign from
+# before that table has its target options known by their names.
+TARGET, JOB = "target", "job"
+LEGACY_TARGET_FACTORS = ("mount_options", "mkfs_options", "scale")
+
+
+def factor_scopes(settings: dict[str, Any], factors: Sequence[str]) -> dict[str, str]:
+    """{factor: 'target' or 'job'} as the campaign (resolved campaign.toml) recorded it."""
+    recorded = settings.get("factors") or {}
+    return {f: str(recorded[f]) if f in recorded else
+            (TARGET if f in LEGACY_TARGET_FACTORS or f.startswith("zfs.") else JOB)
+            for f in factors}
+
+
+def target_names(cells: Any, scopes: dict[str, str]) -> dict[str, str]:
+    """{target: its name as short as the campaign's targets allow} from a table of cells
+    (columns target, target_base, job and the factors of `scopes`): 'data=journal' where
+    every target is ext4 and only a mount option varies; 'xfs' where targets differ and
+    nothing varies."""
+    if len(cells) == 0:
+        return {}
+    targets = cells.drop_duplicates("target")
+    own = [f for f, scope in scopes.items() if scope == TARGET and f in targets]
+    found = [CellKey(key.target, "", key.levels) for key in keys_of(targets, own)]
+    return dict(zip(targets["target"].astype(str), short_names(found), strict=True))
+
+
 def path_name(name: str) -> str:
     """A cell's name as a file name (run ids, work directories): spaces and '=' spelled
     with characters every tool takes ('ext4 mount_options=noatime' ->

@@ -175,3 +175,17 @@ def _scaled(value: float, base: int, labels: list[str]) -> str:
     text = f"{scaled:.3g}" if abs(scaled) < 1000 else f"{scaled:.0f}"
     label = labels[index]
     return f"{text} {label}".strip() if label else text
+
+
+def turned(ratio: float, low: float, high: float) -> tuple[float, float, float]:
+    """b/a from a/b with its interval: (1/ratio, 1/high, 1/low). An unbounded end stays
+    unbounded (1/0 = ∞, 1/∞ = 0) and an unknown one unknown (NaN): the one place a
+    ratio interval is turned around."""
+    def inverse(value: float) -> float:
+        if value != value:
+            return math.nan
+        if value == 0:
+            return math.inf
+        return 0.0 if math.isinf(value) else 1 / value
+
+    return inverse(ratio), inverse(high), inverse(low)

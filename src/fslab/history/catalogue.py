@@ -1,6 +1,8 @@
-"""The catalogue: every campaign fslab was told of, in one embedded DuckDB file.
+"""The catalogue: every campaign fslab was told of, as a directory of immutable Parquet
+parts (history/parts.py) that any number of machines write at once, read through DuckDB
+in memory: no writer waits on another, no reader waits on a writer.
 
-Tables (written by `add`):
+Tables (views of each reader's own in-memory DuckDB):
     campaigns   one row per campaign: id, path, name, started, machine, labels (JSON)
     labels      one row per campaign and label (machine facts, tools, the user's own)
     runs        a copy of each campaign's per-run table (stats/runs.parquet) with the
@@ -8,53 +10,40 @@ Tables (written by `add`):
                 signatures that say which cells are alike
     cells       per campaign × target × workload × op × metric: n, geometric mean and its
                 95 % interval, disturbed runs
-Views:
     metrics     every campaign's metrics.parquet, read where it lies (DuckDB reads
                 Parquet from a local or shared directory, or an object store it is set
                 up for), with the campaign id
 
-Adding a directory again replaces its rows (nothing doubles); a directory moved
-elsewhere keeps its id (history/identity.py) and its new path is recorded.
+Adding a directory again replaces its rows (a new version of the campaign, in one
+rename); a directory moved elsewhere keeps its id (history/identity.py) and its new path
+is recorded; a campaign removed is gone (history/writing.py). A single-file catalogue of
+an earlier fslab (`.duckdb`) is read as it is; `migrate` copies it into a directory.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.core.errors import UserError
-from fslab.history.identity import Identity, identify
+from fslab.history import parts
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
 ENV_VAR = "FSLAB_CATALOGUE"
-FILE_NAME = "catalogue.duckdb"
-TABLES = ("campaigns", "labels", "runs", "cells")
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS campaigns (
-    campaign_id VARCHAR PRIMARY KEY, path VARCHAR, name VARCHAR, started VARCHAR,
-    machine VARCHAR, labels JSON, added VARCHAR);
-CREATE TABLE IF NOT EXISTS labels (campaign_id VARCHAR, key VARCHAR, value VARCHAR);
-CREATE TABLE IF NOT EXISTS runs (
-    campaign_id VARCHAR, run_id VARCHAR, target VARCHAR, fs VARCHAR, fs_impl VARCHAR,
-    workload VARCHAR, op VARCHAR, metric VARCHAR, unit VARCHAR, better VARCHAR,
-    iteration BIGINT, sample BIGINT, value DOUBLE, disturbed BOOLEAN, "primary" BOOLEAN,
-    workload_signature VARCHAR, target_signature VARCHAR);
-CREATE TABLE IF NOT EXISTS cells (
-    campaign_id VARCHAR, target VARCHAR, workload VARCHAR, op VARCHAR, metric VARCHAR,
-    unit VARCHAR, better VARCHAR, "primary" BOOLEAN, n BIGINT, geomean DOUBLE,
-    ci_low DOUBLE, ci_high DOUBLE, disturbed BIGINT, workload_signature VARCHAR,
-    target_signature VARCHAR);
-"""
+DIR_NAME = "catalogue"
+LEGACY_SUFFIX = ".duckdb"
+TABLES = parts.TABLES
+CAMPAIGN_COLUMNS = ["campaign_id", "path", "name", "started", "machine", "labels", "added"]
+# A reader that lists parts while a writer deletes one it has superseded (after
+# parts.GRACE_S) tries again, this many times.
+READ_ATTEMPTS = 3
 
 
 def default_path() -> Path:
@@ -62,125 +51,148 @@ def default_path() -> Path:
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR])
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "fslab" / FILE_NAME
+    return Path(base) / "fslab" / DIR_NAME
 
 
 def resolve_path(path: Path | None) -> Path:
     return Path(path) if path else default_path()
 
 
+def is_legacy(path: Path) -> bool:
+    """A single-file catalogue of an earlier fslab (one DuckDB database file)."""
+    return path.is_file()
+
+
+# Reading ---------------------------------------------------------------------------------
+
+
 @contextmanager
-def connect(path: Path | None, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection to the catalogue (created when writing; refused when reading one
-    that does not exist)."""
+def connect(path: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only view of the catalogue: an in-memory DuckDB whose views (TABLES and
+    metrics) read the parts as they were when it opened; refused when there is none."""
     import duckdb
 
     where = resolve_path(path)
-    if read_only and not where.exists():
+    if not where.exists():
         raise UserError(f"no catalogue at {where}: add campaigns with `fslab history add DIR`")
-    where.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        connection = duckdb.connect(str(where), read_only=read_only)
-    except duckdb.Error as exc:
-        raise UserError(f"catalogue {where}: {str(exc).splitlines()[0]}") from exc
-    try:
-        if not read_only:
-            connection.execute(SCHEMA)
-        yield connection
-    finally:
-        connection.close()
+    for attempt in range(READ_ATTEMPTS):
+        db = duckdb.connect(":memory:")
+        try:
+            if is_legacy(where):
+                _legacy_views(db, where)
+            else:
+                parts.check(where) if parts.is_catalogue_dir(where) else not_one(where)
+                _views(db, where)
+        except duckdb.IOException as exc:  # a part deleted as it was listed: again
+            db.close()
+            if attempt + 1 == READ_ATTEMPTS or is_legacy(where):
+                raise UserError(f"catalogue {where}: {str(exc).splitlines()[0]}") from exc
+            time.sleep(0.05)
+            continue
+        except duckdb.Error as exc:
+            db.close()
+            raise UserError(f"catalogue {where}: {str(exc).splitlines()[0]}") from exc
+        try:
+            yield db
+        finally:
+            db.close()
+        return
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """A campaign `add` recorded, and where the catalogue had it before (None: new)."""
-
-    identity: Identity
-    path: Path
-    before: str | None
-
-    def describe(self) -> str:
-        """'added …', 'already recorded …: its rows replaced, nothing added' or 'found …
-        at PATH (was PATH): nothing added'."""
-        head = f"{self.identity.campaign_id} {self.identity.name}"
-        if self.before is None:
-            return f"added {head} ({len(self.identity.labels)} labels)"
-        if self.before == str(self.path):
-            return f"already recorded {head}: its rows replaced, nothing added"
-        return f"found {head} at {self.path} (was {self.before}): nothing added"
+def not_one(where: Path) -> None:
+    if where.is_dir() and any(where.iterdir()):
+        raise UserError(f"{where} is not a catalogue (no {parts.FORMAT.marker}): name an "
+                        "empty or new directory, or a catalogue")
 
 
-def add(path: Path | None, directories: list[Path],
-        labels: dict[str, str] | None = None) -> list[Recorded]:
-    """Record results directories (analysed first where their stats are missing or out
-    of date): a campaign the catalogue has already (by its id, wherever it lies now) has
-    its rows replaced, so adding twice changes nothing."""
-    tables = [_tables_of(Path(d), labels) for d in directories]
-    out = []
-    with connect(path) as db:
-        for identity, directory, runs in tables:
-            known = db.execute("SELECT path FROM campaigns WHERE campaign_id = ?",
-                               [identity.campaign_id]).fetchone()
-            _replace(db, identity, directory, runs)
-            out.append(Recorded(identity, directory, str(known[0]) if known else None))
-        _refresh_views(db)
-    return out
+def _files(paths: list[Path]) -> str:
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
 
 
-def _tables_of(directory: Path, labels: dict[str, str] | None
-               ) -> tuple[Identity, Path, pd.DataFrame]:
-    from fslab.history.cells import runs_table
-
-    directory = directory.resolve()
-    if not (directory / "metrics.parquet").exists():
-        raise UserError(f"{directory} is not a results directory (no metrics.parquet)")
-    identity = identify(directory, labels)
-    return identity, directory, runs_table(directory, identity)
+PART_OF = r"regexp_extract(filename, '([^/]+)/[^/]+\.parquet$', 1)"
 
 
-def _replace(db: duckdb.DuckDBPyConnection, identity: Identity, directory: Path,
-             runs: pd.DataFrame) -> None:
-    from fslab.history.cells import cells_table
+def _views(db: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Views over the newest version of every campaign not removed (parts.py)."""
+    listed = [p for p in parts.parts(root) if p.table("campaigns").exists()]
+    if not listed:
+        _empty_views(db)
+        return
+    db.execute("CREATE TEMP TABLE all_campaigns AS SELECT * EXCLUDE (filename), "
+               f"{PART_OF} AS part FROM read_parquet("
+               f"{_files([p.table('campaigns') for p in listed])}, filename = true, "
+               "union_by_name = true)")
+    db.execute("""
+        CREATE TEMP TABLE chosen AS
+        SELECT a.campaign_id, a.version, max(a.part) AS part, bool_or(a.removed) AS removed
+        FROM all_campaigns a
+        JOIN (SELECT campaign_id, max(version) AS version FROM all_campaigns GROUP BY 1) l
+          USING (campaign_id, version)
+        GROUP BY 1, 2""")
+    db.execute("CREATE TEMP TABLE current AS SELECT campaign_id, version, part FROM chosen "
+               "WHERE NOT removed")
+    db.execute(f"CREATE VIEW campaigns AS SELECT {', '.join('a.' + c for c in CAMPAIGN_COLUMNS)} "
+               "FROM all_campaigns a JOIN current USING (campaign_id, version, part)")
+    wanted = {name for (name,) in db.execute("SELECT DISTINCT part FROM current").fetchall()}
+    for table in TABLES[1:]:
+        files = [p.table(table) for p in listed if p.name in wanted and p.table(table).exists()]
+        if not files:
+            db.execute(f"CREATE VIEW {table} AS SELECT * FROM ({_empty(table)})")
+            continue
+        db.execute(
+            f"CREATE VIEW {table} AS SELECT t.* EXCLUDE (filename, version) FROM "
+            f"read_parquet({_files(files)}, filename = true, union_by_name = true) t "
+            f"JOIN current c ON t.campaign_id = c.campaign_id AND t.version = c.version "
+            f"AND {PART_OF.replace('filename', 't.filename')} = c.part")
+    _metrics_view(db)
 
-    cells = cells_table(runs)
-    key = identity.campaign_id
-    db.execute("BEGIN TRANSACTION")
+
+def _empty(table: str) -> str:
+    columns = {"labels": "campaign_id VARCHAR, key VARCHAR, value VARCHAR",
+               "runs": "campaign_id VARCHAR, target VARCHAR, workload VARCHAR, op VARCHAR, "
+                       "metric VARCHAR, value DOUBLE, \"primary\" BOOLEAN",
+               "cells": "campaign_id VARCHAR, target VARCHAR, workload VARCHAR, op VARCHAR, "
+                        "metric VARCHAR, geomean DOUBLE"}[table]
+    names = ", ".join(f"NULL::{c.split()[1]} AS {c.split()[0]}" for c in columns.split(", "))
+    return f"SELECT {names} WHERE false"
+
+
+def _empty_views(db: duckdb.DuckDBPyConnection) -> None:
+    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in CAMPAIGN_COLUMNS)
+    db.execute(f"CREATE VIEW campaigns AS SELECT {names} WHERE false")
+    for table in TABLES[1:]:
+        db.execute(f"CREATE VIEW {table} AS {_empty(table)}")
+    db.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS campaign_id WHERE false")
+
+
+def _legacy_views(db: duckdb.DuckDBPyConnection, file: Path) -> None:
+    """A single-file catalogue of an earlier fslab, attached read-only."""
+    quoted = str(file).replace("'", "''")
+    db.execute(f"ATTACH '{quoted}' AS legacy (READ_ONLY)")
     for table in TABLES:
-        db.execute(f"DELETE FROM {table} WHERE campaign_id = ?", [key])
-    db.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?)",
-               [key, str(directory), identity.name, identity.started, identity.machine,
-                json.dumps(identity.labels), time.strftime("%Y-%m-%dT%H:%M:%S%z")])
-    db.executemany("INSERT INTO labels VALUES (?, ?, ?)",
-                   [[key, k, v] for k, v in sorted(identity.labels.items())])
-    db.register("new_runs", runs)
-    db.execute("INSERT INTO runs BY NAME SELECT * FROM new_runs")
-    db.unregister("new_runs")
-    db.register("new_cells", cells)
-    db.execute("INSERT INTO cells BY NAME SELECT * FROM new_cells")
-    db.unregister("new_cells")
-    db.execute("COMMIT")
+        db.execute(f"CREATE VIEW {table} AS SELECT * FROM legacy.{table}")
+    _metrics_view(db)
 
 
-def _refresh_views(db: duckdb.DuckDBPyConnection) -> None:
+def _metrics_view(db: duckdb.DuckDBPyConnection) -> None:
     """The metrics view over every recorded campaign's metrics.parquet that can be read
     now (a directory that is gone drops out of the view, not the catalogue)."""
     paths = [row[0] for row in db.execute("SELECT path FROM campaigns ORDER BY path").fetchall()]
     files = [f"{p}/metrics.parquet" for p in paths
              if "://" in p or Path(p, "metrics.parquet").exists()]
     if not files:
-        db.execute("CREATE OR REPLACE VIEW metrics AS SELECT NULL::VARCHAR AS campaign_id "
-                   "WHERE false")
+        db.execute("CREATE VIEW metrics AS SELECT NULL::VARCHAR AS campaign_id WHERE false")
         return
     listed = ", ".join("'" + f.replace("'", "''") + "'" for f in files)
     db.execute(
-        "CREATE OR REPLACE VIEW metrics AS SELECT c.campaign_id, m.* EXCLUDE (filename) "
+        "CREATE VIEW metrics AS SELECT c.campaign_id, m.* EXCLUDE (filename) "
         f"FROM read_parquet([{listed}], union_by_name = true, filename = true) m "
         "JOIN campaigns c ON m.filename = c.path || '/metrics.parquet'")
 
 
 def campaigns(path: Path | None) -> pd.DataFrame:
     """Every campaign with its labels, oldest first."""
-    with connect(path, read_only=True) as db:
+    with connect(path) as db:
         return db.execute("SELECT * FROM campaigns ORDER BY started, campaign_id").df()
 
 
@@ -188,8 +200,12 @@ def query(path: Path | None, sql: str) -> pd.DataFrame:
     """A read-only query over the catalogue's tables and views."""
     import duckdb
 
-    with connect(path, read_only=True) as db:
+    with connect(path) as db:
         try:
+            kinds = {statement.type for statement in db.extract_statements(sql)}
+            if not kinds <= {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}:
+                raise UserError("query failed: the catalogue is read-only here (SELECT only; "
+                                "`fslab history add` and `remove` change it)")
             return db.execute(sql).df()
         except duckdb.Error as exc:
             raise UserError(f"query failed: {str(exc).splitlines()[0]}") from exc
@@ -197,14 +213,14 @@ def query(path: Path | None, sql: str) -> pd.DataFrame:
 
 def counts(path: Path | None) -> dict[str, int]:
     """Rows per table (what adding the same directory twice must not change)."""
-    with connect(path, read_only=True) as db:
+    with connect(path) as db:
         return {t: int(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # type: ignore[index]
                 for t in TABLES}
 
 
 def series_rows(path: Path | None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(runs joined with their campaigns' machine, start and labels; the labels table)."""
-    with connect(path, read_only=True) as db:
+    with connect(path) as db:
         runs = db.execute(
             "SELECT r.*, c.machine, c.started, c.name AS campaign_name FROM runs r "
             "JOIN campaigns c USING (campaign_id)").df()

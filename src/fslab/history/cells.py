@@ -11,6 +11,8 @@ from fslab.history.identity import Identity
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fslab.results.store import ResultsDir
+
 LEVEL = 0.95
 
 
@@ -23,14 +25,12 @@ def runs_table(directory: Path, identity: Identity) -> pd.DataFrame:
     from fslab.results.stats_files import load_analysis
     from fslab.results.store import ResultsDir
 
-    analysis = load_analysis(ResultsDir.open(directory))
+    results = ResultsDir.open(directory)
+    analysis = load_analysis(results)
     if analysis is None:
-        from fslab import api
+        from fslab.analysis.pipeline import analyze_results
 
-        api.analyze(directory)
-        analysis = load_analysis(ResultsDir.open(directory))
-    if analysis is None:  # pragma: no cover - analyze writes what load_analysis reads
-        raise RuntimeError(f"{directory}: stats/ unreadable after analysis")
+        analysis = analyze_results(results)
     runs = analysis.runs.copy()
     for column in runs.columns:
         if isinstance(runs[column].dtype, pd.CategoricalDtype):
@@ -39,12 +39,7 @@ def runs_table(directory: Path, identity: Identity) -> pd.DataFrame:
     flagged = (set(disturbed.loc[disturbed["disturbed"].astype(bool), "run_id"].astype(str))
                if not disturbed.empty and "disturbed" in disturbed else set())
     runs["disturbed"] = runs["run_id"].isin(flagged)
-    headline = analysis.headline
-    primary = (set(zip(headline["workload"].astype(str), headline["op"].astype(str),
-                       headline["metric"].astype(str), strict=True))
-               if not headline.empty else set())
-    runs["primary"] = [key in primary for key in zip(runs["workload"], runs["op"],
-                                                     runs["metric"], strict=True)]
+    runs["primary"] = _primary(runs, results)
     w_sig, t_sig = identity.workload_signatures, identity.target_signatures
     runs["workload_signature"] = [w_sig.get(w, w_sig.get("*", "")) for w in runs["workload"]]
     runs["target_signature"] = [t_sig.get(t, "") for t in runs["target"]]
@@ -52,6 +47,20 @@ def runs_table(directory: Path, identity: Identity) -> pd.DataFrame:
     if "sample" not in runs:
         runs["sample"] = 0
     return runs
+
+
+def _primary(runs: pd.DataFrame, results: ResultsDir) -> list[bool]:
+    """Whether each row is its workload's primary question (analysis.pairs.questions):
+    the verdicts' question, also where a campaign has one target to rank (the usual
+    history: one file system, version after version)."""
+    from fslab.analysis.pairs.questions import primary_questions
+    from fslab.analysis.pipeline import campaign_settings, declared_primaries
+
+    records = [] if results.environment().get("imported") else list(results.run_records())
+    asked = primary_questions(runs, declared_primaries(records),
+                              tuple(campaign_settings(results).get("primary", ())))
+    return [key in asked for key in zip(runs["workload"].astype(str), runs["op"].astype(str),
+                                        runs["metric"].astype(str), strict=True)]
 
 
 def cells_table(runs: pd.DataFrame) -> pd.DataFrame:

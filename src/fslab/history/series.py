@@ -124,6 +124,8 @@ def build(path: Path | None, by: str | None = None, across_machines: bool = Fals
     wide = catalogue.labels_wide(labels)
     runs = runs[runs["value"] > 0]
     runs = runs[runs["metric"].isin(metrics)] if metrics else runs[runs["primary"]]
+    if runs.empty:
+        return []
     runs = runs.assign(machine_key="" if across_machines else [
         "|".join(str(wide.get(c, {}).get(k, "")) for k in ("host", "cpu_model", "disk_model"))
         for c in runs["campaign_id"]])

@@ -8,9 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.pairs.model import turned
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER, headline_metrics, title
-from fslab.core.units import display_scale
+from fslab.core.units import display_scale, turned
 
 Chart = dict[str, Any]
 PERCENTILES = [("clat_p50_ns", "p50"), ("clat_p90_ns", "p90"), ("clat_p99_ns", "p99"),

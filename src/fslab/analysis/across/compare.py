@@ -35,11 +35,11 @@ from fslab.analysis.pairs.decisions import (
     UNRESOLVED,
     decided,
 )
-from fslab.analysis.pairs.model import ALPHA, compare, turned
+from fslab.analysis.pairs.model import ALPHA, compare
 from fslab.analysis.pairs.power import PairSpread, needs_iterations
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.core.metrics import headline_of_each
-from fslab.core.units import DEFAULT_MARGIN
+from fslab.core.units import DEFAULT_MARGIN, turned
 
 CELL = ["target", "workload", "op", "metric"]
 COLUMNS = [*CELL, "primary", "unit", "better", "n_base", "n_new", "base_geomean",

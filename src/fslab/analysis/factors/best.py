@@ -32,8 +32,9 @@ import pandas as pd
 
 from fslab.analysis.factors.levels import CELL_COLUMNS, configurations
 from fslab.analysis.pairs.decisions import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, decided
-from fslab.analysis.pairs.model import ALPHA, compare, turned
+from fslab.analysis.pairs.model import ALPHA, compare
 from fslab.core.metrics import HIGHER, factor_columns
+from fslab.core.units import turned
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
                 "variant", "geomean", "n", "ratio", "ratio_ci_low", "ratio_ci_high",

@@ -6,20 +6,28 @@ it in campaign.toml's [factors]).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import pandas as pd
 
 from fslab.analysis.cells.observations import with_cell_fields
-from fslab.core.cells import CellKey, cell_name, keys_of, level_label, short_names
+from fslab.core.cells import (  # re-exported: the analysis reads scopes through here
+    JOB,
+    TARGET,
+    CellKey,
+    cell_name,
+    factor_scopes,
+    keys_of,
+    level_label,
+    short_names,
+    target_names,
+)
 from fslab.core.metrics import factor_columns
+
+__all__ = ["CELL_COLUMNS", "JOB", "TARGET", "cell_levels", "configurations", "factor_scopes",
+           "factors_of", "full_configuration", "job_levels", "job_levels_text", "keys",
+           "target_names", "with_levels"]
 
 # What names a cell in the tables, besides its factors' columns.
 CELL_COLUMNS = ["target", "workload", "target_base", "job"]
-TARGET, JOB = "target", "job"
-# Campaigns from before [factors] was recorded: target factors by their names then.
-LEGACY_TARGET_FACTORS = ("mount_options", "mkfs_options", "scale")
 
 
 def cell_levels(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -54,16 +62,6 @@ def with_levels(table: pd.DataFrame, levels: pd.DataFrame) -> pd.DataFrame:
     return with_cell_fields(out)
 
 
-def factor_scopes(settings: dict[str, Any], factors: Sequence[str]) -> dict[str, str]:
-    """{factor: 'target' or 'job'}: what each factor varies, as the plan recorded it in
-    campaign.toml's [factors] (plan/sweep.py); a campaign from before that table: target
-    options by their names."""
-    recorded = settings.get("factors") or {}
-    return {f: str(recorded[f]) if f in recorded else
-            (TARGET if f in LEGACY_TARGET_FACTORS or f.startswith("zfs.") else JOB)
-            for f in factors}
-
-
 def keys(cells: pd.DataFrame) -> list[CellKey]:
     """Each row's key (core/cells.CellKey) of a cell_levels table."""
     return keys_of(cells, factors_of(cells))
@@ -86,19 +84,6 @@ def configurations(cells: pd.DataFrame) -> dict[tuple[str, str], str]:
     names = short_names(found)
     return {(str(t), str(w)): name for t, w, name in zip(cells["target"], cells["workload"],
                                                          names, strict=True)}
-
-
-def target_names(cells: pd.DataFrame, scopes: dict[str, str]) -> dict[str, str]:
-    """{target: its name as short as the campaign's targets allow}: 'data=journal' where
-    every target is ext4 and only a mount option varies; 'xfs' where targets differ and
-    nothing varies (core/cells.short_names over the targets' own keys)."""
-    if cells.empty:
-        return {}
-    targets = cells.drop_duplicates("target")
-    found = [CellKey(key.target, "", tuple((f, v) for f, v in key.levels
-                                          if scopes.get(f) == TARGET))
-             for key in keys(targets)]
-    return dict(zip(targets["target"].astype(str), short_names(found), strict=True))
 
 
 def full_configuration(key: CellKey, scopes: dict[str, str]) -> str:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.pairs.model import turned
 from fslab.core.metrics import HIGHER
+from fslab.core.units import turned
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
            "ratio_ci_low", "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]

@@ -240,20 +240,6 @@ def ratio_exp(log_value: float) -> float:
         return math.inf
 
 
-def turned(ratio: float, low: float, high: float) -> tuple[float, float, float]:
-    """b/a from a/b with its interval: (1/ratio, 1/high, 1/low). An unbounded end stays
-    unbounded (1/0 = ∞, 1/∞ = 0) and an unknown one unknown (NaN): the one place a
-    ratio interval is turned around."""
-    def inverse(value: float) -> float:
-        if value != value:
-            return math.nan
-        if value == 0:
-            return math.inf
-        return 0.0 if math.isinf(value) else 1 / value
-
-    return inverse(ratio), inverse(high), inverse(low)
-
-
 def t_inference(estimate: Any, se: Any, df: Any, level: float) -> tuple[Any, Any, Any, Any]:
     """(t, two-sided p, interval low, high) of a t statistic at per-pair level `level`
     (the interval is the 1 − level one, so it excludes 0 exactly when p < level).

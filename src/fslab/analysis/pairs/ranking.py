@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.pairs.model import turned
 from fslab.core.metrics import HIGHER
+from fslab.core.units import turned
 
 RANKING_COLUMNS = ["workload", "op", "metric", "better", "rank", "target", "geomean",
                    "n", "best", "advantage", "ci_low", "ci_high", "p_adj", "alpha",

@@ -6,6 +6,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
+    history_add,
+    history_campaigns,
+    history_changes,
+    history_compact,
+    history_migrate,
+    history_query,
+    history_remove,
+    history_report,
+    record_campaign,
+)
+from fslab.core.errors import UserError
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.results.store import ResultsDir
 from fslab.run.campaign import RunResult
@@ -67,8 +79,6 @@ def run(
                               lab or Lab(), resume=resume, force_device=force_device,
                               confirmed_devices=confirmed_devices, budget=budget)
     if resolve and goal:
-        from fslab.core.errors import UserError
-
         raise UserError("--resolve decides questions by looks of its own: drop --until-ci "
                         "and --until-detectable")
     if resolve:
@@ -269,16 +279,15 @@ def _records(results: ResultsDir) -> list[Any]:
 def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
     """{target: its name as short as the campaign allows} ('data=journal' where every
     target is ext4 and only a mount option varies), for what prints a results directory."""
-    from fslab.analysis.factors.levels import CELL_COLUMNS, factor_scopes
-    from fslab.analysis.factors.levels import target_names as names_of
-    from fslab.core.cells import declared_levels
+    from fslab.core.cells import declared_levels, factor_scopes
+    from fslab.core.cells import target_names as names_of
 
     settings = _campaign(open_results(results_dir))
     factors = [f for f in {**declared_levels(settings), **(settings.get("factors") or {})}
                if f in summary.columns]
     if "target_base" not in summary or summary.empty:
         return {}
-    cells = summary.drop_duplicates(["target", "workload"])[[*CELL_COLUMNS, *factors]]
+    cells = summary.drop_duplicates(["target", "workload"])
     return names_of(cells, factor_scopes(settings, factors))
 
 

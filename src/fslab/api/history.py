@@ -1,0 +1,100 @@
+"""The history's commands as plain functions (`fslab history ...` calls these): record
+campaigns in a catalogue, take one out, query it, find the changes across it, render it,
+keep it compact, migrate a single-file catalogue of an earlier fslab."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fslab.core.errors import UserError
+from fslab.core.units import DEFAULT_MARGIN
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from fslab.history.series import Series
+
+
+def history_add(catalogue: Path | None, directories: list[Path],
+                labels: dict[str, str] | None = None) -> list[str]:
+    """`fslab history add`: record results directories; what was done to each."""
+    from fslab.history.writing import add
+
+    for directory in directories:
+        if not Path(directory).is_dir():
+            raise UserError(f"{directory}: no such directory")
+    return [recorded.describe() for recorded in add(catalogue, directories, labels)]
+
+
+def record_campaign(catalogue: Path, results_dir: Path) -> tuple[str | None, str]:
+    """Add a finished campaign to a catalogue without ever failing the campaign: (what
+    was recorded, '') or (None, why not, in one line). `fslab run --catalogue` reports
+    the second and exits as the campaign would have."""
+    try:
+        (recorded,) = history_add(catalogue, [Path(results_dir)])
+    except UserError as exc:
+        return None, str(exc)
+    except Exception as exc:  # any failure of the catalogue: the results stand
+        first = (str(exc).splitlines() or [""])[0]
+        return None, f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return recorded, ""
+
+
+def history_remove(catalogue: Path | None, campaign_id: str) -> str:
+    """`fslab history remove ID`: take a campaign out of the catalogue."""
+    from fslab.history.writing import remove
+
+    return remove(catalogue, campaign_id)
+
+
+def history_campaigns(catalogue: Path | None) -> pd.DataFrame:
+    """`fslab history list`: every campaign with its labels, oldest first."""
+    from fslab.history.catalogue import campaigns
+
+    return campaigns(catalogue)
+
+
+def history_query(catalogue: Path | None, sql: str) -> pd.DataFrame:
+    """`fslab history query SQL`: a read-only query over the catalogue."""
+    from fslab.history.catalogue import query
+
+    return query(catalogue, sql)
+
+
+def history_changes(catalogue: Path | None, by: str | None = None, since: str | None = None,
+                    across_machines: bool = False, metrics: list[str] | None = None,
+                    margin: float = DEFAULT_MARGIN) -> list[Series]:
+    """`fslab history changes`: every series with its changes, each decided by the rule
+    of the verdicts (history/series.py)."""
+    from fslab.history.series import changes
+
+    return changes(catalogue, by, since, across_machines, metrics, margin=margin)
+
+
+def history_report(catalogue: Path | None, out: Path, by: str | None = None,
+                   since: str | None = None, across_machines: bool = False,
+                   metrics: list[str] | None = None, margin: float = DEFAULT_MARGIN) -> Path:
+    """`fslab history report`: one self-contained HTML page, regressions first."""
+    from fslab.history.series import method
+    from fslab.report.history_page import render
+    from fslab.results.store import write_atomic
+
+    series = history_changes(catalogue, by, since, across_machines, metrics, margin)
+    write_atomic(Path(out), render(series, by or "start time", method()))
+    return Path(out)
+
+
+def history_compact(catalogue: Path | None) -> tuple[int, int]:
+    """`fslab history compact`: (parts before, campaigns kept in one part)."""
+    from fslab.history.writing import compact
+
+    return compact(catalogue)
+
+
+def history_migrate(legacy: Path, to: Path) -> int:
+    """`fslab history migrate FILE DIR`: copy a single-file catalogue into a directory
+    catalogue; how many campaigns it held."""
+    from fslab.history.writing import migrate
+
+    return migrate(legacy, to)
