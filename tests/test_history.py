@@ -142,11 +142,32 @@ def test_history_report_renders_in_chromium_with_the_change_marked(sixteen, tmp_
 
 
 def test_the_split_finder_equals_ruptures():
+    """best_split is ruptures' Binseg answer (L2 cost, one-point segments allowed),
+    computed in O(k): held to ruptures itself over a randomised sweep."""
+    import ruptures
+
     rng = np.random.default_rng(5)
-    for _ in range(200):
-        k = int(rng.integers(3, 25))
-        means = rng.normal(0, 1, k) + np.where(np.arange(k) >= rng.integers(1, k), 1.0, 0.0)
-        assert best_splits(means[None, :])[0] == best_split(means)
+    for _ in range(300):
+        k = int(rng.integers(3, 60))
+        means = rng.normal(0, 1, k) + np.where(np.arange(k) >= rng.integers(1, k),
+                                               rng.normal(0, 2), 0.0)
+        expected = ruptures.Binseg(model="l2", min_size=1, jump=1).fit(
+            means.reshape(-1, 1)).predict(n_bkps=1)[0]
+        assert best_split(means) == expected
+        assert best_splits(means[None, :])[0] == expected
+
+
+def test_benjamini_hochberg_equals_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    from fslab.history.changes import benjamini_hochberg
+
+    rng = np.random.default_rng(6)
+    for _ in range(300):
+        p = rng.uniform(0, 1, int(rng.integers(1, 40))) ** rng.uniform(0.3, 3)
+        p[rng.random(len(p)) < 0.1] = 1.0  # ties
+        assert benjamini_hochberg(list(p)) == pytest.approx(
+            list(multipletests(p, method="fdr_bh")[1]), rel=1e-12, abs=1e-15)
 
 
 def test_change_points_keep_their_error_rate_and_cover_the_truth():

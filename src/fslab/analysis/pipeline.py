@@ -193,17 +193,23 @@ def analyse(inputs: Inputs) -> Analysis:
     from fslab.analysis.pairs.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.pairs.comparisons import compare_targets
     from fslab.analysis.pairs.decisions import seconds_per_iteration
+    from fslab.analysis.pairs.questions import primary_questions
     from fslab.analysis.verdicts import VERDICT_COLUMNS, error_rows, rankings, verdict_rows
+    from fslab.core.metrics import HEADLINE_METRICS
     from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
     metrics, records, environment = inputs.metrics, inputs.records, inputs.environment
     settings = inputs.settings
     runs = per_run(metrics)  # shared by every step below
+    declared, wanted = declared_primaries(records), tuple(settings.get("primary", ()))
+    asked = primary_questions(runs[runs["metric"].isin(HEADLINE_METRICS)], declared, wanted)
     summary = summarized(metrics, runs, records, environment)
+    summary["primary"] = [key in asked for key in zip(
+        summary["workload"].astype(str), summary["op"].astype(str),
+        summary["metric"].astype(str), strict=True)]  # the history reads it
     tests, pairs = compare_targets(metrics, runs,
                                    blocked_allowed=not environment.get("imported"),
-                                   declared=declared_primaries(records),
-                                   campaign_primary=tuple(settings.get("primary", ())),
+                                   declared=declared, campaign_primary=wanted, asked=asked,
                                    margin=parse_margin(settings.get("margin", DEFAULT_MARGIN)),
                                    seconds=seconds_per_iteration(records),
                                    looks=list((settings.get("resolve") or {}).get("looks", [])))
@@ -224,7 +230,7 @@ def analyse(inputs: Inputs) -> Analysis:
     names = target_names(cells, scopes)
     headline, ranking = rankings(summary, tests, pairs, runs, names)
     effects, best = analyse_sweep(runs, cells, settings,
-                                  declared_primaries(records), summary,
+                                  declared, summary,
                                   not environment.get("imported"),
                                   parse_margin(settings.get("margin", DEFAULT_MARGIN)), pairs)
     seen = disturbance(records)

@@ -67,9 +67,11 @@ def is_legacy(path: Path) -> bool:
 
 
 @contextmanager
-def connect(path: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only view of the catalogue: an in-memory DuckDB whose views (TABLES and
-    metrics) read the parts as they were when it opened; refused when there is none."""
+def connect(path: Path | None, metrics: bool = False
+            ) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only view of the catalogue: an in-memory DuckDB whose views (TABLES, and
+    with `metrics` the metrics view: it reads every campaign's metrics.parquet schema)
+    read the parts as they were when it opened; refused when there is none."""
     import duckdb
 
     where = resolve_path(path)
@@ -83,6 +85,8 @@ def connect(path: Path | None) -> Iterator[duckdb.DuckDBPyConnection]:
             else:
                 parts.check(where) if parts.is_catalogue_dir(where) else not_one(where)
                 _views(db, where)
+            if metrics:
+                _metrics_view(db)
         except duckdb.IOException as exc:  # a part deleted as it was listed: again
             db.close()
             if attempt + 1 == READ_ATTEMPTS or is_legacy(where):
@@ -114,7 +118,7 @@ PART_OF = r"regexp_extract(filename, '([^/]+)/[^/]+\.parquet$', 1)"
 
 def _views(db: duckdb.DuckDBPyConnection, root: Path) -> None:
     """Views over the newest version of every campaign not removed (parts.py)."""
-    listed = [p for p in parts.parts(root) if p.table("campaigns").exists()]
+    listed = [p for p in parts.live_parts(root) if p.table("campaigns").exists()]
     if not listed:
         _empty_views(db)
         return
@@ -144,7 +148,25 @@ def _views(db: duckdb.DuckDBPyConnection, root: Path) -> None:
             f"read_parquet({_files(files)}, filename = true, union_by_name = true) t "
             f"JOIN current c ON t.campaign_id = c.campaign_id AND t.version = c.version "
             f"AND {PART_OF.replace('filename', 't.filename')} = c.part")
-    _metrics_view(db)
+
+
+def part_rows(db: duckdb.DuckDBPyConnection, root: Path, table: str, names: list[str]
+              ) -> str:
+    """SQL for the rows of `table` in the named parts that are their campaign's chosen
+    version (the newest version, from the newest part holding it), with their version:
+    what a merge copies."""
+    files = [part.table(table) for part in parts.live_parts(root)
+             if part.name in set(names) and part.table(table).exists()]
+    if table == "campaigns":
+        listed = ", ".join("'" + n.replace("'", "''") + "'" for n in names) or "''"
+        return ("SELECT a.* EXCLUDE (part) FROM all_campaigns a JOIN chosen c "
+                f"USING (campaign_id, version, part) WHERE a.part IN ({listed})")
+    if not files:
+        return ""
+    return (f"SELECT t.* EXCLUDE (filename) FROM read_parquet({_files(files)}, filename = "
+            "true, union_by_name = true) t JOIN chosen c ON t.campaign_id = c.campaign_id "
+            f"AND t.version = c.version AND {PART_OF.replace('filename', 't.filename')} = "
+            "c.part")
 
 
 def _empty(table: str) -> str:
@@ -171,7 +193,6 @@ def _legacy_views(db: duckdb.DuckDBPyConnection, file: Path) -> None:
     db.execute(f"ATTACH '{quoted}' AS legacy (READ_ONLY)")
     for table in TABLES:
         db.execute(f"CREATE VIEW {table} AS SELECT * FROM legacy.{table}")
-    _metrics_view(db)
 
 
 def _metrics_view(db: duckdb.DuckDBPyConnection) -> None:
@@ -200,7 +221,7 @@ def query(path: Path | None, sql: str) -> pd.DataFrame:
     """A read-only query over the catalogue's tables and views."""
     import duckdb
 
-    with connect(path) as db:
+    with connect(path, metrics="metrics" in sql.lower()) as db:
         try:
             kinds = {statement.type for statement in db.extract_statements(sql)}
             if not kinds <= {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}:
@@ -218,14 +239,57 @@ def counts(path: Path | None) -> dict[str, int]:
                 for t in TABLES}
 
 
-def series_rows(path: Path | None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(runs joined with their campaigns' machine, start and labels; the labels table)."""
+SERIES_KEYS = ("machine_key", "target", "target_signature", "workload",
+               "workload_signature", "op", "metric")
+
+
+def series_points(path: Path | None, by: str | None = None, across_machines: bool = False,
+                  metrics: list[str] | None = None) -> pd.DataFrame:
+    """One row per point of every series (history/series.py), summarised by DuckDB where
+    the rows lie: SERIES_KEYS, the point's label (the campaigns' value of the label `by`,
+    else their start), its campaigns, and over its runs (each run's value the mean of its
+    samples, on the log scale) n, mean and SD of the logs, disturbed runs; each
+    workload's primary metric, or `metrics`; positive values only."""
+    wanted = "metric IN (SELECT unnest($metrics))" if metrics else '"primary"'
+    machine = ("''" if across_machines else
+               "concat_ws('|', max(CASE WHEN key = 'host' THEN value END), "
+               "max(CASE WHEN key = 'cpu_model' THEN value END), "
+               "max(CASE WHEN key = 'disk_model' THEN value END))")
+    label = "max(CASE WHEN key = $by THEN value END)" if by else "NULL"
+    sql = f"""
+        WITH per_run AS (
+            SELECT campaign_id, run_id, target, target_signature, workload,
+                   workload_signature, op, metric, first(unit) AS unit,
+                   first(better) AS better, ln(avg(value)) AS log,
+                   max(disturbed::INTEGER) AS disturbed
+            FROM runs WHERE {wanted} AND value > 0
+            GROUP BY ALL),
+        named AS (
+            SELECT campaign_id, {machine} AS machine_key, {label} AS by_label
+            FROM labels GROUP BY campaign_id),
+        placed AS (
+            SELECT p.*, coalesce(n.machine_key, '') AS machine_key, c.machine,
+                   {'n.by_label' if by else 'c.started'} AS order_label
+            FROM per_run p JOIN campaigns c USING (campaign_id)
+            LEFT JOIN named n USING (campaign_id))
+        SELECT {', '.join(SERIES_KEYS)}, order_label, count(*) AS n, avg(log) AS mean,
+               stddev_samp(log) AS sd, sum(disturbed) AS disturbed,
+               first(machine) AS machine, first(unit) AS unit, first(better) AS better,
+               list(DISTINCT campaign_id ORDER BY campaign_id) AS campaigns
+        FROM placed WHERE order_label IS NOT NULL
+        GROUP BY {', '.join(SERIES_KEYS)}, order_label"""
+    parameters: dict[str, Any] = {}
+    if metrics:
+        parameters["metrics"] = list(metrics)
+    if by:
+        parameters["by"] = by
     with connect(path) as db:
-        runs = db.execute(
-            "SELECT r.*, c.machine, c.started, c.name AS campaign_name FROM runs r "
-            "JOIN campaigns c USING (campaign_id)").df()
-        labels = db.execute("SELECT * FROM labels").df()
-    return runs, labels
+        found = db.execute(sql, parameters).df()
+        if by and found.empty and db.execute(
+                "SELECT count(*) FROM runs").fetchone()[0]:  # type: ignore[index]
+            raise UserError(f"no campaign in the catalogue has the label {by!r}; "
+                            "`fslab history list` shows the labels")
+    return found
 
 
 def labels_wide(labels: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,9 @@ Method (stated in METHOD, printed with the results):
   more than their iterations do), with Hartung–Knapp's standard error. Its p-value is
   the share of series simulated without a change (Gaussian on the log scale, the
   variances estimated as if there were none, the same iteration counts) whose best
-  split — found the same way — has a larger |t|. Searching for the
+  split — found the same way — has a larger |t|, simulated until 20 of them do
+  (Besag–Clifford's sequential Monte Carlo p: a series far from a change costs a few
+  dozen simulations, not thousands). Searching for the
   best split is thus paid for, which a plain t-test at the chosen split would not do.
 - Several changes: binary segmentation, each side searched again at the same level
   (E-divisive's rule); several series: the first change of every series is adjusted by
@@ -29,7 +31,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special  # scipy.stats and statsmodels: 0.5 s and 1.1 s to import
 
 METHOD = ("change points: ruptures binary segmentation (L2) on campaign log means; each "
           "split tested by the t of its segments' log means (iterations pooled within "
@@ -37,8 +39,18 @@ METHOD = ("change points: ruptures binary segmentation (L2) on campaign log mean
           "without a change; series' first changes adjusted by Benjamini–Hochberg")
 ALPHA = 0.05
 MIN_SIMULATIONS = 1999
+# Sequential Monte Carlo (split_p): stop at this many exceedances (Besag & Clifford's h),
+# simulating in batches that start at FIRST_BATCH and double.
+EXCEEDANCES = 20
+FIRST_BATCH = 32
+BATCH_VALUES = 4_000_000  # simulated means held at once (32 MB)
 MAX_SIMULATIONS = 100_000
-EXCEEDANCES_FOR_RESOLUTION = 20  # simulations needed to resolve the smallest threshold
+# A split that nothing simulated reaches gets p = 1 / (n + 1): n just large enough that
+# this is below the smallest Benjamini-Hochberg threshold (alpha / series), so such a
+# series can always be called. A Monte Carlo p is valid at any n (Besag & Clifford); a
+# larger n would only sharpen p-values near a threshold, at a cost of seconds per series
+# of 1,000 campaigns (benchmarks/history_scale).
+EXCEEDANCES_FOR_RESOLUTION = 1
 
 
 @dataclass(frozen=True)
@@ -80,14 +92,14 @@ class Points:
 
 
 def best_split(means: np.ndarray) -> int:
-    """The split (points before it) that most reduces the L2 cost: ruptures' answer."""
+    """The split (points before it) that most reduces the L2 cost: ruptures' Binseg
+    answer (L2 cost, segments of one point allowed), computed by best_splits — ruptures
+    takes O(k²) (a variance per candidate): 37 s for 100 series of 1,000 campaigns, past
+    the 5 s goal (benchmarks/history_scale); tests/test_history.py holds the two equal
+    over a randomised sweep."""
     if len(means) < 3:
         return 1
-    import ruptures
-
-    signal = np.asarray(means, dtype=float).reshape(-1, 1)
-    found = ruptures.Binseg(model="l2", min_size=1, jump=1).fit(signal).predict(n_bkps=1)
-    return int(found[0])
+    return int(best_splits(np.asarray(means, dtype=float).reshape(1, -1))[0])
 
 
 def best_splits(means: np.ndarray) -> np.ndarray:
@@ -158,23 +170,37 @@ def between_without_change(points: Points) -> float:
 
 def split_p(points: Points, t_observed: float, rng: np.random.Generator,
             simulations: int) -> float:
-    """The share of change-free series (same counts, the variances estimated as if no
-    change happened) whose best split has |t| at least the observed one (+1 for the
-    observed series itself)."""
+    """The Monte Carlo p of the observed split: change-free series are simulated (same
+    counts, the variances estimated as if no change happened) and their best split's |t|
+    compared with the observed one, in batches, stopping as soon as EXCEEDANCES of them
+    reach it (Besag & Clifford 1991, 'Sequential Monte Carlo p-values', Biometrika 78:
+    p = h / l after l simulations) or after `simulations` (p = (k + 1) / (n + 1)). Both
+    are valid p-values; a series far from any change stops after a few dozen."""
     if not math.isfinite(t_observed):
         return 1.0 / (simulations + 1)
     k = len(points.means)
     within = points.within_var
     sd = np.sqrt(between_without_change(points) + within / points.counts)
-    means = rng.normal(0.0, 1.0, size=(simulations, k)) * sd
-    if points.within_df > 0:
-        within_sim = within * rng.chisquare(points.within_df, simulations) / points.within_df
-    else:
-        within_sim = np.full(simulations, within)
-    splits = best_splits(means) if k > 2 else np.ones(simulations, dtype=int)
-    t_sim, *_ = split_t(means, points.counts, within_sim, splits)
-    return float((1 + np.count_nonzero(t_sim >= t_observed * (1 - 1e-12)))
-                 / (simulations + 1))
+    done = exceeded = 0
+    batch = FIRST_BATCH
+    while done < simulations:
+        size = min(batch, simulations - done)
+        # single precision: half the memory traffic; |t| of a simulated series is read to
+        # well within the Monte Carlo error of the p-value (tests/test_history.py)
+        means = rng.standard_normal(size=(size, k), dtype=np.float32) * sd.astype(np.float32)
+        if points.within_df > 0:
+            within_sim = within * rng.chisquare(points.within_df, size) / points.within_df
+        else:
+            within_sim = np.full(size, within)
+        splits = best_splits(means) if k > 2 else np.ones(size, dtype=int)
+        t_sim, *_ = split_t(means, points.counts, within_sim, splits)
+        beyond = np.flatnonzero(t_sim >= t_observed * (1 - 1e-12))
+        if exceeded + len(beyond) >= EXCEEDANCES:  # the h-th exceedance: stop there
+            return EXCEEDANCES / (done + int(beyond[EXCEEDANCES - exceeded - 1]) + 1)
+        exceeded += len(beyond)
+        done += size
+        batch = min(batch * 2, max(FIRST_BATCH, BATCH_VALUES // k))
+    return (exceeded + 1) / (simulations + 1)
 
 
 @dataclass(frozen=True)
@@ -201,33 +227,40 @@ def _segment(points: Points, start: int, end: int, alpha: float, rng: np.random.
         _segment(points, start + split, end, alpha, rng, simulations, False, found)
 
 
-def candidate_changes(groups: list[np.ndarray], alpha: float = ALPHA,
+def points_of(series: Points | list[np.ndarray]) -> Points:
+    """A series as Points: given so (history/series.py summarises each point's logs), or
+    as each point's log values."""
+    if isinstance(series, Points):
+        return series
+    return Points.of([np.asarray(g, dtype=float) for g in series if len(g)])
+
+
+def candidate_changes(series: Points | list[np.ndarray], alpha: float = ALPHA,
                       simulations: int = MIN_SIMULATIONS,
                       seed: int = 0) -> tuple[float, list[_Found]]:
     """(p of the series' strongest split, every split found at `alpha`, in order)."""
-    groups = [np.asarray(g, dtype=float) for g in groups if len(g)]
-    if len(groups) < 2:
+    points = points_of(series)
+    if len(points.means) < 2:
         return 1.0, []
-    points = Points.of(groups)
     found: list[_Found] = []
-    _segment(points, 0, len(groups), alpha, np.random.default_rng(seed), simulations, True,
-             found)
+    _segment(points, 0, len(points.means), alpha, np.random.default_rng(seed), simulations,
+             True, found)
     first = found[0].p_raw if found else 1.0
     return first, sorted(found, key=lambda f: f.index)
 
 
-def interval(groups: list[np.ndarray], before: tuple[int, int], after: tuple[int, int],
-             level: float = 0.95) -> tuple[float, float, float]:
+def interval(series: Points | list[np.ndarray], before: tuple[int, int],
+             after: tuple[int, int], level: float = 0.95) -> tuple[float, float, float]:
     """(ratio, low, high) of the geometric mean of points `after` over `before` (index
     ranges), the t interval described in the module docstring."""
-    points = Points.of([np.asarray(g, dtype=float) for g in groups])
+    points = points_of(series)
     lo, hi = before[0], after[1]
     part = points.part(lo, hi)
     _, diff, se, _ = split_t(part.means, part.counts, part.within_var,
                              np.array([before[1] - lo]))
     k = hi - lo
     df = points.within_df if k <= 2 else k - 2
-    q = float(stats.t.ppf(0.5 + level / 2, max(df, 1)))
+    q = float(special.stdtrit(max(df, 1), 0.5 + level / 2))
     d, s = float(diff[0]), float(se[0])
     return _exp(d), _exp(d - q * s), _exp(d + q * s)
 
@@ -241,38 +274,49 @@ def _exp(x: float) -> float:
 
 
 def benjamini_hochberg(p: list[float]) -> list[float]:
-    """Benjamini–Hochberg adjusted p-values (statsmodels' fdr_bh)."""
+    """Benjamini–Hochberg adjusted p-values: p_(i) · m / i, made monotone from the
+    largest down and capped at 1 (Benjamini & Hochberg 1995). Written out because
+    importing statsmodels' fdr_bh costs 1.1 s of `fslab history changes`'s 5 s budget
+    (benchmarks/history_scale); tests/test_history.py holds it to statsmodels."""
     if not p:
         return []
-    from statsmodels.stats.multitest import multipletests
-
-    return [float(x) for x in multipletests(p, method="fdr_bh")[1]]
+    values = np.asarray(p, dtype=float)
+    order = np.argsort(values)
+    m = len(values)
+    scaled = values[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    out = np.empty(m)
+    out[order] = adjusted
+    return [float(x) for x in out]
 
 
 def simulations_for(series: int, alpha: float = ALPHA) -> int:
-    """Enough simulations that the smallest BH threshold (alpha / series) is resolved."""
+    """The most simulations one split may take: enough that the smallest BH threshold
+    (alpha / series) can be resolved by EXCEEDANCES_FOR_RESOLUTION exceedances; a split
+    far from significance stops long before (split_p)."""
     need = math.ceil(EXCEEDANCES_FOR_RESOLUTION * series / alpha)
     return int(min(MAX_SIMULATIONS, max(MIN_SIMULATIONS, need)))
 
 
-def detect(series: list[list[np.ndarray]], alpha: float = ALPHA,
+def detect(series: list[Points] | list[list[np.ndarray]], alpha: float = ALPHA,
            seed: int = 0) -> list[list[Change]]:
-    """The changes of every series (each a list of points' log values), with error
-    control across series as the module docstring says."""
+    """The changes of every series (each its Points, or a list of points' log values),
+    with error control across series as the module docstring says."""
     simulations = simulations_for(len(series), alpha)
     firsts, founds = [], []
-    for i, groups in enumerate(series):
-        first, found = candidate_changes(groups, alpha, simulations, seed + i)
+    summaries = [points_of(one) for one in series]
+    for i, points in enumerate(summaries):
+        first, found = candidate_changes(points, alpha, simulations, seed + i)
         firsts.append(first)
         founds.append(found)
     adjusted = benjamini_hochberg(firsts)
     result: list[list[Change]] = []
-    for groups, found, p_series in zip(series, founds, adjusted, strict=True):
+    for points, found, p_series in zip(summaries, founds, adjusted, strict=True):
         changes: list[Change] = []
         if p_series <= alpha:
-            cuts = [0, *[f.index for f in found], len(groups)]
+            cuts = [0, *[f.index for f in found], len(points.means)]
             for j, f in enumerate(found):
-                ratio, low, high = interval(groups, (cuts[j], cuts[j + 1]),
+                ratio, low, high = interval(points, (cuts[j], cuts[j + 1]),
                                             (cuts[j + 1], cuts[j + 2]))
                 changes.append(Change(f.index, ratio, low, high, max(p_series, f.p_raw),
                                       f.p_raw))

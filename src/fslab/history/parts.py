@@ -11,8 +11,12 @@ where file locks are unreliable or absent): a reader sees the whole part or none
 Every row carries its campaign's `version` (the name of the part that added it); the
 newest version of a campaign is the one readers use, so adding a campaign again replaces
 its rows in one rename, and a campaign's removal is a part that says so (a tombstone).
-`compact` copies every current row into one part, keeping their versions (readers take a
-version's rows from the newest part that holds it).
+Parts are merged as a catalogue grows, as a log-structured store merges its runs: when
+MERGE_FAN parts of one level gather, the next writer copies their current rows into one
+part of the level above (their versions kept: readers take a version's rows from the
+newest part that holds it) and names the parts it replaces in its merged.json, so that
+readers skip them at once; `compact` merges everything into one part. A catalogue of
+1,000 campaigns is then read from a few dozen files, not a thousand.
 
 A killed writer leaves at most a .tmp- directory: readers never see it, the next writer
 clears it (its process gone, or older than STALE_TMP_S), and adding again completes the
@@ -28,14 +32,11 @@ import secrets
 import shutil
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from fslab.core.dirformat import DirFormat
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 FORMAT = DirFormat("catalogue", "catalogue.json", unstamped=1, history={
     1: "a directory of immutable parts (parts/<version>/: campaigns, labels, runs and "
@@ -52,15 +53,38 @@ GRACE_S = 600.0
 STALE_TMP_S = 3600.0
 
 
+MERGED = "merged.json"  # a merged part's list of the parts it replaces
+MERGE_FAN = 16  # parts of one level merged into one of the next
+
+
 @dataclass(frozen=True)
 class Part:
-    """One part on disk: its name (a version) and its directory."""
+    """One part on disk: its name (a version, '-L<level>' for a merged one) and its
+    directory."""
 
     name: str
     path: Path
 
     def table(self, name: str) -> Path:
         return self.path / f"{name}.parquet"
+
+    @property
+    def level(self) -> int:
+        """0 for a part a writer added; n for one merged from parts of level n - 1."""
+        head, _, level = self.name.rpartition("-L")
+        return int(level) if head and level.isdigit() else 0
+
+    def replaces(self) -> list[str]:
+        """The parts a merged part holds every current row of ([] for any other)."""
+        import json
+
+        if not self.level:
+            return []
+        try:
+            found = json.loads((self.path / MERGED).read_text())
+        except (OSError, ValueError):
+            return []
+        return [str(name) for name in found] if isinstance(found, list) else []
 
 
 def is_catalogue_dir(path: Path) -> bool:
@@ -95,6 +119,13 @@ def new_version(after: str = "") -> str:
     return f"{now:020d}-{host}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
+def live_parts(root: Path) -> list[Part]:
+    """The parts a reader reads: every part but those a merged part replaces."""
+    every = parts(root)
+    replaced = {name for part in every if part.level for name in part.replaces()}
+    return [part for part in every if part.name not in replaced]
+
+
 def parts(root: Path) -> list[Part]:
     """Every part renamed into place, oldest first."""
     try:
@@ -105,17 +136,22 @@ def parts(root: Path) -> list[Part]:
     return [Part(e.name, Path(e.path)) for e in sorted(entries, key=lambda e: e.name)]
 
 
-def write_part(root: Path, version: str, tables: dict[str, pa.Table]) -> Part:
-    """Write the tables as one part named `version`: every file fsynced under a
-    temporary name, then the directory renamed into parts/ in one step."""
-    import pyarrow.parquet as pq
+def write_part(root: Path, version: str, copy: Callable[[str, Path], None],
+               replaces: list[str] | None = None) -> Part:
+    """Write one part named `version` (a merged part: with the names of the parts it
+    replaces): `copy(table, path)` writes each of TABLES as Parquet (a DuckDB COPY: no
+    pyarrow arrays, which would import pandas), every file is fsynced under a temporary
+    name, then the directory is renamed into parts/ in one step."""
+    import json
 
     tmp = root / f"{TMP_PREFIX}{version}"
     tmp.mkdir(parents=True)
-    for name, table in tables.items():
-        path = tmp / f"{name}.parquet"
-        pq.write_table(table, path)
-        _fsync(path)
+    if replaces is not None:
+        (tmp / MERGED).write_text(json.dumps(replaces))
+        _fsync(tmp / MERGED)
+    for name in TABLES:
+        copy(name, tmp / f"{name}.parquet")
+        _fsync(tmp / f"{name}.parquet")
     _fsync(tmp)
     final = root / PARTS / version
     os.rename(tmp, final)

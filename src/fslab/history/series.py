@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fslab.analysis.pairs.decisions import (
     EQUIVALENT,
@@ -26,21 +24,19 @@ from fslab.analysis.pairs.decisions import (
     UNRESOLVED,
     decided,
 )
-from fslab.core.errors import UserError
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.history import catalogue
-from fslab.history.changes import ALPHA, METHOD, Change, detect
+from fslab.history.changes import ALPHA, METHOD, Change, Points, detect
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
-SERIES_KEYS = ("machine_key", "target", "target_signature", "workload",
-               "workload_signature", "op", "metric")
+SERIES_KEYS = catalogue.SERIES_KEYS
 
 
-@dataclass(frozen=True)
-class Point:
-    """One point of a series: a label value (or a campaign) and its cell."""
+class Point(NamedTuple):
+    """One point of a series: a label value (or a campaign) and its cell (a tuple: a
+    catalogue of 1,000 campaigns has 10^5 of them)."""
 
     label: str
     campaigns: tuple[str, ...]
@@ -115,53 +111,44 @@ def natural_key(value: str) -> tuple[Any, ...]:
 
 def build(path: Path | None, by: str | None = None, across_machines: bool = False,
           metrics: list[str] | None = None) -> list[tuple[dict[str, Any], list[Point],
-                                                          list[np.ndarray]]]:
-    """Every series: (its key, its points in order, each point's log values). Only
-    primary metrics unless `metrics` names others; disturbed runs are kept (and counted)."""
-    runs, labels = catalogue.series_rows(path)
-    if runs.empty:
+                                                          Points]]:
+    """Every series: (its key, its points in order, their log summaries). Only primary
+    metrics unless `metrics` names others; disturbed runs are kept (and counted). The
+    points are summarised where the rows lie (catalogue.series_points); each point's
+    interval is the summary's own (analysis.cells.stats.log_ci_of)."""
+    from fslab.analysis.cells.stats import log_ci_of
+
+    point = catalogue.series_points(path, by, across_machines, metrics)
+    if point.empty:
         return []
-    wide = catalogue.labels_wide(labels)
-    runs = runs[runs["value"] > 0]
-    runs = runs[runs["metric"].isin(metrics)] if metrics else runs[runs["primary"]]
-    if runs.empty:
-        return []
-    runs = runs.assign(machine_key="" if across_machines else [
-        "|".join(str(wide.get(c, {}).get(k, "")) for k in ("host", "cpu_model", "disk_model"))
-        for c in runs["campaign_id"]])
-    if by:
-        runs = runs.assign(order_label=[wide.get(c, {}).get(by) for c in runs["campaign_id"]])
-        runs = runs[runs["order_label"].notna()]
-        if runs.empty:
-            raise UserError(f"no campaign in the catalogue has the label {by!r}; "
-                            "`fslab history list` shows the labels")
-    else:
-        runs = runs.assign(order_label=runs["started"].astype(str))
+    point["order_label"] = point["order_label"].astype(str)
+    center, low, high = log_ci_of(point["n"].to_numpy(), point["mean"].to_numpy(),
+                                  point["sd"].to_numpy())
+    point = point.assign(geomean=center, ci_low=low, ci_high=high,
+                         ss=point["sd"].fillna(0.0) ** 2 * (point["n"] - 1))
+    labels = sorted(point["order_label"].unique(), key=natural_key)
+    point["rank"] = point["order_label"].map({label: i for i, label in enumerate(labels)})
+    point = point.sort_values([*SERIES_KEYS, "rank"], kind="stable")
     found = []
-    for key, group in runs.groupby(list(SERIES_KEYS), sort=True, observed=True):
-        points, values = _points(group)
-        if len(points) >= 2:
-            first = group.iloc[0]
-            found.append(({**dict(zip(SERIES_KEYS, key, strict=True)),
-                           "machine": "several" if across_machines else str(first["machine"]),
-                           "unit": str(first["unit"]), "better": str(first["better"])},
-                          points, values))
+    for key, rows in point.groupby(list(SERIES_KEYS), sort=False, observed=True):
+        if len(rows) < 2:
+            continue
+        points = [Point(label, tuple(ids), n, g, lo, hi, d)
+                  for label, ids, n, g, lo, hi, d in zip(
+                      rows["order_label"].tolist(), rows["campaigns"].tolist(),
+                      rows["n"].astype(int).tolist(), rows["geomean"].tolist(),
+                      rows["ci_low"].tolist(), rows["ci_high"].tolist(),
+                      rows["disturbed"].astype(int).tolist(), strict=True)]
+        counts = rows["n"].to_numpy(dtype=float)
+        summary = Points(rows["mean"].to_numpy(dtype=float), counts,
+                         float(rows["ss"].sum()), int((counts - 1).sum()))
+        first = rows.iloc[0]
+        found.append(({**dict(zip(SERIES_KEYS, key, strict=True)),
+                       "machine": "several" if across_machines else str(first["machine"]),
+                       "unit": str(first["unit"]), "better": str(first["better"])},
+                      points, summary))
+    found.sort(key=lambda item: tuple(str(item[0][k]) for k in SERIES_KEYS))
     return found
-
-
-def _points(group: pd.DataFrame) -> tuple[list[Point], list[np.ndarray]]:
-    from fslab.analysis.cells.stats import log_ci
-
-    points, values = [], []
-    for label in sorted(group["order_label"].astype(str).unique(), key=natural_key):
-        rows = group[group["order_label"].astype(str) == label]
-        per_run = rows.groupby(["campaign_id", "run_id"], observed=True)["value"].mean()
-        interval = log_ci(per_run.to_numpy(dtype=float))
-        disturbed = int(rows.drop_duplicates(["campaign_id", "run_id"])["disturbed"].sum())
-        points.append(Point(label, tuple(sorted(rows["campaign_id"].unique())), interval.n,
-                            interval.center, interval.ci_low, interval.ci_high, disturbed))
-        values.append(np.log(per_run.to_numpy(dtype=float)))
-    return points, values
 
 
 def change_decision(change: Change, better: str, alpha: float, margin: float) -> str:

@@ -5,8 +5,8 @@ Every write is a new part renamed into place: writers never wait on each other."
 
 from __future__ import annotations
 
-import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,14 +19,13 @@ from fslab.history.catalogue import (
     connect,
     is_legacy,
     not_one,
+    part_rows,
     resolve_path,
 )
 from fslab.history.identity import Identity, identify
 
 if TYPE_CHECKING:
     import duckdb
-    import pandas as pd
-    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -68,31 +67,63 @@ def add(path: Path | None, directories: list[Path],
     """Record results directories (analysed first where their stats are missing or out
     of date), each as a part of its own: a campaign the catalogue has already (by its id,
     wherever it lies now) gets a new version whose rows replace the old ones."""
+    from fslab.history.cells import campaign_session
+
     where = writable(path)
-    tables = [_tables_of(Path(d), labels) for d in directories]
+    found = []
+    for directory in map(Path, directories):
+        directory = directory.resolve()
+        if not (directory / "metrics.parquet").exists():
+            raise UserError(f"{directory} is not a results directory (no metrics.parquet)")
+        found.append((identify(directory, labels), directory))
     known = _versions(where)
     out = []
-    for identity, directory, runs in tables:
+    for identity, directory in found:
         before = known.get(identity.campaign_id)
         version = parts.new_version(after=before[1] if before else "")
-        parts.write_part(where, version, _part_tables(identity, directory, runs, version))
+        with campaign_session(directory, identity, version) as session:
+            parts.write_part(where, version, copier(session))
         out.append(Recorded(identity, directory, before[0] if before else None))
     tidy(where)
     return out
 
 
+def copier(db: duckdb.DuckDBPyConnection, sql: dict[str, str] | None = None,
+           parameters: dict[str, Any] | None = None) -> Callable[[str, Path], None]:
+    """What writes each table of a part (parts.write_part): a DuckDB COPY of the
+    session's table of that name, or of the query `sql` gives for it, with the
+    `parameters` it names ($name)."""
+    def copy(table: str, file: Path) -> None:
+        query = (sql or {}).get(table) or f"SELECT * FROM {table}"
+        quoted = str(file).replace("'", "''")
+        used = {k: v for k, v in (parameters or {}).items() if f"${k}" in query}
+        db.execute(f"COPY ({query}) TO '{quoted}' (FORMAT parquet)", used)
+
+    return copy
+
+
 def remove(path: Path | None, campaign_id: str) -> str:
     """Take a campaign out (a part that says it is removed); its name, for the message."""
+    import duckdb
+
     where = writable(path)
     known = _versions(where)
     if campaign_id not in known:
         raise UserError(f"no campaign {campaign_id} in {where} (`fslab history list` shows "
                         "their ids)")
     version = parts.new_version(after=known[campaign_id][1])
-    parts.write_part(where, version, {"campaigns": _campaign_table([{
-        "campaign_id": campaign_id, "path": known[campaign_id][0], "name": "", "started": "",
-        "machine": "", "labels": "{}", "added": _now(), "version": version,
-        "removed": True}])})
+    tombstone = duckdb.connect(":memory:")
+    try:
+        columns = ", ".join(f"{c} VARCHAR" for c in CAMPAIGN_COLUMNS)
+        tombstone.execute(f"CREATE TABLE campaigns ({columns}, version VARCHAR, "
+                          "removed BOOLEAN)")
+        tombstone.execute("INSERT INTO campaigns VALUES (?, ?, '', '', '', '{}', ?, ?, true)",
+                          [campaign_id, known[campaign_id][0], _now(), version])
+        for table in TABLES[1:]:  # empty, with the columns every part has
+            tombstone.execute(f"CREATE TABLE {table} (campaign_id VARCHAR, version VARCHAR)")
+        parts.write_part(where, version, copier(tombstone))
+    finally:
+        tombstone.close()
     tidy(where)
     return campaign_id
 
@@ -107,105 +138,76 @@ def _versions(root: Path) -> dict[str, tuple[str, str]]:
     return {str(c): (str(p), str(v)) for c, p, v in rows}
 
 
-def _tables_of(directory: Path, labels: dict[str, str] | None
-               ) -> tuple[Identity, Path, pd.DataFrame]:
-    from fslab.history.cells import runs_table
-
-    directory = directory.resolve()
-    if not (directory / "metrics.parquet").exists():
-        raise UserError(f"{directory} is not a results directory (no metrics.parquet)")
-    identity = identify(directory, labels)
-    return identity, directory, runs_table(directory, identity)
-
-
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
-def _part_tables(identity: Identity, directory: Path, runs: pd.DataFrame,
-                 version: str) -> dict[str, pa.Table]:
-    """The four tables of one campaign's part, every row with its version."""
-    import pandas as pd
-    import pyarrow as pa
-
-    from fslab.history.cells import cells_table
-
-    key = identity.campaign_id
-    campaign = _campaign_table([{
-        "campaign_id": key, "path": str(directory), "name": identity.name,
-        "started": identity.started, "machine": identity.machine,
-        "labels": json.dumps(identity.labels), "added": _now(), "version": version,
-        "removed": False}])
-    labels = pd.DataFrame([{"campaign_id": key, "key": k, "value": v}
-                           for k, v in sorted(identity.labels.items())],
-                          columns=["campaign_id", "key", "value"])
-    return {"campaigns": campaign,
-            "labels": pa.Table.from_pandas(labels.assign(version=version),
-                                           preserve_index=False),
-            "runs": pa.Table.from_pandas(runs.assign(version=version), preserve_index=False),
-            "cells": pa.Table.from_pandas(cells_table(runs).assign(version=version),
-                                          preserve_index=False)}
-
-
-def _campaign_table(rows: list[dict[str, Any]]) -> pa.Table:
-    import pyarrow as pa
-
-    schema = pa.schema([*((c, pa.string()) for c in CAMPAIGN_COLUMNS),
-                        ("version", pa.string()), ("removed", pa.bool_())])
-    return pa.Table.from_pylist(rows, schema=schema)
-
-
 def tidy(root: Path) -> None:
-    """Best effort, after writing: clear what killed writers left, and delete parts
-    whose every row has a newer copy (parts.GRACE_S after they were superseded)."""
+    """Best effort, after writing: clear what killed writers left, merge parts where a
+    level has gathered parts.MERGE_FAN of them, and delete parts whose every row has a
+    newer copy (parts.GRACE_S after they were superseded)."""
     parts.clear_leftovers(root)
+    live = parts.live_parts(root)
+    for level in sorted({part.level for part in live}):
+        same = [part.name for part in live if part.level == level]
+        if len(same) >= parts.MERGE_FAN:
+            merge(root, same[:parts.MERGE_FAN], level + 1)
+            break  # one merge per write: a writer's own work stays short
     superseded, tombstones = _superseded(root)
     parts.delete_superseded(root, superseded)
     parts.delete_superseded(root, tombstones)  # after the versions they hide
 
 
+def merge(root: Path, names: list[str], level: int) -> int:
+    """Copy the current rows of the named parts into one part of `level` that replaces
+    them (parts.py); how many campaigns it holds. Safe beside any writer or reader: a
+    row copied is a version already written, and readers take each version from the
+    newest part that holds it."""
+    with connect(root) as db:
+        queries = {table: part_rows(db, root, table, names) or
+                   f"SELECT * FROM {table} WHERE false" for table in TABLES}
+        parts.write_part(root, f"{parts.new_version()}-L{level}", copier(db, queries),
+                         replaces=names)
+        found = db.execute(f"SELECT count(*) FROM ({queries['campaigns']}) WHERE NOT "
+                           "removed").fetchone()
+    return int(found[0]) if found else 0
+
+
 def _superseded(root: Path) -> tuple[list[str], list[str]]:
-    """(parts none of whose rows is current, tombstones that hide nothing any more)."""
-    if not parts.parts(root):
+    """(parts replaced by a merge or none of whose rows is current, tombstones that hide
+    nothing any more)."""
+    every_part = parts.parts(root)
+    if not every_part:
         return [], []
+    replaced = {name for part in every_part if part.level for name in part.replaces()}
     with connect(root) as db:
         needed = {p for (p,) in db.execute("SELECT DISTINCT part FROM chosen").fetchall()}
         every = db.execute("SELECT part, campaign_id, removed FROM all_campaigns").fetchall()
     held: dict[str, set[str]] = {}
     for part, campaign, _ in every:
         held.setdefault(str(part), set()).add(str(campaign))
-    stale = sorted(p for p in held if p not in needed)
+    stale = sorted({p for p in held if p not in needed} | replaced)
     tombstones = sorted(str(p) for p, c, removed in every if removed and p in needed
+                        and p not in stale and not p.count("-L")
                         and all(q in stale for q, ids in held.items() if c in ids and q != p))
     return stale, tombstones
 
 
 def compact(path: Path | None) -> tuple[int, int]:
-    """Copy every current row into one part (a catalogue of many small parts reads
-    faster as one); (parts before, campaigns kept). Never needed for correctness."""
-
+    """Merge every part into one (a catalogue read from one file reads fastest);
+    (parts before, campaigns kept). Never needed for correctness: writers merge as the
+    catalogue grows."""
     where = writable(path)
-    before = len(parts.parts(where))
-    with connect(where) as db:
-        tables = {"campaigns": _arrow(db, "SELECT a.* EXCLUDE (part) FROM all_campaigns a "
-                                          "JOIN current USING (campaign_id, version, part)")}
-        for table in TABLES[1:]:
-            tables[table] = _arrow(db, f"SELECT t.*, c.version FROM {table} t JOIN current c "
-                                       "USING (campaign_id)")
-        kept = tables["campaigns"].num_rows
-    if kept:
-        version = parts.new_version()
-        parts.write_part(where, version, tables)
+    live = parts.live_parts(where)
+    kept = 0
+    if len(live) > 1:
+        kept = merge(where, [part.name for part in live],
+                     max(part.level for part in live) + 1)
+    elif live:
+        with connect(where) as db:
+            kept = int(db.execute("SELECT count(*) FROM current").fetchone()[0])  # type: ignore[index]
     tidy(where)
-    return before, kept
-
-
-def _arrow(db: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any] | None = None
-           ) -> pa.Table:
-    """A query's rows as an Arrow table."""
-    found = db.sql(sql, params=parameters or None).to_arrow_table()
-    assert found is not None
-    return found
+    return len(live), kept
 
 
 def migrate(legacy: Path, to: Path) -> int:
@@ -217,11 +219,10 @@ def migrate(legacy: Path, to: Path) -> int:
     where = writable(to)
     version = parts.new_version()
     with connect(legacy) as db:
-        found = {"campaigns": _arrow(db, "SELECT *, ? AS version, false AS removed FROM "
-                                         "campaigns", [version])}
-        for table in TABLES[1:]:
-            found[table] = _arrow(db, f"SELECT *, ? AS version FROM {table}", [version])
-    count = found["campaigns"].num_rows
-    if count:
-        parts.write_part(where, version, found)
+        count = int(db.execute("SELECT count(*) FROM campaigns").fetchone()[0])  # type: ignore[index]
+        if count:
+            queries = {"campaigns": "SELECT *, $version AS version, false AS removed "
+                                    "FROM campaigns",
+                       **{t: f"SELECT *, $version AS version FROM {t}" for t in TABLES[1:]}}
+            parts.write_part(where, version, copier(db, queries, {"version": version}))
     return count

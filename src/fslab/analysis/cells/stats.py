@@ -93,8 +93,21 @@ def log_ci(values: np.ndarray | list[float], confidence: float = CONFIDENCE) -> 
     interval of the median of a log-normal (Land 1972 for the mean's differs); the scale
     every comparison of fslab uses. Only positive finite values count (n says how many)."""
     data = np.asarray(values, dtype=float)
-    data = data[np.isfinite(data) & (data > 0)]
-    logs = mean_ci(np.log(data), confidence) if data.size else mean_ci([], confidence)
-    return LogCI(logs.n, math.exp(logs.mean) if logs.n else math.nan,
-                 math.exp(logs.ci_low) if logs.n >= 2 else math.nan,
-                 math.exp(logs.ci_high) if logs.n >= 2 else math.nan)
+    logs = np.log(data[np.isfinite(data) & (data > 0)])
+    n = len(logs)
+    center, low, high = log_ci_of(np.array([n]), np.array([logs.mean() if n else math.nan]),
+                                  np.array([logs.std(ddof=1) if n > 1 else math.nan]),
+                                  confidence)
+    return LogCI(n, float(center[0]), float(low[0]), float(high[0]))
+
+
+def log_ci_of(n: np.ndarray, mean_log: np.ndarray, sd_log: np.ndarray,
+              confidence: float = CONFIDENCE) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """log_ci for many cells at once from each one's count, mean and SD of logs:
+    (geometric means, lows, highs), NaN bounds where n < 2 (the history's points)."""
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = np.where(n >= 2, stdtrit(np.maximum(n - 1, 1), 0.5 + confidence / 2)
+                        * np.asarray(sd_log, dtype=float) / np.sqrt(n), np.nan)
+    mean_log = np.where(n >= 1, np.asarray(mean_log, dtype=float), np.nan)
+    return np.exp(mean_log), np.exp(mean_log - half), np.exp(mean_log + half)

@@ -35,7 +35,8 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                     blocked_allowed: bool = True, declared: dict[str, str] | None = None,
                     campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
                     seconds: dict[tuple[str, str], float] | None = None,
-                    looks: list[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                    looks: list[int] | None = None, asked: set[Question] | None = None
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, pairwise) for every headline metric row shared by two or more targets.
 
     Primary questions (analysis.pairs.questions) form one family across the whole campaign:
@@ -49,10 +50,12 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     `margin`, or unresolved with what it would take at `seconds` per run of
     (workload, target)). With `looks` (a campaign that resolves: the iterations at each
     look), each primary pair is the one of its first deciding look (analysis.pairs.sequential).
+    `asked`: the primary questions when the caller has them (analysis.pipeline).
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
-    primary = primary_questions(values, declared or {}, campaign_primary)
+    primary = asked if asked is not None else primary_questions(values, declared or {},
+                                                                 campaign_primary)
     skipped = derived_metrics(values, primary)
     value = values["value"].to_numpy(dtype=float)
     target = values["target"].astype(str).to_numpy(dtype=object)
