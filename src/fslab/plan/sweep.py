@@ -5,8 +5,10 @@ A factor is a name and its levels, from `--sweep NAME=V1,V2` (repeatable), a cam
 says what it sets:
 
     mount_options, mkfs_options   a kernel file system's (added to the target's own)
+    mount_options.KEY, ...        one mount (mkfs) option each, KEY the user's label
     zfs.PROPERTY                  a zfs dataset property (zfs set), or zfs.ashift
     scale                         the simulator target's true ratio (fs = "null")
+    (the factors of targets are declared in plan/target_factors.py)
     anything else                 an option of the workloads that take it: a fio job
                                   option (iodepth, numjobs, bs, ioengine, rw, direct …)
                                   for fio presets, the simulator's own (iops, tag) …
@@ -41,7 +43,13 @@ from fslab.plan.levels import (  # re-exported: how a level is written, one impo
     shown,
     workdir_name,
 )
-from fslab.targets import TargetSpec, registry_entry
+from fslab.plan.target_factors import (  # re-exported: the sweep's own vocabulary
+    is_target_factor,
+    takers,
+    takes_target_factor,
+    with_level,
+)
+from fslab.targets import TargetSpec
 
 __all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Factor", "Level", "WorkloadVariant",
            "campaign_factors", "cell_name", "check_sweep", "level_text", "parse_flag",
@@ -52,7 +60,6 @@ if TYPE_CHECKING:
     from fslab.plan.model import Campaign, WorkloadEntry
     from fslab.workloads.base import Workload
 
-TARGET_FACTORS = ("mount_options", "mkfs_options", "scale")
 # What may not name a factor: the metrics table's own columns (a factor is a column too).
 RESERVED = frozenset(COLUMNS) | {"status", "reason", "levels"}
 
@@ -85,10 +92,6 @@ class WorkloadVariant:
     levels: tuple[Level, ...] = ()
 
 
-def is_target_factor(name: str) -> bool:
-    return name in TARGET_FACTORS or name.startswith(ZFS_PREFIX)
-
-
 def campaign_factors(sweep: dict[str, list[Any]],
                      local: dict[str, dict[str, list[Any]]]) -> list[Factor]:
     """Every factor of a campaign, checked: the [sweep] table's, then each target's own."""
@@ -100,9 +103,11 @@ def campaign_factors(sweep: dict[str, list[Any]],
 
 def _factor(name: str, values: list[Any], target: str) -> Factor:
     where = f"target {target}: " if target else "--sweep "
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name) or name in RESERVED:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?", name) \
+            or name in RESERVED:
         raise UserError(f"{where}{name!r} cannot name a factor (a fio job option, "
-                        "mount_options, mkfs_options, zfs.PROPERTY or a preset's option)")
+                        "mount_options, mkfs_options, mount_options.KEY, mkfs_options.KEY, "
+                        "zfs.PROPERTY or a preset's option)")
     if not isinstance(values, list) or not values:
         raise UserError(f"{where}{name}: give a list of levels, e.g. [1, 8, 32]")
     levels = tuple(level_text(v) for v in values)
@@ -123,32 +128,6 @@ def swept(factors: list[Factor]) -> list[Factor]:
 
 
 # Targets ------------------------------------------------------------------------------
-
-
-def takes_target_factor(name: str, spec: TargetSpec) -> bool:
-    """Whether a target factor can change this target."""
-    if name == "scale":
-        return spec.fs == "null"
-    if name.startswith(ZFS_PREFIX):
-        return spec.fs in ("zfs", "zfs-mirror")
-    from fslab.targets import LOOPFS
-
-    kernel = registry_entry(spec.fs)[0] == LOOPFS
-    if name == "mkfs_options":  # an image restored from aging is not made by mkfs
-        return kernel and not any(k in spec.options for k in ("image", "age"))
-    return kernel
-
-
-def with_level(spec: TargetSpec, name: str, level: str) -> TargetSpec:
-    """The target with one factor's level applied (mount and mkfs options added to its own)."""
-    if name == "mount_options":
-        joined = ",".join(filter(None, [spec.mount_options, level]))
-        return dataclasses.replace(spec, mount_options=joined)
-    if name == "mkfs_options":
-        return dataclasses.replace(spec, mkfs_options=(*spec.mkfs_options, *level.split()))
-    key = name[len(ZFS_PREFIX):] if name.startswith(ZFS_PREFIX) else name
-    value: Any = float(level) if key == "scale" else level
-    return dataclasses.replace(spec, options={**spec.options, key: value})
 
 
 def target_variants(campaign: Campaign) -> list[TargetSpec]:
@@ -246,7 +225,7 @@ def check_sweep(campaign: Campaign) -> None:
         if factor.on_targets:
             if not any(takes_target_factor(factor.name, t) for t in campaign.targets):
                 raise UserError(f"--sweep {factor.name}: no target of this campaign takes it "
-                                f"({_takers(factor.name)})")
+                                f"({takers(factor.name)})")
         elif not any(takes_workload_factor(e, factor.name) for e in campaign.workloads):
             raise UserError(f"--sweep {factor.name}: no workload of this campaign has an "
                             f"option {factor.name} (fio presets take fio job options; "
@@ -254,14 +233,6 @@ def check_sweep(campaign: Campaign) -> None:
     variants = workload_variants(campaign)
     _check_iodepth(factors, variants)
     _check_names(target_variants(campaign), variants)
-
-
-def _takers(name: str) -> str:
-    if name == "scale":
-        return "the simulator's targets, fs = \"null\""
-    if name.startswith(ZFS_PREFIX):
-        return "zfs targets"
-    return "kernel file systems on images or devices"
 
 
 def _check_iodepth(factors: list[Factor], variants: list[WorkloadVariant]) -> None:

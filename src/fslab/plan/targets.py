@@ -37,6 +37,10 @@ class TargetEntry(BaseModel):
     fstrim: bool | None = None  # fstrim before each run (the aging study's protocol)
     throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
     scale: float | list[float] | None = None  # the simulator (fs = "null"): true ratio
+    # The simulator's known option effects: {"noatime": 1.25, "-I 128": 0.85,
+    # "iodepth=16": 1.4, "noatime+commit=60": 0.95} multiply its values when the option,
+    # level or all of "a+b" are present (workloads/null.py).
+    effects: dict[str, float] | None = None
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
@@ -151,6 +155,11 @@ def target_spec(entry: TargetEntry, default_image_size: int,
             raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
                             "and must be above 0")
         extra["scale"] = float(entry.scale)
+    if entry.effects is not None:
+        if entry.fs != "null" or any(not value > 0 for value in entry.effects.values()):
+            raise UserError(f"target {name}: effects = {{...}} is for the simulator (fs = "
+                            "\"null\"), each a factor above 0")
+        extra["effects"] = {str(k): float(v) for k, v in entry.effects.items()}
     return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
                       mount_options=str(entry.mount_options), path=entry.path,
                       device=entry.device, options=extra)

@@ -1,5 +1,6 @@
 """The null target: a plain directory in the lab, for testing the harness itself; with
-`scale`, a simulated device for the simulator (workloads/null.py)."""
+`scale`, mount and mkfs options and an `effects` table, a simulated device for the
+simulator (workloads/null.py) whose options have known effects."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ class NullTarget(BaseTarget):
 
     kind: ClassVar[str] = "null"
     capabilities: ClassVar[frozenset[str]] = frozenset()
-    allowed_options: ClassVar[frozenset[str]] = frozenset({"scale"})
+    allowed_options: ClassVar[frozenset[str]] = frozenset({"scale", "effects"})
 
     def describe(self) -> dict[str, Any]:
         return {"target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
-                "scale": self.scale}
+                "scale": self.scale, "mount_options": self.spec.mount_options,
+                "mkfs_options": list(self.spec.mkfs_options)}
 
     @property
     def scale(self) -> float:
@@ -33,6 +35,9 @@ class NullTarget(BaseTarget):
         mounted = Mounted(path=path, description=self.describe())
         mounted.resources.append(session.record("dir", path))
         path.mkdir(parents=True)
-        (path / SIMULATOR_FILE).write_text(json.dumps({"name": self.spec.name,
-                                                       "scale": self.scale}))
+        (path / SIMULATOR_FILE).write_text(json.dumps({
+            "name": self.spec.name, "scale": self.scale,
+            "mount_options": self.spec.mount_options,
+            "mkfs_options": list(self.spec.mkfs_options),
+            "effects": dict(self.spec.options.get("effects") or {})}))
         return mounted

@@ -20,7 +20,7 @@ import json
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -45,6 +45,9 @@ class NullWorkload(Capabilities):
     drift: float = 0.0
     seed: int = 0
     job: str = ""  # the job a swept variant is of (its draws share the job's drift)
+    # Options beyond the simulator's own (a swept fio option: iodepth=16): they change
+    # nothing but through the target's effects table ("iodepth=16" = 1.4).
+    levels: dict[str, str] = field(default_factory=dict)
     measures_host_cpu: ClassVar[bool] = False  # known numbers only: no system-wide CPU
     drops_caches: ClassVar[bool] = False  # no I/O: nothing to drop
     PRIMARY: ClassVar[str] = "iops"
@@ -83,11 +86,40 @@ class NullWorkload(Capabilities):
         own = np.random.default_rng([self.seed, iteration, _key(self.name),
                                      _key(str(target["name"]))])
         factor = _lognormal(shared, 1.0, self.drift)
-        return _lognormal(own, self.iops * float(target["scale"]), self.cv) * factor
+        truth = self.iops * float(target["scale"]) * self.effect(target)
+        return _lognormal(own, truth, self.cv) * factor
+
+    def effect(self, target: dict[str, Any]) -> float:
+        """The product of the target's effects whose options are all present (effect)."""
+        return effect(target.get("effects") or {}, str(target.get("mount_options", "")),
+                      tuple(target.get("mkfs_options") or ()), self.levels)
+
+
+def effect(effects: dict[str, float], mount_options: str, mkfs_options: tuple[str, ...],
+           levels: dict[str, str]) -> float:
+    """The true ratio a configuration has: the product of every effect whose key is
+    present — a mount option as written ("noatime", "commit=60"), mkfs options in order
+    ("-I 128"), a workload's option as name=level ("iodepth=16") — and "a+b" when all
+    its parts are."""
+    mounted = {part.strip() for part in mount_options.split(",") if part.strip()}
+    options = {f"{name}={level}" for name, level in levels.items()}
+
+    def present(key: str) -> bool:
+        words = key.split()
+        made = any(tuple(mkfs_options[i:i + len(words)]) == tuple(words)
+                   for i in range(len(mkfs_options) - len(words) + 1)) if words else False
+        return key in mounted or key in options or made
+
+    out = 1.0
+    for key, ratio in effects.items():
+        if all(present(part.strip()) for part in key.split("+")):
+            out *= float(ratio)
+    return out
 
 
 def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
-    """The simulator's jobs w1..wN (the `null` suite)."""
+    """The simulator's jobs w1..wN (the `null` suite); options it does not know of (a
+    fio option a sweep or tuner varies) are the jobs' levels."""
     jobs = int(options.get("jobs", 1))
     cv, drift = float(options.get("cv", 0.10)), float(options.get("drift", 0.0))
     iops = float(options.get("iops", 1000))
@@ -95,7 +127,10 @@ def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
         from fslab.core.errors import UserError
 
         raise UserError("null: jobs ≥ 1, iops > 0, cv ≥ 0 and drift ≥ 0, not both 0")
-    return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed, job=f"w{i}")
+    own = {"jobs", "iops", "cv", "drift", "tag"}
+    levels = {str(k): str(v) for k, v in options.items() if k not in own}
+    return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed, job=f"w{i}",
+                         levels=levels)
             for i in range(1, jobs + 1)]
 
 
@@ -120,5 +155,6 @@ def _simulated_target(where: Where) -> dict[str, Any]:
         path = where.directory.parent / SIMULATOR_FILE
         if path.exists():
             data = json.loads(path.read_text())
-            return {"name": str(data.get("name", "")), "scale": float(data.get("scale", 1.0))}
+            return {**data, "name": str(data.get("name", "")),
+                    "scale": float(data.get("scale", 1.0))}
     return {"name": where.directory.parent.name if where.directory else "", "scale": 1.0}

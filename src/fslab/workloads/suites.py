@@ -45,12 +45,15 @@ class Suite:
     names: Callable[[dict[str, Any]], list[str]] | None = None
     # The option names a [[workload]] table (and a sweep) may set; None: any fio option.
     keys: frozenset[str] | None = None
+    # Whether fio options are levels too (the simulator: its effects table gives them a
+    # known effect, so a sweep or tuner of fio options can be checked against truth).
+    fio_levels: bool = False
 
     def takes(self, option: str) -> bool:
         """Whether `option` is one of this suite's options (a fio suite: any fio option)."""
-        if self.keys is None:
-            from fslab.workloads.fio import is_fio_option
+        from fslab.workloads.fio import is_fio_option
 
+        if self.keys is None or (self.fio_levels and is_fio_option(option)):
             return is_fio_option(option)
         return option in self.keys
 
@@ -187,9 +190,10 @@ def _null_names(options: dict[str, Any]) -> list[str]:
 
 def _null(only: list[str], runtime: int, file_size: int,
           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+    from fslab.workloads.fio import is_fio_option
     from fslab.workloads.null import simulated_jobs
 
-    _only_keys(options, NULL_KEYS, "null")
+    _only_keys({k: v for k, v in options.items() if not is_fio_option(k)}, NULL_KEYS, "null")
     return _pick(only, list[Workload](simulated_jobs(options, seed)))
 
 
@@ -303,7 +307,8 @@ SUITES: dict[str, Suite] = {
         {"w1": {"jobs": Param(1, _NULL), "iops": Param(1000, _NULL),
                 "cv": Param(0.10, _NULL), "drift": Param(0.0, _NULL)}},
         {"w1": 1}, _null, options="jobs, iops, cv, drift, tag (ignored: a factor without "
-        "effect)", names=_null_names, keys=NULL_KEYS),
+        "effect), any fio option (an effect only through the target's effects table)",
+        names=_null_names, keys=NULL_KEYS, fio_levels=True),
 }
 
 
