@@ -68,6 +68,27 @@ def parse_duration(text: str | int) -> int:
     return seconds
 
 
+_NS_UNITS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+_RATE_UNITS = {"b/s": 1.0, "kb/s": 1e3, "mb/s": 1e6, "gb/s": 1e9, "kib/s": 1024.0,
+               "mib/s": 1024.0**2, "gib/s": 1024.0**3}
+
+
+def parse_duration_ns(text: str) -> float:
+    """'2ms', '500us', '1.5s', '800ns' -> nanoseconds (the unit latency is stored in)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|s)\s*", str(text).lower())
+    if not match:
+        raise UserError(f"bad latency {text!r}: a number with ns, us, ms or s, e.g. 2ms")
+    return float(match.group(1)) * _NS_UNITS[match.group(2)]
+
+
+def parse_rate(text: str) -> float:
+    """'500MiB/s', '1.2GB/s' -> bytes/s (MiB is 2^20, MB 10^6)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]+/s)\s*", str(text).lower())
+    if not match or match.group(2) not in _RATE_UNITS:
+        raise UserError(f"bad rate {text!r}: a number with B/s, MB/s, MiB/s, GB/s or GiB/s")
+    return float(match.group(1)) * _RATE_UNITS[match.group(2)]
+
+
 # Two results within this of each other are "the same" (analysis/pairs/decisions.py),
 # unless a campaign or command says otherwise (--margin): the one default of every command.
 DEFAULT_MARGIN = 0.10

@@ -94,6 +94,9 @@ class CampaignFile(BaseModel):
     # What each swept factor varies (target or job): fslab writes it from the sweep, for
     # the analysis; a campaign file need not give it (it is recomputed).
     factors: dict[str, Literal["target", "job"]] = {}
+    # Only these cells of the sweep, [target, workload] by their names (a design's
+    # configurations: `fslab tune` writes it); empty: every combination of the levels.
+    cells: list[tuple[str, str]] = []
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -140,6 +143,9 @@ class Campaign:
     # {factor: 'target' or 'job'} of every swept factor (plan/sweep.py, at resolve time):
     # what each varies, in campaign.toml ([factors]) for the analysis to read.
     factor_scopes: dict[str, str] = field(default_factory=dict)
+    # Only these (target, workload) cells, by name (a design's configurations: tune/);
+    # empty: every combination of the levels.
+    cells: list[tuple[str, str]] = field(default_factory=list)
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
 
@@ -175,6 +181,8 @@ class Campaign:
             data["sweep"] = {name: list(levels) for name, levels in self.sweep.items()}
         if self.factor_scopes:
             data["factors"] = dict(self.factor_scopes)
+        if self.cells:
+            data["cells"] = [list(cell) for cell in self.cells]
         if self.looks:
             data["resolve"] = {"looks": list(self.looks),
                                "cells": [[list(cell) for cell in cells]

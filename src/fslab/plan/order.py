@@ -77,10 +77,14 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
         variants, targets = workload_variants(campaign), target_variants(campaign)
     else:  # a plan of its own (the ceiling's): these workloads on the targets as they are
         variants, targets = [WorkloadVariant(w, w.name) for w in workloads], campaign.targets
+    if campaign.cells:  # a design's cells only (a tuner's stage: tune/)
+        chosen = {(target, workload) for target, workload in campaign.cells}
+        targets = [t for t in targets if any(t.name == c for c, _ in chosen)]
     rng = random.Random(campaign.seed)
     runs: list[RunSpec] = []
     for iteration in range(1, campaign.iterations + 1):
-        pairs = [(target, variant) for target in targets for variant in variants]
+        pairs = [(target, variant) for target in targets for variant in variants
+                 if not campaign.cells or (target.name, variant.workload.name) in chosen]
         rng.shuffle(pairs)
         wanted = resolving(campaign, iteration)
         if wanted is not None:  # a round of --resolve: only the cells it measures

@@ -1,0 +1,78 @@
+"""The configurations each stage measures, from a maintained design-of-experiments library
+(pyDOE: Lee et al.), never hand-written:
+
+- screen: two-level factors only, a fractional factorial of resolution IV or better
+  (pydoe.fracfact_by_res: main effects are aliased with no two-factor interaction);
+  mixed levels, a generalized subset design (pydoe.gsd, Surowiec et al. 2017), the
+  smallest reduction that still estimates every main effect with room for the noise.
+  The reference (every factor at its first level) is always measured.
+- race: every configuration of the factors the screen kept when there are few; else the
+  ones the screen's main-effects model ranks best, and the reference.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from fslab.tune.space import Config
+
+# A race of more configurations than this measures the model's best ones instead.
+MAX_RACE = 16
+# A screen needs this many runs per parameter it estimates (main effects and the blocks),
+# so that its residual has degrees of freedom to spare.
+RUNS_PER_PARAMETER = 2
+
+
+def screen_design(levels: list[int], runs_allowed: int, iterations: int) -> list[Config]:
+    """The screen's configurations: a resolution-IV fraction (two-level factors) or a
+    generalized subset design (mixed levels) that fits `runs_allowed` at `iterations`
+    each, the reference always among them (module doc)."""
+    import pydoe
+
+    parameters = 1 + sum(n - 1 for n in levels)
+    if all(n == 2 for n in levels):
+        if len(levels) <= 3:
+            rows = [tuple(r) for r in itertools.product(*(range(n) for n in levels))]
+        else:
+            matrix = pydoe.fracfact_by_res(len(levels), 4)
+            rows = [tuple(int(v > 0) for v in row) for row in matrix]
+    else:  # the largest subset design that fits, never one too small to estimate
+        rows = []
+        for reduction in range(2, max(levels) + 8):
+            candidate = [tuple(int(v) for v in row) for row in pydoe.gsd(list(levels),
+                                                                         reduction)]
+            if len(candidate) < RUNS_PER_PARAMETER * parameters and rows:
+                break
+            rows = candidate
+            if len(candidate) * iterations <= runs_allowed:
+                break
+    reference = tuple(0 for _ in levels)
+    if reference not in rows:
+        rows.insert(0, reference)
+    return sorted(dict.fromkeys(rows), key=lambda r: (sum(1 for v in r if v), r))
+
+
+def race_candidates(levels: list[int], kept: list[int], predicted: dict[Config, float],
+                    maximum: int = MAX_RACE) -> list[Config]:
+    """The race's configurations: every combination of the kept factors' levels (the
+    others at their reference) when there are at most `maximum`; else the reference and
+    the best the screen's model predicts (`predicted`: log ratio to the reference of
+    each full configuration), best first."""
+    combos = [tuple(choice[kept.index(i)] if i in kept else 0 for i in range(len(levels)))
+              for choice in itertools.product(*(range(levels[i]) for i in kept))]
+    reference = tuple(0 for _ in levels)
+    if len(combos) <= maximum:
+        return sorted(combos, key=lambda c: (c != reference, -predicted.get(c, 0.0)))
+    ranked = sorted(combos, key=lambda c: -predicted.get(c, 0.0))
+    chosen = [reference, *[c for c in ranked if c != reference][:maximum - 1]]
+    return chosen
+
+
+def predicted_logs(levels: list[int], effects: dict[tuple[int, int], float]
+                   ) -> dict[Config, float]:
+    """Each full configuration's log ratio to the reference by the screen's main-effects
+    model: the sum of its levels' log effects (`effects[(factor, level)]`)."""
+    out = {}
+    for config in itertools.product(*(range(n) for n in levels)):
+        out[tuple(config)] = sum(effects.get((i, v), 0.0) for i, v in enumerate(config) if v)
+    return out

@@ -1,0 +1,130 @@
+"""A tuner's space: its factors and their levels (the first of each the reference: what
+the user runs today), its objective, the latency bounds a winner must keep, and how one
+configuration is named, counted and compared with the reference."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from fslab.core.cells import level_label
+from fslab.core.errors import UserError
+from fslab.core.metrics import METRIC_UNITS
+from fslab.core.units import parse_duration_ns, parse_rate
+from fslab.plan.sweep import Factor, campaign_factors, is_target_factor
+
+Config = tuple[int, ...]  # one level index per factor, in the space's order
+# Words a latency bound may use for fio's completion-latency percentiles and means.
+BOUND_METRICS = {"p50_clat": "clat_p50_ns", "p90_clat": "clat_p90_ns",
+                 "p95_clat": "clat_p95_ns", "p99_clat": "clat_p99_ns",
+                 "p99.9_clat": "clat_p99_9_ns", "mean_clat": "clat_mean_ns",
+                 "mean_lat": "lat_mean_ns"}
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A limit a winner keeps ('p99_clat<=2ms'): metric, direction, value (SI units)."""
+
+    text: str
+    metric: str
+    at_most: bool
+    value: float
+
+    def broken_by(self, low: float, high: float) -> bool:
+        """Whether a configuration's interval of the metric lies beyond the bound."""
+        return low > self.value if self.at_most else high < self.value
+
+
+@dataclass(frozen=True)
+class Space:
+    """The factors of a tune (plan.sweep.Factor each: name and levels, reference first)."""
+
+    factors: tuple[Factor, ...]
+    objective: str = ""  # a metric; "" = each workload's primary one
+    bounds: tuple[Bound, ...] = ()
+    unsafe_allowed: bool = False
+    notes: list[str] = field(default_factory=list, compare=False)
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.factors]
+
+    @property
+    def reference(self) -> Config:
+        return tuple(0 for _ in self.factors)
+
+    @property
+    def size(self) -> int:
+        """Configurations in the full factorial."""
+        return math.prod(len(f.levels) for f in self.factors)
+
+    def every(self) -> list[Config]:
+        return list(itertools.product(*(range(len(f.levels)) for f in self.factors)))
+
+    def levels(self, config: Config) -> dict[str, str]:
+        """{factor: level} of a configuration."""
+        return {f.name: f.levels[i] for f, i in zip(self.factors, config, strict=True)}
+
+    def changes(self, config: Config) -> int:
+        """How many factors it sets away from the reference."""
+        return sum(1 for i in config if i)
+
+    def describe(self, config: Config) -> str:
+        """'noatime, commit=60, -I 256' (the levels that differ from the reference), or
+        'the reference'."""
+        parts = [level_label(f.name, f.levels[i])
+                 for f, i in zip(self.factors, config, strict=True) if i]
+        return ", ".join(parts) or "the reference"
+
+    def target_factors(self) -> list[Factor]:
+        return [f for f in self.factors if is_target_factor(f.name)]
+
+    def job_factors(self) -> list[Factor]:
+        return [f for f in self.factors if not is_target_factor(f.name)]
+
+
+def space_of(levels: dict[str, list[Any]], objective: str = "", bounds: Sequence[str] = (),
+             unsafe_allowed: bool = False) -> Space:
+    """A space from {factor: levels} (--factor flags or a [tune] table), checked: names
+    and levels as --sweep takes them, every factor with two levels or more."""
+    if not levels:
+        raise UserError("nothing to tune: give --factor NAME=V1,V2 (repeatable) or a [tune] "
+                        "table, e.g. --factor mount_options.atime=relatime,noatime")
+    factors = campaign_factors(dict(levels), {})
+    for factor in factors:
+        if len(factor.levels) < 2:
+            raise UserError(f"--factor {factor.name}: give two levels or more (the first is "
+                            "the reference: what you run today)")
+    if objective and objective not in METRIC_UNITS:
+        raise UserError(f"objective {objective!r}: a metric fslab measures, e.g. iops, "
+                        "bw_bytes, ops_per_s, clat_p99_ns")
+    return Space(tuple(factors), objective, tuple(parse_bound(b) for b in bounds),
+                 unsafe_allowed)
+
+
+def parse_bound(text: str) -> Bound:
+    """'p99_clat<=2ms' -> Bound; one clear line otherwise."""
+    match = re.fullmatch(r"\s*([A-Za-z0-9_.]+)\s*(<=|>=)\s*(\S+)\s*", text)
+    if not match:
+        raise UserError(f"bad --subject-to {text!r}: use METRIC<=VALUE or METRIC>=VALUE, "
+                        "e.g. 'p99_clat<=2ms'")
+    name, operator, value = match.groups()
+    metric = BOUND_METRICS.get(name, name)
+    if metric not in METRIC_UNITS:
+        raise UserError(f"--subject-to {text!r}: unknown metric {name!r} (e.g. "
+                        f"{', '.join(BOUND_METRICS)}, or a metric name such as clat_p99_ns)")
+    unit = METRIC_UNITS[metric][0]
+    if unit == "ns":
+        number = float(parse_duration_ns(value))
+    elif unit == "bytes/s":
+        number = float(parse_rate(value))
+    else:
+        try:
+            number = float(value)
+        except ValueError:
+            raise UserError(f"--subject-to {text!r}: {value!r} is not a number") from None
+    return Bound(text.strip(), metric, operator == "<=", number)
