@@ -18,9 +18,12 @@ from fslab.api.history import (  # noqa: F401  (the history's commands, one impo
     record_campaign,
 )
 from fslab.core.errors import UserError
+from fslab.plan.model import Overrides as Overrides  # what `fslab run` flags override
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.results.store import ResultsDir
 from fslab.run.campaign import RunResult
+from fslab.run.progress import LineProgress as LineProgress  # progress of a campaign
+from fslab.run.progress import RichProgress as RichProgress
 
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
 # run: `fslab import`, `analyze`, `report` and `compare` start ~0.4 s sooner without it.
@@ -35,8 +38,10 @@ if TYPE_CHECKING:
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
     from fslab.plan.campaign import Campaign
+    from fslab.plan.model import Overrides
     from fslab.run.runner import Progress
     from fslab.targets import TargetSpec
+    from fslab.tune.request import Request as TuneRequest
 
 
 def run(
@@ -276,6 +281,83 @@ def _records(results: ResultsDir) -> list[Any]:
     return [] if results.environment().get("imported") else list(results.run_records())
 
 
+def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None = None,
+         progress: Progress | None = None, resume: bool = False) -> list[str]:
+    """`fslab tune`: screen, race and confirm (fslab/tune/) into `out`; the lines that
+    answer it (also in out/stats: tune.csv, tuned.toml; out/tune.html). With `resume`,
+    the tune saved in `out` goes on from what is on disk."""
+    from fslab.host.lab import Lab
+    from fslab.tune import answer
+    from fslab.tune import request as requests
+    from fslab.tune.driver import Settings
+    from fslab.tune.driver import tune as run_tune
+
+    out = Path(out)
+    if not resume:
+        if (out / requests.TUNE_FILE).exists() or (out.exists() and any(out.iterdir())):
+            raise UserError(f"{out} already holds results: pass --resume to continue it, "
+                            "or another --out")
+        requests.save(out, request)
+        import tomli_w
+
+        from fslab.results.store import write_atomic as write
+
+        write(out / "campaign.toml", tomli_w.dumps(campaign.to_dict()))
+    space = request.space([t.fs for t in campaign.targets])
+    answers = run_tune(campaign, space, Settings(request.margin, request.max_runs,
+                                                 request.budget_s), out, lab or Lab(),
+                       progress)
+    lines = [*space.notes, *answer.write(out, campaign, answers, request.margin)]
+    from fslab.report.tune_page import render
+    from fslab.results.store import write_atomic
+
+    write_atomic(out / "tune.html", render(campaign.name, answer.page_tables(answers), lines))
+    return lines
+
+
+def tune_request(table: dict[str, Any], flags: dict[str, list[str]], **limits: Any
+                 ) -> TuneRequest:
+    """What `fslab tune` was asked, from its flags over the campaign's [tune] table
+    (tune/request.py)."""
+    from fslab.tune.request import request_of
+
+    return request_of(table, flags, **limits)
+
+
+def tune_plan(campaign: Campaign, request: TuneRequest) -> list[str]:
+    """`fslab tune --dry-run`: the stages and what each may take; touches nothing."""
+    from fslab.tune.driver import per_run_seconds
+    from fslab.tune.request import dry_run
+    from fslab.tune.stages import questions_of
+
+    space = request.space([t.fs for t in campaign.targets])
+    return dry_run(space, request, per_run_seconds(campaign), len(questions_of(campaign)))
+
+
+def make_lab(path: Path | None = None) -> Lab:
+    """The lab directory (default $FSLAB_LAB or /var/lib/fslab)."""
+    from fslab.host.lab import Lab
+
+    return Lab(path)
+
+
+def load_campaign(path: Path | None, overrides: Overrides) -> Campaign:
+    """A campaign from a file (or none) and the flags that override it, resolved and
+    checked (plan/campaign.py)."""
+    from fslab.plan.campaign import load_campaign as load
+
+    return load(path, overrides)
+
+
+def tune_resumed(out: Path) -> tuple[Campaign, TuneRequest]:
+    """The campaign and request of the tune in `out` (`fslab tune --resume --out DIR`)."""
+    from fslab.plan.campaign import Overrides, load_campaign
+    from fslab.tune.request import load
+
+    request = load(Path(out))
+    return load_campaign(Path(out) / "campaign.toml", Overrides()), request
+
+
 def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
     """{target: its name as short as the campaign allows} ('data=journal' where every
     target is ext4 and only a mount option varies), for what prints a results directory."""
@@ -338,3 +420,17 @@ def cleanup(lab: Lab | None = None) -> CleanupReport:
 
 def default_out(campaign: Campaign) -> Path:
     return Path("results") / f"{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+# Types a caller of these functions builds or shows, loaded when first asked for (a
+# command that needs none of them, `fslab history add`, does not pay for pydantic or rich).
+LAZY = {"Overrides": "fslab.plan.model", "LineProgress": "fslab.run.progress",
+        "RichProgress": "fslab.run.progress"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(LAZY[name]), name)
+    raise AttributeError(name)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from fslab.cli import run as _run  # noqa: F401  (registers `fslab run` first, as help lists it)
+from fslab.cli import tune as _tune  # noqa: F401  (then `fslab tune`)
 from fslab.cli.app import (
     LabOption,
     app,

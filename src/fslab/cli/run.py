@@ -172,7 +172,7 @@ def run(
             raise typer.Exit(ExitCode.USER_ERROR)
         return
     from fslab.host.doctor import QUICK, examine_beside
-    from fslab.report.progress import LineProgress, RichProgress
+    from fslab.run.progress import LineProgress, RichProgress
 
     if campaign.published is not None:
         for line in campaign.published.lines():

@@ -115,6 +115,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         looks=list(parsed.resolve.looks) if parsed.resolve else [],
         look_cells=[list(cells) for cells in parsed.resolve.cells] if parsed.resolve else [],
         cells=[(str(t), str(w)) for t, w in parsed.cells],
+        tune=dict(parsed.tune),
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "

@@ -97,6 +97,9 @@ class CampaignFile(BaseModel):
     # Only these cells of the sweep, [target, workload] by their names (a design's
     # configurations: `fslab tune` writes it); empty: every combination of the levels.
     cells: list[tuple[str, str]] = []
+    # `fslab tune`'s space and limits: NAME = [levels] (the first the reference), and
+    # budget, max_runs, margin, objective, subject_to, allow_unsafe (tune/request.py).
+    tune: dict[str, Any] = {}
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -146,6 +149,7 @@ class Campaign:
     # Only these (target, workload) cells, by name (a design's configurations: tune/);
     # empty: every combination of the levels.
     cells: list[tuple[str, str]] = field(default_factory=list)
+    tune: dict[str, Any] = field(default_factory=dict)  # [tune]: `fslab tune`'s space
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
 
@@ -183,6 +187,8 @@ class Campaign:
             data["factors"] = dict(self.factor_scopes)
         if self.cells:
             data["cells"] = [list(cell) for cell in self.cells]
+        if self.tune:
+            data["tune"] = dict(self.tune)
         if self.looks:
             data["resolve"] = {"looks": list(self.looks),
                                "cells": [[list(cell) for cell in cells]

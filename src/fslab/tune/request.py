@@ -1,0 +1,129 @@
+"""What a user asked a tune for, from `fslab tune` flags and a campaign's [tune] table,
+kept in the tune's directory (tune.json beside the campaign) so `--resume --out DIR`
+continues the same tune; and what it will take (`--dry-run`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fslab.core.errors import UserError
+from fslab.core.units import format_duration, parse_duration, parse_margin
+from fslab.tune.space import Space, space_of
+
+TUNE_FILE = "tune.json"
+SETTINGS = ("budget", "max_runs", "margin", "objective", "subject_to", "allow_unsafe")
+
+
+@dataclass
+class Request:
+    """A tune's space and limits, as given."""
+
+    factors: dict[str, list[str]]
+    margin: float
+    max_runs: int | None = None
+    budget_s: float | None = None
+    objective: str = ""
+    bounds: list[str] = field(default_factory=list)
+    allow_unsafe: bool = False
+
+    def space(self, fs: list[str]) -> Space:
+        """The space, checked: names and levels as --sweep takes them; an unsafe level
+        refused unless allowed (tune/unsafe.py)."""
+        from fslab.tune.unsafe import check_space
+
+        space = space_of(self.factors, self.objective, self.bounds, self.allow_unsafe)
+        space.notes.extend(check_space({f.name: list(f.levels) for f in space.factors},
+                                       fs, self.allow_unsafe))
+        return space
+
+
+def request_of(table: dict[str, Any], flags: dict[str, list[str]], *, margin: str | None,
+               campaign_margin: float, budget: str | None, max_runs: int | None,
+               objective: str | None, bounds: list[str] | None,
+               allow_unsafe: bool) -> Request:
+    """Flags over the campaign's [tune] table: its lists are factors, its other keys
+    (SETTINGS) the limits; --factor NAME given twice is one clear error."""
+    factors = {str(k): [str(v) for v in values] for k, values in table.items()
+               if k not in SETTINGS and isinstance(values, list)}
+    unknown = sorted(k for k, v in table.items() if k not in SETTINGS and
+                     not isinstance(v, list))
+    if unknown:
+        raise UserError(f"[tune] {unknown[0]}: give a list of levels (or one of "
+                        f"{', '.join(SETTINGS)})")
+    factors.update(flags)
+    budget_text = budget if budget is not None else table.get("budget")
+    runs = max_runs if max_runs is not None else table.get("max_runs")
+    if runs is not None and int(runs) < 1:
+        raise UserError("--max-runs must be at least 1")
+    if budget_text is None and runs is None:
+        budget_text = "30m"
+    the_margin = parse_margin(margin) if margin is not None else (
+        parse_margin(table["margin"]) if "margin" in table else campaign_margin)
+    return Request(factors, the_margin, int(runs) if runs is not None else None,
+                   float(parse_duration(budget_text)) if budget_text is not None else None,
+                   objective or str(table.get("objective", "")),
+                   list(bounds or table.get("subject_to") or []),
+                   bool(allow_unsafe or table.get("allow_unsafe", False)))
+
+
+def save(out: Path, request: Request) -> None:
+    from fslab.results.store import write_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(out / TUNE_FILE, json.dumps(asdict(request), indent=1))
+
+
+def load(out: Path) -> Request:
+    """The request a tune in `out` was started with (--resume)."""
+    path = out / TUNE_FILE
+    try:
+        data = json.loads(path.read_text())
+        return Request(**data)
+    except (OSError, ValueError, TypeError) as exc:
+        raise UserError(f"{out} holds no tune to resume ({path}: {exc})") from None
+
+
+def dry_run(space: Space, request: Request, per_run_s: float, questions: int) -> list[str]:
+    """The stages and what each may take: configurations, file systems, runs, time."""
+    from fslab.tune.design import screen_design
+    from fslab.tune.driver import (
+        CONFIRM_LEAST,
+        FIRST_LOOK,
+        RACE_LOOKS,
+        SCREEN_ITERATIONS,
+        SCREEN_SHARE,
+    )
+
+    runs = request.max_runs if request.max_runs is not None else int(
+        (request.budget_s or 0) / max(per_run_s, 1e-3))
+    runs //= max(1, questions)
+    levels = [len(f.levels) for f in space.factors]
+    lines = [f"{len(space.factors)} factors, {space.size} configurations in all "
+             f"(reference: {', '.join(f'{f.name}={f.reference}' for f in space.factors)}); "
+             f"{questions} question(s); about {runs} runs each within the budget, "
+             f"{format_duration(per_run_s)} a run"]
+    reserve = 2 * CONFIRM_LEAST
+    if space.size * FIRST_LOOK + reserve <= runs:
+        screen_runs, candidates = 0, space.size
+        lines.append("screen: none (the whole space fits the budget)")
+    else:
+        design = screen_design(levels, int(SCREEN_SHARE * runs), SCREEN_ITERATIONS)
+        screen_runs = len(design) * SCREEN_ITERATIONS
+        candidates = max(2, (runs - screen_runs - reserve) // (FIRST_LOOK + RACE_LOOKS))
+        lines.append(f"screen: {len(design)} configurations × {SCREEN_ITERATIONS} rounds = "
+                     f"{screen_runs} runs, each on a fresh file system, about "
+                     f"{format_duration(screen_runs * per_run_s)}")
+    race_runs = max(0, runs - screen_runs - reserve)
+    lines.append(f"race: up to {candidates} configurations in rounds of one fresh file "
+                 f"system each, at most {race_runs} runs, about "
+                 f"{format_duration(race_runs * per_run_s)}; first look after "
+                 f"{FIRST_LOOK} rounds")
+    lines.append(f"confirm: the winner and the reference, {CONFIRM_LEAST} rounds or more = "
+                 f"{reserve}+ runs, about {format_duration(reserve * per_run_s)}")
+    if math.isinf(per_run_s):
+        lines.append("the time of a run is not known before one ran")
+    return lines
