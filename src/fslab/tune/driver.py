@@ -55,7 +55,9 @@ class Settings:
 
 @dataclass
 class Budget:
-    """Runs (--max-runs) or wall seconds (--budget), counted from what is on disk."""
+    """Runs (--max-runs) or wall seconds (--budget). Runs are counted as the stages plan
+    them (the screen's design, the race's rounds so far), never from what is on disk: a
+    resumed tune replays the decisions of an uninterrupted one exactly."""
 
     settings: Settings
     per_run_s: float
@@ -122,7 +124,6 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
     """One question's three stages (module doc)."""
     budget = Budget(settings, per_run_seconds(base))
     stages = {name: out / name for name in (SCREEN, RACE, CONFIRM)}
-    budget.spent_runs = sum(_runs_in(path) for path in stages.values())
     levels = [len(f.levels) for f in space.factors]
     reserve = 2 * CONFIRM_LEAST
     total = budget.runs_left() + budget.spent_runs
@@ -141,7 +142,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
                             f"--max-runs {needed} or more (or a longer --budget)")
         run_stage(stage_campaign(base, space, target, job, SCREEN, design, SCREEN_ITERATIONS),
                   stages[SCREEN], lab, progress)
-        budget.spent_runs = sum(_runs_in(path) for path in stages.values())
+        budget.spent_runs = len(design) * SCREEN_ITERATIONS
         question = question_of(stages[SCREEN], target, job, space.objective)
         screened = decide.screened(_effects(stages[SCREEN]), space, settings.margin)
         kept = [s.index for s in screened if s.kept]
@@ -154,11 +155,14 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
         candidates = race_candidates(levels, kept, predicted,
                                      max(2, room // (FIRST_LOOK + RACE_LOOKS)))
     found: dict[str, Question] = {} if question is None else {"q": question}
+    counted: set[int] = set()
 
     def measure(alive: list[Config], rounds: int) -> decide.Groups:
         run_stage(stage_campaign(base, space, target, job, RACE, alive, rounds),
                   stages[RACE], lab, progress)
-        budget.spent_runs = sum(_runs_in(path) for path in stages.values())
+        if rounds and rounds not in counted:  # this round's runs, once
+            counted.add(rounds)
+            budget.spent_runs += len(alive)
         if "q" not in found:
             found["q"] = question_of(stages[RACE], target, job, space.objective)
         return groups_of(stages[RACE], space, found["q"])
@@ -214,14 +218,6 @@ def _runner_up(race: Race, groups: decide.Groups, better: str) -> Config:
 def _log_mean(values: dict[int, float]) -> float:
     logs = [math.log(v) for v in values.values() if v > 0]
     return sum(logs) / len(logs) if logs else math.nan
-
-
-def _runs_in(directory: Path) -> int:
-    """Runs a stage has finished (what the budget has spent on it)."""
-    runs = directory / "runs"
-    if not runs.is_dir():
-        return 0
-    return sum(1 for entry in runs.iterdir() if (entry / "run.json").exists())
 
 
 def _effects(directory: Path) -> pd.DataFrame:

@@ -127,10 +127,11 @@ def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
         from fslab.core.errors import UserError
 
         raise UserError("null: jobs ≥ 1, iops > 0, cv ≥ 0 and drift ≥ 0, not both 0")
-    own = {"jobs", "iops", "cv", "drift", "tag"}
+    own = {"jobs", "iops", "cv", "drift", "tag", "sleep"}
     levels = {str(k): str(v) for k, v in options.items() if k not in own}
+    sleep = float(options.get("sleep", 0.0))  # seconds a run takes (tests of kills)
     return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed, job=f"w{i}",
-                         levels=levels)
+                         levels=levels, sleep_s=sleep)
             for i in range(1, jobs + 1)]
 
 

@@ -118,7 +118,7 @@ BONNIE_KEYS = frozenset({"file_size", "files_k"})
 AGEDFILES_KEYS = frozenset({"count", "size", "seed"})
 SCAN_KEYS = frozenset({"subdir"})
 # `tag`: any value, ignored by the simulator: a factor known to have no effect.
-NULL_KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag"})
+NULL_KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag", "sleep"})
 
 
 def _files(only: list[str], runtime: int, file_size: int,
