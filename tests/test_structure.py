@@ -1,8 +1,13 @@
-"""The package's shape (issue 16): no import circles, no oversized modules."""
+"""The package's shape (issues 16, 39): layers in the declared order (import-linter), no
+import circles, no oversized modules."""
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "fslab"
@@ -138,3 +143,33 @@ def test_no_folder_loop_of_any_length():
     """Folders (and top-level modules) form no loop of any length, counting every import
     a module names (inside functions and for type checking too)."""
     assert folder_cycles(graph(everywhere=True)) == []
+
+
+def lint_imports(root: Path, source: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over the package at `source`, with the contracts of `root`'s
+    pyproject.toml (ARCHITECTURE.md's layers)."""
+    return subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--config",
+                           str(root / "pyproject.toml"), "--no-cache"],
+                          cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(source)})
+
+
+def test_no_import_runs_against_the_declared_layers():
+    """Every import of src/fslab obeys ARCHITECTURE.md's order (import-linter's layers
+    contract, direction and not only loops), the CLI goes through api, and analysis's
+    rooms import downwards too."""
+    done = lint_imports(PACKAGE.parents[1], PACKAGE.parent)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "3 kept, 0 broken" in done.stdout
+
+
+def test_a_planted_upward_import_fails_the_layers(tmp_path):
+    copy = tmp_path / "src"
+    shutil.copytree(PACKAGE, copy / "fslab",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(PACKAGE.parents[1] / "pyproject.toml", tmp_path / "pyproject.toml")
+    units = copy / "fslab" / "core" / "units.py"
+    units.write_text(units.read_text() + "\nimport fslab.api  # planted: core imports api\n")
+    done = lint_imports(tmp_path, copy)
+    assert done.returncode != 0
+    assert "fslab.core is not allowed to import fslab.api" in done.stdout

@@ -104,7 +104,6 @@ def changes(
     gates)."""
     from fslab import api
     from fslab.core.units import DEFAULT_MARGIN, parse_margin
-    from fslab.history.series import method
 
     series = api.history_changes(catalogue, by, since, across_machines, metric,
                                  parse_margin(margin or DEFAULT_MARGIN))
@@ -119,7 +118,7 @@ def changes(
             console.print(f"[{style}]{escape(change.sentence(label))}[/{style}]")
         steady = len(series) - len({(c.target, c.workload, c.op, c.metric) for c in found})
         console.print(f"{len(found)} change(s) in {len(series)} series; {steady} without "
-                      f"one. Method: {method()}", style="dim", highlight=False)
+                      f"one. Method: {api.history_method()}", style="dim", highlight=False)
     if any(change.regression for change in found):
         raise typer.Exit(1)
 

@@ -147,9 +147,8 @@ def import_(
 def cleanup(lab: LabOption = None) -> None:
     """Release mounts, loop devices and images that a killed fslab run left behind."""
     from fslab import api
-    from fslab.host.lab import Lab
 
-    report = api.cleanup(Lab(lab))
+    report = api.cleanup(api.make_lab(lab))
     for line in report.released:
         console.print(f"released {line}")
     for line in report.skipped:
@@ -165,9 +164,9 @@ def cleanup(lab: LabOption = None) -> None:
 @app.command()
 def targets() -> None:
     """List every kind of target and whether it can run on this machine (and why not)."""
-    from fslab.report.listings import targets_table
+    from fslab import api
 
-    console.print(targets_table())
+    console.print(api.targets_table())
 
 
 @app.command()
@@ -177,12 +176,12 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
 ) -> None:
     """Run a fio server for a controller's `fslab run --hosts` (Ctrl-C stops it)."""
-    from fslab.workloads.distributed import run_server
+    from fslab import api
 
     if not 0 < port < 65536:
         raise UserError(f"bad port {port}")
     console.print(f"fio server listening on {bind}:{port} (Ctrl-C to stop)")
-    if run_server(bind, port):
+    if api.serve(bind, port):
         console.print("fio server stopped")
 
 
@@ -194,12 +193,12 @@ def presets(
     """List every preset (fio suites and fslab's own workloads) with its parameters, each
     with where it comes from (the study and the place in it, fio's default, the campaign,
     or fslab's choice and why), and the study's own scale (--as-published)."""
-    from fslab.report.listings import presets_json, presets_tables
+    from fslab import api
 
     if as_json:
-        sys.stdout.write(presets_json() + "\n")
+        sys.stdout.write(api.presets_json() + "\n")
         return
-    console.print(presets_tables())
+    console.print(api.presets_tables())
 
 
 def main() -> None:

@@ -64,18 +64,16 @@ def age(
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
     from fslab import api
-    from fslab.aging.flags import AgingFlags, aging_settings, aging_target
     from fslab.core.units import format_bytes
-    from fslab.host.lab import Lab
 
-    settings = aging_settings(AgingFlags(
+    spec, settings = api.aging_request(dict(
         seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
         bytes_limit=bytes_limit, written=written, layout_target=layout_target,
         plateau=plateau, utilization=utilization, stop_file=stop_file, pause_file=pause_file,
-        fstrim_every=fstrim_every, fstrim_seconds=fstrim_seconds, probe_every=probe_every))
-    spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
+        fstrim_every=fstrim_every, fstrim_seconds=fstrim_seconds, probe_every=probe_every),
+        fs, size, mkfs_options, mount_options, direct_io, device)
     devices = frozenset([confirm_device]) if confirm_device else frozenset()
-    record = api.age(spec, settings, out, lab=Lab(lab), image=image,
+    record = api.age(spec, settings, out, lab=api.make_lab(lab), image=image,
                      confirmed_devices=devices, force_device=force_device)
     console.print(
         f"Aged {fs}: {record['ops_attempted']} operations attempted, "
@@ -86,9 +84,8 @@ def age(
     for what, count in (record.get("failures") or {}).items():
         console.print(f"  failed: {escape(what)} × {count}")
     from fslab.report.terminal import summary_tables
-    from fslab.results.stats_files import load_analysis
 
-    done = load_analysis(api.results_dir(out))
+    done = api.stats_of(out)
     if done is not None:
         console.print(summary_tables(done.summary))
     kept = record.get("image") or {}
@@ -109,18 +106,14 @@ def doctor(
 ) -> None:
     """Check this machine for measuring: load, CPU frequency, memory, disk, space, loop
     direct I/O, tools — each with what it means for results and how to fix it."""
-    from fslab.host.doctor import BAD, OK, examine
-    from fslab.host.doctor import tune as apply_tune
-    from fslab.host.doctor import untune as undo_tune
-    from fslab.host.lab import Lab
+    from fslab import api
 
-    root = Lab(lab).root
     if tune or untune:
-        for line in (apply_tune(root) if tune else undo_tune(root)):
+        for line in api.doctor_tune(lab, undo=untune):
             console.print(line)
         return
-    findings = examine(root)
-    colours = {OK: "green", BAD: "red"}
+    findings = api.doctor(lab)
+    colours = {api.OK: "green", api.BAD: "red"}
     for finding in findings:
         mark = colours.get(finding.state, "yellow")
         console.print(f"[{mark}]{finding.state:>4}[/] {escape(finding.name)}: "
@@ -128,5 +121,5 @@ def doctor(
         for extra in (finding.meaning, f"fix: {finding.fix}" if finding.fix else ""):
             if extra:
                 console.print(f"       {escape(extra)}", style="dim")
-    if any(f.state == BAD for f in findings):
+    if any(f.state == api.BAD for f in findings):
         raise typer.Exit(ExitCode.TOOL_FAILED)

@@ -25,11 +25,11 @@ def _sweeps(flags: list[str] | None) -> dict[str, list[str]] | None:
     """--sweep NAME=V1,V2 flags as {NAME: levels} (a name given twice: one clear error)."""
     if not flags:
         return None
-    from fslab.plan.levels import parse_flag
+    from fslab import api
 
     found: dict[str, list[str]] = {}
     for text in flags:
-        name, levels = parse_flag(text)
+        name, levels = api.parse_factor(text)
         if name in found:
             raise UserError(f"--sweep {name} is given twice: give every level in one flag")
         found[name] = levels
@@ -128,14 +128,12 @@ def run(
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
     from fslab import api
-    from fslab.host.lab import Lab
-    from fslab.plan.campaign import Overrides, load_campaign
 
     if until_ci is not None and until_ci <= 0:
         raise UserError("--until-ci must be a percentage above 0, e.g. 5")
     if until_detectable is not None and until_detectable <= 0:
         raise UserError("--until-detectable must be a percentage above 0, e.g. 5")
-    overrides = Overrides(
+    overrides = api.Overrides(
         fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
         runtime=runtime, image_size=size, file_size=file_size,
         out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
@@ -144,35 +142,28 @@ def run(
         margin=margin, sweeps=_sweeps(sweep),
     )
     from fslab.core.units import parse_duration
-    from fslab.plan.order import DEFAULT_BUDGET_S
 
-    budget_s = parse_duration(budget) if budget is not None else DEFAULT_BUDGET_S
+    budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
     if resume:
         if out is None:
             raise UserError("--resume needs --out DIR: the results directory to continue")
-        from fslab.plan.resume import progress_line, resume_campaign
-
-        campaign = resume_campaign(out, campaign_file, overrides)
+        campaign, line = api.resume_with(out, campaign_file, overrides)
         if not dry_run:
-            console.print(progress_line(campaign, out))
+            console.print(line)
     else:
-        campaign = load_campaign(campaign_file, overrides)
+        campaign = api.load_campaign(campaign_file, overrides)
     devices = frozenset(confirm_device or [])
-    the_lab = Lab(lab)
+    the_lab = api.make_lab(lab)
     if dry_run:
-        from fslab.report.terminal import plan_renderable
-
         problems: list[str] = []
         plan, targets = api.prepare(campaign, confirmed_devices=devices,
                                     force_device=force_device, problems=problems)
-        console.print(plan_renderable(plan, targets, the_lab.root), soft_wrap=True)
+        console.print(api.plan_preview(plan, targets, the_lab.root), soft_wrap=True)
         for problem in problems:
             err_console.print(f"would stop: {problem}", markup=False, highlight=False)
         if problems:
             raise typer.Exit(ExitCode.USER_ERROR)
         return
-    from fslab.host.doctor import QUICK, examine_beside
-    from fslab.run.progress import LineProgress, RichProgress
 
     if campaign.published is not None:
         for line in campaign.published.lines():
@@ -180,8 +171,9 @@ def run(
 
     try:
         shown = err_console.get()
-        with (RichProgress(shown) if shown.is_terminal else LineProgress(sys.stderr)) as progress:
-            check = examine_beside(the_lab.root, QUICK, progress.note)
+        with (api.RichProgress(shown) if shown.is_terminal
+              else api.LineProgress(sys.stderr)) as progress:
+            check = api.quick_check(the_lab, progress.note)
             try:
                 result = api.run(campaign, out=out, lab=the_lab, resume=resume,
                                  confirmed_devices=devices, force_device=force_device,

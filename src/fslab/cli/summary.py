@@ -15,9 +15,7 @@ def print_summary(results_dir: Path, analysis: Any = None) -> None:
     from fslab.report.terminal import summary_tables
 
     if analysis is None:
-        from fslab.analysis.pipeline import analyze_results
-
-        analysis = analyze_results(api.open_results(results_dir))
+        analysis = api.analysed(results_dir)
     runs = api.runs(results_dir)
     console.print(summary_tables(analysis.summary, runs, api.target_names(results_dir,
                                                                           analysis.summary)))

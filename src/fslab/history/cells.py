@@ -41,7 +41,7 @@ def campaign_session(directory: Path, identity: Identity, version: str
     cells      cells_of those runs."""
     import duckdb
 
-    stats = _current_stats(directory)
+    stats = current_stats(directory)
     db = duckdb.connect(":memory:")
     try:
         _campaign(db, directory, identity, version)
@@ -65,7 +65,7 @@ def campaign_session(directory: Path, identity: Identity, version: str
                    $campaign AS campaign_id, $version AS version
             FROM ({_runs(stats)}) r
             LEFT JOIN ({_questions(stats)}) q USING (workload, op, metric)
-            LEFT JOIN workload_sigs w USING (workload)
+            LEFT JOIN workload_sigs w ON w.workload = r.job
             LEFT JOIN target_sigs t USING (target)""",
                    {"any": w_sig.get("*", ""), "campaign": identity.campaign_id,
                     "version": version})
@@ -92,7 +92,7 @@ def _campaign(db: duckdb.DuckDBPyConnection, directory: Path, identity: Identity
                         for k, v in sorted(identity.labels.items())])
 
 
-def _current_stats(directory: Path) -> Path:
+def current_stats(directory: Path) -> Path:
     """stats/ of the directory, analysed first when missing or stale."""
     from fslab.results.stats_files import stale_reason
     from fslab.results.store import ResultsDir

@@ -12,11 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from fslab.core.errors import UserError
 
 # Files whose bytes name a campaign, in order; an import without them is named by its rows.
 IDENTITY_FILES = ("campaign.toml", "environment.json")
@@ -76,7 +75,7 @@ def identify(directory: Path, extra_labels: dict[str, str] | None = None) -> Ide
         started=str(environment.get("captured_at", "")),
         machine=labels["host"],
         labels={k: v for k, v in labels.items() if v},
-        workload_signatures=workload_signatures(campaign),
+        workload_signatures=workload_signatures(campaign, _jobs_of(directory)),
         target_signatures=target_signatures(campaign),
     )
 
@@ -87,15 +86,23 @@ def digest(data: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def workload_signatures(campaign: dict[str, Any]) -> dict[str, str]:
+def workload_signatures(campaign: dict[str, Any], jobs: Sequence[str] = ()
+                        ) -> dict[str, str]:
     """Workload name -> digest of what defines it: its [[workload]] entry and the
     campaign settings that change what it measures. '*' holds the digest for workloads
-    no entry names (an import, or a preset's job the entry does not list)."""
+    no entry names (an import). `jobs`: the jobs the directory measured, for a campaign
+    written before entries listed theirs (its one preset entry runs them)."""
     settings = {key: campaign.get(key) for key in MEASURING_SETTINGS}
     found: dict[str, str] = {"*": digest(settings)}
-    for entry in campaign.get("workload") or []:
-        for name in _workload_names(entry):
-            found[name] = digest({"entry": entry, **settings})
+    entries = list(campaign.get("workload") or [])
+    unlisted = [e for e in entries if not _workload_names(e)]
+    claimed = {n for e in entries for n in _workload_names(e)}
+    for entry in entries:
+        definition = {k: v for k, v in entry.items() if k != "jobs"}
+        names = _workload_names(entry) or (  # an older campaign's one preset entry
+            [j for j in jobs if j not in claimed] if len(unlisted) == 1 else [])
+        for name in names:
+            found[name] = digest({"entry": definition, **settings})
     return found
 
 
@@ -108,17 +115,30 @@ def target_signatures(campaign: dict[str, Any]) -> dict[str, str]:
 
 
 def _workload_names(entry: dict[str, Any]) -> list[str]:
-    if entry.get("only"):
-        return [str(name) for name in entry["only"]]
+    """The jobs an entry runs, as the resolved campaign lists them (`jobs`; `only`
+    before that); a preset's entry from before either: none (they fall under "*")."""
+    for key in ("jobs", "only"):
+        if entry.get(key):
+            return [str(name) for name in entry[key]]
     if entry.get("preset"):
-        from fslab.workloads.suites import get_suite
-
-        try:
-            return list(get_suite(str(entry["preset"])).job_names(dict(entry.get("options")
-                                                                       or {})))
-        except UserError:  # a preset this version no longer has: its jobs fall under "*"
-            return []
+        return []
     return [str(entry.get("name") or "job")]
+
+
+def _jobs_of(directory: Path) -> list[str]:
+    """The jobs a results directory measured (its analysis' runs table), [] when none."""
+    runs = directory / "stats" / "runs.parquet"
+    if not runs.exists():
+        return []
+    import duckdb
+
+    quoted = str(runs).replace("'", "''")
+    with duckdb.connect(":memory:") as db:
+        names = [r[0] for r in db.execute(f"SELECT name FROM parquet_schema('{quoted}')")
+                 .fetchall()]
+        column = "job" if "job" in names else "workload"
+        return [str(r[0]) for r in db.execute(
+            f"SELECT DISTINCT {column} FROM read_parquet('{quoted}')").fetchall()]
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from fslab import __version__
+from fslab.core.version import __version__
 from fslab.host import system
 
 TOOLS = ("fio", "losetup")  # every campaign's; the targets add their own (Target.tools)

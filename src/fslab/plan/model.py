@@ -46,6 +46,9 @@ class WorkloadEntry(BaseModel):
     job_file: str | None = None
     job_text: str | None = None  # the job file's content, kept in a resolved campaign
     options: dict[str, Any] = {}
+    # The jobs this entry runs, written by fslab into a resolved campaign (the history
+    # reads a job's definition by them without the presets: history/identity.py).
+    jobs: list[str] | None = None
 
 
 class ResolveTable(BaseModel):

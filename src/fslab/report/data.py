@@ -4,7 +4,7 @@ fslab/report/several.py); read by every section of the report."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ class ReportData:
     records: pd.DataFrame  # status of every run (runs table)
     sources: list[Source]
     series: pd.DataFrame | None = None  # fio's per-interval series (results/series.py)
+    # {job: its fio options as its runs recorded them} (run.json: job_options)
+    job_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def named(self, names: dict[str, str]) -> ReportData:
         """The same data with every target shown by `names` (as short as the campaign

@@ -4,10 +4,6 @@ its best configuration and those within reach."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
-
 from fslab.core.cells import declared_levels, is_numeric
 from fslab.report import sweep_charts
 from fslab.report.data import ReportData
@@ -54,44 +50,13 @@ def sweep_section(data: ReportData, page: Page) -> None:
 
 
 def job_caption(data: ReportData, job: str, factors: list[str]) -> str:
-    """'fio 3.33; randread (direct5): rw=randread bs=4k numjobs=4 ... ; swept: iodepth'."""
-    campaign = data.campaign
-    fixed = {name: levels[0] for name, levels in (campaign.get("sweep") or {}).items()
-             if isinstance(levels, list) and len(levels) == 1}
-    options = _job_options(campaign, job.split("/")[0])
-    if options is None:
+    """'fio 3.33; randread: rw=randread bs=4k numjobs=4 ... ; swept: iodepth' — the job's
+    options as its runs recorded them (run.json), not as a preset says today."""
+    options = data.job_options.get(job)
+    if not options:
         return f"swept: {', '.join(factors)}"
-    shown = {**options, **{k: v for k, v in fixed.items() if k in options or _is_fio(campaign)}}
-    text = " ".join(f"{k}={v}" for k, v in shown.items() if k not in factors)
+    text = " ".join(f"{k}={v}" for k, v in options.items()
+                    if k not in factors and k not in ("runtime", "size"))
     version = (data.environment.get("tools") or {}).get("fio")
-    head = f"fio {version}; " if version and _is_fio(campaign) else ""
+    head = f"fio {version}; " if version else ""
     return f"{head}{job}: {text}; swept: {', '.join(factors)}"
-
-
-def _is_fio(campaign: dict[str, Any]) -> bool:
-    from fslab.workloads.suites import get_suite
-
-    presets = [w.get("preset") for w in campaign.get("workload") or [] if w.get("preset")]
-    return any(get_suite(p).keys is None for p in presets)
-
-
-def _job_options(campaign: dict[str, Any], job: str) -> dict[str, Any] | None:
-    """The job's options as its preset gives them, with the campaign's own on top."""
-    from fslab.core.errors import UserError
-    from fslab.workloads.suites import get_suite
-
-    for entry in campaign.get("workload") or []:
-        preset = entry.get("preset")
-        if not preset:
-            continue
-        try:
-            suite = get_suite(str(preset))
-        except UserError:
-            continue
-        if job not in suite.parameters and job not in suite.job_names(entry.get("options")):
-            continue
-        params = suite.parameters.get(job) or next(iter(suite.parameters.values()))
-        values = {key: param.value for key, param in params.items()
-                  if key not in ("runtime", "size")}
-        return pd.Series({**values, **(entry.get("options") or {})}).to_dict()
-    return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -14,11 +13,7 @@ from rich.text import Text
 
 from fslab.analysis.cells.stats import NOISY_HALF_WIDTH
 from fslab.core.metrics import HIGHER, headline_metrics, title
-from fslab.core.units import format_bound, format_duration, format_value
-from fslab.plan.levels import workdir_name
-from fslab.plan.order import Plan
-from fslab.targets import Target
-from fslab.workloads.base import Where
+from fslab.core.units import format_bound, format_value
 
 if TYPE_CHECKING:  # the comparison's model (scipy) loads only where one is made
     from fslab.analysis.across.compare import CampaignComparison
@@ -143,102 +138,6 @@ def _cell_text(cell: pd.Series, marks: dict[str, bool]) -> Text:
         text.append("‡", style="magenta")
         marks["cache"] = True
     return text
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' * (n != 1)}"
-
-
-def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> RenderableType:
-    """The dry-run view: the campaign, the run order, each target and each resolved job."""
-    campaign = plan.campaign
-    workloads = len({r.workload.name for r in plan.runs})
-    parts: list[RenderableType] = [Text(
-        f"Campaign {campaign.name}: {_count(len(plan.targets), 'target')} × "
-        f"{_count(workloads, 'workload')} × {_count(campaign.iterations, 'iteration')} "
-        f"= {_count(len(plan.runs), 'run')}; runtime {campaign.runtime} s per job; "
-        f"file size {format_value(campaign.file_size, 'bytes')} per job; seed {campaign.seed}; "
-        f"fresh file system per {campaign.fresh}; {campaign.scale} scale", style="bold")]
-    if campaign.published is not None:
-        parts += [Text(line) for line in campaign.published.lines()]
-    parts += [Text(line) for line in sweep_lines(plan)]
-    parts.append(Text(planned_time(plan), style="bold"))
-    order = Table(title="Run order (shuffled within each iteration)", title_justify="left")
-    for column in ("iteration", "#", "target", "workload", "run id"):
-        order.add_column(column)
-    for run in plan.runs:
-        order.add_row(str(run.iteration), str(run.position + 1), run.target.name,
-                      run.workload.name, run.run_id)
-    parts.append(order)
-    parts.append(Text("Targets", style="bold"))
-    for name, target in targets.items():
-        info = target.describe()
-        details = "; ".join(f"{k}: {_short(v)}" for k, v in info.items()
-                            if k not in ("target", "fs"))
-        parts.append(Text(f"  {name} ({info.get('fs', '')}): {details}"))
-    shown: set[str] = set()
-    for run in plan.runs:
-        if run.workload.name in shown:
-            continue
-        shown.add(run.workload.name)
-        directory = (lab_root / "sessions" / "<session>" / "mnt" / "<target>"
-                     / workdir_name(run.workload.name))
-        for filename, text in run.workload.render(Where(directory=directory)).items():
-            parts.append(Text(f"── {run.workload.name}: {filename} ──", style="cyan"))
-            parts.append(Text(text.rstrip()))
-    return Group(*parts)
-
-
-def sweep_lines(plan: Plan) -> list[str]:
-    """A sweep's plan in words: each factor with its levels, the cells, the fio runs."""
-    from fslab.plan.sweep import campaign_factors, shown
-
-    campaign = plan.campaign
-    factors = campaign_factors(campaign.sweep, campaign.target_sweeps)
-    if not factors:
-        return []
-    lines = []
-    for factor in factors:
-        where = f" (target {factor.target})" if factor.target else ""
-        if len(factor.levels) == 1:
-            lines.append(f"Set: {factor.name}={shown(factor.levels[0])}{where}")
-        else:
-            lines.append(f"Factor {factor.name}{where}: {', '.join(map(shown, factor.levels))} "
-                         f"(effects relative to {shown(factor.reference)})")
-    cells = plan.cells
-    fio = sum(1 for r in plan.runs if r.workload.family.startswith("fio"))
-    lines.append(f"Cells: {len(cells)} — " + "; ".join(
-        f"{workload} on {target}" for target, workload in cells[:12])
-        + (f"; … {len(cells) - 12} more" if len(cells) > 12 else ""))
-    lines.append(f"Runs: {len(plan.runs)} ({fio} fio runs): {len(cells)} cells × "
-                 f"{campaign.iterations} iterations")
-    return lines
-
-
-def planned_time(plan: Plan) -> str:
-    """How long the plan measures: fio's runtime and ramp of each run (size-based jobs at
-    their runtime cap); what only the disk decides (layouts, mkfs, file workloads) is
-    named, not guessed."""
-    from fslab.plan.order import measuring_seconds
-
-    seconds, capped, unknown = measuring_seconds(plan.runs)
-    measured = len(plan.runs) - unknown
-    text = (f"Time measuring: {format_duration(seconds)} over {measured} fio runs" if measured
-            else "Time measuring: not known ahead")
-    if capped:
-        text += f" ({capped} size-based: at most)"
-    if unknown:
-        text += (f"; {unknown} runs whose time the disk decides (file workloads, bonnie++, "
-                 "size-based fio without a runtime)")
-    return text + "; laying out files and making file systems come on top"
-
-
-def _short(value: object) -> str:
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
-    if isinstance(value, int) and value > 1024**2:
-        return format_value(value, "bytes")
-    return str(value)
 
 
 def compare_report(comparison: CampaignComparison) -> RenderableType:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from fslab.core.errors import UserError
 from fslab.plan.levels import path_name
 from fslab.tune import decide
-from fslab.tune.design import predicted_logs, race_candidates, screen_design
+from fslab.tune.design import MAX_RACE, predicted_logs, race_candidates, screen_design
 from fslab.tune.race import Race, bounds_checker, run_race
 from fslab.tune.space import Config, Space
 from fslab.tune.stages import (
@@ -41,6 +41,8 @@ FIRST_LOOK = 3  # rounds before the race's first look (a paired t on 2 df)
 CONFIRM_LEAST = 5  # the confirmation's rounds at least (DEFAULT_ITERATIONS)
 SCREEN_SHARE = 0.4  # of the runs a screen may take
 RACE_LOOKS = 2  # rounds past the first look the race's candidates can all be given
+# The whole space is raced without a screen when every configuration fits this many rounds.
+WHOLE_ITERATIONS = 5
 SETUP_S = 3.0  # a fresh file system per run: mkfs, mount, lay out, drop caches (measured)
 
 
@@ -63,6 +65,13 @@ class Budget:
     per_run_s: float
     spent_runs: int = 0
     started: float = field(default_factory=time.monotonic)
+
+    def measured(self) -> None:
+        """What a run costs here, from the runs so far (a wall-time budget's runs left
+        then follow the machine, not the estimate made before any ran)."""
+        if self.spent_runs:
+            self.per_run_s = max(self.per_run_s,
+                                 (time.monotonic() - self.started) / self.spent_runs)
 
     def runs_left(self) -> int:
         by_runs = (self.settings.max_runs - self.spent_runs
@@ -129,7 +138,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
     total = budget.runs_left() + budget.spent_runs
     screened: list[decide.Screened] = []
     question: Question | None = None
-    if space.size * FIRST_LOOK + reserve <= total:
+    if space.size * WHOLE_ITERATIONS + reserve <= total:
         candidates = space.every()
     else:
         design = screen_design(levels, int(SCREEN_SHARE * total), SCREEN_ITERATIONS)
@@ -143,6 +152,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
         run_stage(stage_campaign(base, space, target, job, SCREEN, design, SCREEN_ITERATIONS),
                   stages[SCREEN], lab, progress)
         budget.spent_runs = len(design) * SCREEN_ITERATIONS
+        budget.measured()
         question = question_of(stages[SCREEN], target, job, space.objective)
         screened = decide.screened(_effects(stages[SCREEN]), space, settings.margin)
         kept = [s.index for s in screened if s.kept]
@@ -153,7 +163,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
         # as many candidates as the race can give FIRST_LOOK rounds and two looks more
         room = total - budget.spent_runs - reserve
         candidates = race_candidates(levels, kept, predicted,
-                                     max(2, room // (FIRST_LOOK + RACE_LOOKS)))
+                                     max(2, min(MAX_RACE, room // (FIRST_LOOK + RACE_LOOKS))))
     found: dict[str, Question] = {} if question is None else {"q": question}
     counted: set[int] = set()
 
@@ -163,6 +173,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
         if rounds and rounds not in counted:  # this round's runs, once
             counted.add(rounds)
             budget.spent_runs += len(alive)
+            budget.measured()
         if "q" not in found:
             found["q"] = question_of(stages[RACE], target, job, space.objective)
         return groups_of(stages[RACE], space, found["q"])

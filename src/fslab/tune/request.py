@@ -89,13 +89,14 @@ def load(out: Path) -> Request:
 
 def dry_run(space: Space, request: Request, per_run_s: float, questions: int) -> list[str]:
     """The stages and what each may take: configurations, file systems, runs, time."""
-    from fslab.tune.design import screen_design
+    from fslab.tune.design import MAX_RACE, screen_design
     from fslab.tune.driver import (
         CONFIRM_LEAST,
         FIRST_LOOK,
         RACE_LOOKS,
         SCREEN_ITERATIONS,
         SCREEN_SHARE,
+        WHOLE_ITERATIONS,
     )
 
     runs = request.max_runs if request.max_runs is not None else int(
@@ -107,13 +108,14 @@ def dry_run(space: Space, request: Request, per_run_s: float, questions: int) ->
              f"{questions} question(s); about {runs} runs each within the budget, "
              f"{format_duration(per_run_s)} a run"]
     reserve = 2 * CONFIRM_LEAST
-    if space.size * FIRST_LOOK + reserve <= runs:
+    if space.size * WHOLE_ITERATIONS + reserve <= runs:
         screen_runs, candidates = 0, space.size
         lines.append("screen: none (the whole space fits the budget)")
     else:
         design = screen_design(levels, int(SCREEN_SHARE * runs), SCREEN_ITERATIONS)
         screen_runs = len(design) * SCREEN_ITERATIONS
-        candidates = max(2, (runs - screen_runs - reserve) // (FIRST_LOOK + RACE_LOOKS))
+        candidates = max(2, min(MAX_RACE, (runs - screen_runs - reserve)
+                                // (FIRST_LOOK + RACE_LOOKS)))
         lines.append(f"screen: {len(design)} configurations × {SCREEN_ITERATIONS} rounds = "
                      f"{screen_runs} runs, each on a fresh file system, about "
                      f"{format_duration(screen_runs * per_run_s)}")

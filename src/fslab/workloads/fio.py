@@ -190,6 +190,7 @@ class FioWorkload(Capabilities):
 
 
 LAID_OUT = ".fslab-laid-out"  # beside a kept place's files: the job that laid them out
+PLACE_OPTIONS = frozenset({"filename", "directory", "offset_increment"})  # where, not what
 
 
 class RunRefused(Exception):
@@ -210,7 +211,11 @@ def prepare(workload: FioWorkload, where: Where, run_dir: Path,
     job_file.write_text(workload.render(where)[JOB_FILE])
     metadata: dict[str, Any] = {"fio_version": system.tool_version("fio"),
                                 "io": {"direct": workload.direct,
-                                       "file_set_bytes": workload.required_bytes()}}
+                                       "file_set_bytes": workload.required_bytes()},
+                                # the job's own options as it ran (the report's captions)
+                                "job_options": {k: v for k, v in {**workload.global_options,
+                                                                  **workload.options}.items()
+                                                if k not in PLACE_OPTIONS}}
     if where.layout_first and where.directory and workload.raw_job_text is None:
         metadata["layout"] = lay_out_files(where.directory, workload.name,
                                            {**workload.global_options, **workload.options})

@@ -1,0 +1,79 @@
+"""The machine and the catalogues of what fslab knows, as plain functions the CLI calls:
+the lab, the doctor, the fio server, the aging flags, the lists of targets and presets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fslab.aging.config import AgingConfig
+    from fslab.host.doctor import Finding
+    from fslab.host.lab import Lab
+    from fslab.targets import TargetSpec
+
+
+def make_lab(path: Path | None = None) -> Lab:
+    """The lab directory (default $FSLAB_LAB or /var/lib/fslab)."""
+    from fslab.host.lab import Lab
+
+    return Lab(path)
+
+
+def doctor(lab: Path | None = None) -> list[Finding]:
+    """`fslab doctor`: is this machine fit to measure on (host/doctor.py)."""
+    from fslab.host.doctor import examine
+
+    return examine(make_lab(lab).root)
+
+
+def doctor_tune(lab: Path | None = None, undo: bool = False) -> list[str]:
+    """`fslab doctor --tune` (or `--untune`): what was set (or restored)."""
+    from fslab.host.doctor import tune, untune
+
+    root = make_lab(lab).root
+    return untune(root) if undo else tune(root)
+
+
+def quick_check(lab: Lab, note: Any) -> Any:
+    """The doctor's quick look beside a campaign (a thread: `.join()` it after)."""
+    from fslab.host.doctor import QUICK, examine_beside
+
+    return examine_beside(lab.root, QUICK, note)
+
+
+def serve(bind: str, port: int) -> bool:
+    """`fslab serve`: a fio server for a controller's `fslab run --hosts`."""
+    from fslab.workloads.distributed import run_server
+
+    return run_server(bind, port)
+
+
+def aging_request(flags: Any, fs: str, size: Any, mkfs_options: Any, mount_options: Any,
+                  direct_io: bool | None, device: str | None
+                  ) -> tuple[TargetSpec, AgingConfig]:
+    """`fslab age` flags as (the target to age, the aging settings): aging/flags.py."""
+    from fslab.aging.flags import AgingFlags, aging_settings, aging_target
+
+    settings = aging_settings(AgingFlags(**flags))
+    return aging_target(fs, size, mkfs_options, mount_options, direct_io, device), settings
+
+
+def targets_table() -> Any:
+    """`fslab targets`: every kind of target and whether it runs here (plan/listings.py)."""
+    from fslab.plan.listings import targets_table as table
+
+    return table()
+
+
+def presets_tables() -> Any:
+    """`fslab presets`: every preset, every parameter with its source."""
+    from fslab.plan.listings import presets_tables as tables
+
+    return tables()
+
+
+def presets_json() -> str:
+    from fslab.plan.listings import presets_json as as_json
+
+    return as_json()

@@ -1,0 +1,176 @@
+"""Results directories as plain functions: open, load, report, compare, and the names a
+report shows targets by."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fslab.results.store import ResultsDir
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import pandas as pd
+
+    from fslab.analysis.across.compare import CampaignComparison
+
+
+def report(results_dirs: Path | list[Path], output: Path | None = None,
+           say: Callable[[str], object] = lambda _line: None) -> Path:
+    """Write the self-contained HTML report of one results directory, or of several seen
+    as one (fslab/report/several.py: two campaigns, two aging runs); return its path.
+
+    One directory's report renders stats/ as `fslab analyze` (or the run) left it; when
+    stats/ is missing or stale it is analysed once, and `say` is told why. Several are
+    analysed together in memory (nothing is written into them); the report goes to
+    `output` (default: report.html here).
+    """
+    from fslab.report.data import ReportData, Source
+    from fslab.report.html import build_report
+    from fslab.results.store import write_atomic
+
+    dirs = [results_dirs] if isinstance(results_dirs, str | Path) else list(results_dirs)
+    opened = [open_results(d) for d in dirs]
+    if len(opened) == 1:
+        (results,) = opened
+        from fslab.results.series import load_series
+
+        analysis = _current_analysis(results, say)
+        data = ReportData(analysis, results.load_runs(), [Source(
+            results.path, "", {}, _campaign(results), results.environment())],
+            load_series(results), _job_options(results)).named(
+                target_names(results.path, analysis.summary))
+        output = Path(output or results.path / "report.html")
+    else:
+        from fslab.analysis.pipeline import analyse
+        from fslab.report.several import run_tables, several
+
+        sources, inputs = several(opened)
+        data = ReportData(analyse(inputs), run_tables(opened, sources), sources)
+        output = Path(output or "report.html")
+    write_atomic(output, build_report(data))
+    return output
+
+
+def _job_options(results: ResultsDir) -> dict[str, dict[str, Any]]:
+    """{job: its fio options as one of its runs recorded them} (the report's captions)."""
+    found: dict[str, dict[str, Any]] = {}
+    for record in results.run_records():
+        options = record.workload_metadata.get("job_options")
+        if isinstance(options, dict):
+            found.setdefault(record.job or record.workload, options)
+    return found
+
+
+def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Any:
+    """stats/ as the analysis left it, or analysed once now (and said why)."""
+    from fslab.results.stats_files import load_analysis, stale_reason
+
+    done = load_analysis(results)
+    if done is None:
+        from fslab.analysis.pipeline import analyze_results
+
+        say(f"{stale_reason(results)}: analysing {results.path} once (fslab analyze) …")
+        done = analyze_results(results)
+    return done
+
+
+def _campaign(results: ResultsDir) -> dict[str, Any]:
+    import tomllib
+
+    path = results.campaign_path()
+    return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+def compare(base: Path, new: Path, margin: float | None = None,
+            output: Path | None = None) -> CampaignComparison:
+    """Match the cells of two results directories (campaigns, imports or aging runs) and
+    decide each question as the verdicts do: improved, regressed, the same within
+    `margin` (default: the base campaign's, else ±10 %), or unresolved
+    (analysis/across/compare.py); optionally write the comparison as HTML. (The result
+    still unpacks as `cells, differences`.)"""
+    from fslab.analysis.across.compare import (
+        CampaignComparison,
+        compare_cells,
+        setting_differences,
+    )
+    from fslab.analysis.pipeline import declared_primaries
+    from fslab.core.units import DEFAULT_MARGIN, parse_margin
+
+    base_dir, new_dir = open_results(base), open_results(new)
+    base_settings, new_settings = _campaign(base_dir), _campaign(new_dir)
+    if margin is None:
+        margin = parse_margin(base_settings.get("margin", DEFAULT_MARGIN))
+    declared = {**declared_primaries(_records(new_dir)), **declared_primaries(_records(base_dir))}
+    cells = compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), margin, declared,
+                          tuple(base_settings.get("primary", ())))
+    comparison = CampaignComparison(
+        Path(base), Path(new), cells,
+        setting_differences(base_dir.environment(), new_dir.environment(),
+                            base_settings, new_settings),
+        margin)
+    if output is not None:
+        from fslab.report.compare_html import build_compare_report
+        from fslab.results.store import write_atomic
+
+        write_atomic(Path(output), build_compare_report(comparison))
+    return comparison
+
+
+def _records(results: ResultsDir) -> list[Any]:
+    """A campaign's run records (an import's say nothing the analysis reads)."""
+    return [] if results.environment().get("imported") else list(results.run_records())
+
+
+def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
+    """{target: its name as short as the campaign allows} ('data=journal' where every
+    target is ext4 and only a mount option varies), for what prints a results directory."""
+    from fslab.core.cells import declared_levels, factor_scopes
+    from fslab.core.cells import target_names as names_of
+
+    settings = _campaign(open_results(results_dir))
+    factors = [f for f in {**declared_levels(settings), **(settings.get("factors") or {})}
+               if f in summary.columns]
+    if "target_base" not in summary or summary.empty:
+        return {}
+    cells = summary.drop_duplicates(["target", "workload"])
+    return names_of(cells, factor_scopes(settings, factors))
+
+
+def open_results(path: Path) -> ResultsDir:
+    """An existing results directory (format checked); an aging directory from before
+    aging runs were results directories is upgraded in place first (aging/legacy.py)."""
+    path = Path(path)
+    if not (path / "format.json").exists() and (path / "aging.json").exists():
+        from fslab.aging.legacy import is_old_aging_dir, upgrade
+
+        if is_old_aging_dir(path):
+            return upgrade(path)
+    return ResultsDir.open(path)
+
+
+def results_dir(path: Path) -> ResultsDir:
+    """An existing results directory (format checked)."""
+    return open_results(path)
+
+
+def load(results_dir: Path) -> pd.DataFrame:
+    """The metrics table of a results directory as a pandas DataFrame."""
+    return open_results(results_dir).load_metrics()
+
+
+def runs(results_dir: Path) -> pd.DataFrame:
+    """One row per finished run, with its status and reason."""
+    return open_results(results_dir).load_runs()
+
+
+def member_split(results_dir: Path) -> pd.DataFrame:
+    """Per member of each mirror target: its reads and writes and its share of the reads
+    (from fio's disk statistics or /sys/block: fslab/host/diskstats.py)."""
+    import pandas as pd
+
+    from fslab.host.diskstats import SPLIT_COLUMNS, split_rows
+
+    records = open_results(results_dir).run_records()
+    return pd.DataFrame(split_rows(records), columns=SPLIT_COLUMNS)
