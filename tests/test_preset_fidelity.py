@@ -4,7 +4,7 @@ study, so the test needs no copy of the studies (users' clones lack ../shared)."
 
 import json
 
-from fslab.report.listings import presets_json
+from fslab.plan.listings import presets_json
 
 # preset -> (study, {job or "published" or "published:JOB": {param: value}}); comments give
 # the place in the study.

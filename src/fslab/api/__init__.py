@@ -17,6 +17,17 @@ from fslab.api.history import (  # noqa: F401  (the history's commands, one impo
     history_report,
     record_campaign,
 )
+from fslab.api.machine import (  # noqa: F401  (the machine's commands, one import away)
+    aging_request,
+    doctor,
+    doctor_tune,
+    make_lab,
+    presets_json,
+    presets_tables,
+    quick_check,
+    serve,
+    targets_table,
+)
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
     compare,
     load,
