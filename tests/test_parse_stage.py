@@ -158,7 +158,7 @@ def test_stonewalled_sections_are_judged_each_on_its_own(tmp_path):
     """Two sections one after the other (randread, then seqwrite) each log from their own
     start: combined, seqwrite's bandwidth would sit on randread's; judged apart, an
     even run is steady."""
-    from fslab.parsers.fio_logs import judge_sections, series_rows
+    from fslab.parsers.fio_logs import interval_rows, judge_sections
     from fslab.parsers.raw_files import DirFiles
 
     (tmp_path / "job.fio").write_text("[global]\nruntime=2\n[randread]\nrw=randread\n"
@@ -167,6 +167,6 @@ def test_stonewalled_sections_are_judged_each_on_its_own(tmp_path):
         lines = [f"{t}, {rate + (t % 300)}, {0 if job < 3 else 1}, 0, 0"
                  for t in range(100, 2001, 100)]
         (tmp_path / f"fio-log_bw.{job}.log").write_text("\n".join(lines) + "\n")
-    rows = series_rows(DirFiles(tmp_path), by_section=True)
+    rows = interval_rows(DirFiles(tmp_path), by_section=True)
     assert {row["section"] for row in rows} == {"randread", "seqwrite"}
     assert judge_sections(rows).steady is True

@@ -1,5 +1,5 @@
 """Runs that must be steady: fio's per-interval logs kept beside each run, as a tidy
-series.parquet; a run throttled halfway through (a cgroup v1 blkio limit put on its loop
+intervals.parquet; a run throttled halfway through (a cgroup v1 blkio limit put on its loop
 device mid-run, taken off after) is marked not steady with the reason; an idle run is
 not."""
 
@@ -14,7 +14,7 @@ import pandas as pd
 
 from fslab import api
 from fslab.plan.campaign import Overrides, load_campaign
-from fslab.results.series import load_series
+from fslab.results.intervals import load_intervals
 from fslab.results.store import ResultsDir
 from tests.conftest import requires
 
@@ -99,7 +99,7 @@ def test_a_run_throttled_halfway_is_not_steady_and_an_idle_one_is(tmp_path, lab)
     idle = one_run(tmp_path, lab, "idle", throttled=False, workload="seqread")
     record = next(idle.run_records())
     assert record.steady is True, record.workload_metadata.get("steady")
-    series = load_series(idle)
+    series = load_intervals(idle)
     assert series is not None and set(series["metric"]) >= {"iops", "bw_bytes",
                                                             "clat_mean_ns"}
     iops = series[(series.metric == "iops") & (series.op == "read")]
@@ -115,6 +115,6 @@ def test_a_run_throttled_halfway_is_not_steady_and_an_idle_one_is(tmp_path, lab)
     assert runs["steady"].tolist() == [False] and runs["unsteady_because"].iloc[0]
     text = (throttled.path / "stats" / "verdicts.txt").read_text()
     assert "were not steady" in text and "--rerun-unsteady" in text
-    assert isinstance(pd.read_parquet(throttled.path / "series.parquet"), pd.DataFrame)
+    assert isinstance(pd.read_parquet(throttled.path / "intervals.parquet"), pd.DataFrame)
     page = api.report(throttled.path).read_text()
     assert "Throughput over each run" in page and "randread: IOPS over the run" in page

@@ -189,7 +189,7 @@ def analyse(inputs: Inputs) -> Analysis:
     from fslab.analysis.cells.disturbance import disturbance, disturbance_note, unsteady_note
     from fslab.analysis.cells.drift import drift_note, iteration_drift
     from fslab.analysis.cells.hosts import host_spread
-    from fslab.analysis.cells.observations import per_run, probe_series
+    from fslab.analysis.cells.observations import per_run, probe_states
     from fslab.analysis.pairs.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.pairs.comparisons import compare_targets
     from fslab.analysis.pairs.decisions import seconds_per_iteration
@@ -233,6 +233,9 @@ def analyse(inputs: Inputs) -> Analysis:
                                   declared, summary,
                                   not environment.get("imported"),
                                   parse_margin(settings.get("margin", DEFAULT_MARGIN)), pairs)
+    from fslab.analysis.statistic import Measured, computed
+
+    extra, extra_methods, failed = computed(Measured(runs, summary, settings))
     seen = disturbance(records)
     busy = disturbance_note(seen)
     unsteady = unsteady_note(records)
@@ -242,13 +245,18 @@ def analyse(inputs: Inputs) -> Analysis:
         + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs, effects, best,
                                           cells, scopes, names)
         + aged_verdicts(ages)
-        + ([{"kind": "drift", "workload": "", "text": note}] if note else []),
+        + ([{"kind": "drift", "workload": "", "text": note}] if note else [])
+        + [{"kind": "statistic", "workload": "", "text": line} for line in failed],
         columns=VERDICT_COLUMNS)
+    methods = method_statements(
+        hosts=not spread.empty, aged=not ages.empty,
+        pilot=int(settings.get("pilot", 0) or 0), sweep=not effects.empty,
+        looks=bool((settings.get("resolve") or {}).get("looks")))
     return Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
                     pairwise=pairs, verdicts=verdicts, headline=headline, ranking=ranking,
                     drift=drift_table, hosts=spread, aged=ages, disturbed=seen,
-                    series=probe_series(metrics), effects=effects, best=best,
-                    methods=method_statements(
-                        hosts=not spread.empty, aged=not ages.empty,
-                        pilot=int(settings.get("pilot", 0) or 0), sweep=not effects.empty,
-                        looks=bool((settings.get("resolve") or {}).get("looks"))))
+                    probe_states=probe_states(metrics), effects=effects, best=best,
+                    methods=pd.concat([methods, pd.DataFrame(extra_methods,
+                                                             columns=methods.columns)],
+                                      ignore_index=True),
+                    extra=extra)

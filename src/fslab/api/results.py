@@ -34,12 +34,12 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     opened = [open_results(d) for d in dirs]
     if len(opened) == 1:
         (results,) = opened
-        from fslab.results.series import load_series
+        from fslab.results.intervals import load_intervals
 
         analysis = _current_analysis(results, say)
         data = ReportData(analysis, results.load_runs(), [Source(
             results.path, "", {}, _campaign(results), results.environment())],
-            load_series(results), _job_options(results)).named(
+            load_intervals(results), _job_options(results)).named(
                 target_names(results.path, analysis.summary))
         output = Path(output or results.path / "report.html")
     else:

@@ -133,7 +133,10 @@ def loop_direct_io(lab: Path) -> Finding:
 
 
 def versions(lab: Path) -> Finding:
-    missing = [tool for tool in TOOLS if system.which(tool) is None]
+    from fslab.core.plugins import declared
+
+    tools = [*TOOLS, *(tool for packages in declared("PACKAGES") for tool in packages)]
+    missing = [tool for tool in tools if system.which(tool) is None]
     fio = system.tool_version("fio") if system.which("fio") else "missing"
     seen = f"kernel {platform.release()}, fio {fio}"
     if missing:

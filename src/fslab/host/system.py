@@ -59,9 +59,17 @@ def run(
     return proc
 
 
+def tool_packages() -> dict[str, str]:
+    """TOOL_PACKAGES and the plug-ins' own tools (core/plugins.py: PACKAGES)."""
+    from fslab.core.plugins import declared
+
+    return {k: v for packages in [TOOL_PACKAGES, *declared("PACKAGES")]
+            for k, v in packages.items()}
+
+
 def missing_tool_message(tool: str) -> str:
     """Say which tool is missing and how to install it."""
-    package = TOOL_PACKAGES.get(tool)
+    package = tool_packages().get(tool)
     hint = f"apt-get install {package}" if package else "install it"
     return f"{tool} not found: {hint} (or run `make run`, which installs what fslab needs)"
 

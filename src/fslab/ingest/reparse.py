@@ -69,9 +69,9 @@ def reparse(results_dir: Path) -> ReparseReport:
         results.save_run(record)
     results.close()
     report.rows = results.rebuild_metrics(results.metric_rows() + rows(imported))
-    from fslab.results.series import write_series
+    from fslab.results.intervals import write_intervals
 
-    write_series(results)
+    write_intervals(results)
     return report
 
 

@@ -28,7 +28,7 @@ from fslab.parsers.fio import (
     parse_fio,
 )
 from fslab.parsers.fio_load import load_fio
-from fslab.parsers.fio_logs import judge_sections, series_rows
+from fslab.parsers.fio_logs import interval_rows, judge_sections
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
 from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE
 
@@ -90,7 +90,7 @@ def _parse_run(files: RawFiles) -> Parsed:
 def _steadiness(files: RawFiles, sliced: bool) -> dict[str, Any]:
     """{'steady': {steady, reason}} from fio's per-interval logs ({} without them: a run
     from before fslab kept them)."""
-    rows = series_rows(files, by_section=True)
+    rows = interval_rows(files, by_section=True)
     if not rows:
         return {}
     return {"steady": judge_sections(rows, sliced).to_json()}

@@ -80,7 +80,7 @@ def job_sections(files: RawFiles) -> dict[int, str]:
     return numbers
 
 
-def series_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, Any]]:
+def interval_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, Any]]:
     """The run's series: {op, metric, t_s, value} rows, jobs combined per interval,
     slices one after another. `by_section`: each fio section's jobs apart (rows gain
     `section`): stonewalled sections each log from their own start, so combined they
@@ -144,7 +144,7 @@ def throughput(rows: list[dict[str, Any]]) -> list[float]:
 
 
 def judge_sections(rows: list[dict[str, Any]], sliced: bool = False) -> Steadiness:
-    """judge() on each section's throughput (series_rows(by_section=True)): the run is
+    """judge() on each section's throughput (interval_rows(by_section=True)): the run is
     unsteady when one of its sections is, and the reason names it."""
     names = list(dict.fromkeys(row.get("section", "") for row in rows))
     verdicts = {name: judge(throughput([r for r in rows if r.get("section", "") == name]),

@@ -37,9 +37,18 @@ KINDS: list[RawKind] = [
 ADDITIONS: list[Addition] = [host_cpu.ADDITION]
 
 
+def kinds() -> list[RawKind]:
+    """KINDS with the plug-ins' (core/plugins.py) after fslab's own kinds of a run's own
+    outputs and before the detectors of imported files, which look at content."""
+    from fslab.core.plugins import declared
+
+    own = [kind for kind in KINDS if not kind.name.startswith("imported")]
+    return [*own, *declared("KIND"), *(k for k in KINDS if k not in own)]
+
+
 def parse_run(files: RawFiles) -> Parsed:
     """The run's measurements, parsed by the first kind that claims its raw files."""
-    for kind in KINDS:
+    for kind in kinds():
         if kind.detect(files):
             try:
                 parsed = kind.parse(files)
@@ -56,7 +65,7 @@ def parse_run(files: RawFiles) -> Parsed:
 
 
 def _readable() -> str:
-    names = [kind.describes for kind in KINDS if kind.describes]
+    names = [kind.describes for kind in kinds() if kind.describes]
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 

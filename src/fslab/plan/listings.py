@@ -28,10 +28,10 @@ def targets_table() -> Table:
 def presets_tables() -> Group:
     """One table per preset: each job's parameters, each with where it comes from, and the
     study's own scale (`--as-published`)."""
-    from fslab.workloads.suites import SUITES
+    from fslab.workloads.suites import suites
 
     tables = []
-    for suite in SUITES.values():
+    for suite in suites().values():
         published = suite.published
         scale = ("; --as-published: " + ", ".join(
             f"{name} {_value(param.value)} [{param.source.label()}]"
@@ -54,11 +54,11 @@ def presets_json() -> str:
     import json
 
     from fslab.workloads.provenance import STUDIES
-    from fslab.workloads.suites import SUITES
+    from fslab.workloads.suites import suites
 
     return json.dumps({
         "studies": {key: {"title": s.title, "by": s.by} for key, s in STUDIES.items()},
-        "presets": {name: suite.to_json() for name, suite in SUITES.items()},
+        "presets": {name: suite.to_json() for name, suite in suites().items()},
     }, indent=1)
 
 

@@ -2,8 +2,8 @@
 operation's latency over the run, and how the file system aged (its probes over time).
 
 Drawn from the analysis like every other part: latency from the sections each run's
-latency is observed on (analysis/cells/observations.py), the aging from the probes' series
-(stats/series.csv). Several aging runs in one report (80 % against 99 % utilisation,
+latency is observed on (analysis/cells/observations.py), the aging from the probes' states
+(stats/probe_states.csv). Several aging runs in one report (80 % against 99 % utilisation,
 ext4 against xfs) are a column or a line each.
 """
 
@@ -20,7 +20,7 @@ from fslab.report.page import Page, esc
 
 AGING = "aging"  # the workload of an aging run (aging/run.py)
 LATENCY = ("op_lat_p50_ns", "op_lat_mean_ns")
-# The probes' series, in the order shown: metric -> y-axis label
+# The probes' states, in the order shown: metric -> y-axis label
 EVOLUTION = {"file_layout_score": "score (1 = every file contiguous)",
              "whole_files_share": "share of files", "free_extents": "free extents",
              "largest_free_bytes": "bytes", "used_share": "share of the capacity"}
@@ -47,11 +47,11 @@ def aging_runs(data: ReportData, page: Page) -> None:
                     & (runs["metric"].astype(str) == LATENCY[0])]
     for op, rows in sections.groupby(sections["op"].astype(str), sort=True):
         page.chart(_over_time(str(op), rows))
-    series = data.analysis.series
-    if not series.empty:
+    states = data.analysis.probe_states
+    if not states.empty:
         page.add("<h3>How each file system aged</h3>")
         for metric, label in EVOLUTION.items():
-            page.chart(_evolution(series[series["metric"].astype(str) == metric], metric,
+            page.chart(_evolution(states[states["metric"].astype(str) == metric], metric,
                                   label))
 
 

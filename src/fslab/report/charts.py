@@ -186,7 +186,7 @@ def ranking_chart(ranking: pd.DataFrame, headline_row: Any) -> Chart | None:
         yaxis={"autorange": "reversed"}, showlegend=False)}
 
 
-def series_chart(workload: str, rows: pd.DataFrame) -> dict[str, Any] | None:
+def intervals_chart(workload: str, rows: pd.DataFrame) -> dict[str, Any] | None:
     """Throughput against time in the run, one line per target (its first iteration)."""
     metric = "iops" if (rows["metric"] == "iops").any() else "bw_bytes"
     picked = rows[rows["metric"] == metric]

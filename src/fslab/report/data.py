@@ -33,7 +33,7 @@ class ReportData:
     analysis: Analysis
     records: pd.DataFrame  # status of every run (runs table)
     sources: list[Source]
-    series: pd.DataFrame | None = None  # fio's per-interval series (results/series.py)
+    intervals: pd.DataFrame | None = None  # fio's per-interval values (results/intervals.py)
     # {job: its fio options as its runs recorded them} (run.json: job_options)
     job_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -60,7 +60,7 @@ class ReportData:
             pairwise=rename(self.analysis.pairwise, "a", "b"))
         return dataclasses.replace(self, analysis=analysis,
                                    records=rename(self.records, "target"),
-                                   series=rename(self.series, "target"))
+                                   intervals=rename(self.intervals, "target"))
 
     @property
     def results_dir(self) -> Path:

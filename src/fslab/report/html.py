@@ -148,21 +148,39 @@ def _setup(data: ReportData, page: Page) -> None:
 
 
 # The report, top to bottom: a new part is one function (data, page) and one line here.
-def _series_section(data: ReportData, page: Page) -> None:
+def _intervals_section(data: ReportData, page: Page) -> None:
     """Each workload's throughput over its measured window, one line per target (its
     first iteration; slices joined), so a warm-up, a cliff or a stall shows."""
-    if data.series is None or data.series.empty:
+    if data.intervals is None or data.intervals.empty:
         return
     page.add("<h2>Throughput over each run</h2><p class='muted'>fio's own per-interval "
              "logs (100 ms averages); runs measured in slices show their slices one after "
              "another. Runs whose throughput stepped or trended are named in the "
              "verdicts.</p>")
-    for workload, rows in data.series.groupby("workload", sort=True, observed=True):
-        page.chart(charts.series_chart(str(workload), rows))
+    for workload, rows in data.intervals.groupby("workload", sort=True, observed=True):
+        page.chart(charts.intervals_chart(str(workload), rows))
+
+
+def _plugin_statistics(data: ReportData, page: Page) -> None:
+    """The plug-ins' statistics (analysis/statistic.py): each table under its method."""
+    analysis = data.analysis
+    if not analysis.extra:
+        return
+    methods = dict(zip(analysis.methods.get("step", []), analysis.methods.get("method", []),
+                       strict=True))
+    page.add("<h2>Further statistics</h2>")
+    for name, frame in sorted(analysis.extra.items()):
+        step = name.removesuffix(".csv")  # a statistic's table is stats/NAME.csv
+        said = methods.get(step, "")
+        page.add(f"<h3 id='statistic-{esc(step)}'>{esc(step)}</h3>"
+                 + (f"<p class='muted'>{esc(said)}</p>" if said else "")
+                 + (table(frame, list(frame.columns)) if not frame.empty
+                    else "<p>Nothing to show.</p>"))
 
 
 SECTIONS: list[Section] = [_title, _verdict_section, sweep_section, aging_section.aging_runs,
-                           _workloads, _series_section, _statistics, _failed_runs, _setup]
+                           _workloads, _intervals_section, _statistics, _plugin_statistics,
+                           _failed_runs, _setup]
 
 
 # How each kind of verdict row (stats/verdicts.csv) is shown: a heading, a ranking

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from fslab.core.dirformat import DirFormat
@@ -38,9 +38,11 @@ class Analysis:
     aged: pd.DataFrame  # aged/fresh rows of pairwise (aged_vs_fresh.csv; empty otherwise)
     disturbed: pd.DataFrame  # per run: what the witness saw (disturbed.csv)
     methods: pd.DataFrame  # per analysis step: its method statement (methods.csv)
-    series: pd.DataFrame  # states probed during runs, in order (series.csv; aging runs)
+    probe_states: pd.DataFrame  # states probed during runs, in order (aging runs)
     effects: pd.DataFrame  # a sweep's factor effects (effects.csv; empty without a sweep)
     best: pd.DataFrame  # a sweep's best configurations and those within reach (best.csv)
+    # the plug-ins' statistics (analysis/statistic.py): file in stats/ -> its table
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -61,16 +63,19 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
     6: "a cell's fields: summary.csv and runs.parquet carry target_base and job; "
        "ranking.csv a group column (the chain's '>'-separated groups, 0 the best's); "
        "best.csv names configurations as shortly as the job's allow",
+    7: "the plug-ins' statistics: a table each (analysis.json lists them under extra); "
+       "the probes' states of an aging run in probe_states.csv (was series.csv)",
 })
 INDEX = STATS.marker
 # Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
 TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
           "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
           "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv",
-          "verdicts": "verdicts.csv", "methods": "methods.csv", "series": "series.csv",
+          "verdicts": "verdicts.csv", "methods": "methods.csv",
+          "probe_states": "probe_states.csv",
           "effects": "effects.csv", "best": "best.csv"}
 # written only when not empty
-OPTIONAL = frozenset({"hosts", "aged", "disturbed", "series", "effects", "best"})
+OPTIONAL = frozenset({"hosts", "aged", "disturbed", "probe_states", "effects", "best"})
 
 
 def write_tables(results: ResultsDir, done: Analysis) -> None:
@@ -80,6 +85,8 @@ def write_tables(results: ResultsDir, done: Analysis) -> None:
         if key in OPTIONAL and frame.empty:
             (results.stats_dir / name).unlink(missing_ok=True)
             continue
+        write_atomic(results.stats_dir / name, frame.to_csv(index=False))
+    for name, frame in done.extra.items():
         write_atomic(results.stats_dir / name, frame.to_csv(index=False))
 
 
@@ -96,6 +103,7 @@ def write_index(results: ResultsDir, done: Analysis) -> None:
     write_atomic(results.stats_dir / INDEX, json.dumps({
         **STATS.stamp(), "metrics": _source(results),
         "tables": {k: v for k, v in TABLES.items() if (results.stats_dir / v).exists()},
+        "extra": sorted(done.extra),
     }, indent=1))
 
 
@@ -131,9 +139,13 @@ def load_analysis(results: ResultsDir) -> Analysis | None:
 
     def table(key: str) -> pd.DataFrame:
         name = index.get("tables", {}).get(key)
-        if not name:
+        return read(name) if name else pd.DataFrame()
+
+    def read(name: str) -> pd.DataFrame:
+        try:
+            frame = pd.read_csv(results.stats_dir / name)
+        except pd.errors.EmptyDataError:  # a statistic's empty table
             return pd.DataFrame()
-        frame = pd.read_csv(results.stats_dir / name)
         text = frame.select_dtypes(include=["object", "string"]).columns
         frame[text] = frame[text].fillna("")
         return frame
@@ -141,6 +153,7 @@ def load_analysis(results: ResultsDir) -> Analysis | None:
     try:
         runs = pd.read_parquet(results.stats_dir / "runs.parquet")
         return Analysis(metrics=None, runs=runs,
-                        **{key: table(key) for key in TABLES})
+                        **{key: table(key) for key in TABLES},
+                        extra={name: read(name) for name in index.get("extra", [])})
     except (OSError, ValueError, KeyError):
         return None

@@ -149,9 +149,9 @@ class CampaignRun:
 
         for participant in self.beside:
             participant.finish()
-        from fslab.results.series import write_series
+        from fslab.results.intervals import write_intervals
 
-        write_series(self.results)
+        write_intervals(self.results)
         done = analyze_results(self.results)
         if not goal:
             return RunResult(self.results, outcome, done.summary, analysis=done)

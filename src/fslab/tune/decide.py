@@ -177,26 +177,6 @@ def confirm(winner: dict[int, float], reference: dict[int, float], better: str,
     return Confirmed(ratio, low, high, decision, needs)
 
 
-def confirm_iterations(race: Groups, winner: Config, reference: Config, margin: float,
-                       least: int, most: int) -> int:
-    """How many confirmation rounds: what resolves the winner against the reference 4
-    times in 5 at the race's own spread (analysis.pairs.power), between `least` and
-    `most`."""
-    a, b = race.get(winner, {}), race.get(reference, {})
-    common = sorted(set(a) & set(b))
-    if len(common) < 2 or winner == reference:
-        return max(least, min(most, least))
-    diffs = [math.log(a[i]) - math.log(b[i]) for i in common if a[i] > 0 and b[i] > 0]
-    if len(diffs) < 2:
-        return least
-    mean = sum(diffs) / len(diffs)
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1))
-    needs = needs_iterations(math.exp(mean), PairSpread(0, paired_sd=sd), ALPHA, margin)
-    if not math.isfinite(needs):
-        return most
-    return int(max(least, min(most, needs)))
-
-
 def _geomean(values: dict[int, float]) -> float:
     logs = [math.log(v) for v in values.values() if v > 0]
     return math.exp(sum(logs) / len(logs)) if logs else math.nan

@@ -97,6 +97,7 @@ def dry_run(space: Space, request: Request, per_run_s: float, questions: int) ->
         SCREEN_ITERATIONS,
         SCREEN_SHARE,
         WHOLE_ITERATIONS,
+        confirm_reserve,
     )
 
     runs = request.max_runs if request.max_runs is not None else int(
@@ -107,7 +108,7 @@ def dry_run(space: Space, request: Request, per_run_s: float, questions: int) ->
              f"(reference: {', '.join(f'{f.name}={f.reference}' for f in space.factors)}); "
              f"{questions} question(s); about {runs} runs each within the budget, "
              f"{format_duration(per_run_s)} a run"]
-    reserve = 2 * CONFIRM_LEAST
+    reserve = confirm_reserve(runs)
     if space.size * WHOLE_ITERATIONS + reserve <= runs:
         screen_runs, candidates = 0, space.size
         lines.append("screen: none (the whole space fits the budget)")
@@ -124,8 +125,9 @@ def dry_run(space: Space, request: Request, per_run_s: float, questions: int) ->
                  f"system each, at most {race_runs} runs, about "
                  f"{format_duration(race_runs * per_run_s)}; first look after "
                  f"{FIRST_LOOK} rounds")
-    lines.append(f"confirm: the winner and the reference, {CONFIRM_LEAST} rounds or more = "
-                 f"{reserve}+ runs, about {format_duration(reserve * per_run_s)}")
+    lines.append(f"confirm: the winner and the reference, "
+                 f"{max(CONFIRM_LEAST, reserve // 2)} rounds or more = {reserve}+ runs, "
+                 f"about {format_duration(reserve * per_run_s)}")
     if math.isinf(per_run_s):
         lines.append("the time of a run is not known before one ran")
     return lines

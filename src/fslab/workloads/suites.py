@@ -327,9 +327,25 @@ def _checked(suites: dict[str, Suite]) -> dict[str, Suite]:
 SUITES = _checked(SUITES)
 
 
+def suites() -> dict[str, Suite]:
+    """SUITES and the plug-ins' (core/plugins.py: SUITE), checked as SUITES is; a plug-in
+    may not take a name fslab's own suites have."""
+    from fslab.core.plugins import declared
+
+    added = declared("SUITE")
+    for suite in added:
+        if not isinstance(suite, Suite):
+            raise UserError(f"a plug-in's SUITE is a {type(suite).__name__}, not "
+                            "fslab.workloads.suites.Suite")
+        if suite.name in SUITES:
+            raise UserError(f"a plug-in's suite {suite.name!r} has the name of fslab's own")
+    return {**SUITES, **_checked({suite.name: suite for suite in added})} if added else SUITES
+
+
 def get_suite(name: str) -> Suite:
     """Return a suite by name, or raise a one-line UserError listing the known ones."""
+    known = suites()
     try:
-        return SUITES[name]
+        return known[name]
     except KeyError:
-        raise UserError(f"unknown preset {name!r}: known presets: {', '.join(SUITES)}") from None
+        raise UserError(f"unknown preset {name!r}: known presets: {', '.join(known)}") from None

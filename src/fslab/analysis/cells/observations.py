@@ -98,7 +98,7 @@ def _samples_combined(rows: pd.DataFrame) -> pd.DataFrame:
 SERIES_COLUMNS = ["target", "workload", "op", "metric", "unit", "better", "sample", "value"]
 
 
-def probe_series(metrics: pd.DataFrame) -> pd.DataFrame:
+def probe_states(metrics: pd.DataFrame) -> pd.DataFrame:
     """Every state a run's probes saw, in order (metrics.PROBE rows; sample = operations
     done): how a file system aged, for the report's charts. Empty for other runs."""
     if "note" not in metrics or not (metrics["note"] == PROBE).any():

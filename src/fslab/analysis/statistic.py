@@ -1,0 +1,84 @@
+"""A statistic added by a plug-in (core/plugins.py): its module declares
+`STATISTIC = Statistic(...)` and one line registers the module; the analysis computes its
+table from every campaign's runs, writes it to stats/ under its own file name, puts its
+method statement in methods.csv, and the report shows the table with that statement.
+
+A statistic that fails is one line in the verdicts; the rest of the analysis stands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fslab.core import plugins
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a statistic is computed from: one row per run and metric (runs.parquet's
+    columns: target, workload, op, metric, iteration, value, and the cell's fields), the
+    per-cell summary (summary.csv) and the resolved campaign ({} for imports)."""
+
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One table of stats/ beyond fslab's own."""
+
+    name: str  # its step in methods.csv, its heading in the report, stats/NAME.csv
+    method: str  # what it computes and why, in one or two sentences (printed as is)
+    compute: Callable[[Measured], pd.DataFrame]
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+            raise ValueError(f"statistic {self.name!r}: a name of a-z, 0-9 and _")
+
+    @property
+    def table(self) -> str:
+        """Its file in stats/."""
+        return f"{self.name}.csv"
+
+
+def registered() -> list[Statistic]:
+    """Every registered statistic, checked: a file name of its own (not one of fslab's)."""
+    from fslab.results.stats_files import TABLES
+
+    found = plugins.declared("STATISTIC")
+    taken = set(TABLES.values())
+    for statistic in found:
+        if not isinstance(statistic, Statistic):
+            from fslab.core.errors import UserError
+
+            raise UserError(f"a plug-in's STATISTIC is a {type(statistic).__name__}, "
+                            "not fslab.analysis.statistic.Statistic")
+        if statistic.table in taken:
+            from fslab.core.errors import UserError
+
+            raise UserError(f"statistic {statistic.name}: stats/{statistic.table} is taken")
+        taken.add(statistic.table)
+    return found
+
+
+def computed(measured: Measured) -> tuple[dict[str, pd.DataFrame], list[dict[str, str]],
+                                          list[str]]:
+    """Each statistic's table (by file name), its methods.csv row, and a line per failure."""
+    tables: dict[str, pd.DataFrame] = {}
+    methods: list[dict[str, str]] = []
+    failures: list[str] = []
+    for statistic in registered():
+        try:
+            tables[statistic.table] = statistic.compute(measured)
+            methods.append({"step": statistic.name, "method": statistic.method})
+        except Exception as exc:  # a plug-in's bug is its own line, not the analysis's end
+            failures.append(f"statistic {statistic.name} failed: "
+                            f"{type(exc).__name__}: {exc}")
+    return tables, methods, failures

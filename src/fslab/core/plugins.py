@@ -1,0 +1,66 @@
+"""Plug-ins: modules that add to fslab by what they declare, each registered by one line.
+
+A plug-in module declares any of these names at its top level:
+
+- `SUITE`: a `fslab.workloads.suites.Suite` — a workload (`[[workload]] preset = NAME`,
+  listed by `fslab presets`), built by the suite's `build` like fslab's own;
+- `KIND`: a `fslab.parsers.raw_files.RawKind` — how the parse stage recognises and reads
+  the raw files the workload wrote (its file names declared in the same module);
+- `PACKAGES`: `{tool: Debian package}` — what the one-line "tool not found" message and
+  `fslab doctor` name for the workload's own tool;
+- `STATISTIC`: a `fslab.analysis.statistic.Statistic` — a table computed from every
+  campaign's runs, written to stats/ beside fslab's own, its method statement in
+  methods.csv, shown by the report.
+
+The one line: the module's name in `BUILTIN` below (fslab's own) or in the environment
+variable FSLAB_PLUGINS (comma-separated module names importable from PYTHONPATH: a user's
+own module outside the package). The registry is read where a declaration is used, so
+`core` names modules and imports none of the stages above it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+from types import ModuleType
+from typing import Any
+
+from fslab.core.errors import UserError
+
+ENV = "FSLAB_PLUGINS"
+# fslab's own plug-ins (modules inside the package that follow the same contract).
+BUILTIN: tuple[str, ...] = ()
+DECLARATIONS = ("SUITE", "KIND", "PACKAGES", "STATISTIC")
+
+
+def names() -> tuple[str, ...]:
+    """Every registered module name: fslab's own, then $FSLAB_PLUGINS's in order."""
+    extra = [n.strip() for n in os.environ.get(ENV, "").split(",") if n.strip()]
+    return tuple(dict.fromkeys([*BUILTIN, *extra]))
+
+
+@functools.cache
+def _modules(registered: tuple[str, ...]) -> tuple[ModuleType, ...]:
+    loaded = []
+    for name in registered:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            raise UserError(f"plug-in {name!r} ({ENV}) cannot be imported: {exc}") from None
+        if not any(hasattr(module, d) for d in DECLARATIONS):
+            raise UserError(f"plug-in {name!r} declares none of {', '.join(DECLARATIONS)}")
+        loaded.append(module)
+    return tuple(loaded)
+
+
+def modules() -> tuple[ModuleType, ...]:
+    """The registered modules, imported once per registry."""
+    return _modules(names())
+
+
+def declared(name: str) -> list[Any]:
+    """Each registered module's declaration of `name` (SUITE, KIND, ...), in order."""
+    if name not in DECLARATIONS:
+        raise ValueError(f"not a plug-in declaration: {name}")
+    return [getattr(module, name) for module in modules() if hasattr(module, name)]

@@ -1,0 +1,186 @@
+"""Plug-ins (core/plugins.py): a workload with its own tool and a statistic, each one
+module outside the package and one line ($FSLAB_PLUGINS), run end to end through the
+command a user types: the suite listed, the missing tool named with its package, the
+tool's raw file parsed into metrics, the statistic's table in stats/ and in the report."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fslab.core import plugins
+from tests.conftest import fslab_here
+
+# A workload whose tool (toytool, of the Debian package toy-tools) counts to N and says
+# how long it took; its raw file, its parser and its package declared beside it.
+TOY_WORKLOAD = '''
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fslab.core.metrics import Measurement
+from fslab.host.system import require_tool
+from fslab.parsers.raw_files import Parsed, RawKind, read_json
+from fslab.workloads.base import Capabilities, RunOutput, Where
+from fslab.workloads.suites import Suite
+
+RAW_FILE = "toy.json"
+PACKAGES = {"toytool": "toy-tools"}
+
+
+@dataclass
+class ToyWorkload(Capabilities):
+    name: str = "toy_count"
+    family: str = "toy"
+    count: int = 1000
+    PRIMARY = "ops_per_s"
+
+    def check(self) -> None:
+        require_tool("toytool")
+
+    def required_bytes(self) -> int:
+        return 0
+
+    def render(self, where: Where) -> dict[str, str]:
+        return {"command": f"toytool {self.count}"}
+
+    def run(self, where: Where, run_dir: Path) -> RunOutput:
+        start = time.perf_counter()
+        done = subprocess.run([require_tool("toytool"), str(self.count)],
+                              capture_output=True, text=True, check=True)
+        (run_dir / RAW_FILE).write_text(json.dumps({
+            "ops": int(done.stdout), "seconds": time.perf_counter() - start}))
+        return RunOutput()
+
+
+def _parse(files) -> Parsed:
+    record = read_json(files, RAW_FILE)
+    return Parsed("toy", [Measurement("count", "ops_per_s",
+                                      record["ops"] / record["seconds"])])
+
+
+KIND = RawKind("toy", "", lambda files: RAW_FILE in files.names(), _parse)
+SUITE = Suite("toy", "Count to N with toytool.", None, {"toy_count": {}},
+              {"toy_count": 1},
+              lambda only, runtime, size, options, seed, published: [
+                  ToyWorkload(count=int(options.get("count", 1000)))],
+              options="count", keys=frozenset({"count"}))
+'''
+
+# A statistic: each target's fastest and slowest run per cell, and their ratio.
+TOY_STATISTIC = '''
+from fslab.analysis.statistic import Statistic
+
+
+def _spread(measured):
+    runs = measured.runs
+    cells = runs.groupby(["target", "workload", "op", "metric"], observed=True)["value"]
+    table = cells.agg(["min", "max"]).reset_index()
+    table["max_over_min"] = table["max"] / table["min"]
+    return table
+
+
+STATISTIC = Statistic("run_spread", "Each cell's slowest and fastest run and their "
+                      "ratio: how far one run can mislead.", _spread)
+'''
+
+
+@pytest.fixture
+def registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The two modules in a folder of their own, registered by one line each."""
+    modules = tmp_path / "mine"
+    modules.mkdir()
+    (modules / "toy_workload.py").write_text(textwrap.dedent(TOY_WORKLOAD))
+    (modules / "toy_statistic.py").write_text(textwrap.dedent(TOY_STATISTIC))
+    monkeypatch.syspath_prepend(str(modules))
+    monkeypatch.setenv(plugins.ENV, "toy_workload, toy_statistic")
+    campaign = tmp_path / "toy.toml"
+    campaign.write_text(textwrap.dedent("""
+        name = "toy"
+        iterations = 3
+        ceiling = false
+        [[target]]
+        name = "a"
+        fs = "null"
+        [[target]]
+        name = "b"
+        fs = "null"
+        [[workload]]
+        preset = "toy"
+        options = { count = 20000 }
+    """))
+    return campaign
+
+
+def _with_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    tool = tools / "toytool"
+    tool.write_text("#!/bin/sh\ni=0\nwhile [ $i -lt $1 ]; do i=$((i+1)); done\necho $i\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{__import__('os').environ['PATH']}")
+
+
+def test_a_toy_workload_and_statistic_run_end_to_end(registered: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch):
+    listed = fslab_here("presets", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "toy" in json.loads(listed.stdout)["presets"]
+
+    out = tmp_path / "out"
+    lab = ["--lab", str(tmp_path / "lab")]
+    missing = fslab_here("run", str(registered), "--out", str(out), *lab)
+    assert missing.returncode == 2
+    assert "toytool not found: apt-get install toy-tools" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+    _with_tool(tmp_path, monkeypatch)
+    ran = fslab_here("run", str(registered), "--out", str(out), *lab)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    counted = metrics[(metrics["op"] == "count") & (metrics["metric"] == "ops_per_s")]
+    assert len(counted) == 6 and (counted["value"] > 0).all()  # 2 targets × 3 iterations
+
+    spread = pd.read_csv(out / "stats" / "run_spread.csv")
+    assert set(spread["target"]) == {"a", "b"}
+    assert (spread["max_over_min"] >= 1).all()
+    methods = pd.read_csv(out / "stats" / "methods.csv")
+    assert "run_spread" in set(methods["step"])
+
+    reported = fslab_here("report", str(out))
+    assert reported.returncode == 0, reported.stderr
+    page = (out / "report.html").read_text()
+    assert "id='statistic-run_spread'" in page and "how far one run can mislead" in page
+
+
+def test_a_statistic_that_fails_is_one_line_and_the_analysis_stands(
+        registered: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    broken = tmp_path / "mine" / "toy_broken.py"
+    broken.write_text(TOY_STATISTIC.replace('"run_spread"', '"broken"').replace(
+        "runs = measured.runs", "runs = measured.no_such_table"))
+    monkeypatch.setenv(plugins.ENV, "toy_workload, toy_statistic, toy_broken")
+    _with_tool(tmp_path, monkeypatch)
+    out = tmp_path / "out"
+    ran = fslab_here("run", str(registered), "--out", str(out), "--lab",
+                     str(tmp_path / "lab"))
+    assert ran.returncode == 0, ran.stderr
+    verdicts = (out / "stats" / "verdicts.txt").read_text()
+    assert "statistic broken failed: AttributeError" in verdicts
+    assert (out / "stats" / "run_spread.csv").exists()
+    assert not (out / "stats" / "broken.csv").exists()
+
+
+def test_a_plugin_that_cannot_be_imported_is_one_line(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(plugins.ENV, "no_such_plugin_module")
+    listed = fslab_here("presets")
+    assert listed.returncode == 2
+    assert listed.stderr.strip().count("\n") == 0
+    assert "plug-in 'no_such_plugin_module' (FSLAB_PLUGINS) cannot be imported" in listed.stderr
