@@ -21,15 +21,17 @@ def prepare(
     confirmed_devices: frozenset[str] = frozenset(),
     force_device: bool = False,
     problems: list[str] | None = None,
+    plan: Plan | None = None,
 ) -> tuple[Plan, dict[str, Target]]:
     """Plan a campaign and check every target and workload, touching nothing.
 
     Each problem raises a UserError, or is appended to `problems` when a list is given
-    (a dry run shows the plan and what would stop it).
+    (a dry run shows the plan and what would stop it). `plan`: the campaign's, when the
+    caller made it already.
     """
     from fslab.plan.order import check_space, make_plan
 
-    plan = make_plan(campaign)
+    plan = plan or make_plan(campaign)
     targets = build_targets(plan, confirmed_devices, force_device)
     checks = [target.check for target in targets.values()]
     checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())

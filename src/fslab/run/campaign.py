@@ -70,15 +70,15 @@ class CampaignRun:
         from fslab.run.participants import participants
 
         while_unmeasured(_preload_the_analysis)
-        opened = ResultsDir.open(out) if resume else None
-        if budget is not None:  # before any other check: the plan alone decides it
-            from fslab.plan.order import check_budget, make_plan
+        from fslab.plan.order import check_budget, make_plan
 
+        opened = ResultsDir.open(out) if resume else None
+        planned = make_plan(campaign)  # once: the checks, the runner and the rounds share it
+        if budget is not None:  # before any other check: the plan alone decides it
             done = opened.completed_run_ids() if opened is not None else set()
-            check_budget([run for run in make_plan(campaign).runs
-                          if run.run_id not in done], budget)
+            check_budget([run for run in planned.runs if run.run_id not in done], budget)
         plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
-                                force_device=force_device)
+                                force_device=force_device, plan=planned)
         if opened is None:
             from fslab.run.option_check import check_swept_options
 

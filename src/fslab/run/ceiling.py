@@ -62,11 +62,11 @@ def ceiling_workloads(plan: Plan) -> list[FioWorkload]:
 
 def in_rounds(plan: Plan, workload: FioWorkload) -> bool:
     """Whether this job's ceiling is measured in its rounds (not before the campaign)."""
-    from fslab.run.rounds import sliceable
+    from fslab.run.rounds import whole_because
 
     runs = [run for run in plan.runs if run.workload.name == workload.name]
-    return (plan.campaign.fresh != "run" and bool(runs)
-            and not sliceable(runs[0], plan.campaign.rounds, bool(plan.campaign.hosts)))
+    return bool(runs) and whole_because(runs[0], plan.campaign, bool(plan.campaign.hosts)) \
+        is None
 
 
 @dataclass

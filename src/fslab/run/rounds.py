@@ -1,4 +1,9 @@
-"""Interleaved slices: one workload measured on every target in rounds.
+"""Every run is measured in rounds: one workload on every target, round after round.
+
+A run measured in one piece (a workload that is not a time-based fio job, a campaign that
+makes a fresh file system per run, a run on load nodes) is a group of one measured in one
+round of one slice: the workload's whole run. Either way a target is provisioned, checked
+for space and probed in one place (Steps.place_for) and saved in one (Steps.save).
 
 Within an iteration, a sliceable fio job (workloads/fio_slices.py) is laid out on every
 target first (every variant of a swept job too: each is one more participant); then,
@@ -28,6 +33,7 @@ from fslab.core.errors import ToolError, UserError
 from fslab.host import diskstats
 from fslab.host.lab import Session
 from fslab.host.witness import Watcher, Witness, judge
+from fslab.plan.model import Campaign
 from fslab.plan.order import RunSpec
 from fslab.run.observing import observed
 from fslab.targets import Mounted
@@ -47,15 +53,18 @@ MIN_SLICE_MS = 500
 MIN_START_MS = 1000
 
 
-def sliceable(run: RunSpec, rounds: int, hosts: bool) -> str:
-    """'' when this run is measured in rounds, else why it keeps the plain order."""
-    if rounds <= 1:
+def whole_because(run: RunSpec, campaign: Campaign, hosts: bool) -> str | None:
+    """Why this run is measured in one piece, or None when it is sliced and interleaved
+    with the job's runs on the other targets."""
+    if campaign.fresh == "run":
+        return "a fresh file system for every run"
+    if campaign.rounds <= 1:
         return "rounds = 1"
     if hosts:
         return "runs on load nodes"
     if not isinstance(run.workload, FioWorkload):
         return f"{run.workload.family} is not a fio job"
-    return fio_slices.why_not_sliced(run.workload)
+    return fio_slices.whole_because(run.workload)
 
 
 def rounds_for(workload: FioWorkload, rounds: int) -> int:
@@ -85,18 +94,29 @@ def round_order(seed: int, iteration: int, workload: str, number: int,
 
 
 class NotReady(Exception):
-    """A target could not be given to a run (not provisioned, or no room): the reason."""
+    """A target could not be given to a run (not provisioned, no room, not a workload for
+    load nodes): the reason, the target's description and the run's status."""
+
+    def __init__(self, reason: str, description: dict[str, Any], status: str = "failed"):
+        super().__init__(reason)
+        self.description = description
+        self.status = status
 
 
 class Steps(Protocol):
-    """What rounds need from the runner: a place to run, and saving a finished run."""
+    """What rounds need from the runner: a place to run, a run in one piece, saving."""
 
     def place_for(self, session: Session, mounted: dict[str, Mounted],
                   broken: dict[str, str], run: RunSpec, run_dir: Path) -> tuple[Where, Any]:
-        """(where the workload runs, the target's description); raises on failure."""
+        """(where the workload runs, the target's description), the target provisioned,
+        checked for space and probed; raises NotReady."""
 
     def release_place(self, where: Where) -> None:
         """Remove the run's working files."""
+
+    def run_whole(self, session: Session, mounted: dict[str, Mounted],
+                  broken: dict[str, str], part: Participant, watcher: Watcher) -> None:
+        """Measure a run in one piece: its output and whether caches were dropped."""
 
     def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
              started: float, caches_dropped: bool) -> None:
@@ -120,28 +140,43 @@ class Participant:
     cpu_seconds: float = 0.0
     wall: float = 0.0
     once: bool = False  # takes part in one round only (drawn from the seed)
+    status: str = "failed"  # what a failure is recorded as
+    output: RunOutput | None = None  # a run measured in one piece: what it produced
+    caches_dropped: bool = False
 
 
 def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted],
                       broken: dict[str, str], runs: list[tuple[RunSpec, Path]],
                       rounds: int, seed: int, watcher: Watcher,
-                      once: frozenset[str] = frozenset()) -> list[Participant]:
+                      once: frozenset[str] = frozenset(), whole: bool = False
+                      ) -> list[Participant]:
     """Lay out, then measure every run of one workload in interleaved rounds; save each.
     The runs named in `once` (a participant that samples the rounds: the raw-device
-    ceiling) take part in one round each, drawn from the seed."""
+    ceiling) take part in one round each, drawn from the seed. `whole`: one run measured
+    in one piece, one round of one slice (Steps.run_whole)."""
     parts = []
     for run, run_dir in runs:
         part = Participant(run, run_dir, time.time(), once=run.run_id in once)
         try:
             part.where, part.description = steps.place_for(session, mounted, broken, run,
                                                            run_dir)
-            assert isinstance(run.workload, FioWorkload)
-            part.metadata = prepare(run.workload, part.where, run_dir)
-        except (NotReady, RunRefused) as exc:
+            if not whole:
+                assert isinstance(run.workload, FioWorkload)
+                part.metadata = prepare(run.workload, part.where, run_dir)
+        except NotReady as exc:
+            part.failure, part.description, part.status = str(exc), exc.description, \
+                exc.status
+        except RunRefused as exc:
             part.failure = str(exc)
         except (ToolError, OSError, UserError) as exc:
             part.failure = f"error: {exc}"
         parts.append(part)
+    if whole:
+        (part,) = parts
+        if not part.failure:
+            steps.run_whole(session, mounted, broken, part, watcher)
+        _finish_whole(steps, part)
+        return parts
     workload = runs[0][0].workload
     assert isinstance(workload, FioWorkload)
     rounds = rounds_for(workload, rounds)
@@ -178,6 +213,13 @@ def _one_slice(part: Participant, number: int, position: int, slice_ms: int, ram
         part.wall += seconds
     if code != 0:
         part.failure = fio_slices.failure_line(stderr, number, code)
+
+
+def _finish_whole(steps: Steps, part: Participant) -> None:
+    output = part.output or RunOutput(status=part.status, reason=part.failure)
+    steps.save(part.run, output, part.description, part.started, part.caches_dropped)
+    if part.where is not None:
+        steps.release_place(part.where)
 
 
 def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms: int) -> None:

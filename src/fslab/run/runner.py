@@ -31,7 +31,7 @@ from fslab.run.participants import Beside
 from fslab.run.places import NO_SPACE, lacks_space, provisioned, release, working_place
 from fslab.run.probes import after_run, before_run
 from fslab.run.record import Finished, finished_record, headline_text
-from fslab.run.rounds import NotReady
+from fslab.run.rounds import NotReady, Participant
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import RunOutput, Where
 
@@ -92,6 +92,7 @@ class Runner:
     before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
     # run_id -> (its place, what run_probes recorded before it): rounds save runs later
     _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
+    _reused: set[str] = field(default_factory=set)  # runs given a file system used before
 
     def execute(self) -> RunnerResult:
         for step in self.before:  # aging, environment, participants (run/campaign.py)
@@ -143,15 +144,13 @@ class Runner:
                     self._teardown(session, mounted, name, outcome)
 
     def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
-        """The iteration's runs in plan order, a sliceable job's runs on every target (and
-        every variant of a sweep) gathered where its first one stands (they are measured in
-        rounds: rounds.py)."""
-        from fslab.run.rounds import sliceable
-
-        campaign, groups = self.plan.campaign, []
+        """The iteration's runs in plan order, a sliced job's runs on every target (and
+        every variant of a sweep) gathered where its first one stands; a run measured in
+        one piece is a group of its own (rounds.py)."""
+        groups: list[list[RunSpec]] = []
         gathered: dict[str, list[RunSpec]] = {}
         for run in runs:
-            if campaign.fresh == "run" or sliceable(run, campaign.rounds, bool(self.hosts)):
+            if self._whole(run):
                 groups.append([run])
             elif run.job_name in gathered:
                 gathered[run.job_name].append(run)
@@ -160,24 +159,27 @@ class Runner:
                 groups.append(gathered[run.job_name])
         return groups
 
+    def _whole(self, run: RunSpec) -> bool:
+        from fslab.run.rounds import whole_because
+
+        return whole_because(run, self.plan.campaign, bool(self.hosts)) is not None
+
     def _execute_group(self, session: Session, mounted: dict[str, Mounted],
                        broken: dict[str, str], group: list[RunSpec]
                        ) -> list[tuple[RunSpec, str, str]]:
-        """Run one run, or one workload on several targets in rounds; (run, status,
-        reason) for each."""
-        from fslab.run.rounds import measure_in_rounds, sliceable
+        """Measure one group in rounds (a run in one piece: one round of one slice) and
+        save each run; (run, status, reason) for each."""
+        from fslab.run.rounds import measure_in_rounds
 
         campaign = self.plan.campaign
-        if sliceable(group[0], campaign.rounds, bool(self.hosts)) or campaign.fresh == "run":
-            self.progress.run_started(group[0])
-            return [(group[0], *self._one_run(session, mounted, broken, group[0]))]
+        whole = self._whole(group[0])
         runs = []
         for run in group:
             self.progress.run_started(run)
             with self.results.room():
                 runs.append((run, self.results.fresh_run_dir(run.run_id)))
         beside, once = {}, set()
-        for participant in self.beside:
+        for participant in self.beside if not whole else ():
             for run in participant.runs_beside(group):
                 beside[run.run_id] = run
                 runs.append((run, participant.store.fresh_run_dir(run.run_id)))
@@ -185,9 +187,16 @@ class Runner:
                     once.add(run.run_id)
         assert self._watcher is not None
         parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
-                                  campaign.seed, self._watcher, frozenset(once))
-        return [(p.run, "failed" if p.failure else "ok", p.failure) for p in parts
+                                  campaign.seed, self._watcher, frozenset(once), whole)
+        return [(p.run, self._status_of(p), p.failure or (p.output.reason if p.output
+                                                           else "")) for p in parts
                 if p.run.run_id not in beside]
+
+    @staticmethod
+    def _status_of(part: Participant) -> str:
+        if part.output is not None:
+            return part.output.status
+        return part.status if part.failure else "ok"
 
     def _rerun_disturbed(self, session: Session, mounted: dict[str, Mounted],
                          broken: dict[str, str], runs: list[RunSpec],
@@ -219,52 +228,6 @@ class Runner:
         metric = run.workload.primary_metric
         return headline_text(self.results.run_record(run.run_id) if metric else None, metric)
 
-    def _one_run(
-        self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str], run: RunSpec
-    ) -> tuple[str, str]:
-        with self.results.room():
-            run_dir = self.results.fresh_run_dir(run.run_id)
-        return self._measure(session, mounted, broken, run, run_dir)
-
-    def _measure(
-        self, session: Session, mounted: dict[str, Mounted], broken: dict[str, str],
-        run: RunSpec, run_dir: Path,
-    ) -> tuple[str, str]:
-        started = time.time()
-        target = self.targets[run.target.name]
-        caches_dropped = False
-        if run.target.name in broken:
-            output = RunOutput(status="failed", reason=broken[run.target.name])
-            description = target.describe()
-        else:
-            try:
-                place = mounted.get(run.target.name)
-                reused = place is not None
-                if place is None:
-                    place = mounted[run.target.name] = self._provision(target, session)
-                description = place.description
-                output, caches_dropped = self._run_workload(session, place, run, run_dir)
-                if reused and output.reason.startswith(NO_SPACE):
-                    # Earlier runs' deleted files were not given back yet (zfs-fuse is
-                    # slow to): this run gets a fresh file system instead, and says so.
-                    target.teardown(session, mounted.pop(run.target.name))
-                    place = mounted[run.target.name] = self._provision(target, session)
-                    description = {**place.description,
-                                   "reprovisioned": "space not reclaimed after earlier runs"}
-                    output, caches_dropped = self._run_workload(session, place, run,
-                                                                run_dir)
-            except (ToolError, OSError, UserError) as exc:
-                reason = f"{type(exc).__name__ if isinstance(exc, OSError) else 'error'}: {exc}"
-                if run.target.name not in mounted:
-                    reason = f"provisioning {run.target.name} failed: {exc}"
-                    broken[run.target.name] = reason
-                output = RunOutput(status="failed", reason=reason)
-                description = mounted[run.target.name].description if (
-                    run.target.name in mounted) else target.describe()
-        with self.results.room():  # fio's output may have filled it
-            self._save(run, output, description, started, caches_dropped)
-        return output.status, output.reason
-
     def _provision(self, target: Target, session: Session) -> Mounted:
         self._provisions += 1
         return provisioned(target, session, self._provisions)
@@ -272,22 +235,69 @@ class Runner:
     def place_for(self, session: Session, mounted: dict[str, Mounted],
                   broken: dict[str, str], run: RunSpec, run_dir: Path
                   ) -> tuple[Where, dict[str, Any]]:
-        """A provisioned target and a fresh working directory on it (rounds.Steps)."""
-        if run.target.name in broken:
-            raise NotReady(broken[run.target.name])
-        place = mounted.get(run.target.name)
+        """A provisioned target, checked for space and probed, and a fresh working
+        directory on it (rounds.Steps): the one place every run gets its target."""
+        name, target = run.target.name, self.targets[run.target.name]
+        if self.hosts and not run.workload.runs_on_load_nodes:
+            raise NotReady(f"{run.workload.family} runs on this machine only; with hosts, "
+                           "only fio workloads run on the load nodes", target.describe(),
+                           "unsupported")
+        if name in broken:
+            raise NotReady(broken[name], target.describe())
+        place = mounted.get(name)
+        self._reused.discard(run.run_id)
         if place is None:
             try:
-                place = mounted[run.target.name] = self._provision(self.targets[
-                    run.target.name], session)
+                place = mounted[name] = self._provision(target, session)
             except (ToolError, OSError, UserError) as exc:
-                broken[run.target.name] = f"provisioning {run.target.name} failed: {exc}"
-                raise NotReady(broken[run.target.name]) from exc
+                broken[name] = f"provisioning {name} failed: {exc}"
+                raise NotReady(broken[name], target.describe()) from exc
+        else:
+            self._reused.add(run.run_id)
         where = self._where(place, run)
         if short := lacks_space(place, run):
-            raise NotReady(short)
+            raise NotReady(short, place.description)
         self._around[run.run_id] = (place, before_run(place, run.target.options))
         return where, place.description
+
+    def run_whole(self, session: Session, mounted: dict[str, Mounted],
+                  broken: dict[str, str], part: Participant, watcher: Watcher) -> None:
+        """A run in one piece (rounds.Steps): caches dropped, in its memory cgroup,
+        watched. A reused file system that ran out of space gets one fresh try: earlier
+        runs' deleted files were not given back yet (zfs-fuse is slow to)."""
+        run = part.run
+        try:
+            self._run_once(session, part, watcher)
+            assert part.output is not None and part.where is not None
+            if run.run_id in self._reused and part.output.reason.startswith(NO_SPACE):
+                release(part.where)
+                self._around.pop(run.run_id, None)
+                self.targets[run.target.name].teardown(session, mounted.pop(run.target.name))
+                part.where, description = self.place_for(session, mounted, broken, run,
+                                                         part.run_dir)
+                part.description = {**description,
+                                    "reprovisioned": "space not reclaimed after earlier runs"}
+                self._run_once(session, part, watcher)
+        except NotReady as exc:
+            part.output = RunOutput(status=exc.status, reason=str(exc))
+            part.description = exc.description
+        except (ToolError, OSError, UserError) as exc:
+            kind = type(exc).__name__ if isinstance(exc, OSError) else "error"
+            part.output = RunOutput(status="failed", reason=f"{kind}: {exc}")
+
+    def _run_once(self, session: Session, part: Participant, watcher: Watcher) -> None:
+        run, where = part.run, part.where
+        assert where is not None
+        part.caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
+        with (memory_limited(session, path_name(f"{run.target.name}-{run.workload.name}"),
+                             run.workload.memory_limit) as memory_cgroup,
+              observed(watcher, part.description) as seen):
+            output = run.workload.run(replace(where, memory_cgroup=memory_cgroup),
+                                      part.run_dir)
+        output.metadata.setdefault("primary_metric", run.workload.primary_metric)
+        seen.record(output, part.run_dir,
+                    host=not self.hosts and run.workload.measures_host_cpu)
+        part.output = output
 
     def release_place(self, where: Where) -> None:
         release(where)
@@ -307,31 +317,6 @@ class Runner:
 
     def _where(self, place: Mounted, run: RunSpec) -> Where:
         return working_place(place, run, self.hosts, self.plan.campaign.run_timeout)
-
-    def _run_workload(self, session: Session, place: Mounted, run: RunSpec,
-                      run_dir: Any) -> tuple[RunOutput, bool]:
-        where = self._where(place, run)
-        if self.hosts and not run.workload.runs_on_load_nodes:
-            return RunOutput(status="unsupported", reason=(
-                f"{run.workload.family} runs on this machine only; with hosts, only fio "
-                "workloads run on the load nodes")), False
-        try:
-            if short := lacks_space(place, run):
-                return RunOutput(status="failed", reason=short), False
-            around = before_run(place, run.target.options)
-            caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
-            assert self._watcher is not None
-            with (memory_limited(session, path_name(f"{run.target.name}-{run.workload.name}"),
-                                 run.workload.memory_limit) as memory_cgroup,
-                  observed(self._watcher, place.description) as seen):
-                output = run.workload.run(replace(where, memory_cgroup=memory_cgroup), run_dir)
-            after_run(place, around, output.metadata)
-            output.metadata.setdefault("primary_metric", run.workload.primary_metric)
-            seen.record(output, run_dir,
-                        host=not self.hosts and run.workload.measures_host_cpu)
-            return output, caches_dropped
-        finally:
-            release(where)
 
     def _save(
         self, run: RunSpec, output: RunOutput, description: dict[str, Any],

@@ -49,8 +49,9 @@ class FioJob(Protocol):
     def render(self, where: Where) -> dict[str, str]: ...
 
 
-def why_not_sliced(workload: FioJob) -> str:
-    """'' when the job can be measured in slices, else why not (said in the run record)."""
+def whole_because(workload: FioJob) -> str | None:
+    """Why the job is measured in one piece (said in the run record), or None when it can
+    be measured in slices."""
     merged = {**workload.global_options, **workload.options}
     if workload.raw_job_text is not None:
         return "a user's job file runs as written"
@@ -58,7 +59,7 @@ def why_not_sliced(workload: FioJob) -> str:
         return "sections run one after the other (stonewall)"
     if not workload.runtime or str(merged.get("time_based", "1")) in ("0", "False", "false"):
         return "size-based: it ends when its bytes are done, not after a time"
-    return ""
+    return None
 
 
 def slice_job(workload: FioJob, where: Where, slice_ms: int, ramp_ms: int) -> str:
