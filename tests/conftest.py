@@ -180,3 +180,13 @@ def one_at_a_time_with_shared_daemons(request: pytest.FixtureRequest) -> Iterato
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def verdict_lines(headline, ranking, tests, pairwise) -> list[str]:
+    """verdicts.txt's lines of these questions (verdict_rows as text)."""
+    import pandas as pd
+
+    from fslab.analysis.verdicts import VERDICT_COLUMNS, as_text, verdict_rows
+
+    return as_text(pd.DataFrame(verdict_rows(headline, ranking, tests, pairwise),
+                                columns=VERDICT_COLUMNS))

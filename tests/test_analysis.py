@@ -12,7 +12,8 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.cells.stats import mad_outliers
 from fslab.analysis.pairs.comparisons import compare_targets
 from fslab.analysis.pairs.model import NOT_ESTIMABLE, cliffs_delta, compare, magnitude
-from fslab.analysis.verdicts import rankings, verdict_lines
+from fslab.analysis.verdicts import rankings
+from tests.conftest import verdict_lines
 
 
 def test_cliffs_delta_by_definition_and_magnitude():

@@ -7,7 +7,7 @@ import pytest
 
 from fslab import api
 from fslab.core.record import RunRecord
-from fslab.host.diskstats import from_fio, read_split, split_rows
+from fslab.host.diskstats import from_fio, split_rows
 from fslab.plan.campaign import Overrides, load_campaign
 from tests.conftest import FIXTURES, requires
 
@@ -36,7 +36,6 @@ def test_the_split_sums_members_over_runs_and_skips_single_devices():
                        record("d", [member(1, 7)])])
     assert [(r["member"], r["read_ios"], r["read_share"]) for r in rows] == [
         (1, 80, 0.8), (2, 20, 0.2)]
-    assert read_split([member(1, 3), member(2, 1)]) == [0.75, 0.25]
 
 
 @pytest.mark.privileged

@@ -12,7 +12,7 @@ from fslab.host.lab import Lab
 from fslab.plan.campaign import Overrides, load_campaign
 from fslab.plan.order import make_plan
 from fslab.plan.preflight import build_targets
-from fslab.results.store import FORMAT_VERSION, ResultsDir
+from fslab.results.store import FORMAT, ResultsDir
 from fslab.run.runner import Runner
 from fslab.workloads import NullWorkload
 
@@ -73,7 +73,7 @@ def test_results_dir_refuses_reuse_and_newer_formats(tmp_path):
     results = ResultsDir.create(tmp_path / "out")
     with pytest.raises(UserError, match="--resume"):
         ResultsDir.create(tmp_path / "out")
-    (results.path / "format.json").write_text(json.dumps({"format": FORMAT_VERSION + 1}))
+    (results.path / "format.json").write_text(json.dumps({"format": FORMAT.current + 1}))
     with pytest.raises(UserError, match="newer fslab"):
         ResultsDir.open(results.path)
 

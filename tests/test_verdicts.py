@@ -13,7 +13,8 @@ from fslab.analysis.cells.summary import summarize
 from fslab.analysis.pairs.comparisons import compare_targets
 from fslab.analysis.pairs.questions import primary_metric
 from fslab.analysis.pairs.ranking import chain, evidence, size
-from fslab.analysis.verdicts import bound, rankings, verdict_lines
+from fslab.analysis.verdicts import bound, rankings
+from tests.conftest import verdict_lines
 
 DIRECT5 = {  # workload -> (ops, IOPS base, block size): the default suite's shape
     "randread": (["read"], 25000, 4096), "randwrite": (["write"], 20000, 4096),

@@ -10,7 +10,6 @@ vectorised batches (numpy), which keeps the engine's own cost per operation smal
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,10 +44,6 @@ class OpGenerator:
         self.hash = hashlib.sha256()
         self.count = 0
         self.syncing = config.fsync_probability > 0 or config.fdatasync_probability > 0
-
-    def batches(self) -> Iterator[Batch]:
-        while True:
-            yield self.next_batch()
 
     def next_batch(self, size: int = BATCH) -> Batch:
         config, rng = self.config, self.rng

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import AgingConfig
@@ -70,8 +69,3 @@ def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> lis
                 results.path / AGED_DIR / reference[len(TARGET_REF):] / FILE_NAMES["sparse"])
     return done
 
-
-def image_of(spec: TargetSpec) -> Path | None:
-    """The aged image a target starts from, once known."""
-    image = spec.options.get("image")
-    return Path(image) if image else None

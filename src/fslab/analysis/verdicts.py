@@ -206,13 +206,6 @@ def error_rows(runs: pd.DataFrame) -> list[dict[str, str]]:
     return out
 
 
-def verdict_lines(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
-                  pairwise: pd.DataFrame) -> list[str]:
-    """verdicts.txt's lines of the same questions (verdict_rows as text)."""
-    return as_text(pd.DataFrame(verdict_rows(headline, ranking, tests, pairwise),
-                                columns=VERDICT_COLUMNS))
-
-
 def as_text(verdicts: pd.DataFrame) -> list[str]:
     """verdicts.txt: each row as a line, workloads as '== name ==' headings, a question's
     ranking indented under it and its pairs and caveats under that."""

@@ -44,7 +44,7 @@ def quick_check(lab: Lab, note: Any) -> Any:
 
 def serve(bind: str, port: int) -> bool:
     """`fslab serve`: a fio server for a controller's `fslab run --hosts`."""
-    from fslab.workloads.distributed import run_server
+    from fslab.workloads.fio.distributed import run_server
 
     return run_server(bind, port)
 

@@ -221,6 +221,8 @@ def run(
                 f"later with: fslab history add {result.results.path} --catalogue "
                 f"{catalogue}"), highlight=False, markup=False, soft_wrap=True)
     console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
-                  f"{result.runner.failed} failed, {result.runner.skipped} kept from before)")
+                  f"{result.runner.failed} failed, {result.runner.skipped} kept from before"
+                  + (f", {result.runner.reruns} measured again" if result.runner.reruns
+                     else "") + ")")
     if result.runner.failed:
         raise typer.Exit(ExitCode.RUN_FAILURES)

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 ENV_VAR = "FSLAB_CATALOGUE"
 DIR_NAME = "catalogue"
-LEGACY_SUFFIX = ".duckdb"
 TABLES = parts.TABLES
 CAMPAIGN_COLUMNS = ["campaign_id", "path", "name", "started", "machine", "labels", "added"]
 # A reader that lists parts while a writer deletes one it has superseded (after
@@ -291,10 +290,3 @@ def series_points(path: Path | None, by: str | None = None, across_machines: boo
                             "`fslab history list` shows the labels")
     return found
 
-
-def labels_wide(labels: pd.DataFrame) -> dict[str, dict[str, Any]]:
-    """campaign_id -> {label: value}."""
-    found: dict[str, dict[str, Any]] = {}
-    for row in labels.itertuples(index=False):
-        found.setdefault(str(row.campaign_id), {})[str(row.key)] = row.value
-    return found

@@ -133,7 +133,6 @@ _made = itertools.count()
 _JOIN = ('for g; do [ "$g" = -- ] && break; echo $$ 2>/dev/null > "$g/cgroup.procs" || '
          '{ echo "fslab: could not join cgroup $g" >&2; exit 126; }; shift; done; shift; '
          'exec "$@"')
-JOIN_FAILED = 126  # the exit code when a cgroup could not be joined (the shell's stderr says)
 
 
 def joined(cmd: list[str], cgroups: list[str]) -> list[str]:

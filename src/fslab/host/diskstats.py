@@ -76,13 +76,6 @@ def from_fio(data: dict[str, Any]) -> list[dict[str, Any]]:
         entries, list) else []
 
 
-def read_split(devices: list[dict[str, Any]]) -> list[float] | None:
-    """Each member's share of the reads (None without two members or without reads)."""
-    reads = [int(d.get("read_ios", 0)) for d in devices]
-    total = sum(reads)
-    return [r / total for r in reads] if len(reads) > 1 and total else None
-
-
 def add_up(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """One run measured in slices: each member's counters summed over the slices (util:
     their mean)."""

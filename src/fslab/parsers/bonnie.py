@@ -17,7 +17,6 @@ from fslab.core.errors import UserError
 from fslab.core.metrics import Measurement
 
 CSV_VERSION = "1.98"
-TOO_FAST = "+++++"
 TOO_FAST_NOTE = "too fast to measure (bonnie++ +++++)"
 # (op, metric of the rate, index of the rate; its %CPU follows it)
 IO_TESTS = [

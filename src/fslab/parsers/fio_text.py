@@ -43,11 +43,6 @@ SUFFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 DIRECTIONS = ("read", "write", "trim")
 
 
-def looks_like_fio_text(text: str) -> bool:
-    """True when `text` holds at least one fio job block."""
-    return any(JOB.match(line) for line in text.splitlines())
-
-
 def parse_fio_text(text: str) -> dict[str, Any]:
     """fio's normal output as {"fio version", "jobs": [...]} in the JSON's shape."""
     jobs: list[dict[str, Any]] = []

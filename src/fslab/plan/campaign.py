@@ -38,7 +38,7 @@ from fslab.plan.model import (  # re-exported: the campaign's types, one import 
 from fslab.plan.sweep import campaign_factors, check_sweep
 from fslab.plan.targets import resolve_targets, slug
 from fslab.targets import IMAGE_LESS
-from fslab.workloads.distributed import parse_hosts
+from fslab.workloads.fio.distributed import parse_hosts
 from fslab.workloads.suites import get_suite
 
 __all__ = [

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.targets import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
-from fslab.workloads.distributed import Host
+from fslab.workloads.fio.distributed import Host
 
 DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30

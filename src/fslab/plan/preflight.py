@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from fslab.plan.campaign import Campaign
     from fslab.plan.order import Plan
     from fslab.targets import Target
-    from fslab.workloads.distributed import Host
+    from fslab.workloads.fio.distributed import Host
 
 
 def prepare(
@@ -62,7 +62,7 @@ def build_targets(
 
 def preflight_campaign(hosts: list[Host], targets: dict[str, Target]) -> None:
     """Every host reachable, on the controller's fio version, with the target path."""
-    from fslab.workloads.distributed import LOOPBACK, preflight
+    from fslab.workloads.fio.distributed import LOOPBACK, preflight
 
     remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
     problems: list[str] = []

@@ -268,12 +268,3 @@ def _check_names(targets: list[TargetSpec], variants: list[WorkloadVariant]) -> 
             raise UserError(f"{kind} {', '.join(clash)}: their levels give the same file "
                             "name; name the levels apart")
 
-
-def factor_levels(campaign: Campaign) -> dict[str, list[str]]:
-    """{factor: its levels in order} of every swept factor (the analysis's reference is
-    the first), as campaign.toml keeps them."""
-    out: dict[str, list[str]] = {}
-    for factor in swept(campaign_factors(campaign.sweep, campaign.target_sweeps)):
-        have = out.setdefault(factor.name, [])
-        have += [level for level in factor.levels if level not in have]
-    return out

@@ -61,7 +61,6 @@ FORMAT = DirFormat("results", "format.json", unstamped=0, history={
        "a job file) beside target and workload (their names with the cell's levels); older "
        "directories get them read off their names once, when loaded (results/legacy_cells.py)",
 })
-FORMAT_VERSION = FORMAT.current
 CELL_FIELDS = 5  # the first format whose rows carry target_base and job
 RUN_RECORD = "run.json"
 

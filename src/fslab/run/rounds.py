@@ -5,7 +5,7 @@ makes a fresh file system per run, a run on load nodes) is a group of one measur
 round of one slice: the workload's whole run. Either way a target is provisioned, checked
 for space and probed in one place (Steps.place_for) and saved in one (Steps.save).
 
-Within an iteration, a sliceable fio job (workloads/fio_slices.py) is laid out on every
+Within an iteration, a sliceable fio job (workloads/fio/slices.py) is laid out on every
 target first (every variant of a swept job too: each is one more participant); then,
 round after round, each participant runs one short slice, in an order
 shuffled afresh every round (seeded: campaign seed, iteration, workload, round). Slow and
@@ -37,10 +37,10 @@ from fslab.plan.model import Campaign
 from fslab.plan.order import RunSpec
 from fslab.run.observing import observed
 from fslab.targets import Mounted
-from fslab.workloads import fio_slices
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio import FioWorkload, RunRefused, prepare
-from fslab.workloads.jobfile import seconds
+from fslab.workloads.fio import slices as fio_slices
+from fslab.workloads.fio.jobfile import seconds
 from fslab.workloads.process import HostCpu, keep_host_cpu
 
 DEFAULT_ROUNDS = 6

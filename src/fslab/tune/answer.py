@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 STAGE_COLUMNS = ["stage", "iterations", "ratio", "ratio_ci_low", "ratio_ci_high",
                  "dropped_at", "reason", "status", "decision", "target", "workload", "op",
                  "metric", "geomean", "changes", "unsafe"]
-WORDS = {"faster": "faster", "slower": "slower"}
 
 
 def tune_table(answers: list[Answer]) -> pd.DataFrame:

@@ -25,7 +25,7 @@ from fslab.analysis.pairs.sequential import look_alpha
 from fslab.core.cells import level_label
 from fslab.core.metrics import HIGHER
 from fslab.core.units import turned
-from fslab.tune.space import Config, Space
+from fslab.tune.space import Bound, Config, Space
 
 Groups = dict[Config, dict[int, float]]  # configuration -> {iteration: value}
 
@@ -128,8 +128,8 @@ def race_look(number: int, groups: Groups, objective_better: str, margin: float,
     return look
 
 
-def bound_breakers(groups: dict[Config, dict[int, float]], bound_at_most: bool,
-                   value: float, text: str, alpha: float) -> dict[Config, str]:
+def bound_breakers(groups: dict[Config, dict[int, float]], bound: Bound,
+                   alpha: float) -> dict[Config, str]:
     """The configurations whose interval of a bounded metric (each its own, at level
     `alpha` shared by them: Bonferroni) lies beyond the bound."""
     out = {}
@@ -138,9 +138,8 @@ def bound_breakers(groups: dict[Config, dict[int, float]], bound_at_most: bool,
         interval = log_ci(list(values.values()), level)
         if interval.n < 2:
             continue
-        beyond = interval.ci_low > value if bound_at_most else interval.ci_high < value
-        if beyond:
-            out[config] = f"breaks {text} (CI {interval.ci_low:.4g}–{interval.ci_high:.4g})"
+        if bound.broken_by(interval.ci_low, interval.ci_high):
+            out[config] = f"breaks {bound.text} (CI {interval.ci_low:.4g}–{interval.ci_high:.4g})"
     return out
 
 

@@ -189,7 +189,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
     def bounded(metric: str) -> decide.Groups:
         return groups_of(stages[RACE], space, found["q"], metric)
 
-    race = run_race(space, candidates, _better(found, space, stages[RACE], target, job),
+    race = run_race(space, candidates, _better(found, space),
                     settings.margin, FIRST_LOOK, measure, bounds_checker(space, bounded),
                     lambda runs: budget.runs_left() >= runs + reserve)
     question = found.get("q") or question_of(stages[RACE], target, job, space.objective)
@@ -213,8 +213,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
                   winner, {k: v for k, v in stages.items() if v.exists()}, settings.margin)
 
 
-def _better(found: dict[str, Question], space: Space, race_dir: Path, target: str,
-            job: str) -> str:
+def _better(found: dict[str, Question], space: Space) -> str:
     """The objective's direction (known before the race when the screen ran; else that
     of the campaign's primary metric of the job, higher for throughput)."""
     if "q" in found:

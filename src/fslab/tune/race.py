@@ -113,7 +113,7 @@ def bounds_checker(space: Space, bounded: Callable[[str], Groups]
         out: dict[Config, str] = {}
         for bound in space.bounds:
             groups = {c: v for c, v in bounded(bound.metric).items() if c in alive}
-            out.update(bound_breakers(groups, bound.at_most, bound.value, bound.text, alpha))
+            out.update(bound_breakers(groups, bound, alpha))
         return out
 
     return check

@@ -83,9 +83,6 @@ class Space:
     def target_factors(self) -> list[Factor]:
         return [f for f in self.factors if is_target_factor(f.name)]
 
-    def job_factors(self) -> list[Factor]:
-        return [f for f in self.factors if not is_target_factor(f.name)]
-
 
 def space_of(levels: dict[str, list[Any]], objective: str = "", bounds: Sequence[str] = (),
              unsafe_allowed: bool = False) -> Space:

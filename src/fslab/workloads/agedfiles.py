@@ -30,7 +30,6 @@ LOGNORMAL_SIGMA = 2.46
 
 AGED_TREE = "aged"  # where `fslab age` puts its files
 RESULT = AGEDFILES_RECORD
-ACTIONS = ("readall", "overwrite", "append", "create")
 
 
 @dataclass

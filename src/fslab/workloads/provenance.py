@@ -16,7 +16,6 @@ STUDY = "study"
 FIO_DEFAULT = "fio default"
 FSLAB = "fslab's choice"
 CAMPAIGN = "campaign"  # the quick scale's runtime and size (fitted to the image)
-TOOL_DEFAULT = "tool default"  # bonnie++'s or dd's own default
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from fslab.core.units import parse_size
 from fslab.workloads.base import Workload
 from fslab.workloads.bonnie import BonnieWorkload
 from fslab.workloads.files import FilesWorkload
-from fslab.workloads.presets import (
+from fslab.workloads.fio.presets import (
     PRESETS,
     QUICK,
     Preset,

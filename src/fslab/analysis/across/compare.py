@@ -49,7 +49,6 @@ COLUMNS = [*CELL, "primary", "unit", "better", "n_base", "n_new", "base_geomean"
 JSON_FIELDS = [*CELL, "primary", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
                "margin", "needs_iterations", "unit", "better", "n_base", "n_new",
                "base_geomean", "new_geomean", "p_adj", "alpha", "family", "note"]
-DECISIONS = (REGRESSED, IMPROVED, SAME, UNRESOLVED)
 EXPLORATORY = "estimate (not a question: no decision)"
 ENVIRONMENT_KEYS = ("kernel", "cpu_model", "cpu_count", "memory_bytes", "fslab", "python",
                     "virtualization", "lab_fs", "dirty_ratio")

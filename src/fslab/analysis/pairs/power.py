@@ -148,14 +148,6 @@ def paired_detectable_d(n: int, alpha: float, power: float = POWER) -> float:
     return detectable_noncentrality(float(n - 1), alpha, power) / math.sqrt(n)
 
 
-def two_sample_detectable_d(n_a: int, n_b: int, alpha: float, power: float = POWER) -> float:
-    """Effect in (pooled) SDs that a two-sample t at `alpha` detects with `power`."""
-    if n_a < 2 or n_b < 2:
-        return math.nan
-    scale = math.sqrt(1 / n_a + 1 / n_b)
-    return detectable_noncentrality(float(n_a + n_b - 2), alpha, power) * scale
-
-
 # A question no reasonable budget resolves: past this many iterations fslab says so.
 MAX_ITERATIONS = 100
 

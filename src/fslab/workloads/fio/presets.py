@@ -48,7 +48,6 @@ class Preset:
     sized: bool = True  # jobs take the campaign's file size (aged: nrfiles × filesize)
     sources: dict[str, Source] = field(default_factory=dict)
     unstated: dict[str, str] = field(default_factory=dict)  # param -> fio's default
-    buffered: bool = False  # reproduces a study's buffered I/O verbatim: labelled so
 
     @property
     def source(self) -> str:
@@ -138,7 +137,6 @@ BASIC5 = Preset(
     jobs=DESKTOP_JOBS,
     default_source=DESKTOP_FILES,
     unstated={"iodepth": "1", "direct": "0 (buffered)"},
-    buffered=True,
 )
 
 
@@ -273,7 +271,6 @@ AGED = Preset(
         "file_service_type": study("aging-thesis", AGING + ": 'reset to gauss'"),
         "fsync": fslab("the thesis: an fsync 'from time to time', with no count"),
     },
-    buffered=True,
 )
 
 PRESETS: dict[str, Preset] = {p.name: p for p in (

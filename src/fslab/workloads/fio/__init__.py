@@ -14,21 +14,21 @@ from fslab.core.units import parse_size
 from fslab.host import system
 from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE, log_args
 from fslab.workloads.base import Capabilities, RunOutput, Where
-from fslab.workloads.fio_process import (
-    JOB_FILE,
-    LAYOUT_GRACE_S,
-    first_error_line,
-    lay_out_files,
-    layout_pass,
-    run_fio,
-)
-from fslab.workloads.jobfile import (
+from fslab.workloads.fio.jobfile import (
     check_job_file,
     flat_options,
     job_text_seconds,
     seconds,
     section_names,
     set_directory,
+)
+from fslab.workloads.fio.process import (
+    JOB_FILE,
+    LAYOUT_GRACE_S,
+    first_error_line,
+    lay_out_files,
+    layout_pass,
+    run_fio,
 )
 
 # Engines that keep more than one I/O in flight per job, so that iodepth matters (fio's
@@ -170,7 +170,7 @@ class FioWorkload(Capabilities):
         job_file, output = run_dir / JOB_FILE, run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}"]
         if where.hosts:
-            from fslab.workloads.distributed import client_args
+            from fslab.workloads.fio.distributed import client_args
 
             cmd += client_args(list(where.hosts), job_file)
             (run_dir / HOSTS_FILE).write_text(json.dumps([str(h) for h in where.hosts]))

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from fslab.parsers.raw_names import log_args
 from fslab.workloads.base import RunOutput, Where
-from fslab.workloads.fio_process import JOB_FILE, first_error_line, run_fio
+from fslab.workloads.fio.process import JOB_FILE, first_error_line, run_fio
 
 SLICE_OUTPUT = "fio-slice-{index:02d}.json"
 SLICE_JOB = "slice.fio"
@@ -30,7 +30,7 @@ SLICE_CLOCK = "clocksource=clock_gettime"
 
 
 class FioJob(Protocol):
-    """What slicing reads of a fio workload (workloads/fio.py's FioWorkload)."""
+    """What slicing reads of a fio workload (workloads/fio/__init__.py's FioWorkload)."""
 
     name: str
     options: dict[str, Any]
