@@ -95,7 +95,7 @@ def best_split(means: np.ndarray) -> int:
     """The split (points before it) that most reduces the L2 cost: ruptures' Binseg
     answer (L2 cost, segments of one point allowed), computed by best_splits — ruptures
     takes O(k²) (a variance per candidate): 37 s for 100 series of 1,000 campaigns, past
-    the 5 s goal (benchmarks/history_scale); tests/test_history.py holds the two equal
+    the 5 s goal (benchmarks/history_scale); tests/history/test_history.py holds the two equal
     over a randomised sweep."""
     if len(means) < 3:
         return 1
@@ -186,7 +186,7 @@ def split_p(points: Points, t_observed: float, rng: np.random.Generator,
     while done < simulations:
         size = min(batch, simulations - done)
         # single precision: half the memory traffic; |t| of a simulated series is read to
-        # well within the Monte Carlo error of the p-value (tests/test_history.py)
+        # well within the Monte Carlo error of the p-value (tests/history/test_history.py)
         means = rng.standard_normal(size=(size, k), dtype=np.float32) * sd.astype(np.float32)
         if points.within_df > 0:
             within_sim = within * rng.chisquare(points.within_df, size) / points.within_df
@@ -277,7 +277,7 @@ def benjamini_hochberg(p: list[float]) -> list[float]:
     """Benjamini–Hochberg adjusted p-values: p_(i) · m / i, made monotone from the
     largest down and capped at 1 (Benjamini & Hochberg 1995). Written out because
     importing statsmodels' fdr_bh costs 1.1 s of `fslab history changes`'s 5 s budget
-    (benchmarks/history_scale); tests/test_history.py holds it to statsmodels."""
+    (benchmarks/history_scale); tests/history/test_history.py holds it to statsmodels."""
     if not p:
         return []
     values = np.asarray(p, dtype=float)

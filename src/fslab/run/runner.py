@@ -289,6 +289,10 @@ class Runner:
         run, where = part.run, part.where
         assert where is not None
         part.caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
+        if not run.workload.watched:  # the simulator's draw: nothing to watch
+            part.output = run.workload.run(where, part.run_dir)
+            part.output.metadata.setdefault("primary_metric", run.workload.primary_metric)
+            return
         with (memory_limited(session, path_name(f"{run.target.name}-{run.workload.name}"),
                              run.workload.memory_limit) as memory_cgroup,
               observed(watcher, part.description) as seen):

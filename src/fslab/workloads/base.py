@@ -61,6 +61,10 @@ class Workload(Protocol):
     def drops_caches(self) -> bool:
         """Whether the runner syncs and drops the page cache before it runs."""
 
+    @property
+    def watched(self) -> bool:
+        """Whether the witness watches the machine while it runs (host/witness.py)."""
+
     def check(self) -> None:
         """Raise UserError with one line when the workload cannot run here."""
 
@@ -83,6 +87,7 @@ class Capabilities:
     runs_on_load_nodes: ClassVar[bool] = False  # fio servers (`hosts`) run only fio
     measures_host_cpu: ClassVar[bool] = True  # the runner adds system-wide CPU rows
     drops_caches: ClassVar[bool] = True  # the runner syncs and drops caches before it
+    watched: ClassVar[bool] = True  # the witness watches the machine while it runs
     PRIMARY: ClassVar[str] = ""  # what its verdict is about ("": inferred from the data)
 
     @property

@@ -3,7 +3,7 @@ the campaign, or fslab's choice (and why).
 
 The five studies are named as their readers know them: title, author or venue and year
 where the document gives them. `fslab presets` prints a source beside every value and
-`fslab presets --json` emits them; tests/test_preset_fidelity.py checks every "study"
+`fslab presets --json` emits them; tests/workloads/test_preset_fidelity.py checks every "study"
 value against a table of the studies' own values, so a label cannot drift again.
 """
 

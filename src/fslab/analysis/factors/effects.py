@@ -23,7 +23,7 @@ statsmodels' compare_f_test), Bonferroni over every such test of the campaign; a
 level, which target is first by its geometric mean. The residual variance is pooled over
 a stratum's cells (the model's assumption: the same spread on the log scale); each
 cell's own interval stays in summary.csv. Checked by simulation with known truth
-(tests/test_sweep_model.py).
+(tests/analysis/test_sweep_model.py).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from scipy import special
 
 # scipy.special, not scipy.stats (a second to import, paid by every `fslab run`): the t,
 # noncentral t and chi distributions below are its functions, held to scipy.stats and to
-# a simulation by tests/test_power.py. scipy.integrate (rarely needed) is imported where it
+# a simulation by tests/analysis/test_power.py. scipy.integrate (rarely needed) is imported where it
 # is used; scipy.optimize not at all (increasing_root).
 
 POWER = 0.80
@@ -128,7 +128,7 @@ def increasing_root(f: Callable[[float], float], low: float, high: float,
 
     Not scipy.optimize.brentq: importing scipy.optimize costs 0.2 s of CPU, paid by every
     analysis (benchmarks/import_speed); power is monotone in the noncentrality, so
-    bisection is exact enough in ~45 steps of a few µs. tests/test_power.py holds it to
+    bisection is exact enough in ~45 steps of a few µs. tests/analysis/test_power.py holds it to
     brentq over a randomised sweep."""
     for _ in range(200):
         middle = (low + high) / 2
@@ -150,6 +150,11 @@ def paired_detectable_d(n: int, alpha: float, power: float = POWER) -> float:
 
 # A question no reasonable budget resolves: past this many iterations fslab says so.
 MAX_ITERATIONS = 100
+# The iteration counts a "needs N" can name: every one up to 20, then steps of about a
+# tenth (an answer rounds up to the next: a few iterations more on a question that takes
+# 40 is within what its estimate can tell). Few counts mean few Welch designs to build.
+COUNTS = (*range(2, 21), 22, 24, 26, 28, 30, 33, 36, 40, 44, 48, 53, 58, 64, 70, 77, 85,
+          92, MAX_ITERATIONS)
 
 
 # Points of the quantile grid over the spread's sampling distribution (per dimension):
@@ -184,7 +189,10 @@ class Sampling:
             df = se2 ** 2 / (ga ** 2 / (n_a - 1) + gb ** 2 / (n_b - 1))
         df = np.where(np.isfinite(df), df, n_a + n_b - 2.0)
         u = np.sqrt(se2 / (var_a / n_a + var_b / n_b))
-        return cls(u, -special.stdtrit(df, level / 2))
+        # t's quantile is smooth in df: read off 256 log-spaced knots (relative error
+        # ~1e-5 here) instead of 9,216 quantiles, each an inverse incomplete beta
+        knots = np.geomspace(df.min(), df.max(), 256) if df.max() > df.min() else df[:1]
+        return cls(u, np.interp(df, knots, -special.stdtrit(knots, level / 2)))
 
     def difference_power(self, z: float) -> float:
         """Power of the two-sided test at true effect z standard errors."""
@@ -244,6 +252,18 @@ def _welch_detectable_z(n_a: int, n_b: int, level: float, share: float,
     return falsi_root(gap, low, high)
 
 
+# Iterations to resolve are a whole number read off a power curve: the share of the
+# standard error one side makes moves it by less than one iteration within a step of
+# 0.05, and n a side makes the design the same for a share and its complement. So a
+# campaign's pairs (180 in an import of 60 jobs × 3 targets) need a dozen designs per n,
+# not one each (each a 96 × 96 grid of t quantiles: 5 ms).
+SHARE_STEP = 0.05
+
+
+def _folded(share: float) -> float:
+    return round(min(share, 1 - share) / SHARE_STEP) * SHARE_STEP
+
+
 @functools.lru_cache(maxsize=8192)
 def _welch_sampling(n: int, level: float, share: float) -> Sampling:
     """Welch's Sampling at n a side where one side makes `share` of the variance (a
@@ -281,23 +301,24 @@ def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Samp
     """The fewest iterations (above `start`) at which a pair resolves with `power`, its
     true log ratio taken as `estimate`; `design_of(n)` -> (its test's Sampling, its true
     standard error) at n iterations. ∞ when more than MAX_ITERATIONS would be needed.
-    The chance grows with n, so the answer is found by bisection over n."""
+    The chance grows with n, so the answer is found by bisection over COUNTS."""
 
     def enough(n: int) -> bool:
         design, se = design_of(n)
         return se > 0 and design.resolving_power(abs(estimate) / se,
                                                  margin_log / se) >= power
 
-    low, high = max(start + 1, 2), MAX_ITERATIONS
-    if not enough(high):
+    counts = [n for n in COUNTS if n > start]
+    if not counts or not enough(counts[-1]):
         return math.inf
+    low, high = 0, len(counts) - 1
     while low < high:
         middle = (low + high) // 2
-        if enough(middle):
+        if enough(counts[middle]):
             high = middle
         else:
             low = middle + 1
-    return float(low)
+    return float(counts[low])
 
 
 # Sample sizes: how many iterations a goal takes (adaptive runs' second stage, an
@@ -368,7 +389,7 @@ def needs_iterations(ratio: float, spread: PairSpread, level: float, margin: flo
         va, vb = spread.var_a, spread.var_b
         if not va + vb > 0:
             return math.nan
-        share = round(va / (va + vb), SHARE_DIGITS)  # all the design depends on at n a side
+        share = _folded(va / (va + vb))  # all the design depends on at n a side
 
         def design_of(n: int) -> tuple[Sampling, float]:
             return _welch_sampling(n, level, share), math.sqrt(va / n + vb / n)

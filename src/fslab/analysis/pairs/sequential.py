@@ -9,7 +9,7 @@ over every look is at most α/2 + α/4 + … < α, however many looks are taken 
 the size of the next one was chosen from the data before it (a union bound needs no
 independence between looks). The first look of such a campaign is stricter than a plain
 campaign's (α/2 instead of α): the price of the option to go on. Checked by simulation
-(tests/test_resolve.py: A/A campaigns call a difference in ≤ 5 %; a true 1.2× is never
+(tests/run/test_resolve.py: A/A campaigns call a difference in ≤ 5 %; a true 1.2× is never
 called the same within ±10 %).
 """
 

@@ -12,8 +12,8 @@ from fslab.core.metrics import Measurement
 from fslab.parsers import registry
 from fslab.parsers.fio_kinds import imported_name
 from fslab.parsers.raw_files import DirFiles, MemoryFiles, Parsed, RawFiles, RawKind
+from tests.analysis.test_simulator import api_lab, simulated
 from tests.conftest import fslab_here
-from tests.test_simulator import api_lab, simulated
 
 TOY_NAME = "toy.txt"  # a run's own output of the new kind (as a workload would write it)
 SCALE = {"factor": 1.0}  # what a corrected parser changes

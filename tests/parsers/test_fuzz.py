@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,16 @@ from fslab.parsers.fio import parse_fio
 from fslab.parsers.fio_load import load_fio
 from tests.conftest import FIXTURES
 
+# make check runs a fifth of the examples; FSLAB_FUZZ=full (benchmarks/fuzz) all of them.
+FULL = os.environ.get("FSLAB_FUZZ") == "full"
+
+
+def examples(full: int) -> int:
+    return full if FULL else max(20, full // 5)
+
+
 settings.register_profile("fslab", derandomize=True, database=None, deadline=None,
-                          max_examples=1500,
+                          max_examples=examples(1500),
                           suppress_health_check=[HealthCheck.too_slow,
                                                  HealthCheck.function_scoped_fixture])
 settings.load_profile("fslab")
@@ -185,7 +194,7 @@ def _import_one(tmp: Path, raw: bytes) -> list[Measurement]:
 
 
 @given(st.one_of(mutated_fio(), st.binary(max_size=1500)))
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 def test_the_importer_never_loses_a_file_to_an_exception(tmp_path_factory: Any,
                                                           raw: bytes) -> None:
     holds(lambda data: _import_one(tmp_path_factory.mktemp("i"), data), raw)
@@ -218,7 +227,7 @@ def campaign_document(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @given(campaign_document())
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_campaign_toml(tmp_path_factory: Any, document: dict[str, Any]) -> None:
     import tomli_w
 
@@ -233,7 +242,7 @@ def test_campaign_toml(tmp_path_factory: Any, document: dict[str, Any]) -> None:
 
 
 @given(st.binary(max_size=600))
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_campaign_and_aging_toml_raw_bytes(tmp_path_factory: Any, raw: bytes) -> None:
     from fslab.aging.config import load_config, mix_from_csv
     from fslab.plan.campaign import load_campaign
@@ -255,7 +264,7 @@ def test_campaign_and_aging_toml_raw_bytes(tmp_path_factory: Any, raw: bytes) ->
                                         "max_files", "written", "fill", "sizes", "bogus",
                                         "piece", "levels", "file_choice"]),
                        TOML_VALUES, max_size=5))
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 def test_aging_config_toml(tmp_path_factory: Any, document: dict[str, Any]) -> None:
     import tomli_w
 

@@ -13,7 +13,7 @@ import pytest
 from fslab.analysis.pairs.model import UNBOUNDED, compare
 from fslab.core.errors import UserError
 from fslab.core.units import parse_margin
-from tests.test_simulator import pairs_of, run_sim, simulated
+from tests.analysis.test_simulator import pairs_of, run_sim, simulated
 
 
 def test_a_equal_to_b_is_the_same_within_the_margin_and_a_30_percent_gap_never_is(tmp_path):
@@ -125,7 +125,7 @@ def test_needs_iterations_is_where_the_pair_resolves_four_times_in_five():
 
 
 def test_a_wide_import_with_two_iterations_analyses_without_a_traceback(tmp_path):
-    """2 iterations × 60 jobs × 3 targets at CV 30 %: 180 pairs adjusted together, whose
+    """2 iterations × 40 jobs × 3 targets at CV 30 %: 120 pairs adjusted together, whose
     intervals at that level overflow; the stats are written and every pair decided."""
     import json
 
@@ -136,7 +136,7 @@ def test_a_wide_import_with_two_iterations_analyses_without_a_traceback(tmp_path
     sigma = math.sqrt(math.log1p(0.3 ** 2))
     for fs in ("ext4", "xfs", "btrfs"):
         for iteration in (1, 2):
-            for job in range(60):
+            for job in range(40):
                 factor = float(np.exp(rng.normal(0, sigma)))
                 data = json.loads(json.dumps(source))
                 for entry in data["jobs"]:
@@ -150,7 +150,7 @@ def test_a_wide_import_with_two_iterations_analyses_without_a_traceback(tmp_path
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     pairs = pd.read_csv(tmp_path / "out" / "stats" / "pairwise.csv")
     primary = pairs[pairs.primary]
-    assert len(primary) == 180 and primary["decision"].notna().all()
+    assert len(primary) == 120 and primary["decision"].notna().all()
     assert (primary["ratio_ci_low"] >= 0).all()
     text = (tmp_path / "out" / "stats" / "verdicts.txt").read_text()
     assert "fslab run --resume" not in text  # an import cannot be resumed

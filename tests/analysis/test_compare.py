@@ -38,10 +38,11 @@ DECLARED = {f"w{job}": "iops" for job in range(1, 21)}
 
 def test_identical_truth_trips_the_gate_rarely_and_never_calls_a_wide_interval_the_same():
     """20 jobs, 5 iterations a side: the old per-cell 95 % rule exited 1 in about 1 of 3
-    such pairs; one family over the 20 questions holds it near 5 %."""
+    such pairs; one family over the 20 questions holds it near 5 % (12 pairs here;
+    benchmarks/compare_error_rate runs more)."""
     rng = np.random.default_rng(39)
     exits, same = 0, 0
-    for _ in range(40):
+    for _ in range(12):
         cells = compare_cells(campaign(rng, 20), campaign(rng, 20), 0.10, DECLARED)
         assert cells["primary"].all() and (cells["family"] == 20).all()
         exits += (cells["decision"] == "regressed").any()
@@ -50,20 +51,20 @@ def test_identical_truth_trips_the_gate_rarely_and_never_calls_a_wide_interval_t
             assert within_margin(row.ratio_ci_low, row.ratio_ci_high, 0.10)
         unresolved = cells[cells["decision"] == "unresolved"]
         assert (unresolved["needs_iterations"] > 5).all()
-    assert exits <= 4  # 40 pairs at ≤ 5 %: 2 expected; the old rule gave ~13
+    assert exits <= 2  # 12 pairs at ≤ 5 %: 0.6 expected; the old rule gave ~4
 
 
 def test_a_true_regression_of_a_fifth_is_found_with_its_interval():
     rng = np.random.default_rng(38)
     found = 0
-    for _ in range(40):
+    for _ in range(20):
         cells = compare_cells(campaign(rng, 1), campaign(rng, 1, scale=0.8), 0.10, DECLARED)
         (row,) = cells.itertuples()
         if row.decision == "regressed":
             found += 1
             assert row.ratio_ci_high < 1 and row.ratio_ci_low <= row.ratio <= row.ratio_ci_high
         assert row.decision != "improved"
-    assert found >= 32  # ≥ 80 %
+    assert found >= 16  # ≥ 80 %
 
 
 def test_compare_and_the_verdicts_agree_on_one_campaign_of_two_targets():

@@ -17,7 +17,7 @@ import pytest
 
 from fslab.history import catalogue, parts, writing
 from tests.conftest import FSLAB, REPO, fslab_cmd, fslab_here
-from tests.test_history import versioned
+from tests.history.test_history import versioned
 
 
 def simulated_campaigns(tmp_path: Path, count: int) -> list[Path]:

@@ -61,26 +61,30 @@ def simulate(seed: int, scales: dict[str, float], jobs: tuple[str, ...] = ("w1",
 
 
 def test_aa_campaigns_that_resolve_call_no_difference_and_say_what_it_would_take():
-    """200 A/A campaigns (3 identical targets, 2 questions, CV 10 %, drift 10 %), each
-    resolved look after look: ≤ 5.5 % call any difference; every pair still unresolved
-    states the iterations it needs."""
+    """30 A/A campaigns (3 identical targets, 2 questions, CV 10 %, drift 10 %), each
+    resolved look after look: ≤ 5.5 % call any difference (benchmarks/resolve_error_rate
+    runs hundreds); every pair still unresolved states the iterations it needs."""
     called = 0
-    for seed in range(200):
+    for seed in range(30):
         pairs, looks, _ = simulate(seed, {"a": 1.0, "b": 1.0, "c": 1.0}, ("w1", "w2"))
         called += pairs["decision"].isin(["faster", "slower"]).any()
         unresolved = pairs[pairs["decision"] == "unresolved"]
         assert unresolved["needs_iterations"].notna().all()
         assert looks == sorted(looks) and len(looks) <= MAX_LOOKS
-    assert called / 200 <= 0.055
+    assert called <= 2  # 30 at ≤ 5.5 %: 1.7 expected; without error spending, far more
 
 
-def test_a_true_twenty_percent_is_never_the_same_within_ten():
-    same = 0
-    for seed in range(100):
+def test_a_true_twenty_percent_is_found_never_the_same_within_ten_nor_reversed():
+    """A true 1.2× against a ±10 % margin: resolved as faster in all but a few of 30
+    campaigns, never the same, never the wrong way round."""
+    decisions: dict[str, int] = {}
+    for seed in range(30):
         pairs, _, _ = simulate(1000 + seed, {"fast": 1.2, "slow": 1.0})
-        same += (pairs["decision"] == "equivalent").sum()
-        assert pairs["decision"].iloc[0] in ("faster", "slower", "unresolved")
-    assert same == 0
+        (pair,) = pairs.itertuples()
+        assert (pair.a, pair.b) == ("fast", "slow")
+        decisions[pair.decision] = decisions.get(pair.decision, 0) + 1
+    assert decisions.get("equivalent", 0) == 0 and decisions.get("slower", 0) == 0
+    assert decisions.get("faster", 0) >= 27
 
 
 def test_a_question_resolved_at_the_first_look_measures_no_more():

@@ -54,7 +54,7 @@ def test_iodepth_sweep_end_to_end_with_effects_best_and_the_scaling_chart(tmp_pa
     page = api.report(out)
     html = page.read_text()
     assert "IOPS and p99 latency against iodepth" in html and "fio 3." in html
-    from tests.test_import_report import chromium
+    from tests.ingest.test_import_report import chromium
 
     dom = chromium(page, tmp_path)
     assert 'data-js-errors="0"' in dom
@@ -160,7 +160,7 @@ def test_a_mount_option_sweep_reads_by_its_options_and_no_label_is_clipped(tmp_p
     assert set(metrics["target_base"]) == {"ext4"} and set(metrics["job"]) == {"randread"}
     assert set(metrics["mount_options"]) == {"data=ordered", "data=journal"}
     page = api.report(out)
-    from tests.test_import_report import chromium
+    from tests.ingest.test_import_report import chromium
 
     dom = chromium(page, tmp_path)
     assert 'data-js-errors="0"' in dom

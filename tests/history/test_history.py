@@ -120,7 +120,7 @@ def test_an_unchanged_set_exits_zero(sixteen, tmp_path):
 
 
 def test_history_report_renders_in_chromium_with_the_change_marked(sixteen, tmp_path):
-    from tests.test_import_report import chromium
+    from tests.ingest.test_import_report import chromium
 
     requires("chromium", root=False)
     _, dirs = sixteen

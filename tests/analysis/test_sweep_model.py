@@ -58,30 +58,31 @@ def effects_of(metrics: pd.DataFrame, settings: dict = SETTINGS) -> pd.DataFrame
 
 
 def test_a_known_ratio_is_recovered_and_a_null_factor_is_not_called():
-    """200 simulated campaigns (2 targets × iops 1000/2000 × tag a/b, 5 iterations, CV
-    10 %, drift 10 %): iops=2000's interval covers the true 2× in ≥ 94 % of them and the
-    tag, which does nothing, is called in ≤ 5 %."""
+    """30 simulated campaigns (2 targets × iops 1000/2000 × tag a/b, 5 iterations, CV
+    10 %, drift 10 %): iops=2000's interval covers the true 2× in nearly all and the tag,
+    which does nothing, is called in ≤ 5 % (benchmarks/sweep_effects_coverage runs 200:
+    ≥ 94 %)."""
     covered = called = 0
-    campaigns = 200
+    campaigns = 30
     for seed in range(campaigns):
         found = effects_of(simulated(seed))
         iops = found.loc[("iops", "2000")]
         covered += iops["ratio_ci_low"] <= 2.0 <= iops["ratio_ci_high"]
         called += found.loc[("tag", "b"), "p_adj"] < 0.05
-    assert covered / campaigns >= 0.94
-    assert called / campaigns <= 0.05
+    assert covered >= 28  # a method at 85 % coverage would fall short
+    assert called <= 2
 
 
 def test_the_file_systems_own_luck_cancels_for_workload_options():
     """Each fresh file system ±30 % on its own (shared by the variants run on it): the
     workload options are compared within it, so their intervals still cover."""
     covered = 0
-    for seed in range(100):
+    for seed in range(20):  # benchmarks/sweep_effects_coverage: 100
         found = effects_of(simulated(seed, fs_spread=0.3))
         iops = found.loc[("iops", "2000")]
         covered += iops["ratio_ci_low"] <= 2.0 <= iops["ratio_ci_high"]
         assert iops["model"].startswith("within")
-    assert covered >= 94
+    assert covered >= 18
 
 
 def test_a_target_option_is_compared_between_file_systems():
@@ -90,13 +91,13 @@ def test_a_target_option_is_compared_between_file_systems():
     interval covers 1.5 in ≥ 94 % of campaigns."""
     settings = {**SETTINGS, "target": [{"name": "b", "fs": "null", "scale": [1, 1.5]}]}
     covered = 0
-    for seed in range(100):
+    for seed in range(20):  # benchmarks/sweep_effects_coverage: 100
         metrics = simulated(seed, scales={"a": 1.0, "b scale=1": 1.0, "b scale=1.5": 1.5},
                             fs_spread=0.2)
         scale = effects_of(metrics, settings).loc[("scale", "1.5")]
         assert scale["model"].startswith("between") and scale["targets"] == "b"
         covered += scale["ratio_ci_low"] <= 1.5 <= scale["ratio_ci_high"]
-    assert covered >= 94
+    assert covered >= 18
 
 
 def test_one_two_level_factor_on_one_target_is_the_paired_t():

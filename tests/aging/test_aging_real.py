@@ -334,7 +334,7 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     requires("mkfs.ext4", "losetup", "chromium")
     from fslab import api
     from fslab.results.stats_files import TABLES
-    from tests.test_import_report import chromium
+    from tests.ingest.test_import_report import chromium
 
     runs = {}
     for share in (0.5, 0.9):

@@ -26,7 +26,7 @@ def campaign(rng: np.random.Generator, shared_sd: float, own_sd: float,
 @pytest.mark.parametrize(("shared_sd", "truth"), [(0.0, 0.0), (0.1, 0.5), (0.2, 0.8)])
 def test_shared_share_estimates_the_true_share(shared_sd, truth):
     rng = np.random.default_rng(5)
-    found = [iteration_drift(campaign(rng, shared_sd, 0.1))[1] for _ in range(200)]
+    found = [iteration_drift(campaign(rng, shared_sd, 0.1))[1] for _ in range(100)]
     shares = [f.share for f in found]
     assert np.median(shares) == pytest.approx(truth, abs=0.08)
     assert np.mean([f.low <= truth <= f.high for f in found]) >= 0.93
@@ -38,7 +38,7 @@ def test_shared_share_at_two_targets_one_workload_three_iterations(shared_sd, tr
     covers it at its level (the block-mean estimate read 0.19–0.24 at truth 0)."""
     rng = np.random.default_rng(11)
     found = []
-    for _ in range(2000):
+    for _ in range(600):
         rows = []
         for iteration in (1, 2, 3):
             shift = rng.normal(0, shared_sd)
