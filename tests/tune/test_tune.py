@@ -140,7 +140,8 @@ def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):
     assert "better than the reference (95 % CI" in said
     assert "mount -o " in said and "noatime" in said
     tuned = (tmp_path / "tune" / "stats" / "tuned.toml").read_text()
-    assert 'name = "sim-tuned"' in tuned and "noatime" in tuned
+    assert 'name = "sim-tuned"' in tuned and "noatime" in tuned and "[tune]" not in tuned
+    assert 'name = "sim-reference"' in tuned  # run again: the winner beside the reference
     assert (tmp_path / "tune" / "tune.html").stat().st_size > 1000
     again = fslab_here("run", str(tmp_path / "tune" / "stats" / "tuned.toml"),
                        "--iterations", "2", "--dry-run")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from typing import TextIO
 
 from rich.console import Console
@@ -19,6 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from fslab.core.cells import CellKey, short_names
 from fslab.plan.order import RunSpec
 
 
@@ -64,6 +66,7 @@ class RichProgress:
         )
         self.task = self.bar.add_task("starting", total=None)
         self.held = HeldNotes()
+        self.names: dict[CellKey, str] = {}
 
     def __enter__(self) -> RichProgress:
         return self
@@ -71,9 +74,10 @@ class RichProgress:
     def __exit__(self, *exc: object) -> None:
         self.bar.stop()
 
-    def start(self, total: int, done: int) -> None:
+    def start(self, runs: Sequence[RunSpec], done: int) -> None:
         """Show the bar only once the runs start, so early errors stay one clean line."""
-        self.bar.update(self.task, total=total, completed=done)
+        self.names = run_names(runs)
+        self.bar.update(self.task, total=len(runs), completed=done)
         for line in self.held.release():
             self.note(line)
         self.bar.start()
@@ -86,7 +90,7 @@ class RichProgress:
     def run_started(self, run: RunSpec) -> None:
         self.bar.update(
             self.task,
-            description=f"iteration {run.iteration}: {run.workload.name} on {run.target.name}",
+            description=f"iteration {run.iteration}: {self.names.get(run.cell, run.run_id)}",
         )
 
     def run_finished(self, run: RunSpec, status: str, reason: str,
@@ -104,6 +108,7 @@ class LineProgress:
         self.total = self.done = self.counted = 0
         self.began = time.monotonic()
         self.held = HeldNotes()
+        self.names: dict[CellKey, str] = {}
 
     def __enter__(self) -> LineProgress:
         return self
@@ -111,11 +116,12 @@ class LineProgress:
     def __exit__(self, *exc: object) -> None:
         self.stream.flush()
 
-    def start(self, total: int, done: int) -> None:
-        self.total, self.done, self.began = total, done, time.monotonic()
+    def start(self, runs: Sequence[RunSpec], done: int) -> None:
+        self.total, self.done, self.began = len(runs), done, time.monotonic()
+        self.names = run_names(runs)
         for line in self.held.release():
             self._say(line)
-        self._say(f"fslab: {total - done} runs to go")
+        self._say(f"fslab: {self.total - done} runs to go")
 
     def note(self, line: str) -> None:
         """A status line (HeldNotes until the runs start)."""
@@ -133,12 +139,20 @@ class LineProgress:
         left = elapsed / self.counted * max(self.total - self.done, 0)
         what = headline if status == "ok" else f"{status}: {reason}"
         self._say(f"[{self.done}/{self.total}] iteration {run.iteration} "
-                  f"{run.target.name} {run.workload.name}: {what} — {_clock(elapsed)} "
+                  f"{self.names.get(run.cell, run.run_id)}: {what} — {_clock(elapsed)} "
                   f"elapsed, about {_clock(left)} left")
 
     def _say(self, line: str) -> None:
         self.stream.write(line + "\n")
         self.stream.flush()
+
+
+def run_names(runs: Sequence[RunSpec]) -> dict[CellKey, str]:
+    """Each cell's name as short as the campaign allows, and its job: 'noatime -J size=16
+    randwrite' where only ext4's options vary, 'ext4 randread' where targets do."""
+    cells = list(dict.fromkeys(run.cell for run in runs))
+    return {cell: name if cell.job in name.split(" ") else f"{name} {cell.job}"
+            for cell, name in zip(cells, short_names(cells), strict=True)}
 
 
 def _clock(seconds: float) -> str:

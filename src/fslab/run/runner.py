@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,7 +44,7 @@ METRICS_EVERY_S = 2.0
 class Progress(Protocol):
     """What the runner tells a progress display."""
 
-    def start(self, total: int, done: int) -> None: ...
+    def start(self, runs: Sequence[RunSpec], done: int) -> None: ...
     def run_started(self, run: RunSpec) -> None: ...
     def run_finished(self, run: RunSpec, status: str, reason: str,
                      headline: str = "") -> None: ...
@@ -53,7 +53,7 @@ class Progress(Protocol):
 class NoProgress:
     """A progress display that shows nothing (library use, tests)."""
 
-    def start(self, total: int, done: int) -> None: ...
+    def start(self, runs: Sequence[RunSpec], done: int) -> None: ...
     def run_started(self, run: RunSpec) -> None: ...
     def run_finished(self, run: RunSpec, status: str, reason: str,
                      headline: str = "") -> None: ...
@@ -102,7 +102,7 @@ class Runner:
         done = self.results.completed_run_ids()
         self._rows = self.results.metric_rows()  # kept in memory: parquet rewritten per run
         outcome.skipped = sum(1 for run in self.plan.runs if run.run_id in done)
-        self.progress.start(len(self.plan.runs), outcome.skipped)
+        self.progress.start(self.plan.runs, outcome.skipped)
         self.targets = {**self.targets, **{p.name: p.target for p in self.beside}}
         with signals_unwind():
             session = self.lab.open_session()

@@ -191,30 +191,36 @@ def _mkfs_tool(fs: str) -> str:
 
 def tuned_campaign(campaign: Campaign, answers: list[Answer]) -> dict[str, Any]:
     """stats/tuned.toml: the campaign with each question's winner as a target (its mount
-    and mkfs options and zfs properties set) and the winners' job options, to run again
-    (`fslab run stats/tuned.toml`)."""
+    and mkfs options and zfs properties set) beside the reference it beat, and the
+    winners' job options: `fslab run stats/tuned.toml` measures the answer again."""
     import dataclasses
 
     from fslab.plan.target_factors import is_target_factor, with_level
 
     targets, options = [], {}
     for answer in answers:
-        spec = next(t for t in campaign.targets if t.name == answer.question.target)
-        for name, level in answer.space.levels(answer.winner).items():
-            if is_target_factor(name):
-                if level:
-                    spec = with_level(spec, name, level)
-            else:
-                options[name] = level
-        name = f"{spec.name}-tuned" if len(answers) == 1 else \
-            f"{spec.name}-tuned-{answer.question.job}"
-        targets.append(dataclasses.replace(spec, name=name, levels=(), variant_of=""))
+        base = next(t for t in campaign.targets if t.name == answer.question.target)
+        suffix = "" if len(answers) == 1 else f"-{answer.question.job}"
+        configs = [(answer.winner, f"{base.name}-tuned{suffix}")]
+        if answer.winner != answer.space.reference:
+            configs.insert(0, (answer.space.reference, f"{base.name}-reference{suffix}"))
+        for config, name in configs:
+            spec = base
+            for factor, level in answer.space.levels(config).items():
+                if is_target_factor(factor):
+                    if level:
+                        spec = with_level(spec, factor, level)
+                elif config == answer.winner:
+                    options[factor] = level
+            targets.append(dataclasses.replace(spec, name=name, levels=(), variant_of=""))
     workloads = [w.model_copy(update={"options": {**w.options, **options}})
                  for w in campaign.workloads]
     tuned = dataclasses.replace(campaign, name=f"{campaign.name}-tuned", targets=targets,
                                 workloads=workloads, sweep={}, target_sweeps={}, cells=[],
                                 factor_scopes={}, looks=[], look_cells=[], out=None)
-    return tuned.to_dict()
+    written = tuned.to_dict()
+    written.pop("tune", None)  # the answer, not the question: a campaign to run
+    return written
 
 
 def write(out: Path, campaign: Campaign, answers: list[Answer], margin: float) -> list[str]:

@@ -125,9 +125,10 @@ def dry_run(space: Space, request: Request, per_run_s: float, questions: int) ->
                  f"system each, at most {race_runs} runs, about "
                  f"{format_duration(race_runs * per_run_s)}; first look after "
                  f"{FIRST_LOOK} rounds")
-    lines.append(f"confirm: the winner and the reference, "
-                 f"{max(CONFIRM_LEAST, reserve // 2)} rounds or more = {reserve}+ runs, "
-                 f"about {format_duration(reserve * per_run_s)}")
+    confirm_rounds = max(CONFIRM_LEAST, reserve // 2)
+    lines.append(f"confirm: the winner and the reference, {confirm_rounds} rounds or more "
+                 f"= {2 * confirm_rounds}+ runs, about "
+                 f"{format_duration(2 * confirm_rounds * per_run_s)}")
     if math.isinf(per_run_s):
         lines.append("the time of a run is not known before one ran")
     return lines
