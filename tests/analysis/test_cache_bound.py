@@ -66,7 +66,7 @@ def test_buffered_io_on_files_that_fit_in_ram_is_cache_bound_for_every_section()
 def test_buffered_basic5_is_marked_where_it_beats_the_raw_device(tmp_path, lab):
     requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup")
     (tmp_path / "c.toml").write_text(
-        'name = "buffered"\niterations = 2\nruntime = 3\nimage_size = "512M"\n'
+        'name = "buffered"\niterations = 2\nruntime = 2\nimage_size = "512M"\n'
         'file_size = "32M"\nseed = 4\nrounds = 1\n'
         '[[target]]\nfs = "ext4"\ndirect_io = false\n'
         '[[target]]\nfs = "xfs"\ndirect_io = false\n'

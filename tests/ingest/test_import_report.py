@@ -274,7 +274,8 @@ def test_until_ci_adds_iterations(tmp_path, lab):
     requires("fio")
     campaign = load_campaign(None, Overrides(fs=["tmpfs"], workloads=["seqread"],
                                              iterations=2, runtime="1", image_size="256M",
-                                             file_size="16M", seed=3, rounds=1))
+                                             file_size="16M", seed=3, rounds=1,
+                                             ceiling=False))
     result = api.run(campaign, out=tmp_path / "r", lab=lab, until_ci=0.001, max_iterations=4)
     runs = api.runs(tmp_path / "r")
     assert len(runs) == 4  # 0.001 % is out of reach: a second stage to the cap
@@ -283,7 +284,8 @@ def test_until_ci_adds_iterations(tmp_path, lab):
     assert set(pd.read_csv(tmp_path / "r" / "stats" / "summary.csv")["n"]) == {2}
     loose = api.run(load_campaign(None, Overrides(
         fs=["tmpfs"], workloads=["seqread"], iterations=2, runtime="1", image_size="256M",
-        file_size="16M", seed=3, rounds=1)), out=tmp_path / "r2", lab=lab, until_ci=1000,
+        file_size="16M", seed=3, rounds=1, ceiling=False)), out=tmp_path / "r2", lab=lab,
+        until_ci=1000,
         max_iterations=5)
     # a goal the pilot already meets still gets its second stage (the smallest): stopping
     # on the pilot's lucky spread is what inflated false positives

@@ -18,7 +18,8 @@ from tests.conftest import REPO, requires
 
 
 def small(**changes) -> Overrides:
-    base = dict(iterations=2, runtime="1", image_size="512M", seed=5)
+    # no raw-device ceiling: these check sweeps, and the ceiling's own tests are elsewhere
+    base = dict(iterations=2, runtime="1", image_size="512M", seed=5, ceiling=False)
     return Overrides(**{**base, **changes})
 
 
@@ -38,7 +39,7 @@ def test_iodepth_sweep_end_to_end_with_effects_best_and_the_scaling_chart(tmp_pa
     assert record["levels"] == {"iodepth": "8"}
     job = (out / "runs" / "i001-ext4-randread_iodepth-8" / "slice.fio").read_text()
     assert "iodepth=8" in job and "ioengine=libaio" in job and "[randread]" in job
-    # both levels and both file systems took turns in the same rounds (and the raw device)
+    # both levels and both file systems took turns in the same rounds
     slices = record["workload_metadata"]["slices"]["runs"]
     assert max(s["position"] for s in slices) >= 3
     effects = pd.read_csv(out / "stats" / "effects.csv")

@@ -171,13 +171,28 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
         except (ToolError, OSError, UserError) as exc:
             part.failure = f"error: {exc}"
         parts.append(part)
+    try:
+        _measure(steps, session, mounted, broken, parts, rounds, seed, watcher, whole)
+    except BaseException:  # Ctrl-C, SIGTERM: the runs in flight leave no working files
+        for part in parts:
+            if part.where is not None:
+                steps.release_place(part.where)
+        raise
+    return parts
+
+
+def _measure(steps: Steps, session: Session, mounted: dict[str, Mounted],
+             broken: dict[str, str], parts: list[Participant], rounds: int, seed: int,
+             watcher: Watcher, whole: bool) -> None:
+    """Measure the placed participants, round after round, and save each (its place
+    released once saved)."""
     if whole:
         (part,) = parts
         if not part.failure:
             steps.run_whole(session, mounted, broken, part, watcher)
         _finish_whole(steps, part)
-        return parts
-    workload = runs[0][0].workload
+        return
+    workload = parts[0].run.workload
     assert isinstance(workload, FioWorkload)
     rounds = rounds_for(workload, rounds)
     slice_ms, ramp_ms = slice_lengths(workload, rounds)
@@ -186,16 +201,15 @@ def measure_in_rounds(steps: Steps, session: Session, mounted: dict[str, Mounted
     key = ((lambda p: p.run.target.name) if len({p.run.workload.name for p in parts}) == 1
            else (lambda p: p.run.run_id))
     by_name = {key(p): p for p in parts}
-    first = runs[0][0]
+    first = parts[0].run
     drawn = random.Random(f"{seed}/{first.iteration}/{first.job_name}/once").randrange(rounds)
     for number in range(rounds):
         ready = [key(p) for p in parts if not p.failure and (not p.once or number == drawn)]
-        for position, name in enumerate(round_order(seed, runs[0][0].iteration,
-                                                    runs[0][0].job_name, number, ready)):
+        for position, name in enumerate(round_order(seed, first.iteration, first.job_name,
+                                                    number, ready)):
             _one_slice(by_name[name], number, position, slice_ms, ramp_ms, watcher)
     for part in parts:
         _finish(steps, part, rounds, slice_ms, ramp_ms)
-    return parts
 
 
 def _one_slice(part: Participant, number: int, position: int, slice_ms: int, ramp_ms: int,
@@ -220,6 +234,7 @@ def _finish_whole(steps: Steps, part: Participant) -> None:
     steps.save(part.run, output, part.description, part.started, part.caches_dropped)
     if part.where is not None:
         steps.release_place(part.where)
+        part.where = None
 
 
 def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms: int) -> None:
@@ -239,6 +254,7 @@ def _finish(steps: Steps, part: Participant, rounds: int, slice_ms: int, ramp_ms
     steps.save(part.run, output, part.description, part.started, dropped)
     if part.where is not None:
         steps.release_place(part.where)
+        part.where = None
 
 
 def combine(witnesses: list[Witness]) -> Witness:
