@@ -1,6 +1,8 @@
 """Real targets: mkfs on loop images, mount, describe, tear down, leave nothing."""
 
 import os
+import threading
+import time
 
 import pytest
 
@@ -70,6 +72,25 @@ def test_failed_mount_releases_the_loop_device(lab):
     with pytest.raises(Exception, match="mount"):
         target.provision(session)
     session.close()
+    assert not leftovers(lab.root)
+
+
+@pytest.mark.privileged
+def test_a_loop_device_held_open_is_released_once_its_holder_lets_go(lab):
+    """losetup -d of a device someone holds (udev probing it) only marks it to go: the
+    release waits for it rather than leave a device on a deleted image."""
+    requires("losetup")
+    from fslab.targets.base import Mounted
+    from fslab.targets.common import attach_loop, make_image
+
+    session = lab.open_session()
+    mounted = Mounted(path=lab.root, description={})
+    device = attach_loop(session, mounted, make_image(session, mounted, "held", 1 << 20))
+    holder = os.open(device, os.O_RDONLY)
+    threading.Timer(0.5, os.close, (holder,)).start()
+    started = time.monotonic()
+    session.close()
+    assert time.monotonic() - started >= 0.4  # it waited for the holder
     assert not leftovers(lab.root)
 
 

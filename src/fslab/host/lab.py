@@ -28,6 +28,7 @@ WORKDIR_PREFIX = ".fslab-work-"  # the only name fslab removes inside a user's d
 UMOUNT_RETRIES = 10  # a just-exited fio may still hold files for a moment
 UMOUNT_RETRY_DELAY_S = 0.3
 DAEMON_STOP_TIMEOUT_S = 10.0
+LOOP_DETACH_WAIT_S = 10.0  # udev may still hold a fresh device open to probe it
 
 
 @dataclass
@@ -275,6 +276,17 @@ def _release_loop(session: Session, resource: Resource) -> None:
     proc = system.run(["losetup", "-n", "-O", "NAME", "-j", backing], check=False)
     for device in proc.stdout.split():
         system.run(["losetup", "-d", device])
+        _wait_detached(device)
+
+
+def _wait_detached(device: str) -> None:
+    """`losetup -d` of a device someone still holds open (udev probing a just-made file
+    system) only marks it to go when closed: wait for that, briefly, so that the image is
+    not removed from under a device that still exists."""
+    backing = Path("/sys/block") / Path(device).name / "loop" / "backing_file"
+    deadline = time.monotonic() + LOOP_DETACH_WAIT_S
+    while backing.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _release_process(session: Session, resource: Resource) -> None:
