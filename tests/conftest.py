@@ -127,7 +127,6 @@ QUIET = {
     "test_witness": "the witness counts every other process as a busy machine",
     "test_fios_own_files_stay_cached_across_a_cache_drop":
         "counts every byte read from the machine's disk",
-    "test_until_ci_adds_iterations": "asserts how wide measured intervals are",
     "test_steady_real": "asserts that an idle run's throughput holds still",
     "test_summed_jobs_match_group_reporting": "asserts that two paced fio runs keep pace",
     "test_loop_direct_io_and_slow_device_emulation": "asserts a throttled device's rate",
@@ -164,6 +163,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                               item.callspec.params)  # type: ignore[attr-defined]
                  for name in SHARED_DAEMONS):
             item.add_marker(pytest.mark.shared_daemons)
+    # Longest first: the machine's tests (seconds to a minute of real I/O each) are handed
+    # out before the others (milliseconds each), which then fill the workers' gaps at the
+    # end instead of one worker finishing a long test alone.
+    items.sort(key=lambda item: item.get_closest_marker("machine") is None)
 
 
 DAEMONS_LOCK = Path("/tmp/fslab-tests-shared-daemons.lock")
