@@ -121,7 +121,8 @@ def touches_the_machine(item: pytest.Item) -> str:
 # Tests that measure the machine itself run alone, after the others (make test): a test
 # running beside them would be part of what they measure. Module or test -> why.
 QUIET = {
-    "test_verdicts_real": "asserts that measured rates find a known difference, or none",
+    "test_a_known_handicap_is_found_with_the_truth_in_its_interval":
+        "asserts how narrow a throttled pair's interval is (1.32x wide beside the others)",
     "test_buffered_basic5_is_marked_where_it_beats_the_raw_device":
         "asserts that page-cache rates beat the disk's by a margin",
     "test_witness": "the witness counts every other process as a busy machine",

@@ -44,7 +44,9 @@ def test_identical_targets_show_no_difference(tmp_path, lab, rounds=3):
     targets are called different in 5 % of campaigns by design (the family's α): a
     campaign that calls one gets a second, independent one (another seed), and both must
     not — a sound analysis fails this about 1 time in 400, one that calls differences
-    often still fails (its calibration is checked by simulation: test_simulator.py)."""
+    often still fails (its calibration is checked by simulation: test_simulator.py). It
+    runs beside the other tests: a busy, drifting machine widens the intervals but, with
+    the targets interleaved, must not make identical ones differ."""
     requires("fio", "mkfs.ext4", "losetup")
     targets = "".join(f'[[target]]\nname = "ext4-{x}"\nfs = "ext4"\n' for x in "abc")
     for seed in (1, 2):
