@@ -176,14 +176,14 @@ options = { file_size = "64M", files_k = 1 }
 
 
 @pytest.mark.privileged
-def test_server6_on_ext4_and_xfs_end_to_end(tmp_path, lab):
-    requires("fio", "mkfs.ext4", "mkfs.xfs")
-    campaign = load_campaign(None, Overrides(fs=["ext4", "xfs"], preset="server6",
+def test_server6_end_to_end(tmp_path, lab):
+    requires("fio", "mkfs.ext4")
+    campaign = load_campaign(None, Overrides(fs=["ext4"], preset="server6",
                                              iterations=1, runtime="1", image_size="512M",
                                              file_size="32M", seed=6, rounds=1,
                                              ceiling=False))
     result = api.run(campaign, out=tmp_path / "r", lab=lab)
-    assert (result.runner.ok, result.runner.failed) == (16, 0)
+    assert (result.runner.ok, result.runner.failed) == (8, 0)
     metrics = api.load(tmp_path / "r")
     # hpc writes then reads: two sections, two observations, never one summed row
     hpc = metrics[metrics.workload.str.startswith("hpc") & (metrics.metric == "bw_bytes")]
