@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import signal, stats
+from scipy import stats
 
 from fslab.analysis.across.compare import compare_cells
 from fslab.analysis.cells.observations import per_run
@@ -30,6 +30,8 @@ METRIC = {"median": "op_lat_p50_ns", "mean": "op_lat_mean_ns"}
 
 def ar1_latencies(rng: np.random.Generator, mu: float, n: int = N) -> np.ndarray:
     noise = rng.normal(0, SIGMA, n + 500)
+    from scipy import signal  # 1.7 s to import: only the tests that draw pay it
+
     return np.exp(mu + signal.lfilter([1], [1, -PHI], noise)[500:])
 
 
