@@ -188,7 +188,7 @@ DAEMONS_LOCK = Path("/tmp/fslab-tests-shared-daemons.lock")
 @pytest.fixture(autouse=True)
 def one_at_a_time_with_shared_daemons(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test marked shared_daemons holds an exclusive lock while it runs, so that of the
-    parallel workers (make test: pytest -n 2) only one at a time uses those daemons."""
+    parallel workers (make test: pytest -n 4) only one at a time uses those daemons."""
     if request.node.get_closest_marker("shared_daemons") is None:
         yield
         return
