@@ -28,5 +28,16 @@ class ToolError(Exception):
         self.cmd = cmd
         self.returncode = returncode
         self.stderr = stderr
-        tail = " ".join(stderr.strip().splitlines()[-3:]) if stderr.strip() else "no output"
-        super().__init__(f"{cmd[0]} exited with {returncode}: {tail}")
+        super().__init__(f"{cmd[0]} exited with {returncode}: {_telling_lines(stderr)}")
+
+
+def _telling_lines(stderr: str) -> str:
+    """What a failed tool said, in a line: its last three lines, or, where it printed its
+    usage after the reason (mkfs.xfs: "Log size must be at least 64MB." then 30 lines of
+    usage), the three before the usage."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    usage = next((i for i, line in enumerate(lines) if line.lower().startswith("usage:")),
+                 None)
+    if usage:
+        lines = lines[:usage]
+    return " ".join(lines[-3:]) or "no output"

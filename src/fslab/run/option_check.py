@@ -20,7 +20,11 @@ from fslab.host.signals import signals_ignored, signals_unwind
 from fslab.plan.levels import path_name
 from fslab.targets import Target, make_target
 
-PROBE_SIZE = 512 * 1024**2  # room for any kernel file system's minimum (xfs: 300 MiB)
+# A target without a size of its own (a device) is tried on an image with room for any
+# kernel file system's minimum (xfs: 300 MiB); one with a size on a sparse image of that
+# size, since sizes decide what mkfs takes (an XFS log must fit in one allocation group:
+# `-l size=128m -d agcount=16` is refused on 1 GiB, taken on 4 GiB).
+PROBE_SIZE = 512 * 1024**2
 
 
 def covering(targets: list[Target]) -> list[Target]:
@@ -51,7 +55,7 @@ def check_swept_options(targets: dict[str, Target], lab: Lab) -> None:
                 spec = target.spec
                 scratch = make_target(dataclasses.replace(
                     spec, name=f"probe-{path_name(spec.name)}", device="",
-                    size=min(spec.size or PROBE_SIZE, PROBE_SIZE)))
+                    size=spec.size or PROBE_SIZE))
                 try:
                     mounted = scratch.provision(session)
                 except ToolError as exc:
