@@ -184,3 +184,14 @@ def test_a_plugin_that_cannot_be_imported_is_one_line(monkeypatch: pytest.Monkey
     assert listed.returncode == 2
     assert listed.stderr.strip().count("\n") == 0
     assert "plug-in 'no_such_plugin_module' (FSLAB_PLUGINS) cannot be imported" in listed.stderr
+
+
+def test_a_declaration_of_the_wrong_type_is_one_line_naming_its_module(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (tmp_path / "toy_wrong.py").write_text('SUITE = "randread"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(plugins.ENV, "toy_wrong")
+    listed = fslab_here("presets")
+    assert listed.returncode == 2 and listed.stderr.strip().count("\n") == 0
+    assert ("plug-in 'toy_wrong': its SUITE is a str, not fslab.workloads.suites.Suite"
+            in listed.stderr)

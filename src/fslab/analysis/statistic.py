@@ -50,19 +50,13 @@ class Statistic:
 
 def registered() -> list[Statistic]:
     """Every registered statistic, checked: a file name of its own (not one of fslab's)."""
+    from fslab.core.errors import UserError
     from fslab.results.stats_files import TABLES
 
-    found = plugins.declared("STATISTIC")
+    found = plugins.declared("STATISTIC", of=Statistic)
     taken = set(TABLES.values())
     for statistic in found:
-        if not isinstance(statistic, Statistic):
-            from fslab.core.errors import UserError
-
-            raise UserError(f"a plug-in's STATISTIC is a {type(statistic).__name__}, "
-                            "not fslab.analysis.statistic.Statistic")
         if statistic.table in taken:
-            from fslab.core.errors import UserError
-
             raise UserError(f"statistic {statistic.name}: stats/{statistic.table} is taken")
         taken.add(statistic.table)
     return found

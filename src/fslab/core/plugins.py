@@ -59,8 +59,14 @@ def modules() -> tuple[ModuleType, ...]:
     return _modules(names())
 
 
-def declared(name: str) -> list[Any]:
-    """Each registered module's declaration of `name` (SUITE, KIND, ...), in order."""
+def declared(name: str, of: type | None = None) -> list[Any]:
+    """Each registered module's declaration of `name` (SUITE, KIND, ...), in order; with
+    `of`, each must be one of those (a wrong one is a line naming the module)."""
     if name not in DECLARATIONS:
         raise ValueError(f"not a plug-in declaration: {name}")
-    return [getattr(module, name) for module in modules() if hasattr(module, name)]
+    found = [(module, getattr(module, name)) for module in modules() if hasattr(module, name)]
+    for module, value in found:
+        if of is not None and not isinstance(value, of):
+            raise UserError(f"plug-in {module.__name__!r}: its {name} is a "
+                            f"{type(value).__name__}, not {of.__module__}.{of.__qualname__}")
+    return [value for _, value in found]

@@ -43,7 +43,7 @@ def kinds() -> list[RawKind]:
     from fslab.core.plugins import declared
 
     own = [kind for kind in KINDS if not kind.name.startswith("imported")]
-    return [*own, *declared("KIND"), *(k for k in KINDS if k not in own)]
+    return [*own, *declared("KIND", of=RawKind), *(k for k in KINDS if k not in own)]
 
 
 def parse_run(files: RawFiles) -> Parsed:

@@ -332,11 +332,8 @@ def suites() -> dict[str, Suite]:
     may not take a name fslab's own suites have."""
     from fslab.core.plugins import declared
 
-    added = declared("SUITE")
+    added = declared("SUITE", of=Suite)
     for suite in added:
-        if not isinstance(suite, Suite):
-            raise UserError(f"a plug-in's SUITE is a {type(suite).__name__}, not "
-                            "fslab.workloads.suites.Suite")
         if suite.name in SUITES:
             raise UserError(f"a plug-in's suite {suite.name!r} has the name of fslab's own")
     return {**SUITES, **_checked({suite.name: suite for suite in added})} if added else SUITES
