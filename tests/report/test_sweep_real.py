@@ -106,7 +106,13 @@ def test_the_queue_depth_curve_example(tmp_path, lab):
     assert api.run(campaign, out=out, lab=lab).runner.failed == 0
     effects = pd.read_csv(out / "stats" / "effects.csv")
     assert effects["level"].astype(str).tolist() == ["4", "16"]
-    assert (effects["ratio"] > 1).all()
+    assert ((effects["ratio_ci_low"] <= effects["ratio"])
+            & (effects["ratio"] <= effects["ratio_ci_high"])).all()
+    # sixteen I/Os in flight beat one by far; a middle level at two 1 s iterations beside
+    # three other test workers can land either side of 1 (CI once saw 0.84 at iodepth 4
+    # with 2.84 at 16), so only the deep end is asserted
+    deepest = effects[effects["level"].astype(str) == "16"].iloc[0]
+    assert deepest["ratio"] > 1.5
 
 
 @pytest.mark.privileged
