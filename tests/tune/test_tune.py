@@ -18,6 +18,7 @@ from fslab.host.lab import Lab
 from fslab.plan.campaign import CampaignFile, Overrides, resolve
 from fslab.tune.decide import race_look
 from fslab.tune.design import race_candidates, screen_design
+from fslab.tune.race import run_race
 from fslab.tune.request import Request
 from fslab.tune.space import parse_bound, space_of
 from fslab.tune.unsafe import check_space
@@ -112,6 +113,29 @@ def test_a_look_drops_what_is_clearly_behind_and_keeps_what_it_cannot_tell():
     assert "below the best at look 1" in look.dropped[(0,)]
     tight = {c: v for c, v in groups.items() if c != (0,)}
     assert race_look(2, tight, "higher", 0.10).all_same  # 1.5 k and 1.49 k: the same
+
+
+def test_a_configuration_the_file_system_refuses_is_dropped_after_its_first_round():
+    """ext4 will not mount data=journal with delalloc: that candidate's runs fail, and
+    the race drops it at once (look 0, the kernel's words) instead of paying for it
+    every round; the others race on."""
+    space = space_of({"mount_options.journal": ["data=ordered", "data=journal"],
+                      "mount_options.alloc": ["nodelalloc", "delalloc"]})
+    rng = np.random.default_rng(5)
+    truth = {(0, 0): 1000.0, (1, 0): 1600.0, (0, 1): 1010.0}
+    asked: list[list] = []
+
+    def measure(alive, rounds):
+        asked.append(list(alive))
+        return {c: {i: truth[c] * math.exp(rng.normal(0, 0.03)) for i in range(1, rounds + 1)}
+                for c in alive if c in truth}
+
+    why = "the kernel: can't mount with both data=journal and delalloc"
+    race = run_race(space, space.every(), "higher", 0.10, 3, measure, lambda alive, a: {},
+                    lambda runs: True, refused=lambda: {(1, 1): why})
+    assert race.dropped[(1, 1)] == (0, f"refused: {why}")
+    assert (1, 1) in asked[0] and all((1, 1) not in alive for alive in asked[1:])
+    assert race.winner == (1, 0)
 
 
 def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):

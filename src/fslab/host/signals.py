@@ -1,8 +1,9 @@
 """Signals during a campaign: SIGTERM and SIGHUP unwind like Ctrl-C, so every `finally`
-releases what fslab made; a second Ctrl-C during cleanup is ignored until it is done."""
+releases what fslab made; a Ctrl-C during cleanup is held until the cleanup is done."""
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,14 +31,34 @@ def signals_unwind() -> Iterator[None]:
 
 
 @contextmanager
-def signals_ignored() -> Iterator[None]:
-    """Let cleanup finish even if the user presses Ctrl-C again."""
+def signals_held() -> Iterator[None]:
+    """Let cleanup finish whatever the user presses, then act on the first signal that
+    came meanwhile as it would have acted (Ctrl-C: KeyboardInterrupt; SIGTERM under
+    signals_unwind: Interrupted). Held, not ignored: a Ctrl-C that lands in the cleanup
+    after a campaign's last run still stops what follows (the analysis) with exit 130,
+    instead of being lost. A signal while the cleanup runs because of an earlier one
+    adds nothing: the unwinding goes on."""
     handled = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous: dict[signal.Signals, Callable[..., Any] | int | None] = {}
-    for sig in handled:
-        previous[sig] = signal.signal(sig, signal.SIG_IGN)
+    arrived: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        arrived.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in handled}
     try:
         yield
     finally:
-        for handled_sig, old in previous.items():
-            signal.signal(handled_sig, old)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    if arrived:
+        _act(arrived[0], previous[signal.Signals(arrived[0])])
+
+
+def _act(signum: int, handler: Callable[..., Any] | int | None) -> None:
+    """What `handler` (the one in place before the hold) does with `signum`."""
+    if callable(handler):
+        handler(signum, None)
+    elif handler == signal.SIG_DFL:
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        os.kill(os.getpid(), signum)

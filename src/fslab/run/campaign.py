@@ -59,6 +59,7 @@ class CampaignRun:
     resume: bool
     hosts: tuple[Any, ...]
     beside: tuple[Beside, ...]  # participants of the rounds (run/participants.py)
+    notes: tuple[str, ...] = ()  # what the checks before the campaign want said once
 
     @classmethod
     def start(cls, campaign: Campaign, out: Path, lab: Lab, *, resume: bool,
@@ -73,6 +74,7 @@ class CampaignRun:
         from fslab.plan.order import check_budget, make_plan
 
         opened = ResultsDir.open(out) if resume else None
+        notes: list[str] = []
         planned = make_plan(campaign)  # once: the checks, the runner and the rounds share it
         if budget is not None:  # before any other check: the plan alone decides it
             done = opened.completed_run_ids() if opened is not None else set()
@@ -82,13 +84,13 @@ class CampaignRun:
         if opened is None:
             from fslab.run.option_check import check_swept_options
 
-            check_swept_options(targets, lab)  # before the results directory exists
+            notes = check_swept_options(targets, lab)  # before the results directory
             opened = ResultsDir.create(out)
             opened.write_campaign(campaign.to_dict())
         results = opened
         hosts = tuple(campaign.hosts)  # parsed once, with the campaign
         return cls(campaign, plan, targets, results, lab, resume, hosts,
-                   participants(plan, results, lab, resume))
+                   participants(plan, results, lab, resume), tuple(notes))
 
     def pre_run_steps(self) -> list[Callable[[], None]]:
         """What must happen once before the first run, in order (Runner.before)."""
@@ -119,11 +121,13 @@ class CampaignRun:
         """Run every run of the plan not yet complete."""
         from fslab.run.runner import NoProgress, Runner
 
-        return Runner(self.plan, self.results, self.lab, self.targets,
-                      progress or NoProgress(), hosts=self.hosts,
-                      rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                      beside=self.beside,
-                      before=before or []).execute()
+        outcome = Runner(self.plan, self.results, self.lab, self.targets,
+                         progress or NoProgress(), hosts=self.hosts,
+                         rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
+                         beside=self.beside,
+                         before=before or []).execute()
+        outcome.warnings[:0] = self.notes
+        return outcome
 
     def second_stage(self, goal: Goal, max_iterations: int) -> CampaignRun | None:
         """An adaptive campaign's second stage: the iterations run so far were the pilot,
@@ -139,7 +143,7 @@ class CampaignRun:
                                        iterations=iterations + more)
         self.results.write_campaign(campaign.to_dict())
         return dataclasses.replace(self, campaign=campaign, plan=make_plan(campaign),
-                                   resume=True)
+                                   resume=True, notes=())
 
     def finish(self, outcome: RunnerResult, goal: Goal) -> RunResult:
         """The participants' last steps, then analyse: every stats/ table, so that

@@ -21,7 +21,7 @@ from fslab.host import system
 from fslab.host.children import recorded_in
 from fslab.host.lab import Lab, Session
 from fslab.host.memlimit import memory_limited
-from fslab.host.signals import Interrupted, signals_ignored, signals_unwind
+from fslab.host.signals import Interrupted, signals_held, signals_unwind
 from fslab.host.witness import Watcher
 from fslab.plan.levels import path_name
 from fslab.plan.order import Plan, RunSpec
@@ -111,7 +111,7 @@ class Runner:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(session, mounted, done, outcome)
             finally:
-                with signals_ignored():
+                with signals_held():
                     self._write_metrics()
                     for participant in self.beside:
                         participant.store.rebuild_metrics()

@@ -6,7 +6,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from fslab.core.errors import ToolError
 from fslab.host import system
+from fslab.host.kernel_log import kernel_lines
 from fslab.host.lab import Session
 from fslab.targets.base import Mounted
 
@@ -42,7 +44,17 @@ def mount(session: Session, mounted: Mounted, cmd: list[str], mountpoint: Path,
           fuse: bool = False) -> None:
     """Run a mount command, recording the mount point first so it is always unmounted."""
     mounted.resources.append(session.record("mount", mountpoint, fuse=fuse))
-    system.run(cmd, timeout=120)
+    device = next((arg for arg in cmd if arg.startswith("/dev/")), None)
+    with kernel_lines() as said:
+        try:
+            system.run(cmd, timeout=120)
+        except ToolError as exc:
+            reasons = said(device) if device else []
+            if not reasons:
+                raise
+            # the kernel's reason last: a failed tool is named by its last lines
+            raise ToolError(exc.cmd, exc.returncode, "\n".join(
+                [exc.stderr.strip(), *(f"kernel: {line}" for line in reasons)])) from None
 
 
 def loop_settings(device: str) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from fslab.core.cells import level_label
 from fslab.core.units import format_bound, turned
 from fslab.tune.decide import Groups
 from fslab.tune.space import Config, Space
-from fslab.tune.stages import CONFIRM, RACE, SCREEN, groups_of
+from fslab.tune.stages import CONFIRM, RACE, SCREEN, groups_of, refusals_of
 from fslab.tune.unsafe import unsafe_of
 
 if TYPE_CHECKING:
@@ -42,9 +42,12 @@ def tune_table(answers: list[Answer]) -> pd.DataFrame:
         space, question = answer.space, answer.question
         for stage, path in answer.stages.items():
             groups = groups_of(path, space, question)
-            for config in sorted(groups, key=lambda c: (space.changes(c), c)):
-                rows.append({**space.levels(config),
-                             **_row(answer, stage, config, groups)})
+            refused = refusals_of(path, space)
+            for config in sorted({*groups, *refused}, key=lambda c: (space.changes(c), c)):
+                row = _row(answer, stage, config, groups)
+                if config in refused:  # nothing measured: the file system would not
+                    row.update(status="refused", reason=f"refused: {refused[config]}")
+                rows.append({**space.levels(config), **row})
     names = list(dict.fromkeys(n for a in answers for n in a.space.names))
     return pd.DataFrame(rows, columns=[*names, *STAGE_COLUMNS])
 
@@ -239,6 +242,10 @@ def write(out: Path, campaign: Campaign, answers: list[Answer], margin: float) -
         lines += [f"  {text}" for text in (s.text for s in answer.screened)]
         lines.append(f"  race: {len(answer.candidates)} configurations, "
                      f"{answer.race.rounds} rounds; {answer.race.ended}")
+        refused = {c: why for path in answer.stages.values()
+                   for c, why in refusals_of(path, answer.space).items()}
+        lines += [f"  {answer.space.describe(c)}: refused ({why}); not measured"
+                  for c, why in sorted(refused.items())]
         lines += [f"  {line}" for line in commands(campaign, answer.space, answer)]
     return lines
 

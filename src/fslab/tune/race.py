@@ -44,11 +44,13 @@ class Race:
 def run_race(space: Space, candidates: list[Config], better: str, margin: float,
              first_look: int, measure: Callable[[list[Config], int], Groups],
              bounds: Callable[[list[Config], float], dict[Config, str]],
-             can_afford: Callable[[int], bool], max_rounds: int = 100) -> Race:
+             can_afford: Callable[[int], bool], max_rounds: int = 100,
+             refused: Callable[[], dict[Config, str]] = dict) -> Race:
     """Race `candidates`: `measure(alive, rounds)` makes sure every alive one has values
     for rounds 1..rounds and returns every value so far; `bounds(alive, alpha)` names the
     ones a latency bound drops; `can_afford(runs)` says whether the budget pays for that
-    many more runs."""
+    many more runs; `refused()` names the ones the file system would not make (dropped
+    at once, at look 0: no round could change that)."""
     race = Race(list(candidates))
     while True:
         alive = race.alive()
@@ -60,7 +62,11 @@ def run_race(space: Space, candidates: list[Config], better: str, margin: float,
                         groups, better)
         race.rounds += 1
         groups = measure(alive, race.rounds)
-        if race.rounds < first_look:
+        for config, why in refused().items():
+            if config in alive and not groups.get(config):
+                race.dropped[config] = (0, f"refused: {why}")
+        alive = race.alive()
+        if race.rounds < first_look or len(alive) < 2:
             continue
         number = len(race.looks) + 1
         current = {c: {i: v for i, v in groups.get(c, {}).items() if i <= race.rounds}

@@ -7,6 +7,7 @@ configuration's values of the objective, by round."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
 SCREEN, RACE, CONFIRM = "screen", "race", "confirm"
 STAGE_SEEDS = {SCREEN: 0, RACE: 1, CONFIRM: 2}  # each stage draws fresh data
+# A run's reason when mkfs or mount refused its file system (run/runner.py: place_for).
+REFUSED = re.compile(r"provisioning .* failed: ((?:mount|mkfs\S*) exited with .*)", re.S)
 
 
 @dataclass(frozen=True)
@@ -121,13 +124,53 @@ def groups_of(out: Path, space: Space, question: Question,
 def _by_config(rows: pd.DataFrame, space: Space) -> dict[Config, dict[int, float]]:
     out: dict[Config, dict[int, float]] = {}
     for row in rows.to_dict("records"):
-        try:
-            config = tuple(f.levels.index(str(row.get(f.name) if row.get(f.name) is not None
-                                              else f.reference)) for f in space.factors)
-        except ValueError:
-            continue
-        out.setdefault(config, {})[int(row["iteration"])] = float(row["value"])
+        config = _config_of(row, space)
+        if config is not None:
+            out.setdefault(config, {})[int(row["iteration"])] = float(row["value"])
     return out
+
+
+def _config_of(row: dict[str, object], space: Space) -> Config | None:
+    """The configuration a row's levels name (a factor it lacks: its reference)."""
+    try:
+        return tuple(f.levels.index(str(row.get(f.name) if row.get(f.name) is not None
+                                        and row.get(f.name) == row.get(f.name)
+                                        else f.reference)) for f in space.factors)
+    except ValueError:
+        return None
+
+
+def refusals_of(out: Path, space: Space) -> dict[Config, str]:
+    """{configuration: why} of a stage's configurations whose every run failed before
+    it measured anything, because the file system refused it (a mount option
+    combination the kernel will not take, an mkfs option the size cannot hold): nothing
+    another round could change."""
+    from fslab.results.store import ResultsDir
+
+    runs = ResultsDir.open(out).load_runs()
+    if runs.empty:
+        return {}
+    failed: dict[Config, str] = {}
+    measured: set[Config] = set()
+    for row in runs.to_dict("records"):
+        config = _config_of(row, space)
+        if config is None:
+            continue
+        refusal = REFUSED.match(str(row["reason"])) if row["status"] == "failed" else None
+        if refusal is None:
+            measured.add(config)
+        else:
+            failed.setdefault(config, _telling(refusal.group(1)))
+    return {c: why for c, why in failed.items() if c not in measured}
+
+
+def _telling(reason: str) -> str:
+    """A refusal in its fewest words: the kernel's line where it gave one (EXT4-fs
+    (loop3): can't mount with both data=journal and delalloc), else the tool's."""
+    _, kernel, said = reason.rpartition("kernel: ")
+    if kernel:
+        return "the kernel: " + re.sub(r"^\S+ \(\w+\): ", "", said)
+    return reason
 
 
 def question_of(out: Path, target: str, job: str, objective: str) -> Question:

@@ -1,0 +1,57 @@
+"""What the kernel said about a device while a command ran.
+
+A refused mount says only "wrong fs type, bad option, bad superblock … dmesg(1) may have
+more information"; the reason ("EXT4-fs (loop1): can't mount with both data=journal and
+delalloc") is in the kernel's log. /dev/kmsg, opened and moved to its end before the
+command, gives exactly the records written since, without reading (or clearing) the
+whole ring buffer; where it cannot be opened (no root, a container), nothing is added.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable, Iterator
+
+KMSG = "/dev/kmsg"
+MOST = 5  # lines kept: a refused mount writes one or two
+
+
+@contextlib.contextmanager
+def kernel_lines() -> Iterator[Callable[[str], list[str]]]:
+    """Yield `said(device)`: the kernel's records since the block began that name the
+    device ('loop1' from '/dev/loop1'), as text."""
+    try:
+        fd = os.open(KMSG, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        yield lambda device: []
+        return
+    try:
+        os.lseek(fd, 0, os.SEEK_END)
+
+        def said(device: str) -> list[str]:
+            name = re.escape(os.path.basename(device))
+            naming = re.compile(rf"(\({name}\)|\b{name}\b)")
+            return [text for text in _records(fd) if naming.search(text)][:MOST]
+
+        yield said
+    finally:
+        os.close(fd)
+
+
+def _records(fd: int) -> Iterator[str]:
+    """The records written since the last read ('6,1234,5678,-;TEXT' each)."""
+    while True:
+        try:
+            record = os.read(fd, 8192)
+        except BlockingIOError:
+            return
+        except BrokenPipeError:  # records were overwritten meanwhile: read on
+            continue
+        except OSError:
+            return
+        if not record:
+            return
+        _, _, text = record.decode(errors="replace").partition(";")
+        yield text.splitlines()[0].strip() if text else ""
