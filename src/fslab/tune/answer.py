@@ -14,6 +14,7 @@ from fslab.analysis.pairs.model import compare
 from fslab.core.cells import level_label
 from fslab.core.units import format_bound, turned
 from fslab.tune.decide import Groups
+from fslab.tune.race import SAME
 from fslab.tune.space import Config, Space
 from fslab.tune.stages import CONFIRM, RACE, SCREEN, groups_of, refusals_of
 from fslab.tune.unsafe import unsafe_of
@@ -94,7 +95,10 @@ def _status(answer: Answer, stage: str, config: Config, dropped_at: int | None) 
             return "dropped"
         if config == answer.race.winner:
             return "winner"
-        return "reference" if config == reference else "same"
+        if config == reference:
+            return "reference"
+        # alive at the end: proven the same only when that ended the race
+        return "same" if answer.race.ended == SAME else "survived"
     if config == reference:
         return "reference"
     fixed = {s.index for s in answer.screened if not s.kept}
