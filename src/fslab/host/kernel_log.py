@@ -55,3 +55,13 @@ def _records(fd: int) -> Iterator[str]:
             return
         _, _, text = record.decode(errors="replace").partition(";")
         yield text.splitlines()[0].strip() if text else ""
+
+
+def briefly(reason: str) -> str:
+    """A failed tool's reason in its fewest words: the kernel's line where it gave one
+    ("the kernel: can't mount with both data=journal and delalloc", without the
+    "EXT4-fs (loop3): " that names a device gone by now), else the reason as it is."""
+    _, kernel, said = reason.rpartition("kernel: ")
+    if kernel:
+        return "the kernel: " + re.sub(r"^\S+ \(\w+\): ", "", said)
+    return reason

@@ -17,6 +17,7 @@ import dataclasses
 
 from fslab.core.cells import is_option_factor
 from fslab.core.errors import ToolError, UserError
+from fslab.host.kernel_log import briefly
 from fslab.host.lab import Lab, Session
 from fslab.host.signals import signals_held, signals_unwind
 from fslab.plan.levels import path_name
@@ -78,9 +79,9 @@ def check_swept_options(targets: dict[str, Target], lab: Lab) -> list[str]:
                         raise UserError(f"target {spec.name}: {spec.fs} does not take "
                                         f"{name}={level} ({why})")
                 levels = ", ".join(f"{name}={level}" for name, level in _options(target))
-                notes.append(f"target {target.spec.name}: {target.spec.fs} takes each of "
-                             f"{levels} but not together ({reason}); its runs will fail "
-                             "with that reason")
+                notes.append(f"{target.spec.fs} takes each of {levels} but not together "
+                             f"({briefly(reason)}): the runs of target {target.spec.name} "
+                             "fail with that reason")
         finally:
             with signals_held():
                 session.close()

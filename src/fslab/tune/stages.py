@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
+from fslab.host.kernel_log import briefly
 from fslab.plan.model import Campaign
 from fslab.plan.sweep import target_variants, workload_variants
 from fslab.tune.space import Config, Space
@@ -160,17 +161,8 @@ def refusals_of(out: Path, space: Space) -> dict[Config, str]:
         if refusal is None:
             measured.add(config)
         else:
-            failed.setdefault(config, _telling(refusal.group(1)))
+            failed.setdefault(config, briefly(refusal.group(1)))
     return {c: why for c, why in failed.items() if c not in measured}
-
-
-def _telling(reason: str) -> str:
-    """A refusal in its fewest words: the kernel's line where it gave one (EXT4-fs
-    (loop3): can't mount with both data=journal and delalloc), else the tool's."""
-    _, kernel, said = reason.rpartition("kernel: ")
-    if kernel:
-        return "the kernel: " + re.sub(r"^\S+ \(\w+\): ", "", said)
-    return reason
 
 
 def question_of(out: Path, target: str, job: str, objective: str) -> Question:
