@@ -130,12 +130,28 @@ def test_a_configuration_the_file_system_refuses_is_dropped_after_its_first_roun
         return {c: {i: truth[c] * math.exp(rng.normal(0, 0.03)) for i in range(1, rounds + 1)}
                 for c in alive if c in truth}
 
-    why = "the kernel: can't mount with both data=journal and delalloc"
+    why = "refused: the kernel: can't mount with both data=journal and delalloc"
     race = run_race(space, space.every(), "higher", 0.10, 3, measure, lambda alive, a: {},
-                    lambda runs: True, refused=lambda: {(1, 1): why})
-    assert race.dropped[(1, 1)] == (0, f"refused: {why}")
+                    lambda runs: True, unmeasured=lambda: {(1, 1): why})
+    assert race.dropped[(1, 1)] == (0, why)
     assert (1, 1) in asked[0] and all((1, 1) not in alive for alive in asked[1:])
     assert race.winner == (1, 0)
+
+
+def test_a_candidate_with_nothing_measured_is_never_the_best():
+    """Values missing for one candidate (its metric absent, its runs lost) leave the
+    looks to what was measured: a candidate without values is neither best nor winner."""
+    space = space_of({"iodepth": ["1", "4", "16"]})
+    rng = np.random.default_rng(7)
+    truth = {(0,): 1000.0, (1,): 1500.0}
+
+    def measure(alive, rounds):
+        return {c: {i: truth[c] * math.exp(rng.normal(0, 0.03)) for i in range(1, rounds + 1)}
+                for c in alive if c in truth}
+
+    race = run_race(space, [(2,), (0,), (1,)], "higher", 0.10, 3, measure,
+                    lambda alive, a: {}, lambda runs: True, max_rounds=6)
+    assert all(look.best == (1,) for look in race.looks) and race.winner == (1,)
 
 
 def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):

@@ -16,7 +16,7 @@ from fslab.core.units import format_bound, turned
 from fslab.tune.decide import Groups
 from fslab.tune.race import SAME
 from fslab.tune.space import Config, Space
-from fslab.tune.stages import CONFIRM, RACE, SCREEN, groups_of, refusals_of
+from fslab.tune.stages import CONFIRM, RACE, SCREEN, groups_of, unmeasured_of
 from fslab.tune.unsafe import unsafe_of
 
 if TYPE_CHECKING:
@@ -43,11 +43,12 @@ def tune_table(answers: list[Answer]) -> pd.DataFrame:
         space, question = answer.space, answer.question
         for stage, path in answer.stages.items():
             groups = groups_of(path, space, question)
-            refused = refusals_of(path, space)
-            for config in sorted({*groups, *refused}, key=lambda c: (space.changes(c), c)):
+            unmeasured = unmeasured_of(path, space)
+            for config in sorted({*groups, *unmeasured}, key=lambda c: (space.changes(c), c)):
                 row = _row(answer, stage, config, groups)
-                if config in refused:  # nothing measured: the file system would not
-                    row.update(status="refused", reason=f"refused: {refused[config]}")
+                if config in unmeasured:  # status: refused (by the file system) or failed
+                    why = unmeasured[config]
+                    row.update(status=why.split(":", 1)[0], reason=why)
                 rows.append({**space.levels(config), **row})
     names = list(dict.fromkeys(n for a in answers for n in a.space.names))
     return pd.DataFrame(rows, columns=[*names, *STAGE_COLUMNS])
@@ -246,10 +247,10 @@ def write(out: Path, campaign: Campaign, answers: list[Answer], margin: float) -
         lines += [f"  {text}" for text in (s.text for s in answer.screened)]
         lines.append(f"  race: {len(answer.candidates)} configurations, "
                      f"{answer.race.rounds} rounds; {answer.race.ended}")
-        refused = {c: why for path in answer.stages.values()
-                   for c, why in refusals_of(path, answer.space).items()}
-        lines += [f"  {answer.space.describe(c)}: refused ({why}); not measured"
-                  for c, why in sorted(refused.items())]
+        unmeasured = {c: why for path in answer.stages.values()
+                      for c, why in unmeasured_of(path, answer.space).items()}
+        lines += [f"  {answer.space.describe(c)}: not measured ({why})"
+                  for c, why in sorted(unmeasured.items())]
         lines += [f"  {line}" for line in commands(campaign, answer.space, answer)]
     return lines
 

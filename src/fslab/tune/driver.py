@@ -26,9 +26,9 @@ from fslab.tune.stages import (
     groups_of,
     question_of,
     questions_of,
-    refusals_of,
     run_stage,
     stage_campaign,
+    unmeasured_of,
 )
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
                   stages[SCREEN], lab, progress)
         budget.spent_runs = len(design) * SCREEN_ITERATIONS
         budget.measured()
-        screen_refused = _refusals(stages[SCREEN], space)
+        screen_unmeasured = _unmeasured(stages[SCREEN], space)
         question = question_of(stages[SCREEN], target, job, space.objective)
         screened = decide.screened(_effects(stages[SCREEN]), space, settings.margin)
         kept = [s.index for s in screened if s.kept]
@@ -173,11 +173,11 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
         predicted = {c: sign * v for c, v in predicted_logs(levels, effects).items()}
         # as many candidates as the race can give FIRST_LOOK rounds and two looks more
         room = total - budget.spent_runs - reserve
-        # what the file system refused in the screen is not raced (predicted: a huge loss)
-        predicted.update({c: -math.inf for c in screen_refused})
+        # what the screen could not measure (refused, failed) is not raced
+        predicted.update({c: -math.inf for c in screen_unmeasured})
         candidates = [c for c in race_candidates(
             levels, kept, predicted, max(2, min(MAX_RACE, room // (FIRST_LOOK + RACE_LOOKS))))
-            if c not in screen_refused]
+            if c not in screen_unmeasured]
     found: dict[str, Question] = {} if question is None else {"q": question}
     counted: set[int] = set()
 
@@ -198,7 +198,7 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
     race = run_race(space, candidates, _better(found, space),
                     settings.margin, FIRST_LOOK, measure, bounds_checker(space, bounded),
                     lambda runs: budget.runs_left() >= runs + reserve,
-                    refused=lambda: _refusals(stages[RACE], space))
+                    unmeasured=lambda: _unmeasured(stages[RACE], space))
     question = found.get("q") or question_of(stages[RACE], target, job, space.objective)
     race_groups = groups_of(stages[RACE], space, question)
     assert race.winner is not None
@@ -220,15 +220,15 @@ def tune_one(base: Campaign, space: Space, settings: Settings, target: str, job:
                   winner, {k: v for k, v in stages.items() if v.exists()}, settings.margin)
 
 
-def _refusals(stage: Path, space: Space) -> dict[Config, str]:
-    """The stage's configurations the file system would not make; the reference among
-    them ends the tune in one line (there is nothing to compare with)."""
-    refused = refusals_of(stage, space)
-    if space.reference in refused:
+def _unmeasured(stage: Path, space: Space) -> dict[Config, str]:
+    """The stage's configurations of which nothing could be measured; the reference
+    among them ends the tune in one line (there is nothing to compare with)."""
+    unmeasured = unmeasured_of(stage, space)
+    if space.reference in unmeasured:
         levels = ", ".join(level_label(f.name, f.reference) for f in space.factors)
-        raise UserError(f"the reference ({levels}) cannot be made: "
-                        f"{refused[space.reference]}")
-    return refused
+        raise UserError(f"the reference ({levels}) could not be measured: "
+                        f"{unmeasured[space.reference]}")
+    return unmeasured
 
 
 def _better(found: dict[str, Question], space: Space) -> str:

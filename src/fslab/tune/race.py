@@ -45,12 +45,12 @@ def run_race(space: Space, candidates: list[Config], better: str, margin: float,
              first_look: int, measure: Callable[[list[Config], int], Groups],
              bounds: Callable[[list[Config], float], dict[Config, str]],
              can_afford: Callable[[int], bool], max_rounds: int = 100,
-             refused: Callable[[], dict[Config, str]] = dict) -> Race:
+             unmeasured: Callable[[], dict[Config, str]] = dict) -> Race:
     """Race `candidates`: `measure(alive, rounds)` makes sure every alive one has values
     for rounds 1..rounds and returns every value so far; `bounds(alive, alpha)` names the
     ones a latency bound drops; `can_afford(runs)` says whether the budget pays for that
-    many more runs; `refused()` names the ones the file system would not make (dropped
-    at once, at look 0: no round could change that)."""
+    many more runs; `unmeasured()` names the ones whose every run failed (the file system
+    refused them, or fio failed): dropped at once, at look 0, with the reason."""
     race = Race(list(candidates))
     while True:
         alive = race.alive()
@@ -62,15 +62,18 @@ def run_race(space: Space, candidates: list[Config], better: str, margin: float,
                         groups, better)
         race.rounds += 1
         groups = measure(alive, race.rounds)
-        for config, why in refused().items():
+        for config, why in unmeasured().items():
             if config in alive and not groups.get(config):
-                race.dropped[config] = (0, f"refused: {why}")
+                race.dropped[config] = (0, why)
         alive = race.alive()
         if race.rounds < first_look or len(alive) < 2:
             continue
-        number = len(race.looks) + 1
         current = {c: {i: v for i, v in groups.get(c, {}).items() if i <= race.rounds}
                    for c in alive}
+        if sum(1 for values in current.values() if values) < 2:
+            continue  # a look compares what was measured: not yet two
+        current = {c: values for c, values in current.items() if values}
+        number = len(race.looks) + 1
         look = race_look(number, current, better, margin,
                          bounds(alive, _look_alpha(number)))
         race.looks.append(look)
@@ -95,6 +98,7 @@ def _end(race: Race, space: Space, alive: list[Config], why: str, groups: Groups
     if len(alive) == 1:
         race.winner = alive[0]
         return race
+    alive = [c for c in alive if groups.get(c)] or alive  # a winner was measured
     means = {c: _geomean(groups.get(c, {})) for c in alive}
     better_first = race.looks[-1].best if race.looks else None
     if why == SAME:

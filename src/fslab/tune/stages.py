@@ -141,11 +141,12 @@ def _config_of(row: dict[str, object], space: Space) -> Config | None:
         return None
 
 
-def refusals_of(out: Path, space: Space) -> dict[Config, str]:
-    """{configuration: why} of a stage's configurations whose every run failed before
-    it measured anything, because the file system refused it (a mount option
-    combination the kernel will not take, an mkfs option the size cannot hold): nothing
-    another round could change."""
+def unmeasured_of(out: Path, space: Space) -> dict[Config, str]:
+    """{configuration: why} of a stage's configurations whose every run so far failed,
+    so that nothing was measured of them: "refused: …" where the file system would not
+    be made (a mount option combination the kernel will not take, an mkfs option the
+    size cannot hold: no other round could change that), "failed: …" (the first run's
+    reason) otherwise. A race cannot compare them, and does not pay for them again."""
     from fslab.results.store import ResultsDir
 
     runs = ResultsDir.open(out).load_runs()
@@ -157,11 +158,13 @@ def refusals_of(out: Path, space: Space) -> dict[Config, str]:
         config = _config_of(row, space)
         if config is None:
             continue
-        refusal = REFUSED.match(str(row["reason"])) if row["status"] == "failed" else None
-        if refusal is None:
+        if row["status"] == "ok":
             measured.add(config)
-        else:
-            failed.setdefault(config, briefly(refusal.group(1)))
+            continue
+        reason = str(row["reason"])
+        refusal = REFUSED.match(reason)
+        failed.setdefault(config, f"refused: {briefly(refusal.group(1))}" if refusal
+                          else f"failed: {reason}")
     return {c: why for c, why in failed.items() if c not in measured}
 
 
