@@ -13,7 +13,7 @@ from fslab.parsers import registry
 from fslab.parsers.fio_kinds import imported_name
 from fslab.parsers.raw_files import DirFiles, MemoryFiles, Parsed, RawFiles, RawKind
 from tests.analysis.test_simulator import api_lab, simulated
-from tests.conftest import fslab_here
+from tests.conftest import REPO, fslab_here
 
 TOY_NAME = "toy.txt"  # a run's own output of the new kind (as a workload would write it)
 SCALE = {"factor": 1.0}  # what a corrected parser changes
@@ -170,3 +170,18 @@ def test_stonewalled_sections_are_judged_each_on_its_own(tmp_path):
     rows = interval_rows(DirFiles(tmp_path), by_section=True)
     assert {row["section"] for row in rows} == {"randread", "seqwrite"}
     assert judge_sections(rows).steady is True
+
+
+def test_samples_on_the_half_interval_are_one_each():
+    """fio logged one job at 250, 350, 450 ms …: each sample is its own interval, none
+    summed with its neighbour (rounded half to even, 350 and 450 both went to 4: the
+    first 2.6 s read twice fio's own mean). Fixture: tests/fixtures/fio/README.md."""
+    from fslab.parsers.fio_logs import interval_rows
+
+    rows = interval_rows(DirFiles(REPO / "tests" / "fixtures" / "fio" / "logs-on-the-half"))
+    iops = [row for row in rows if row["metric"] == "iops"]
+    assert len(iops) == 57 and len({row["t_s"] for row in iops}) == 57
+    mean = sum(row["value"] for row in iops) / len(iops)
+    assert abs(mean / 1056.3 - 1) < 0.05  # fio's own mean IOPS of the run (fio.json)
+    bw = [row["value"] for row in rows if row["metric"] == "bw_bytes"]
+    assert max(bw) < 1.5 * min(bw[:20])  # no doubled intervals at the start

@@ -88,6 +88,7 @@ def interval_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, A
     logs: dict[tuple[int, str], dict[tuple[str, str], dict[int, list[float]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list)))
     sections = job_sections(files) if by_section else {}
+    last: dict[tuple[str, int], int] = {}  # (log, direction): its last sample's interval
     for name in files.names():
         found = LOG.match(name)
         if not found:
@@ -102,7 +103,12 @@ def interval_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, A
                 at, value, direction = int(fields[0]), float(fields[1]), int(fields[2])
             except ValueError:
                 continue
-            interval = max(1, round(at / LOG_AVG_MS))
+            # to the nearest interval, halves up (round() takes 350 and 450 ms both to 4),
+            # and never the interval of this log's sample before: one job logs once per
+            # interval, so two of its samples are never summed as if two jobs had run
+            ordered = (name, direction)
+            interval = max(1, (at + LOG_AVG_MS // 2) // LOG_AVG_MS, last.get(ordered, 0) + 1)
+            last[ordered] = interval
             section = sections.get(int(found["job"]), "")
             logs[(part, section)][(DIRECTIONS.get(direction, "read"), kind)][interval].append(
                 value)
