@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 
 KMSG = "/dev/kmsg"
 MOST = 5  # lines kept: a refused mount writes one or two
+READ_MOST = 10_000  # records read after a failed mount
 
 
 @contextlib.contextmanager
@@ -28,7 +29,11 @@ def kernel_lines() -> Iterator[Callable[[str], list[str]]]:
         yield lambda device: []
         return
     try:
-        os.lseek(fd, 0, os.SEEK_END)
+        try:
+            os.lseek(fd, 0, os.SEEK_END)
+        except OSError:  # a kernel before 3.5: no reading from now on
+            yield lambda device: []
+            return
 
         def said(device: str) -> list[str]:
             name = re.escape(os.path.basename(device))
@@ -41,8 +46,9 @@ def kernel_lines() -> Iterator[Callable[[str], list[str]]]:
 
 
 def _records(fd: int) -> Iterator[str]:
-    """The records written since the last read ('6,1234,5678,-;TEXT' each)."""
-    while True:
+    """The records written since the last read ('6,1234,5678,-;TEXT' each), at most
+    READ_MOST of them (a busy kernel log does not hold a mount up)."""
+    for _ in range(READ_MOST):
         try:
             record = os.read(fd, 8192)
         except BlockingIOError:
