@@ -51,7 +51,8 @@ def check_swept_options(targets: dict[str, Target], lab: Lab) -> list[str]:
     UserError; a variant refused although each of its levels is taken in another
     variant is a combination the file system refuses ("ext4 takes data=journal and
     delalloc, not together"): its cells fail with that reason, recorded as any failed run
-    (a tuner drops them), and the returned notes say so once, before the campaign."""
+    (a tuner drops them), and the returned notes (said once, with the campaign's
+    warnings) name it."""
     variants = list(targets.values())
     tried = covering(variants)
     if not tried:

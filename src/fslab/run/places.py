@@ -5,6 +5,7 @@ take their places here."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -18,6 +19,15 @@ from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
 
 NO_SPACE = "needs"  # how a failed free-space check's reason begins
+# A run's reason when mkfs or mount refused its target (a tuner reads it back:
+# tune/stages.py), the tool's own line in group 1.
+REFUSED_BY_TOOL = re.compile(r"provisioning .* failed: ((?:mount|mkfs\S*) exited with .*)",
+                             re.S)
+
+
+def unprovisioned(name: str, exc: Exception) -> str:
+    """Why a run had no target: it could not be made (REFUSED_BY_TOOL reads it back)."""
+    return f"provisioning {name} failed: {exc}"
 
 
 def provisioned(target: Target, session: Session, number: int) -> Mounted:

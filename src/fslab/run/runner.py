@@ -28,7 +28,14 @@ from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.observing import observed
 from fslab.run.participants import Beside
-from fslab.run.places import NO_SPACE, lacks_space, provisioned, release, working_place
+from fslab.run.places import (
+    NO_SPACE,
+    lacks_space,
+    provisioned,
+    release,
+    unprovisioned,
+    working_place,
+)
 from fslab.run.probes import after_run, before_run
 from fslab.run.record import Finished, finished_record, headline_text
 from fslab.run.rounds import NotReady, Participant
@@ -250,7 +257,7 @@ class Runner:
             try:
                 place = mounted[name] = self._provision(target, session)
             except (ToolError, OSError, UserError) as exc:
-                broken[name] = f"provisioning {name} failed: {exc}"
+                broken[name] = unprovisioned(name, exc)
                 raise NotReady(broken[name], target.describe()) from exc
         else:
             self._reused.add(run.run_id)

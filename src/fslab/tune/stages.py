@@ -7,7 +7,6 @@ configuration's values of the objective, by round."""
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from fslab.core.errors import UserError
 from fslab.host.kernel_log import briefly
 from fslab.plan.model import Campaign
 from fslab.plan.sweep import target_variants, workload_variants
+from fslab.run.places import REFUSED_BY_TOOL
 from fslab.tune.space import Config, Space
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 SCREEN, RACE, CONFIRM = "screen", "race", "confirm"
 STAGE_SEEDS = {SCREEN: 0, RACE: 1, CONFIRM: 2}  # each stage draws fresh data
-# A run's reason when mkfs or mount refused its file system (run/runner.py: place_for).
-REFUSED = re.compile(r"provisioning .* failed: ((?:mount|mkfs\S*) exited with .*)", re.S)
 
 
 @dataclass(frozen=True)
@@ -162,7 +160,7 @@ def unmeasured_of(out: Path, space: Space) -> dict[Config, str]:
             measured.add(config)
             continue
         reason = str(row["reason"])
-        refusal = REFUSED.match(reason)
+        refusal = REFUSED_BY_TOOL.match(reason)
         failed.setdefault(config, f"refused: {briefly(refusal.group(1))}" if refusal
                           else f"failed: {reason}")
     return {c: why for c, why in failed.items() if c not in measured}
