@@ -18,11 +18,24 @@ def test_a_record_reads_back_as_written_and_keeps_keys_it_does_not_know():
     assert "source" not in record.to_json()  # import-only keys stay out of a run's record
 
 
+def test_failure_kind_words_and_steps_read_back_and_a_step_that_is_not_seconds_goes():
+    record = RunRecord(run_id="r", status="failed", reason="provisioning ext4 failed: ...",
+                       failure="refused", tool_said="mount exited with 32: kernel: no",
+                       steps={"mkfs": 0.25, "mount": 0.5, "measure": 2.0})
+    again = RunRecord.from_json(record.to_json())
+    assert (again.failure, again.tool_said) == ("refused", "mount exited with 32: kernel: no")
+    assert again.machine_s == 2.75 and again.measured_s == 2.0
+    damaged = RunRecord.from_json({"run_id": "r", "steps": {"mkfs": "slow", "ramp": True,
+                                                            "measure": 1}})
+    assert damaged.steps == {"measure": 1.0}
+
+
 def test_an_older_record_gets_defaults_and_identity_falls_back_to_the_description():
     old = RunRecord.from_json({"run_id": "r1", "iteration": 2, "started": 3,
                                "target_description": {"fs": "xfs", "fs_impl": "kernel"},
                                "metrics": [{"value": 1}, "damaged row"]})
     assert (old.status, old.reason, old.caches_dropped, old.started) == ("ok", "", False, 3.0)
+    assert (old.failure, old.tool_said, old.steps, old.machine_s) == ("", "", {}, 0.0)
     assert old.identity()["fs"] == "xfs" and old.identity()["fs_impl"] == "kernel"
     assert old.metrics == [{"value": 1}]  # the damaged row goes, the run stays
 

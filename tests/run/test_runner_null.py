@@ -49,8 +49,50 @@ def test_failed_workload_is_recorded_and_campaign_goes_on(tmp_path, lab):
     assert (outcome.ok, outcome.failed) == (2, 2)
     runs = results.load_runs().set_index("run_id")
     assert runs.loc["i001-null-bad", "status"] == "failed"
+    assert runs.loc["i001-null-bad", "failure"] == "tool"  # the workload said no kind
+    assert runs.loc["i001-null-good", "failure"] == ""
     assert "asked to fail" in runs.loc["i001-null-bad", "reason"]
     assert set(results.load_metrics()["workload"]) == {"good"}
+
+
+def test_each_run_records_its_steps_and_they_add_up_to_its_time(tmp_path, lab):
+    """The steps of a run (core/stopwatch.py) count each second once: a run measured in
+    one piece is a round of one slice, timed from its placing to its record."""
+    outcome, results = run_null(tmp_path, lab, [NullWorkload("a", sleep_s=0.3)])
+    assert outcome.ok == 2
+    for record in results.run_records():
+        assert 0.3 <= record.steps["measure"] < 0.5, record.steps
+        assert {"record", "harness"} <= set(record.steps), record.steps
+        assert record.machine_s <= record.finished - record.started + 0.01
+    runs = results.load_runs()
+    assert (runs["measured_s"] >= 0.3).all() and (runs["machine_s"] >= runs["measured_s"]).all()
+    spent = api.machine_time(results.path)
+    assert spent.measured_s == runs["measured_s"].sum()
+    assert "measuring (" in spent.line() and spent.beside == {}
+
+
+class Hungry(NullWorkload):
+    """A null workload whose files fit nowhere."""
+
+    def required_bytes(self) -> int:
+        return 2**60
+
+
+def test_a_run_whose_files_do_not_fit_is_no_space_after_one_fresh_target(tmp_path, lab,
+                                                                          monkeypatch):
+    """A reused target short of space is made afresh once (deferred frees), then the run
+    fails as no_space; the campaign goes on."""
+    import fslab.targets.base
+
+    monkeypatch.setattr(fslab.targets.base, "SPACE_SETTLE_S", 0.2)
+    outcome, results = run_null(tmp_path, lab, [NullWorkload("a"), Hungry("big")],
+                                iterations=1)
+    assert (outcome.ok, outcome.failed) == (1, 1)
+    big = results.run_record("i001-null-big")
+    assert results.run_record("i001-null-a").started < big.started  # it reused a's target
+    assert big.failure == "no_space" and big.reason.startswith("needs ")
+    assert big.target_description["reprovisioned"] == "space not reclaimed after earlier runs"
+    assert big.steps.get("teardown", 0) > 0  # the first target's release, paid by this run
 
 
 def test_resume_skips_completed_runs_and_redoes_the_one_in_flight(tmp_path, lab):
@@ -156,4 +198,5 @@ def test_a_local_workload_is_recorded_unsupported_on_load_nodes(tmp_path, lab):
                      hosts=("node1",)).execute()
     runs = results.load_runs()
     assert outcome.ok == 0 and runs["status"].tolist() == ["unsupported"]
+    assert runs["failure"].tolist() == ["unsupported"]
     assert "runs on this machine only" in runs["reason"].iloc[0]

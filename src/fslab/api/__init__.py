@@ -31,6 +31,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
     compare,
     load,
+    machine_time,
     member_split,
     open_results,
     report,

@@ -165,6 +165,14 @@ def runs(results_dir: Path) -> pd.DataFrame:
     return open_results(results_dir).load_runs()
 
 
+def machine_time(results_dir: Path) -> Any:
+    """The machine time of a results directory's runs by step, and the share that
+    measured (results/costs.py: a MachineTime, or None when no run recorded steps)."""
+    from fslab.results.costs import machine_time as of_results
+
+    return of_results(open_results(results_dir))
+
+
 def member_split(results_dir: Path) -> pd.DataFrame:
     """Per member of each mirror target: its reads and writes and its share of the reads
     (from fio's disk statistics or /sys/block: fslab/host/diskstats.py)."""

@@ -24,6 +24,9 @@ def print_summary(results_dir: Path, analysis: Any = None) -> None:
         console.print(note, style="dim")
     for line in member_lines(api.member_split(results_dir)):
         console.print(line, markup=False, highlight=False)
+    spent = api.machine_time(results_dir)
+    if spent is not None:
+        console.print(spent.line(), markup=False, highlight=False)
     if "disturbed" in runs and runs["disturbed"].astype(bool).any():
         busy = runs[runs["disturbed"].astype(bool)]
         console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "

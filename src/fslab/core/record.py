@@ -55,6 +55,13 @@ class RunRecord:
     # records written before results format 5 (then the target and workload themselves).
     target_base: str = ""
     job: str = ""
+    # Why a failed run failed (core/failures.py: '' for a run that measured) and, where a
+    # tool refused (mkfs, mount), its own words; "" in records before results format 6.
+    failure: str = ""
+    tool_said: str = ""
+    # Seconds of each step of the run (core/stopwatch.py); a sliced run's slices summed.
+    # Its wall time is finished - started (a sliced run's spans the other targets' slices).
+    steps: dict[str, float] = field(default_factory=dict)
 
     @property
     def disturbed(self) -> bool:
@@ -72,6 +79,18 @@ class RunRecord:
         found = self.workload_metadata.get("steady")
         return str(found.get("reason", "")) if isinstance(found, dict) and \
             found.get("steady") is False else ""
+
+    @property
+    def machine_s(self) -> float:
+        """The seconds the run had the machine: its steps added up."""
+        return sum(self.steps.values())
+
+    @property
+    def measured_s(self) -> float:
+        """The seconds of it its workload measured."""
+        from fslab.core.stopwatch import MEASURE
+
+        return self.steps.get(MEASURE, 0.0)
 
     @property
     def imported(self) -> bool:
@@ -116,7 +135,8 @@ IMPORT_ONLY = ("source", "kind", "tool", "fields")
 NOT_SAVED = ("extra", "archive")
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
-    "dict[str, Any]": (dict,), "dict[str, str]": (dict,), "list[dict[str, Any]]": (list,),
+    "dict[str, Any]": (dict,), "dict[str, str]": (dict,), "dict[str, float]": (dict,),
+    "list[dict[str, Any]]": (list,),
 }
 
 
@@ -129,5 +149,9 @@ def _checked(name: str, value: Any, annotation: object) -> Any:
         raise ValueError(f"{name} is {type(value).__name__}, not {wanted[0].__name__}")
     if isinstance(value, list):  # metrics: a damaged row is dropped, not the run
         return [row for row in value if isinstance(row, dict)]
+    if str(annotation) == "dict[str, float]":  # steps: so is a step that is not seconds
+        steps: Any = value  # a dict, checked above
+        return {str(k): float(v) for k, v in steps.items()
+                if isinstance(v, int | float) and not isinstance(v, bool)}
     number: Any = value  # an int or a float, checked above
     return float(number) if float in wanted else value

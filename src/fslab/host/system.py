@@ -133,14 +133,16 @@ def kernel_release() -> str:
 def sync_and_drop_caches() -> bool:
     """Flush dirty data and drop the page, dentry and inode caches; False when not allowed.
     The measuring tools' own files stay cached (resident.py)."""
+    from fslab.core.stopwatch import CACHE_DROP, step
     from fslab.host.resident import keep_tools_resident
 
     keep_tools_resident()
-    os.sync()
-    try:
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-    except OSError:
-        return False
+    with step(CACHE_DROP):
+        os.sync()
+        try:
+            Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        except OSError:
+            return False
     return True
 
 

@@ -60,8 +60,15 @@ FORMAT = DirFormat("results", "format.json", unstamped=0, history={
        "target_base (the target as declared) and job (the job, /section for one section of "
        "a job file) beside target and workload (their names with the cell's levels); older "
        "directories get them read off their names once, when loaded (results/legacy_cells.py)",
+    6: "a failed run has a kind, not a sentence to read: run.json and the runs table carry "
+       "failure (provision, refused, no_space, unsupported, tool, timeout, error; '' for a "
+       "run that measured) and tool_said (a refusing mkfs's or mount's own words, the "
+       "kernel's among them); run.json carries steps, the seconds of each step of the run "
+       "(core/stopwatch.py); older directories get the kinds read off their reasons once, "
+       "when loaded (results/legacy_failures.py)",
 })
 CELL_FIELDS = 5  # the first format whose rows carry target_base and job
+FAILURE_KINDS = 6  # the first format whose failed runs carry their kind
 RUN_RECORD = "run.json"
 
 
@@ -247,7 +254,7 @@ class ResultsDir:
             except (OSError, ValueError, UnicodeDecodeError) as exc:
                 self.damaged[run_dir.name] = f"{RUN_RECORD} unreadable: {exc}"
                 continue
-            yield record
+            yield self._upgraded(record)
 
     def _archived_records(self, path: Path) -> Iterator[RunRecord]:
         """The records packed in one archive (a damaged one is named, not fatal)."""
@@ -265,7 +272,15 @@ class ResultsDir:
                 self.damaged[f"{path.name}/{name}"] = f"{RUN_RECORD} unreadable: {exc}"
                 continue
             record.archive = path.name
-            yield record
+            yield self._upgraded(record)
+
+    def _upgraded(self, record: RunRecord) -> RunRecord:
+        """A record as the current format has it (older formats: the kind of a failure)."""
+        if self.version < FAILURE_KINDS:
+            from fslab.results.legacy_failures import with_failure
+
+            return with_failure(record)
+        return record
 
     def completed_run_ids(self) -> set[str]:
         return {record.run_id for record in self.run_records()}
@@ -350,35 +365,15 @@ class ResultsDir:
         """One finished run's record (a campaign's run directory), or None."""
         path = self.run_dir(run_id) / RUN_RECORD
         try:
-            return RunRecord.from_json(json.loads(path.read_text()))
+            return self._upgraded(RunRecord.from_json(json.loads(path.read_text())))
         except (OSError, ValueError):
             return None
 
     def load_runs(self) -> Any:
-        """One row per finished run: status and reason (failed runs included), whether
-        caches were dropped before it, and what the witness saw (fslab/host/witness.py)."""
-        import pandas as pd
+        """One row per finished run (results/runs_table.py)."""
+        from fslab.results.runs_table import runs_table
 
-        keys: tuple[str, ...] = ("run_id", "iteration", "target", "fs", "workload", "status",
-                                 "reason", "caches_dropped", "scale")
-        seen = ("others_cpu_pct", "steal_pct", "psi_memory_pct", "other_io_bytes_s")
-        records = list(self.run_records())
-        rows = [{**{k: getattr(record, k) for k in keys}, "disturbed": record.disturbed,
-                 **{k: record.witness.get(k) for k in seen},
-                 "disturbed_by": "; ".join(record.witness.get("reasons") or []),
-                 "outcome": str(record.workload_metadata.get("outcome", "")),
-                 "steady": record.steady, "unsteady_because": record.unsteady_because,
-                 **record.levels}
-                for record in records]
-        factors = tuple(dict.fromkeys(k for record in records for k in record.levels))
-        keys = (*keys, "disturbed", *seen, "disturbed_by", "outcome", "steady",
-                "unsteady_because", *factors)
-        imported = self.path / "runs.csv"  # an import of format 2 wrote an index, no runs/
-        if not rows and imported.exists():
-            return pd.read_csv(imported, keep_default_na=False).assign(
-                caches_dropped=False, scale="", outcome="", steady=None,
-                unsteady_because="")[list(keys)]
-        return pd.DataFrame(rows, columns=list(keys))
+        return runs_table(self.run_records(), self.path / "runs.csv")
 
 
 class _ArchivedRun:

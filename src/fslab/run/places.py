@@ -1,32 +1,35 @@
 """Where a run happens: a target provisioned for the runs that follow (a fresh file
 system, pool or directory, stamped with when it was made) and, for each run, a working
 directory on it with room for the run's files. The runner and the interleaved rounds
-take their places here."""
+take their places here (Places.place_for), and a place's making and release are timed
+into the run it was made for (core/stopwatch.py)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fslab.core import stopwatch
+from fslab.core.errors import ToolError, UserError
+from fslab.core.failures import Failure, provision_failure
 from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
+from fslab.results.legacy_failures import REFUSED_BY_TOOL
+from fslab.run.probes import after_run, before_run
+from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
 
-NO_SPACE = "needs"  # how a failed free-space check's reason begins
-# A run's reason when mkfs or mount refused its target (a tuner reads it back:
-# tune/stages.py), the tool's own line in group 1.
-REFUSED_BY_TOOL = re.compile(r"provisioning .* failed: ((?:mount|mkfs\S*) exited with .*)",
-                             re.S)
+__all__ = ["REFUSED_BY_TOOL", "Places"]  # REFUSED_BY_TOOL: the tuner's, until it reads kinds
 
 
 def unprovisioned(name: str, exc: Exception) -> str:
-    """Why a run had no target: it could not be made (REFUSED_BY_TOOL reads it back)."""
+    """Why a run had no target: it could not be made."""
     return f"provisioning {name} failed: {exc}"
 
 
@@ -56,9 +59,10 @@ def working_place(place: Mounted, run: RunSpec, hosts: tuple[Any, ...],
 def lacks_space(place: Mounted, run: RunSpec) -> str:
     """Why the run's files do not fit on `place` ('' when they do)."""
     need = run.workload.required_bytes()
-    free = place.wait_for_space(need)
+    with stopwatch.step(stopwatch.SPACE):
+        free = place.wait_for_space(need)
     if free is not None and need > free:
-        return (f"{NO_SPACE} {format_bytes(need)} but {run.target.name} has "
+        return (f"needs {format_bytes(need)} but {run.target.name} has "
                 f"{format_bytes(free)} free")
     return ""
 
@@ -67,3 +71,95 @@ def release(where: Where) -> None:
     """Remove the run's working directory, unless its place keeps files between runs."""
     if where.directory is not None and not where.keep_files:
         shutil.rmtree(where.directory, ignore_errors=True)
+
+
+@dataclass
+class Places:
+    """The places of one lab session: a target is provisioned when a run first needs it,
+    serves the runs after it until it is torn down, and one that could not be made is
+    not tried again until `fresh_start` (the next iteration)."""
+
+    targets: dict[str, Target]
+    session: Session
+    hosts: tuple[Any, ...] = ()
+    run_timeout: int = 0
+    mounted: dict[str, Mounted] = field(default_factory=dict)
+    made_for: dict[str, str] = field(default_factory=dict)  # target -> the run it was made for
+    _broken: dict[str, NotReady] = field(default_factory=dict)  # target -> why not made
+    # run_id -> (its place, what run_probes recorded before it), until the run is saved
+    _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
+    _provisions: int = 0
+
+    def fresh_start(self) -> None:
+        """A target that could not be made is tried again."""
+        self._broken.clear()
+
+    def place_for(self, run: RunSpec) -> tuple[Where, dict[str, Any]]:
+        """A provisioned target, checked for space and probed, and a fresh working
+        directory on it: the one place every run gets its target. A reused file system
+        short of space is made afresh once, if no other run is on it: earlier runs'
+        deleted files were not given back yet (zfs-fuse is slow to)."""
+        name, target = run.target.name, self.targets[run.target.name]
+        if self.hosts and not run.workload.runs_on_load_nodes:
+            raise NotReady(f"{run.workload.family} runs on this machine only; with hosts, "
+                           "only fio workloads run on the load nodes", target.describe(),
+                           "unsupported", Failure.UNSUPPORTED)
+        if name in self._broken:
+            raise self._broken[name].again()
+        reused = name in self.mounted
+        place = self.mounted.get(name) or self._provision(run)
+        where = working_place(place, run, self.hosts, self.run_timeout)
+        short = lacks_space(place, run)
+        if short and reused and not self._in_use(name):
+            release(where)
+            with stopwatch.step(stopwatch.TEARDOWN):
+                self.teardown(name)
+            place = self._provision(run)
+            place.description["reprovisioned"] = "space not reclaimed after earlier runs"
+            where = working_place(place, run, self.hosts, self.run_timeout)
+            short = lacks_space(place, run)
+        if short:
+            raise NotReady(short, place.description, failure=Failure.NO_SPACE)
+        with stopwatch.step(stopwatch.PROBE):
+            self._around[run.run_id] = (place, before_run(place, run.target.options))
+        return where, place.description
+
+    def after(self, run_id: str, metadata: dict[str, Any]) -> None:
+        """A run's probes once it is over (its files still there)."""
+        if run_id in self._around:
+            place, around = self._around.pop(run_id)
+            with stopwatch.step(stopwatch.PROBE):
+                after_run(place, around, metadata)
+
+    def teardown(self, name: str) -> tuple[str, float] | None:
+        """Release `name`'s place: (the run it was made for, seconds it took), None when
+        it had none; ToolError or OSError when a release failed."""
+        place = self.mounted.pop(name, None)
+        if place is None:
+            return None
+        start = time.perf_counter()
+        try:
+            self.targets[name].teardown(self.session, place)
+        finally:
+            made_for = self.made_for.pop(name, "")
+        return made_for, time.perf_counter() - start
+
+    def _provision(self, run: RunSpec) -> Mounted:
+        name = run.target.name
+        self._provisions += 1
+        try:
+            with stopwatch.step(stopwatch.PROVISION):
+                place = provisioned(self.targets[name], self.session, self._provisions)
+        except (ToolError, OSError, UserError) as exc:
+            failure, said = provision_failure(exc)
+            self._broken[name] = NotReady(unprovisioned(name, exc),
+                                          self.targets[name].describe(), failure=failure,
+                                          tool_said=said)
+            raise self._broken[name].again() from exc
+        self.mounted[name] = place
+        self.made_for[name] = run.run_id
+        return place
+
+    def _in_use(self, name: str) -> bool:
+        """Whether a run placed on `name` is still to be saved (its files are there)."""
+        return any(place is self.mounted.get(name) for place, _ in self._around.values())

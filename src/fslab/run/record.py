@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.failures import Failure, failure_of
 from fslab.core.metrics import Measurement, add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
 from fslab.workloads.base import RunOutput
@@ -39,6 +40,7 @@ def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
         fs=description.get("fs", run.target.fs), fs_impl=description.get("fs_impl", ""),
         workload=run.workload.name, iteration=run.iteration, position=run.position,
         family=run.workload.family, status=output.status, reason=output.reason,
+        failure=failure_of(output.status, output.failure), tool_said=output.tool_said,
         started=finished.started, finished=time.time(),
         caches_dropped=finished.caches_dropped, scale=campaign.scale,
         target_description=description, workload_metadata=output.metadata,
@@ -63,7 +65,7 @@ def parsed_output(output: RunOutput, run_dir: Path) -> list[Measurement]:
     try:
         parsed = parse_run(DirFiles(run_dir))
     except RawOutputError as exc:
-        output.status, output.reason = "failed", str(exc)
+        output.status, output.reason, output.failure = "failed", str(exc), Failure.TOOL
         return []
     merge_derived(output.metadata, parsed.metadata)
     return parsed.measurements

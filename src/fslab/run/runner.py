@@ -12,14 +12,14 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Protocol
 
+from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
-from fslab.core.record import RunRecord
+from fslab.core.failures import error_failure
 from fslab.host import system
 from fslab.host.children import recorded_in
-from fslab.host.lab import Lab, Session
+from fslab.host.lab import Lab
 from fslab.host.memlimit import memory_limited
 from fslab.host.signals import Interrupted, signals_held, signals_unwind
 from fslab.host.witness import Watcher
@@ -28,18 +28,10 @@ from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.observing import observed
 from fslab.run.participants import Beside
-from fslab.run.places import (
-    NO_SPACE,
-    lacks_space,
-    provisioned,
-    release,
-    unprovisioned,
-    working_place,
-)
-from fslab.run.probes import after_run, before_run
+from fslab.run.places import Places, release
 from fslab.run.record import Finished, finished_record, headline_text
-from fslab.run.rounds import NotReady, Participant
-from fslab.targets import Mounted, Target
+from fslab.run.rounds import Participant, measure_in_rounds, whole_because
+from fslab.targets import Target
 from fslab.workloads.base import RunOutput, Where
 
 # metrics.parquet is rewritten after a run at most this often (and always at the end): a
@@ -89,7 +81,6 @@ class Runner:
     host: str = field(default_factory=socket.gethostname)
     hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
     _rows: list[dict[str, Any]] = field(default_factory=list)
-    _provisions: int = 0
     rerun_disturbed: bool = False  # measure disturbed runs again at their iteration's end
     rerun_unsteady: bool = False  # ... and runs whose throughput stepped or trended
     _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
@@ -97,9 +88,7 @@ class Runner:
     _watcher: Watcher | None = None
     beside: tuple[Beside, ...] = ()  # participants of the rounds (run/participants.py)
     before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
-    # run_id -> (its place, what run_probes recorded before it): rounds save runs later
-    _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
-    _reused: set[str] = field(default_factory=set)  # runs given a file system used before
+    _places: Places | None = None  # the session's targets, provisioned (run/places.py)
 
     def execute(self) -> RunnerResult:
         for step in self.before:  # aging, environment, participants (run/campaign.py)
@@ -113,42 +102,47 @@ class Runner:
         self.targets = {**self.targets, **{p.name: p.target for p in self.beside}}
         with signals_unwind():
             session = self.lab.open_session()
-            mounted: dict[str, Mounted] = {}
+            self._places = Places(self.targets, session, self.hosts,
+                                  self.plan.campaign.run_timeout)
             try:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
-                    self._execute_iterations(session, mounted, done, outcome)
+                    self._execute_iterations(done, outcome)
             finally:
                 with signals_held():
                     self._write_metrics()
                     for participant in self.beside:
                         participant.store.rebuild_metrics()
-                    self._teardown_all(session, mounted, outcome)
+                    for name in list(self._places.mounted):
+                        self._teardown(name, outcome)
                     report = session.close()
                     outcome.warnings += report.errors
         return outcome
 
-    def _execute_iterations(
-        self, session: Session, mounted: dict[str, Mounted], done: set[str], outcome: RunnerResult
-    ) -> None:
+    @property
+    def places(self) -> Places:
+        assert self._places is not None, "places exist while the runner executes"
+        return self._places
+
+    def _execute_iterations(self, done: set[str], outcome: RunnerResult) -> None:
         fresh = self.plan.campaign.fresh
         for iteration in range(1, self.plan.campaign.iterations + 1):
-            broken: dict[str, str] = {}  # target -> why it could not be provisioned
+            self.places.fresh_start()
             runs = [run for run in self.plan.iteration(iteration) if run.run_id not in done]
             for group in self._groups(runs):
-                for run, status, reason in self._execute_group(session, mounted, broken,
-                                                               group):
+                for run, status, reason in self._execute_group(group):
                     outcome.ok += status == "ok"
                     outcome.failed += status != "ok"
                     self.progress.run_finished(run, status, reason, self._headline(run))
                     # After a failure the target may be broken (a dead FUSE daemon, a full
                     # fs): the next run on it gets a fresh one.
                     if fresh == "run" or status == "failed":
-                        self._teardown(session, mounted, run.target.name, outcome)
+                        self._teardown(run.target.name, outcome)
             if self.rerun_disturbed or self.rerun_unsteady:
-                self._rerun_disturbed(session, mounted, broken, runs, outcome)
+                self._rerun_disturbed(runs, outcome)
             if fresh == "iteration":  # a place nothing makes fresh (dir:) is kept
-                for name in [n for n, place in mounted.items() if not place.keep_files]:
-                    self._teardown(session, mounted, name, outcome)
+                for name in [n for n, place in self.places.mounted.items()
+                             if not place.keep_files]:
+                    self._teardown(name, outcome)
 
     def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
         """The iteration's runs in plan order, a sliced job's runs on every target (and
@@ -157,7 +151,7 @@ class Runner:
         groups: list[list[RunSpec]] = []
         gathered: dict[str, list[RunSpec]] = {}
         for run in runs:
-            if self._whole(run):
+            if whole_because(run, self.plan.campaign, bool(self.hosts)) is not None:
                 groups.append([run])
             elif run.job_name in gathered:
                 gathered[run.job_name].append(run)
@@ -166,48 +160,30 @@ class Runner:
                 groups.append(gathered[run.job_name])
         return groups
 
-    def _whole(self, run: RunSpec) -> bool:
-        from fslab.run.rounds import whole_because
-
-        return whole_because(run, self.plan.campaign, bool(self.hosts)) is not None
-
-    def _execute_group(self, session: Session, mounted: dict[str, Mounted],
-                       broken: dict[str, str], group: list[RunSpec]
-                       ) -> list[tuple[RunSpec, str, str]]:
+    def _execute_group(self, group: list[RunSpec]) -> list[tuple[RunSpec, str, str]]:
         """Measure one group in rounds (a run in one piece: one round of one slice) and
         save each run; (run, status, reason) for each."""
-        from fslab.run.rounds import measure_in_rounds
+        from fslab.run.pieces import way_for
 
         campaign = self.plan.campaign
-        whole = self._whole(group[0])
         runs = []
         for run in group:
             self.progress.run_started(run)
             with self.results.room():
                 runs.append((run, self.results.fresh_run_dir(run.run_id)))
-        beside, once = {}, set()
-        for participant in self.beside if not whole else ():
+        beside, once = set(), set()
+        for participant in self.beside:
             for run in participant.runs_beside(group):
-                beside[run.run_id] = run
+                beside.add(run.run_id)
                 runs.append((run, participant.store.fresh_run_dir(run.run_id)))
                 if not participant.every_round:
                     once.add(run.run_id)
         assert self._watcher is not None
-        parts = measure_in_rounds(self, session, mounted, broken, runs, campaign.rounds,
-                                  campaign.seed, self._watcher, frozenset(once), whole)
-        return [(p.run, self._status_of(p), p.failure or (p.output.reason if p.output
-                                                           else "")) for p in parts
-                if p.run.run_id not in beside]
+        way = way_for(self, group[0], campaign, bool(self.hosts), self._watcher)
+        parts = measure_in_rounds(self, way, runs, campaign.seed, frozenset(once))
+        return [(p.run, p.status, p.reason) for p in parts if p.run.run_id not in beside]
 
-    @staticmethod
-    def _status_of(part: Participant) -> str:
-        if part.output is not None:
-            return part.output.status
-        return part.status if part.failure else "ok"
-
-    def _rerun_disturbed(self, session: Session, mounted: dict[str, Mounted],
-                         broken: dict[str, str], runs: list[RunSpec],
-                         outcome: RunnerResult) -> None:
+    def _rerun_disturbed(self, runs: list[RunSpec], outcome: RunnerResult) -> None:
         """Measure the iteration's disturbed runs once more, replacing them (the first
         witness is kept in the new record)."""
         disturbed = {}
@@ -221,7 +197,7 @@ class Runner:
             return
         self._rows = [row for row in self._rows if row["run_id"] not in disturbed]
         for group in self._groups([run for run in runs if run.run_id in disturbed]):
-            for run, status, reason in self._execute_group(session, mounted, broken, group):
+            for run, status, reason in self._execute_group(group):
                 record = self.results.run_record(run.run_id)
                 if record is not None:
                     record.witness = {**record.witness,
@@ -235,74 +211,33 @@ class Runner:
         metric = run.workload.primary_metric
         return headline_text(self.results.run_record(run.run_id) if metric else None, metric)
 
-    def _provision(self, target: Target, session: Session) -> Mounted:
-        self._provisions += 1
-        return provisioned(target, session, self._provisions)
+    def place_for(self, run: RunSpec) -> tuple[Where, dict[str, Any]]:
+        return self.places.place_for(run)
 
-    def place_for(self, session: Session, mounted: dict[str, Mounted],
-                  broken: dict[str, str], run: RunSpec, run_dir: Path
-                  ) -> tuple[Where, dict[str, Any]]:
-        """A provisioned target, checked for space and probed, and a fresh working
-        directory on it (rounds.Steps): the one place every run gets its target."""
-        name, target = run.target.name, self.targets[run.target.name]
-        if self.hosts and not run.workload.runs_on_load_nodes:
-            raise NotReady(f"{run.workload.family} runs on this machine only; with hosts, "
-                           "only fio workloads run on the load nodes", target.describe(),
-                           "unsupported")
-        if name in broken:
-            raise NotReady(broken[name], target.describe())
-        place = mounted.get(name)
-        self._reused.discard(run.run_id)
-        if place is None:
-            try:
-                place = mounted[name] = self._provision(target, session)
-            except (ToolError, OSError, UserError) as exc:
-                broken[name] = unprovisioned(name, exc)
-                raise NotReady(broken[name], target.describe()) from exc
-        else:
-            self._reused.add(run.run_id)
-        where = self._where(place, run)
-        if short := lacks_space(place, run):
-            raise NotReady(short, place.description)
-        self._around[run.run_id] = (place, before_run(place, run.target.options))
-        return where, place.description
-
-    def run_whole(self, session: Session, mounted: dict[str, Mounted],
-                  broken: dict[str, str], part: Participant, watcher: Watcher) -> None:
+    def run_whole(self, part: Participant) -> None:
         """A run in one piece (rounds.Steps): caches dropped, in its memory cgroup,
-        watched. A reused file system that ran out of space gets one fresh try: earlier
-        runs' deleted files were not given back yet (zfs-fuse is slow to)."""
-        run = part.run
+        watched."""
         try:
-            self._run_once(session, part, watcher)
-            assert part.output is not None and part.where is not None
-            if run.run_id in self._reused and part.output.reason.startswith(NO_SPACE):
-                release(part.where)
-                self._around.pop(run.run_id, None)
-                self.targets[run.target.name].teardown(session, mounted.pop(run.target.name))
-                part.where, description = self.place_for(session, mounted, broken, run,
-                                                         part.run_dir)
-                part.description = {**description,
-                                    "reprovisioned": "space not reclaimed after earlier runs"}
-                self._run_once(session, part, watcher)
-        except NotReady as exc:
-            part.output = RunOutput(status=exc.status, reason=str(exc))
-            part.description = exc.description
+            self._run_once(part)
         except (ToolError, OSError, UserError) as exc:
             kind = type(exc).__name__ if isinstance(exc, OSError) else "error"
-            part.output = RunOutput(status="failed", reason=f"{kind}: {exc}")
+            part.output = RunOutput(status="failed", reason=f"{kind}: {exc}",
+                                    failure=error_failure(exc))
 
-    def _run_once(self, session: Session, part: Participant, watcher: Watcher) -> None:
+    def _run_once(self, part: Participant) -> None:
         run, where = part.run, part.where
         assert where is not None
         part.caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
         if not run.workload.watched:  # the simulator's draw: nothing to watch
-            part.output = run.workload.run(where, part.run_dir)
+            with stopwatch.step(stopwatch.MEASURE):
+                part.output = run.workload.run(where, part.run_dir)
             part.output.metadata.setdefault("primary_metric", run.workload.primary_metric)
             return
-        with (memory_limited(session, path_name(f"{run.target.name}-{run.workload.name}"),
+        with (memory_limited(self.places.session,
+                             path_name(f"{run.target.name}-{run.workload.name}"),
                              run.workload.memory_limit) as memory_cgroup,
-              observed(watcher, part.description) as seen):
+              observed(self._watcher_now(), part.description) as seen,
+              stopwatch.step(stopwatch.MEASURE)):  # a workload's own steps apart (fio's)
             output = run.workload.run(replace(where, memory_cgroup=memory_cgroup),
                                       part.run_dir)
         output.metadata.setdefault("primary_metric", run.workload.primary_metric)
@@ -310,41 +245,40 @@ class Runner:
                     host=not self.hosts and run.workload.measures_host_cpu)
         part.output = output
 
+    def _watcher_now(self) -> Watcher:
+        assert self._watcher is not None
+        return self._watcher
+
     def release_place(self, where: Where) -> None:
         release(where)
 
-    def save(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
-             started: float, caches_dropped: bool) -> None:
-        if run.run_id in self._around:  # the run's files are still there
-            place, around = self._around.pop(run.run_id)
-            after_run(place, around, output.metadata)
-        store = next((p.store for p in self.beside if p.name == run.target.name), None)
-        if store is not None:  # a participant's run: saved in its own results
-            store.save_run(self._record(run, output, description, started, caches_dropped,
-                                        store.run_dir(run.run_id)))
+    def save(self, part: Participant, output: RunOutput) -> None:
+        """The run's probes after it, its working files released, its record (parsed
+        from what it left) written: the record step in its steps."""
+        run = part.run
+        store = self._store_of(run.target.name)
+        with stopwatch.timing(part.watch), stopwatch.step(stopwatch.RECORD):
+            self.places.after(run.run_id, output.metadata)
+            if part.where is not None:
+                release(part.where)
+            record = finished_record(self.plan.campaign, run, output, Finished(
+                part.description, part.started, part.caches_dropped,
+                store.run_dir(run.run_id), self.host))
+        record.steps = part.watch.rounded()
+        part.status, part.reason = record.status, record.reason
+        if store is not self.results:  # a participant's run: saved in its own results
+            store.save_run(record)
             return
         with self.results.room():
-            self._save(run, output, description, started, caches_dropped)
+            self.results.save_run(record)
+            self._rows += record.metrics
+            self._metrics_stale = True
+            if time.monotonic() - self._metrics_written >= METRICS_EVERY_S:
+                self._write_metrics()
 
-    def _where(self, place: Mounted, run: RunSpec) -> Where:
-        return working_place(place, run, self.hosts, self.plan.campaign.run_timeout)
-
-    def _save(
-        self, run: RunSpec, output: RunOutput, description: dict[str, Any],
-        started: float, caches_dropped: bool,
-    ) -> None:
-        record = self._record(run, output, description, started, caches_dropped,
-                              self.results.run_dir(run.run_id))
-        self.results.save_run(record)
-        self._rows += record.metrics
-        self._metrics_stale = True
-        if time.monotonic() - self._metrics_written >= METRICS_EVERY_S:
-            self._write_metrics()
-
-    def _record(self, run: RunSpec, output: RunOutput, description: dict[str, Any],
-                started: float, caches_dropped: bool, run_dir: Path) -> RunRecord:
-        return finished_record(self.plan.campaign, run, output, Finished(
-            description, started, caches_dropped, run_dir, self.host))
+    def _store_of(self, target: str) -> ResultsDir:
+        """Where runs on `target` are saved: a participant's own results, or the campaign's."""
+        return next((p.store for p in self.beside if p.name == target), self.results)
 
     def _write_metrics(self) -> None:
         if self._metrics_stale:
@@ -352,22 +286,23 @@ class Runner:
             self._metrics_stale = False
             self._metrics_written = time.monotonic()
 
-    def _teardown(
-        self, session: Session, mounted: dict[str, Mounted], name: str, outcome: RunnerResult
-    ) -> None:
-        place = mounted.pop(name, None)
-        if place is None:
-            return
+    def _teardown(self, name: str, outcome: RunnerResult) -> None:
+        """Release `name`'s place; its time joins the steps of the run it was made for."""
         try:
-            self.targets[name].teardown(session, place)
+            made = self.places.teardown(name)
         except (ToolError, OSError) as exc:
             outcome.warnings.append(f"teardown of {name}: {exc}")
-
-    def _teardown_all(
-        self, session: Session, mounted: dict[str, Mounted], outcome: RunnerResult
-    ) -> None:
-        for name in list(mounted):
-            self._teardown(session, mounted, name, outcome)
+            return
+        if made is None or not made[0]:
+            return
+        run_id, seconds = made
+        store = self._store_of(name)
+        record = store.run_record(run_id)
+        if record is not None:
+            record.steps[stopwatch.TEARDOWN] = round(
+                record.steps.get(stopwatch.TEARDOWN, 0.0) + seconds, 3)
+            with store.room():
+                store.save_run(record)
 
 
 __all__ = ["Interrupted", "NoProgress", "Progress", "Runner", "RunnerResult"]

@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from fslab.core import stopwatch
 from fslab.core.errors import ToolError
 from fslab.host import system
 from fslab.host.kernel_log import kernel_lines
@@ -45,7 +46,7 @@ def mount(session: Session, mounted: Mounted, cmd: list[str], mountpoint: Path,
     """Run a mount command, recording the mount point first so it is always unmounted."""
     mounted.resources.append(session.record("mount", mountpoint, fuse=fuse))
     device = next((arg for arg in cmd if arg.startswith("/dev/")), None)
-    with kernel_lines() as said:
+    with kernel_lines() as said, stopwatch.step(stopwatch.MOUNT):
         try:
             system.run(cmd, timeout=120)
         except ToolError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from fslab.core import stopwatch
 from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.host.lab import Session
@@ -78,7 +79,8 @@ class FuseFsTarget(BaseTarget):
             source = str(make_image(session, mounted, self.spec.name, self.spec.size))
             if self.profile.needs_block_device:
                 source = attach_loop(session, mounted, Path(source), DEFAULT_LOOP_DIRECT_IO)
-            system.run([*self._mkfs(), source], timeout=600)
+            with stopwatch.step(stopwatch.MKFS):
+                system.run([*self._mkfs(), source], timeout=600)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
             mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,
                   fuse=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from fslab.core import stopwatch
 from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.host.lab import Session
@@ -132,7 +133,8 @@ class LoopFsTarget(BaseTarget):
                 if self.profile.aged_fixup:
                     system.run([*self.profile.aged_fixup, device], check=False)
             else:
-                system.run(self.mkfs_command(device), timeout=600)
+                with stopwatch.step(stopwatch.MKFS):
+                    system.run(self.mkfs_command(device), timeout=600)
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
             mount(session, mounted, self.mount_command(device, mounted.path), mounted.path)
             if self.spec.options.get("fresh_copy_of"):

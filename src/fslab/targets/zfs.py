@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
 from fslab.host import system
 from fslab.host.lab import Session
@@ -143,8 +144,10 @@ class ZfsTarget(BaseTarget):
             mounted.resources.append(session.record(
                 "zpool", pool, daemon_pid=daemon.get("pid"), mountpoint=str(mounted.path)))
             vdevs = ["mirror", *map(str, images)] if self.mirror else [str(images[0])]
-            system.run(["zpool", "create", "-f", "-o", f"ashift={self.ashift}", "-o",
-                        "cachefile=none", "-m", str(mounted.path), pool, *vdevs], timeout=120)
+            with stopwatch.step(stopwatch.MKFS):  # makes the pool and mounts it
+                system.run(["zpool", "create", "-f", "-o", f"ashift={self.ashift}", "-o",
+                            "cachefile=none", "-m", str(mounted.path), pool, *vdevs],
+                           timeout=120)
             for key, value in self.properties.items():
                 system.run(["zfs", "set", f"{key}={value}", pool])
         except BaseException:

@@ -29,8 +29,10 @@ class RunOutput:
     """What one execution of a workload produced."""
 
     status: str = "ok"  # ok | failed | unsupported
-    reason: str = ""
+    reason: str = ""  # for people; code reads `failure`
     metadata: dict[str, Any] = field(default_factory=dict)
+    failure: str = ""  # core/failures.Failure when it failed ('' : implied by the status)
+    tool_said: str = ""  # a refusing tool's own words (core/failures.py)
 
 
 class Workload(Protocol):

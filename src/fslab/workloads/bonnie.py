@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.core.errors import UserError
+from fslab.core.failures import Failure
 from fslab.host import system
 from fslab.host.children import run_child
 from fslab.host.memlimit import memory_limit_support
@@ -93,7 +94,8 @@ class BonnieWorkload(Capabilities):
         (run_dir / OUTPUT).write_text(proc.stdout)
         (run_dir / "stderr.txt").write_text(proc.stderr)
         if proc.watchdog:
-            return RunOutput(status="failed", metadata={"command": cmd}, reason=proc.watchdog)
+            return RunOutput(status="failed", metadata={"command": cmd}, reason=proc.watchdog,
+                             failure=Failure.TIMEOUT)
         # Whether it printed a result is the parse stage's to say (parsers/tool_kinds.py).
         return RunOutput(metadata={
             "command": cmd, "memory_limit_bytes": self.memory_limit, "memory_cgroup": cgroup})

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from fslab.core import stopwatch
 from fslab.core.errors import UserError
+from fslab.core.failures import Failure
 from fslab.core.units import parse_size
 from fslab.host import system
 from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE, log_args
@@ -17,7 +19,7 @@ from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.fio.jobfile import (
     check_job_file,
     flat_options,
-    job_text_seconds,
+    job_text_times,
     seconds,
     section_names,
     set_directory,
@@ -25,9 +27,11 @@ from fslab.workloads.fio.jobfile import (
 from fslab.workloads.fio.process import (
     JOB_FILE,
     LAYOUT_GRACE_S,
+    fio_failure,
     first_error_line,
     lay_out_files,
     layout_pass,
+    measured_seconds,
     run_fio,
 )
 
@@ -97,16 +101,22 @@ class FioWorkload(Capabilities):
     def expected_seconds(self) -> float | None:
         """How long fio runs this job at most (runtime and ramp of every section, as if
         each were stonewalled); None when a section has no runtime (a size-based job)."""
+        times = self.expected_times()
+        return sum(times) if times is not None else None
+
+    def expected_times(self) -> tuple[float, float] | None:
+        """(runtime, ramp) of expected_seconds, apart."""
         if self.raw_job_text is not None:
-            return job_text_seconds(self.raw_job_text)
-        total = 0.0
+            return job_text_times(self.raw_job_text)
+        runtime = ramp = 0.0
         sections = [self.options, *(options for _, options in self.extra_sections)]
         for options in sections:
             merged = {**self.global_options, **options}
             if not merged.get("runtime"):
                 return None
-            total += seconds(merged["runtime"]) + seconds(merged.get("ramp_time", 0))
-        return total
+            runtime += seconds(merged["runtime"])
+            ramp += seconds(merged.get("ramp_time", 0))
+        return runtime, ramp
 
     def deadline(self, run_timeout: int = 0) -> tuple[float, str]:
         """(seconds, why) the watchdog gives this job's measured fio run (the layout pass,
@@ -164,9 +174,11 @@ class FioWorkload(Capabilities):
         """Run fio once; its output is the parse stage's (parsers/fio_kinds.py: a job fio
         reports as failed, or a host that gave no result, fails the run there)."""
         try:  # the runner synced and dropped caches just before (drops_caches)
-            metadata = prepare(self, where, run_dir, drop=False)
+            with stopwatch.step(stopwatch.HARNESS):
+                metadata = prepare(self, where, run_dir, drop=False)
         except RunRefused as exc:
-            return RunOutput(status="unsupported", reason=str(exc))
+            return RunOutput(status="unsupported", reason=str(exc),
+                             failure=Failure.UNSUPPORTED)
         job_file, output = run_dir / JOB_FILE, run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}"]
         if where.hosts:
@@ -179,13 +191,18 @@ class FioWorkload(Capabilities):
             cmd += [*log_args(run_dir), str(job_file)]
             timeout, bound = self.deadline(where.run_timeout)
         metadata["command"] = cmd
-        returncode, stderr = run_fio(cmd, timeout=timeout, cgroup=where.cgroup, bound=bound)
-        (run_dir / "stderr.txt").write_text(stderr)
-        if returncode != 0:
-            reason = f"fio exited {returncode}: {first_error_line(stderr) or 'no message'}"
+        with stopwatch.step(stopwatch.FIO_START):
+            done = run_fio(cmd, timeout=timeout, cgroup=where.cgroup, bound=bound)
+        (run_dir / "stderr.txt").write_text(done.stderr)
+        if done.returncode != 0:
+            said = first_error_line(done.stderr) or "no message"
+            reason = f"fio exited {done.returncode}: {said}"
             if where.hosts:
                 reason = f"no result from hosts {', '.join(map(str, where.hosts))}: {reason}"
-            return _failure(reason, where, metadata)
+            return _failure(reason, where, metadata, fio_failure(done, output))
+        runtime, ramp = self.expected_times() or (measured_seconds(output), 0.0)
+        stopwatch.split(stopwatch.FIO_START, **{stopwatch.RAMP: ramp,
+                                                stopwatch.MEASURE: runtime})
         return RunOutput(metadata=metadata)
 
 
@@ -291,14 +308,16 @@ def _host_prefix(where: Where) -> str:
     return f"{where.directory.parent.name}-{where.directory.name}"
 
 
-def _failure(reason: str, where: Where, metadata: dict[str, Any]) -> RunOutput:
-    """A failed run; on a target with a known limitation that refused it, 'unsupported'."""
+def _failure(reason: str, where: Where, metadata: dict[str, Any],
+             failure: Failure) -> RunOutput:
+    """A failed run; on a target with a known limitation that refused it, 'unsupported'
+    (what fio said is read only for that: a quirk's own words, e.g. fusefat's EPERM)."""
     refused = any(text in reason for text in ("Operation not permitted", "not supported",
                                                "Invalid argument"))
-    if where.quirk and refused:
+    if where.quirk and refused and failure == Failure.TOOL:
         return RunOutput(status="unsupported", reason=f"{reason} ({where.quirk})",
-                         metadata=metadata)
-    return RunOutput(status="failed", reason=reason, metadata=metadata)
+                         metadata=metadata, failure=Failure.UNSUPPORTED)
+    return RunOutput(status="failed", reason=reason, metadata=metadata, failure=failure)
 
 
 def job_file_workload(name: str, path: Path) -> FioWorkload:

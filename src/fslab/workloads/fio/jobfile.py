@@ -77,9 +77,10 @@ def seconds(value: Any) -> float:
     return float(match.group(1)) * _UNIT_SECONDS[(match.group(2) or "s").lower()]
 
 
-def job_text_seconds(text: str) -> float | None:
-    """A job file's longest run: every job section's runtime and ramp (its own or the
-    global one) added up, as if each were stonewalled; None if one has no runtime."""
+def job_text_times(text: str) -> tuple[float, float] | None:
+    """(runtime, ramp) of a job file's longest run: every job section's runtime and ramp
+    (its own or the global one) added up, as if each were stonewalled; None if one has no
+    runtime."""
     sections: list[tuple[str, dict[str, str]]] = []
     for raw in text.splitlines():
         line = raw.split(";", 1)[0].split("#", 1)[0].strip()
@@ -89,12 +90,13 @@ def job_text_seconds(text: str) -> float | None:
             key, value = line.split("=", 1)
             sections[-1][1][key.strip().lower()] = value.strip()
     shared = next((opts for name, opts in sections if name == "global"), {})
-    total = 0.0
+    runtime = ramp = 0.0
     for name, options in sections:
         if name == "global":
             continue
         merged = {**shared, **options}
         if not merged.get("runtime"):
             return None
-        total += seconds(merged["runtime"]) + seconds(merged.get("ramp_time", 0))
-    return total if any(name != "global" for name, _ in sections) else None
+        runtime += seconds(merged["runtime"])
+        ramp += seconds(merged.get("ramp_time", 0))
+    return (runtime, ramp) if any(name != "global" for name, _ in sections) else None

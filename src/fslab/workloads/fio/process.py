@@ -3,15 +3,18 @@ fslab on Ctrl-C or SIGTERM, and reading the first error line of its stderr."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
 from pathlib import Path
 from typing import Any
 
+from fslab.core import stopwatch
+from fslab.core.failures import Failure
 from fslab.core.units import parse_size
 from fslab.host import system
-from fslab.host.children import run_child
+from fslab.host.children import Finished, run_child
 
 JOB_FILE = "job.fio"  # the resolved job file every fio run keeps beside its output
 # fio needs time beyond `runtime` to lay out files; past this it is considered hung.
@@ -61,14 +64,16 @@ def layout_pass(job_file: Path, run_dir: Path, cgroup: str) -> dict[str, Any]:
     if layout is not None:
         (run_dir / LAYOUT_JOB).write_text(layout)
         job_file = run_dir / LAYOUT_JOB
-    code, stderr = run_fio(["fio", "--create_only=1", "--output-format=terse",
-                             "--output=/dev/null", str(job_file)],
-                            timeout=LAYOUT_GRACE_S, cgroup=cgroup, measured=False)
+    with stopwatch.step(stopwatch.LAYOUT):
+        done = run_fio(["fio", "--create_only=1", "--output-format=terse",
+                        "--output=/dev/null", str(job_file)],
+                       timeout=LAYOUT_GRACE_S, cgroup=cgroup, measured=False)
     seconds = time.perf_counter() - start
     dropped = system.sync_and_drop_caches()
-    if code:
-        (run_dir / "layout-stderr.txt").write_text(stderr)
-    return {"seconds": round(seconds, 3), "exit_code": code, "caches_dropped": dropped,
+    if done.returncode:
+        (run_dir / "layout-stderr.txt").write_text(done.stderr)
+    return {"seconds": round(seconds, 3), "exit_code": done.returncode,
+            "caches_dropped": dropped,
             "why": "files laid out, synced and dropped from the cache before measuring"}
 
 
@@ -93,11 +98,44 @@ def lay_out_files(directory: Path, name: str, options: dict[str, Any]) -> dict[s
 
 
 def run_fio(cmd: list[str], timeout: float, cgroup: str = "",
-            bound: str = "", measured: bool = True) -> tuple[int, str]:
+            bound: str = "", measured: bool = True) -> Finished:
     """Run fio as fslab's child (children.py: its own process group, in the ledger, ended
     at `timeout` s with its jobs); on Ctrl-C or SIGTERM stop it and wait, then re-raise."""
-    done = run_child(cmd, timeout, cgroup, bound, measured)
-    return done.returncode, done.stderr
+    return run_child(cmd, timeout, cgroup, bound, measured)
+
+
+def fio_failure(done: Finished, output: Path) -> Failure:
+    """The kind of a failed fio run: its deadline, a job that found no space (fio's own
+    error number in its output), or fio's failure."""
+    from fslab.parsers.fio_load import FioParseError, load_fio
+
+    if done.watchdog:
+        return Failure.TIMEOUT
+    try:
+        data = load_fio(output.read_bytes())
+    except (OSError, FioParseError):
+        return Failure.TOOL
+    jobs = data.get("jobs") or data.get("client_stats") or []
+    found = {job.get("error") for job in jobs if isinstance(job, dict)}
+    return Failure.NO_SPACE if found & {errno.ENOSPC, errno.EDQUOT} else Failure.TOOL
+
+
+def measured_seconds(output: Path) -> float:
+    """What fio says it measured (a job's `job_runtime`, its ramp left out): the longest
+    clone of each section, the sections added up as if stonewalled; 0 when it says
+    nothing readable."""
+    from fslab.parsers.fio_load import FioParseError, load_fio
+
+    try:
+        data = load_fio(output.read_bytes())
+    except (OSError, FioParseError):
+        return 0.0
+    longest: dict[str, float] = {}
+    for job in data.get("jobs") or data.get("client_stats") or []:
+        if isinstance(job, dict) and isinstance(job.get("job_runtime"), int | float):
+            name = str(job.get("jobname", ""))
+            longest[name] = max(longest.get(name, 0.0), job["job_runtime"] / 1000)
+    return sum(longest.values())
 
 
 def first_error_line(stderr: str) -> str:

@@ -1,5 +1,5 @@
 """A fio job measured in slices: laid out once, then run for short stretches that the
-runner interleaves with the same job on the other targets (runner_rounds.py).
+runner interleaves with the same job on the other targets (run/rounds.py).
 
 The disk under loop images drifts from moment to moment; a comparison should not depend
 on which target happened to run in a slow minute. Measured here (issue 22): alternating
@@ -11,13 +11,15 @@ is their mean (analysis.cells.observations), never more replicates.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Protocol
 
+from fslab.core import stopwatch
+from fslab.core.failures import Failure
+from fslab.host.children import Finished
 from fslab.parsers.raw_names import log_args
 from fslab.workloads.base import RunOutput, Where
-from fslab.workloads.fio.process import JOB_FILE, first_error_line, run_fio
+from fslab.workloads.fio.process import JOB_FILE, fio_failure, first_error_line, run_fio
 
 SLICE_OUTPUT = "fio-slice-{index:02d}.json"
 SLICE_JOB = "slice.fio"
@@ -74,21 +76,31 @@ def slice_job(workload: FioJob, where: Where, slice_ms: int, ramp_ms: int) -> st
 
 
 def run_slice(workload: FioJob, where: Where, run_dir: Path, index: int,
-              slice_ms: int, ramp_ms: int) -> tuple[int, str, float]:
-    """One slice: (fio's exit code, its stderr, wall seconds)."""
+              slice_ms: int, ramp_ms: int) -> Finished:
+    """One slice: how its fio ended (exit code, stderr, wall seconds, the watchdog's word).
+    Its time is the run's steps: the ramp and the measuring fio was asked for, the rest
+    fio's start and stop."""
     job = run_dir / SLICE_JOB
     if not job.exists():
         job.write_text(slice_job(workload, where, slice_ms, ramp_ms))
     output = run_dir / SLICE_OUTPUT.format(index=index)
-    start = time.perf_counter()
-    code, stderr = run_fio(["fio", "--output-format=json+", f"--output={output}",
-                            *log_args(run_dir, index), str(job)],
-                            timeout=(slice_ms + ramp_ms) / 1000 + SLICE_GRACE_S,
-                            cgroup=where.cgroup)
-    if stderr.strip():
+    with stopwatch.step(stopwatch.FIO_START):
+        done = run_fio(["fio", "--output-format=json+", f"--output={output}",
+                        *log_args(run_dir, index), str(job)],
+                       timeout=(slice_ms + ramp_ms) / 1000 + SLICE_GRACE_S,
+                       cgroup=where.cgroup)
+    if done.returncode == 0:
+        stopwatch.split(stopwatch.FIO_START, **{stopwatch.RAMP: ramp_ms / 1000,
+                                                stopwatch.MEASURE: slice_ms / 1000})
+    if done.stderr.strip():
         with (run_dir / "stderr.txt").open("a") as handle:
-            handle.write(f"--- slice {index}\n{stderr}")
-    return code, stderr, time.perf_counter() - start
+            handle.write(f"--- slice {index}\n{done.stderr}")
+    return done
+
+
+def slice_failure(done: Finished, run_dir: Path, index: int) -> Failure:
+    """The kind of a failed slice (process.fio_failure on its output)."""
+    return fio_failure(done, run_dir / SLICE_OUTPUT.format(index=index))
 
 
 def failure_line(stderr: str, index: int, code: int) -> str:
@@ -96,9 +108,9 @@ def failure_line(stderr: str, index: int, code: int) -> str:
     return f"fio (slice {index}): {first_error_line(stderr) or f'exit {code}'}"
 
 
-def finish(metadata: dict[str, Any], failures: list[str]) -> RunOutput:
-    """The run's status from its slices' exits (a failed slice fails the run, with its
-    reason); what their outputs say is the parse stage's (parsers/fio_kinds.py)."""
-    if failures:
-        return RunOutput(status="failed", reason=failures[0], metadata=metadata)
+def finish(metadata: dict[str, Any], failure: str | None, reason: str) -> RunOutput:
+    """The run's status from its slices' exits (a failed slice fails the run, with its kind
+    and reason); what their outputs say is the parse stage's (parsers/fio_kinds.py)."""
+    if failure is not None:
+        return RunOutput(status="failed", reason=reason, metadata=metadata, failure=failure)
     return RunOutput(metadata=metadata)

@@ -1,0 +1,163 @@
+"""What a participant does in one round (rounds.Way): a slice of a fio job, or its whole
+run when the run is measured in one piece (one round of one slice).
+
+A sliceable fio job (workloads/fio/slices.py) is laid out first, then runs a short slice
+per round; what the slices measured, how the machine looked meanwhile (the witness, the
+devices' counters, the host's CPU) and their spread become the run's output at the end.
+A run in one piece is the workload's own run (Steps.run_whole: caches dropped, its memory
+cgroup, watched), and its output is the workload's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from fslab.host import diskstats
+from fslab.host.witness import Watcher, Witness, judge
+from fslab.plan.model import Campaign
+from fslab.plan.order import RunSpec
+from fslab.run.observing import observed
+from fslab.run.rounds import Participant, Steps, Way, whole_because
+from fslab.workloads.base import RunOutput
+from fslab.workloads.fio import FioWorkload, prepare
+from fslab.workloads.fio import slices as fio_slices
+from fslab.workloads.fio.jobfile import seconds
+from fslab.workloads.process import HostCpu, keep_host_cpu
+
+# A slice measures at least this long, and each fio start carries at least a second of the
+# job (its share of the ramp and of the measuring): fio's own start and stop cost about a
+# quarter second each time (0.24-0.29 s here, 100 ms of it fio's wait for its jobs), so
+# the default 2 s job with its 1 s ramp runs in 3 rounds (a 1 s job: 2; 3 s: 4; 5 s or
+# more: the campaign's 6), about a fifth of fio's time spent starting, not a quarter.
+MIN_SLICE_MS = 500
+MIN_START_MS = 1000
+
+
+def way_for(steps: Steps, run: RunSpec, campaign: Campaign, hosts: bool,
+            watcher: Watcher) -> Way:
+    """How the group `run` heads is measured: in slices, or each run in one piece."""
+    if whole_because(run, campaign, hosts) is not None:
+        return InOnePiece(steps)
+    assert isinstance(run.workload, FioWorkload)
+    return InSlices.of(run.workload, campaign.rounds, watcher)
+
+
+def rounds_for(workload: FioWorkload, rounds: int) -> int:
+    """How many rounds a job is measured in: the campaign's, fewer where its runtime
+    would make slices shorter than MIN_SLICE_MS or a fio start carry less than
+    MIN_START_MS of ramp and runtime (never more time than the job asks)."""
+    runtime_ms = int(1000 * workload.runtime)
+    per_start = (runtime_ms + int(1000 * _ramp_s(workload))) // MIN_START_MS
+    return max(1, min(rounds, runtime_ms // MIN_SLICE_MS, per_start))
+
+
+def _ramp_s(workload: FioWorkload) -> float:
+    return seconds({**workload.global_options, **workload.options}.get("ramp_time", 0))
+
+
+def slice_lengths(workload: FioWorkload, rounds: int) -> tuple[int, int]:
+    """(slice ms, ramp ms per slice): the job's runtime and ramp split over the rounds."""
+    return int(1000 * workload.runtime / rounds), int(1000 * _ramp_s(workload) / rounds)
+
+
+@dataclass(frozen=True)
+class InOnePiece:
+    """Each run measured whole: one round, its one slice the workload's own run."""
+
+    steps: Steps
+    rounds: int = 1
+
+    def prepare(self, part: Participant) -> None:
+        """Nothing: the workload prepares its own run."""
+
+    def measure(self, part: Participant, number: int, position: int) -> None:
+        self.steps.run_whole(part)
+
+    def output(self, part: Participant) -> RunOutput:
+        assert part.output is not None
+        return part.output
+
+
+@dataclass(frozen=True)
+class InSlices:
+    """A fio job's runs laid out, then measured a slice per round."""
+
+    workload: FioWorkload
+    rounds: int
+    slice_ms: int
+    ramp_ms: int
+    watcher: Watcher
+
+    @classmethod
+    def of(cls, workload: FioWorkload, rounds: int, watcher: Watcher) -> InSlices:
+        rounds = rounds_for(workload, rounds)
+        return cls(workload, rounds, *slice_lengths(workload, rounds), watcher)
+
+    def prepare(self, part: Participant) -> None:
+        assert part.where is not None and isinstance(part.run.workload, FioWorkload)
+        part.metadata = prepare(part.run.workload, part.where, part.run_dir)
+
+    def measure(self, part: Participant, number: int, position: int) -> None:
+        assert part.where is not None and isinstance(part.run.workload, FioWorkload)
+        with observed(self.watcher, part.description) as seen:
+            done = fio_slices.run_slice(part.run.workload, part.where, part.run_dir,
+                                        number, self.slice_ms, self.ramp_ms)
+        part.slices.append({"round": number, "position": position,
+                            "seconds": round(done.seconds, 3), "exit_code": done.returncode})
+        part.witnesses.append(seen.witness)
+        part.disks.append(seen.disks)
+        if seen.cpu.seconds == seen.cpu.seconds:
+            part.cpu_seconds += seen.cpu.seconds
+            part.wall += done.seconds
+        if done.returncode != 0:
+            part.failed = RunOutput(
+                status="failed", reason=fio_slices.failure_line(done.stderr, number,
+                                                                done.returncode),
+                failure=fio_slices.slice_failure(done, part.run_dir, number))
+
+    def output(self, part: Participant) -> RunOutput:
+        """The run's output from its slices: a failed slice's kind and reason, or what
+        they measured (the parse stage reads their outputs), and how they ran."""
+        failed = part.failed
+        output = fio_slices.finish(part.metadata, failed.failure if failed else None,
+                                   failed.reason if failed else "")
+        if output.status == "ok" and part.wall > 0:
+            use = HostCpu(pct=100.0 * part.cpu_seconds / part.wall, seconds=part.cpu_seconds)
+            output.metadata["host_cpu"] = keep_host_cpu(use, part.run_dir)
+        output.metadata["slices"] = {
+            "rounds": self.rounds, "slice_ms": self.slice_ms, "ramp_ms": self.ramp_ms,
+            "runs": part.slices,
+            "why": "measured in rounds interleaved with the other targets (rounds.py)"}
+        output.metadata["primary_metric"] = part.run.workload.primary_metric
+        if part.witnesses:
+            output.metadata["witness"] = combine(part.witnesses).to_json()
+        if disks := diskstats.add_up(part.disks):
+            output.metadata["disk_stats"] = disks
+        part.caches_dropped = bool(part.metadata.get("layout_pass", {})
+                                   .get("caches_dropped", False))
+        return output
+
+
+def combine(witnesses: list[Witness]) -> Witness:
+    """One witness for a run measured in slices: time-weighted over the slices."""
+    total = sum(w.seconds for w in witnesses) or 1e-9
+
+    def mean(key: str) -> float:
+        values = [(getattr(w, key), w.seconds) for w in witnesses
+                  if getattr(w, key) == getattr(w, key)]
+        return sum(v * s for v, s in values) / total if values else math.nan
+
+    shares: dict[str, float] = {}  # "name N %" of each slice -> CPU-seconds of that name
+    for w in witnesses:
+        for entry in w.busiest:
+            name, _, pct = entry.rpartition(" ")[0].rpartition(" ")
+            shares[name] = shares.get(name, 0.0) + float(pct or 0) * w.seconds / 100
+    busiest = [f"{name} {100 * seconds / total:.0f} %" for name, seconds in
+               sorted(shares.items(), key=lambda item: -item[1])[:3]]
+    found = Witness(seconds=total, others_cpu_pct=mean("others_cpu_pct"), busiest=busiest,
+                    steal_pct=mean("steal_pct"), psi_cpu_pct=mean("psi_cpu_pct"),
+                    psi_io_pct=mean("psi_io_pct"), psi_memory_pct=mean("psi_memory_pct"),
+                    other_io_bytes_s=mean("other_io_bytes_s"), disk=witnesses[0].disk)
+    judge(found)
+    return found
