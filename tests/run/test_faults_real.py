@@ -47,6 +47,7 @@ def test_a_target_filling_up_fails_that_run_and_the_next_gets_a_fresh_one(tmp_pa
     assert len(fills) == 2 and all(r["status"] == "failed" for r in fills)
     assert all("No space left on device" in r["reason"] or "error 28" in r["reason"]
                for r in fills), [r["reason"] for r in fills]
+    assert [r["failure"] for r in fills] == ["no_space", "no_space"]  # fio's errno 28
     reads = [r for r in records.values() if r["workload"] == "randread"]
     assert [r["status"] for r in reads] == ["ok", "ok"]  # the campaign went on
     assert result.runner.failed == 2

@@ -42,3 +42,24 @@ def test_a_level_ext4_does_not_know_is_named_alone_beside_other_factors(lab: Lab
             "mount_options.other": ["nodiscard", "nosuch"]}), lab)
     text = str(caught.value)
     assert "does not take mount_options.other=nosuch (" in text and "\n" not in text
+
+
+@pytest.mark.privileged
+def test_a_run_on_a_target_the_kernel_refuses_fails_as_refused_with_the_kernels_words(
+        lab: Lab, tmp_path):
+    """The kind is a field and the kernel's line is kept apart (tool_said): a reader shows
+    it without taking the reason apart."""
+    requires("mkfs.ext4", "losetup", "fio")
+    (tmp_path / "c.toml").write_text(
+        'name = "refused"\niterations = 1\nruntime = 1\nimage_size = "256M"\n'
+        'file_size = "8M"\nseed = 3\nceiling = false\n'
+        '[[target]]\nfs = "ext4"\nmount_options = "data=journal,delalloc"\n'
+        '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
+    result = api.run(api.load_campaign(tmp_path / "c.toml", api.Overrides()),
+                     out=tmp_path / "out", lab=lab)
+    runs = api.runs(tmp_path / "out")
+    assert result.runner.failed == 1 and runs["failure"].tolist() == ["refused"]
+    said = runs["tool_said"].iloc[0]
+    assert said.startswith("mount exited with ")
+    assert "can't mount with both data=journal and delalloc" in said
+    assert said in runs["reason"].iloc[0]  # the reason, for people, still says it all
