@@ -45,7 +45,6 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune_request,
     tune_resumed,
 )
-from fslab.core.errors import UserError
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.results.store import ResultsDir
 from fslab.run.campaign import RunResult
@@ -97,36 +96,15 @@ def run(
     seconds (default: `budget`, else 2 h; fslab/run/resolve.py).
     """
     from fslab.host.lab import Lab
-    from fslab.run.adaptive import Goal
-    from fslab.run.campaign import CampaignRun, both
+    from fslab.run.orchestrator import RunOptions, run_campaign
 
-    goal = Goal(until_ci, until_detectable)
-    first = CampaignRun.start(campaign, Path(out or campaign.out or default_out(campaign)),
-                              lab or Lab(), resume=resume, force_device=force_device,
-                              confirmed_devices=confirmed_devices, budget=budget)
-    if resolve and goal:
-        raise UserError("--resolve decides questions by looks of its own: drop --until-ci "
-                        "and --until-detectable")
-    if resolve:
-        from fslab.plan.order import DEFAULT_BUDGET_S
-        from fslab.run.resolve import resolve as resolve_rounds
-        from fslab.run.resolve import start_looking
-
-        first = start_looking(first)
-    outcome = first.execute(progress, rerun_disturbed, before=first.pre_run_steps(),
-                            rerun_unsteady=rerun_unsteady)
-    if resolve:
-        spend = resolve_budget or budget or DEFAULT_BUDGET_S
-        last, outcome, left_out = resolve_rounds(first, outcome, spend, progress,
-                                                 rerun_disturbed, rerun_unsteady)
-        result = last.finish(outcome, goal)
-        result.unresolved = left_out
-        return result
-    second = first.second_stage(goal, max_iterations)
-    if second is not None:
-        outcome = both(outcome, second.execute(progress, rerun_disturbed,
-                                               rerun_unsteady=rerun_unsteady))
-    return first.finish(outcome, goal)
+    return run_campaign(campaign, Path(out or campaign.out or default_out(campaign)),
+                        lab or Lab(), RunOptions(
+                            resume=resume, confirmed_devices=confirmed_devices,
+                            force_device=force_device, progress=progress, until_ci=until_ci,
+                            max_iterations=max_iterations, until_detectable=until_detectable,
+                            rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
+                            budget=budget, resolve=resolve, resolve_budget=resolve_budget))
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,

@@ -18,13 +18,15 @@ if TYPE_CHECKING:
 def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None = None,
          progress: Progress | None = None, resume: bool = False) -> list[str]:
     """`fslab tune`: screen, race and confirm (fslab/tune/) into `out`; the lines that
-    answer it (also in out/stats: tune.csv, tuned.toml; out/tune.html). With `resume`,
-    the tune saved in `out` goes on from what is on disk."""
+    answer it (also in out/stats: tune.csv, tune_set.csv, tune_options.csv, tuned.toml;
+    out/tune.html). With `resume`, the tune saved in `out` goes on from what is on disk."""
     from fslab.host.lab import Lab
-    from fslab.tune import answer
+    from fslab.report.tune_page import render
+    from fslab.results.store import write_atomic
+    from fslab.tune import files, tables
     from fslab.tune import request as requests
-    from fslab.tune.driver import Settings
-    from fslab.tune.driver import tune as run_tune
+    from fslab.tune.budget import Budget
+    from fslab.tune.questions import per_run_seconds, tune_campaign
 
     out = Path(out)
     if not resume:
@@ -34,18 +36,13 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
         requests.save(out, request)
         import tomli_w
 
-        from fslab.results.store import write_atomic as write
-
-        write(out / "campaign.toml", tomli_w.dumps(campaign.to_dict()))
+        write_atomic(out / "campaign.toml", tomli_w.dumps(campaign.to_dict()))
     space = request.space([t.fs for t in campaign.targets])
-    answers = run_tune(campaign, space, Settings(request.margin, request.max_runs,
-                                                 request.budget_s), out, lab or Lab(),
-                       progress)
-    lines = [*space.notes, *answer.write(out, campaign, answers, request.margin)]
-    from fslab.report.tune_page import render
-    from fslab.results.store import write_atomic
-
-    write_atomic(out / "tune.html", render(campaign.name, answer.page_tables(answers), lines))
+    budget = Budget(request.max_runs, request.budget_s, per_run_seconds(campaign))
+    tuned = tune_campaign(campaign, space, budget, request.margin, out, lab or Lab(),
+                          progress)
+    lines = [*space.notes, *files.write(out, campaign, tuned)]
+    write_atomic(out / "tune.html", render(campaign.name, tables.page_tables(tuned), lines))
     return lines
 
 
@@ -60,9 +57,9 @@ def tune_request(table: dict[str, Any], flags: dict[str, list[str]], **limits: A
 
 def tune_plan(campaign: Campaign, request: TuneRequest) -> list[str]:
     """`fslab tune --dry-run`: the stages and what each may take; touches nothing."""
-    from fslab.tune.driver import per_run_seconds
+    from fslab.tune.measure import questions_of
+    from fslab.tune.questions import per_run_seconds
     from fslab.tune.request import dry_run
-    from fslab.tune.stages import questions_of
 
     space = request.space([t.fs for t in campaign.targets])
     return dry_run(space, request, per_run_seconds(campaign), len(questions_of(campaign)))

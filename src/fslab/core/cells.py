@@ -44,6 +44,16 @@ class CellKey:
     def level_dict(self) -> dict[str, str]:
         return dict(self.levels)
 
+    @property
+    def unordered(self) -> tuple[str, str, frozenset[Level]]:
+        """The cell whatever order its levels were listed in (a tuner lists them in its
+        space's order, the plan the target's first)."""
+        return self.target, self.job, frozenset(self.levels)
+
+    def to_dict(self) -> dict[str, object]:
+        """As campaign.toml's `cells` holds it."""
+        return {"target": self.target, "job": self.job, "levels": dict(self.levels)}
+
     def name(self) -> str:
         """The full name: target, levels, job ('ext4 noatime randread')."""
         return " ".join([self.target, *(level_label(f, v) for f, v in self.levels),

@@ -114,7 +114,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         target_sweeps=target_sweeps,
         looks=list(parsed.resolve.looks) if parsed.resolve else [],
         look_cells=[list(cells) for cells in parsed.resolve.cells] if parsed.resolve else [],
-        cells=[(str(t), str(w)) for t, w in parsed.cells],
+        cells=[entry.key() for entry in parsed.cells],
+        first_iteration=parsed.first_iteration,
         tune=dict(parsed.tune),
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from fslab.core.cells import CellKey
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.targets import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
@@ -60,6 +61,18 @@ class ResolveTable(BaseModel):
     cells: list[list[tuple[str, str, int]]] = []
 
 
+class CellEntry(BaseModel):
+    """One cell of `cells`: the target as declared, the job, every factor's level."""
+
+    model_config = ConfigDict(extra="forbid")
+    target: str
+    job: str
+    levels: dict[str, str] = {}
+
+    def key(self) -> CellKey:
+        return CellKey(self.target, self.job, tuple(self.levels.items()))
+
+
 class CampaignFile(BaseModel):
     """The whole campaign.toml."""
 
@@ -97,9 +110,11 @@ class CampaignFile(BaseModel):
     # What each swept factor varies (target or job): fslab writes it from the sweep, for
     # the analysis; a campaign file need not give it (it is recomputed).
     factors: dict[str, Literal["target", "job"]] = {}
-    # Only these cells of the sweep, [target, workload] by their names (a design's
-    # configurations: `fslab tune` writes it); empty: every combination of the levels.
-    cells: list[tuple[str, str]] = []
+    # Only these cells of the sweep, each {target, job, levels = {factor: level}} (a
+    # design's configurations: `fslab tune` writes it); empty: every combination.
+    cells: list[CellEntry] = []
+    # The first iteration the plan holds (a tuner's race measures one round at a time).
+    first_iteration: int = 1
     # `fslab tune`'s space and limits: NAME = [levels] (the first the reference), and
     # budget, max_runs, margin, objective, subject_to, allow_unsafe (tune/request.py).
     tune: dict[str, Any] = {}
@@ -149,9 +164,9 @@ class Campaign:
     # {factor: 'target' or 'job'} of every swept factor (plan/sweep.py, at resolve time):
     # what each varies, in campaign.toml ([factors]) for the analysis to read.
     factor_scopes: dict[str, str] = field(default_factory=dict)
-    # Only these (target, workload) cells, by name (a design's configurations: tune/);
-    # empty: every combination of the levels.
-    cells: list[tuple[str, str]] = field(default_factory=list)
+    # Only these cells (a design's configurations: tune/); empty: every combination.
+    cells: list[CellKey] = field(default_factory=list)
+    first_iteration: int = 1  # iterations first_iteration..iterations are planned
     tune: dict[str, Any] = field(default_factory=dict)  # [tune]: `fslab tune`'s space
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
@@ -189,7 +204,9 @@ class Campaign:
         if self.factor_scopes:
             data["factors"] = dict(self.factor_scopes)
         if self.cells:
-            data["cells"] = [list(cell) for cell in self.cells]
+            data["cells"] = [cell.to_dict() for cell in self.cells]
+        if self.first_iteration != 1:
+            data["first_iteration"] = self.first_iteration
         if self.tune:
             data["tune"] = dict(self.tune)
         if self.looks:

@@ -77,15 +77,17 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
         variants, targets = workload_variants(campaign), target_variants(campaign)
     else:  # a plan of its own (the ceiling's): these workloads on the targets as they are
         variants, targets = [WorkloadVariant(w, w.name) for w in workloads], campaign.targets
-    if campaign.cells:  # a design's cells only (a tuner's stage: tune/)
-        chosen = {(target, workload) for target, workload in campaign.cells}
-        targets = [t for t in targets if any(t.name == c for c, _ in chosen)]
+    chosen = {cell.unordered for cell in campaign.cells}  # a design's cells (tune/)
+    if chosen:
+        targets = [t for t in targets if any(_cell(t, v).unordered in chosen for v in variants)]
     rng = random.Random(campaign.seed)
     runs: list[RunSpec] = []
     for iteration in range(1, campaign.iterations + 1):
         pairs = [(target, variant) for target in targets for variant in variants
-                 if not campaign.cells or (target.name, variant.workload.name) in chosen]
+                 if not chosen or _cell(target, variant).unordered in chosen]
         rng.shuffle(pairs)
+        if iteration < campaign.first_iteration:
+            continue  # shuffled all the same: each iteration's order is the seed's
         wanted = resolving(campaign, iteration)
         if wanted is not None:  # a round of --resolve: only the cells it measures
             pairs = [(t, v) for t, v in pairs if (t.name, v.workload.name) in wanted]
@@ -93,6 +95,10 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
                          variant.job)
                  for position, (target, variant) in enumerate(pairs)]
     return Plan(campaign, runs, targets, [v.workload.name for v in variants])
+
+
+def _cell(target: TargetSpec, variant: WorkloadVariant) -> CellKey:
+    return CellKey(target.base, variant.job, (*target.levels, *variant.levels))
 
 
 def resolving(campaign: Campaign, iteration: int) -> set[tuple[str, str]] | None:

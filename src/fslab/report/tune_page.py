@@ -1,12 +1,15 @@
 """The page of a tune (`fslab tune` writes tune.html): the answer, the screen's effects
-(each level against the reference, kept factors in colour), the race (every
-configuration's interval after each round, the dropped ones greyed from the round they
-were dropped) and the winner against the reference on fresh data. Renders tables the
-tune made (tune/answer.py: page_tables); computes nothing."""
+(each level against its factor's reference, kept factors in colour), the race as ratios
+to the best after every look (each configuration a row, the set marked), and each
+option's contribution on fresh data with its interval. Renders tables the tune made
+(tune/tables.py: page_tables); computes nothing.
+
+Labels are the options themselves ("noatime", "-J size=16"), never cut: each chart's left
+margin is sized to its longest label, which Plotly would otherwise clip at the SVG's edge
+(Chromium counts clipped labels: tests/tune/test_tune_page_real.py)."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 import pandas as pd
@@ -14,77 +17,76 @@ import pandas as pd
 from fslab.report.page import Page, esc
 
 Chart = dict[str, Any]
+CHAR_PX = 7.5  # the width of one character of a 12 px label, with room to spare
+ROW_PX = 26
+SET, DROPPED, WINNER = "#1f77b4", "#bbb", "#2ca02c"
+VERDICT_COLOURS = {"change": WINNER, "keep": "#999", "bundle": SET}
 
 
 def render(name: str, tables: dict[str, pd.DataFrame], lines: list[str]) -> str:
     page = Page(f"fslab tune: {name}")
-    page.add(f"<h1>fslab tune: {esc(name)}</h1>" + "".join(
-        f"<p class='verdict'>{esc(line)}</p>" for line in lines))
-    effects, race, confirm = tables["effects"], tables["race"], tables["confirm"]
+    page.add(f"<h1>fslab tune: {esc(name)}</h1><pre>" + "\n".join(esc(line) for line in lines)
+             + "</pre>")
+    effects, race, options = tables["effects"], tables["race"], tables["options"]
     for question in dict.fromkeys([*effects.get("question", []), *race.get("question", []),
-                                   *confirm.get("question", [])]):
+                                   *options.get("question", [])]):
         page.add(f"<h2>{esc(question)}</h2>")
-        mine = effects[effects["question"] == question] if not effects.empty else effects
+        mine = options[options["question"] == question] if not options.empty else options
         if not mine.empty:
-            page.chart(screen_chart(mine))
+            page.chart(options_chart(mine))
         rounds = race[race["question"] == question] if not race.empty else race
         if not rounds.empty:
             page.chart(race_chart(rounds))
-        done = confirm[confirm["question"] == question] if not confirm.empty else confirm
-        if not done.empty:
-            page.chart(confirm_chart(done.iloc[0]))
+        screened = effects[effects["question"] == question] if not effects.empty else effects
+        if not screened.empty:
+            page.chart(screen_chart(screened))
     return page.render()
 
 
+def options_chart(rows: pd.DataFrame) -> Chart:
+    """Each changed option's contribution (the winner against the winner without it) and
+    the bundle against the reference, with the confirmation's simultaneous intervals."""
+    labels = [str(label) for label in rows["option"]]
+    colours = [VERDICT_COLOURS.get(str(v), SET) for v in rows["verdict"]]
+    return _intervals(labels, rows, colours, "Confirmation on fresh data: each option's "
+                      "contribution and the bundle (95 % together; green: change)")
+
+
 def screen_chart(rows: pd.DataFrame) -> Chart:
-    labels = [f"{f}: {level} (vs {ref})" for f, level, ref in
-              zip(rows["factor"], rows["level"], rows["reference"], strict=True)]
-    colours = ["#1f77b4" if kept else "#999" for kept in rows["kept"]]
-    return {"data": [{"type": "scatter", "mode": "markers", "x": rows["ratio"].tolist(),
-                      "y": labels, "marker": {"size": 11, "color": colours},
-                      "error_x": {"type": "data", "symmetric": False,
-                                  "array": (rows["high"] - rows["ratio"]).tolist(),
-                                  "arrayminus": (rows["ratio"] - rows["low"]).tolist()}}],
-            "layout": {"title": {"text": "Screen: each level against the reference "
-                                         "(simultaneous 95 % intervals; grey: fixed at "
-                                         "the reference)"},
-                       "height": 160 + 40 * len(rows), "showlegend": False,
-                       "xaxis": {"type": "log", "title": {"text": "ratio"}},
-                       "shapes": [_one()]}}
+    labels = [f"{f}: {level}" for f, level in zip(rows["factor"], rows["level"], strict=True)]
+    colours = [SET if kept else "#999" for kept in rows["kept"]]
+    return _intervals(labels, rows, colours, "Screen: each level against its factor's "
+                      "reference (simultaneous 95 %; grey: fixed at the reference)")
 
 
 def race_chart(rows: pd.DataFrame) -> Chart:
-    traces = []
-    for configuration, mine in rows.groupby("configuration", sort=False):
-        dropped = mine["dropped_at"].dropna()
-        winner = bool(mine["winner"].any())
-        colour = "#2ca02c" if winner else ("#bbb" if len(dropped) else "#1f77b4")
-        traces.append({"type": "scatter", "mode": "lines+markers",
-                       "name": escape(str(configuration)) + (" (winner)" if winner else ""),
-                       "x": mine["round"].tolist(), "y": mine["geomean"].tolist(),
-                       "line": {"color": colour, "dash": "dot" if len(dropped) else "solid"},
-                       "error_y": {"type": "data", "symmetric": False,
-                                   "array": (mine["high"] - mine["geomean"]).tolist(),
-                                   "arrayminus": (mine["geomean"] - mine["low"]).tolist(),
-                                   "color": colour}})
-    return {"data": traces, "layout": {
-        "title": {"text": "Race: each configuration after every round (geometric mean, "
-                          "95 % interval; grey dotted: dropped)"},
-        "height": 460, "xaxis": {"title": {"text": "round"}, "dtick": 1},
-        "yaxis": {"title": {"text": "objective"}},
-        "legend": {"orientation": "h", "y": -0.25}}}
+    """The race at its last look of each configuration: the ratio to the best with the
+    look's bound, dropped ones grey, the set blue, the winner green."""
+    last = rows.sort_values("round").groupby("configuration", sort=False).tail(1)
+    last = last.sort_values("ratio", ascending=True, na_position="first")
+    colours = [WINNER if w else (SET if s else DROPPED)
+               for w, s in zip(last["winner"], last["in_set"], strict=True)]
+    labels = [f"{c} (round {r})" for c, r in zip(last["configuration"], last["round"],
+                                                  strict=True)]
+    return _intervals(labels, last, colours, "Race: each configuration against the best at "
+                      "its last look (blue: the set; green: the winner; grey: dropped)")
 
 
-def confirm_chart(row: pd.Series) -> Chart:
-    return {"data": [{"type": "scatter", "mode": "markers", "x": [row["ratio"]],
-                      "y": [escape(str(row["challenger"]))], "marker": {"size": 13},
-                      "error_x": {"type": "data", "symmetric": False,
-                                  "array": [row["high"] - row["ratio"]],
-                                  "arrayminus": [row["ratio"] - row["low"]]}}],
-            "layout": {"title": {"text": f"Confirmation on fresh data: "
-                                         f"{escape(str(row['decision']))} against the "
-                                         f"reference (95 % interval)"},
-                       "height": 220, "xaxis": {"type": "log", "title": {"text": "ratio"}},
+def _intervals(labels: list[str], rows: pd.DataFrame, colours: list[str], title: str) -> Chart:
+    ratio = rows["ratio"].astype(float)
+    high = (rows["high"].astype(float) - ratio).fillna(0.0).clip(lower=0).tolist()
+    low = (ratio - rows["low"].astype(float)).fillna(0.0).clip(lower=0).tolist()
+    left = int(max((len(label) for label in labels), default=10) * CHAR_PX) + 20
+    return {"data": [{"type": "scatter", "mode": "markers", "x": ratio.tolist(),
+                      "y": [esc(label) for label in labels],
+                      "marker": {"size": 11, "color": colours},
+                      "error_x": {"type": "data", "symmetric": False, "array": high,
+                                  "arrayminus": low}}],
+            "layout": {"title": {"text": title, "font": {"size": 13}},
+                       "height": 140 + ROW_PX * len(labels), "showlegend": False,
+                       "margin": {"l": left, "r": 30, "t": 60},
+                       "xaxis": {"type": "log", "title": {"text": "ratio"}},
+                       "yaxis": {"automargin": True},
                        "shapes": [_one()]}}
 
 

@@ -1,4 +1,5 @@
-"""One campaign run as a pipeline of named steps (what `fslab run` and `api.run` do).
+"""One campaign run as a pipeline of named steps (run/orchestrator.py runs them: `fslab
+run` through api.run, and every stage of a tune).
 
     start        prepare the plan and targets, open or create the results directory
     pre-run      age the targets that start aged, describe the environment, then each
@@ -11,7 +12,7 @@
                  then the analysis (adaptive: and what is still short of the goal)
 
 Each step is one method, so a new pre-run step is one method and one entry of
-`pre_run_steps`, and `api.run` reads as the list above.
+`pre_run_steps`, and run/orchestrator.run_campaign reads as the list above.
 """
 
 from __future__ import annotations
@@ -145,10 +146,10 @@ class CampaignRun:
         return dataclasses.replace(self, campaign=campaign, plan=make_plan(campaign),
                                    resume=True, notes=())
 
-    def finish(self, outcome: RunnerResult, goal: Goal) -> RunResult:
+    def finish(self, outcome: RunnerResult, goal: Goal, analyse: bool = True) -> RunResult:
         """The participants' last steps, then analyse: every stats/ table, so that
         `fslab report` renders what the run left without analysing again (adaptive: also
-        say what is still short of the goal)."""
+        say what is still short of the goal). Without `analyse`, the values alone."""
         from fslab.analysis.pipeline import analyze_results
 
         for participant in self.beside:
@@ -156,6 +157,8 @@ class CampaignRun:
         from fslab.results.intervals import write_intervals
 
         write_intervals(self.results)
+        if not analyse:
+            return RunResult(self.results, outcome)
         done = analyze_results(self.results)
         if not goal:
             return RunResult(self.results, outcome, done.summary, analysis=done)

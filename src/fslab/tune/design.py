@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 from fslab.tune.space import Config
 
@@ -52,27 +54,39 @@ def screen_design(levels: list[int], runs_allowed: int, iterations: int) -> list
     return sorted(dict.fromkeys(rows), key=lambda r: (sum(1 for v in r if v), r))
 
 
-def race_candidates(levels: list[int], kept: list[int], predicted: dict[Config, float],
+def race_candidates(levels: list[int], kept: list[int],
+                    rankings: list[Callable[[Config], Any]],
                     maximum: int = MAX_RACE) -> list[Config]:
-    """The race's configurations: every combination of the kept factors' levels (the
-    others at their reference) when there are at most `maximum`; else the reference and
-    the best the screen's model predicts (`predicted`: log ratio to the reference of
-    each full configuration), best first."""
+    """The race's configurations: the reference, then every combination of the kept
+    factors' levels (the others at their reference) taken in turn from each of
+    `rankings` (sort keys, smaller first: the screen's cautious and bold readings), so
+    that the best of each is raced; the first `maximum`."""
     combos = [tuple(choice[kept.index(i)] if i in kept else 0 for i in range(len(levels)))
               for choice in itertools.product(*(range(levels[i]) for i in kept))]
     reference = tuple(0 for _ in levels)
-    if len(combos) <= maximum:
-        return sorted(combos, key=lambda c: (c != reference, -predicted.get(c, 0.0)))
-    ranked = sorted(combos, key=lambda c: -predicted.get(c, 0.0))
-    chosen = [reference, *[c for c in ranked if c != reference][:maximum - 1]]
-    return chosen
+    orders = [_ranked([c for c in combos if c != reference], rank) for rank in rankings]
+    out = [reference]
+    for taken in itertools.zip_longest(*orders):
+        out += [c for c in taken if c is not None and c not in out]
+    return out[:maximum]
 
 
-def predicted_logs(levels: list[int], effects: dict[tuple[int, int], float]
-                   ) -> dict[Config, float]:
-    """Each full configuration's log ratio to the reference by the screen's main-effects
-    model: the sum of its levels' log effects (`effects[(factor, level)]`)."""
-    out = {}
-    for config in itertools.product(*(range(n) for n in levels)):
-        out[tuple(config)] = sum(effects.get((i, v), 0.0) for i, v in enumerate(config) if v)
+def _ranked(configs: list[Config], rank: Callable[[Config], Any]) -> list[Config]:
+    return sorted(configs, key=lambda c: (rank(c), c))
+
+
+def neighbours(leaders: list[Config], levels: list[int], kept: list[int],
+               rank: Callable[[Config], Any]) -> list[Config]:
+    """Configurations one kept option away from a leader (irace samples around its elites
+    so), the first leader's first, each leader's best first by `rank`: what a race adds
+    where eliminations freed its budget, so that two options that help only together
+    can still meet."""
+    out: list[Config] = []
+    for leader in leaders:
+        near = [tuple(level if j == i else v for j, v in enumerate(leader))
+                for i in kept for level in range(levels[i]) if level != leader[i]]
+        near.sort(key=lambda c: (rank(c), c))
+        out += [c for c in near if c not in out]
     return out
+
+

@@ -89,46 +89,33 @@ def load(out: Path) -> Request:
 
 def dry_run(space: Space, request: Request, per_run_s: float, questions: int) -> list[str]:
     """The stages and what each may take: configurations, file systems, runs, time."""
-    from fslab.tune.design import MAX_RACE, screen_design
-    from fslab.tune.driver import (
-        CONFIRM_LEAST,
-        FIRST_LOOK,
-        RACE_LOOKS,
-        SCREEN_ITERATIONS,
-        SCREEN_SHARE,
-        WHOLE_ITERATIONS,
-        confirm_reserve,
-    )
+    from fslab.tune.tuner import CONFIRM_LEAST, FIRST_LOOK, SCREEN_ROUNDS, plan_stages
 
     runs = request.max_runs if request.max_runs is not None else int(
         (request.budget_s or 0) / max(per_run_s, 1e-3))
     runs //= max(1, questions)
-    levels = [len(f.levels) for f in space.factors]
     lines = [f"{len(space.factors)} factors, {space.size} configurations in all "
              f"(reference: {', '.join(f'{f.name}={f.reference}' for f in space.factors)}); "
              f"{questions} question(s); about {runs} runs each within the budget, "
              f"{format_duration(per_run_s)} a run"]
-    reserve = confirm_reserve(runs)
-    if space.size * WHOLE_ITERATIONS + reserve <= runs:
-        screen_runs, candidates = 0, space.size
+    stages = plan_stages(space, runs)
+    if not stages.screen_rows:
         lines.append("screen: none (the whole space fits the budget)")
+        candidates = space.size
     else:
-        design = screen_design(levels, int(SCREEN_SHARE * runs), SCREEN_ITERATIONS)
-        screen_runs = len(design) * SCREEN_ITERATIONS
-        candidates = max(2, min(MAX_RACE, (runs - screen_runs - reserve)
-                                // (FIRST_LOOK + RACE_LOOKS)))
-        lines.append(f"screen: {len(design)} configurations × {SCREEN_ITERATIONS} rounds = "
-                     f"{screen_runs} runs, each on a fresh file system, about "
-                     f"{format_duration(screen_runs * per_run_s)}")
-    race_runs = max(0, runs - screen_runs - reserve)
-    lines.append(f"race: up to {candidates} configurations in rounds of one fresh file "
-                 f"system each, at most {race_runs} runs, about "
+        lines.append(f"screen: {len(stages.screen_rows)} configurations × {SCREEN_ROUNDS} "
+                     f"rounds = {stages.screen_runs} runs, each on a fresh file system, "
+                     f"about {format_duration(stages.screen_runs * per_run_s)}")
+        candidates = 2 ** len(space.factors)
+    race_runs = max(0, runs - stages.screen_runs - stages.reserve)
+    lines.append(f"race: {stages.race_width(candidates)} configurations at once in rounds "
+                 f"of one fresh file system each, more near the leaders as others are "
+                 f"dropped, at most {race_runs} runs, about "
                  f"{format_duration(race_runs * per_run_s)}; first look after "
                  f"{FIRST_LOOK} rounds")
-    confirm_rounds = max(CONFIRM_LEAST, reserve // 2)
-    lines.append(f"confirm: the winner and the reference, {confirm_rounds} rounds or more "
-                 f"= {2 * confirm_rounds}+ runs, about "
-                 f"{format_duration(2 * confirm_rounds * per_run_s)}")
+    lines.append(f"confirm: the winner, the reference and the winner without each of its "
+                 f"changes, {CONFIRM_LEAST} rounds or more each, {stages.reserve} runs "
+                 f"kept for it, about {format_duration(stages.reserve * per_run_s)}")
     if math.isinf(per_run_s):
         lines.append("the time of a run is not known before one ran")
     return lines

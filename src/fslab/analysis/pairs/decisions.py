@@ -17,19 +17,40 @@ simultaneous interval, and an unresolved one says what it would take.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
 
+from fslab.analysis.pairs.model import ALPHA, IMPORTED, PairResult, compare
 from fslab.analysis.pairs.power import PairSpread, needs_iterations
 from fslab.core.metrics import HIGHER
+from fslab.core.units import turned
 
 if TYPE_CHECKING:
     from fslab.core.record import RunRecord
 
+K = TypeVar("K")
+
 FASTER, SLOWER, EQUIVALENT, UNRESOLVED = "faster", "slower", "equivalent", "unresolved"
-# The same rule read over time (a new result against an old one: compare, history):
-IMPROVED, REGRESSED, SAME = "improved", "regressed", "same"
+IMPROVED, REGRESSED, SAME, BEHIND = "improved", "regressed", "same", "behind"
+# The one word table: how each reader says the rule's four answers. Between targets
+# (verdicts, pairwise.csv); over time (a new result against an old one: compare,
+# history); a tuner's candidate against the reference; a configuration against the best
+# (best.csv, a race: faster or slower than the best can only mean behind it).
+BETWEEN, OVER_TIME, AGAINST_REFERENCE, AGAINST_BEST = ("between", "over time",
+                                                       "against the reference",
+                                                       "against the best")
+WORDS = {
+    BETWEEN: {FASTER: FASTER, SLOWER: SLOWER, EQUIVALENT: EQUIVALENT, UNRESOLVED: UNRESOLVED},
+    OVER_TIME: {FASTER: IMPROVED, SLOWER: REGRESSED, EQUIVALENT: SAME,
+                UNRESOLVED: UNRESOLVED},
+    AGAINST_REFERENCE: {FASTER: FASTER, SLOWER: SLOWER, EQUIVALENT: SAME,
+                        UNRESOLVED: UNRESOLVED},
+    AGAINST_BEST: {FASTER: BEHIND, SLOWER: BEHIND, EQUIVALENT: EQUIVALENT,
+                   UNRESOLVED: UNRESOLVED},
+}
 DECISION_COLUMNS = ["decision", "margin", "needs_iterations", "needs_seconds"]
 
 METHOD = ("Decisions: a primary pair is faster or slower when its simultaneous interval "
@@ -107,11 +128,17 @@ def current_iterations(row: pd.Series) -> int:
 
 def pair_spread(row: pd.Series) -> PairSpread:
     """What a pairwise.csv row's test rests on (analysis.pairs.power.PairSpread)."""
-    n_pairs = int(row.get("n_pairs", 0) or 0)
-    if n_pairs >= 2:  # paired: the per-iteration differences' SD
-        return PairSpread(n_pairs, paired_sd=float(row["se_log"]) * math.sqrt(n_pairs))
-    return PairSpread(current_iterations(row), var_a=float(row["sd_log_a"]) ** 2,
-                      var_b=float(row["sd_log_b"]) ** 2)
+    return spread(int(row.get("n_pairs", 0) or 0), float(row["se_log"]), int(row["n_a"]),
+                  int(row["n_b"]), float(row["sd_log_a"]), float(row["sd_log_b"]))
+
+
+def spread(n_pairs: int, se_log: float, n_a: int, n_b: int, sd_log_a: float,
+           sd_log_b: float) -> PairSpread:
+    """What a pair's test rests on: paired (2 or more iterations in common), the SD of its
+    per-iteration log differences; else each side's variance of logs."""
+    if n_pairs >= 2:
+        return PairSpread(n_pairs, paired_sd=se_log * math.sqrt(n_pairs))
+    return PairSpread(min(n_a, n_b), var_a=sd_log_a ** 2, var_b=sd_log_b ** 2)
 
 
 def needs_of(row: pd.Series, margin: float, level: float | None = None) -> float:
@@ -146,3 +173,93 @@ def resolve_command(needs: float) -> str:
     follow-up that measures only the unresolved questions and keeps the error rate
     (analysis.pairs.sequential; more iterations read at the same α would not)."""
     return "fslab run --resume --out DIR --resolve"
+
+
+def word(decision: str, reading: str = BETWEEN) -> str:
+    """How `reading` (WORDS) says one of the rule's answers."""
+    return WORDS[reading][decision]
+
+
+def geomean(values: Iterable[float]) -> float:
+    """The geometric mean of the positive values (NaN when there is none): the centre
+    every ratio of fslab is a ratio of."""
+    logs = [math.log(v) for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(sum(logs) / len(logs)) if logs else math.nan
+
+
+def best_of(scores: Mapping[K, float], better: str) -> K | None:
+    """The key with the best score in the metric's direction (NaN scores never win;
+    None when there is none)."""
+    finite = {key: score for key, score in scores.items() if score == score}
+    if not finite:
+        return None
+    pick = max if better == HIGHER else min
+    return pick(finite, key=lambda key: finite[key])
+
+
+def sign(better: str) -> float:
+    """+1 where higher is better, -1 where lower is: a score to maximise either way."""
+    return 1.0 if better == HIGHER else -1.0
+
+
+@dataclass(frozen=True)
+class PairAnswer:
+    """One pair decided: the ratio first/second with its interval, the rule's answer
+    (the first relative to the second, in the metric's direction) and, unresolved, the
+    iterations a side that would resolve it 4 times in 5."""
+
+    ratio: float
+    low: float
+    high: float
+    decision: str
+    needs: float
+    pair: PairResult | None = None  # what the model found (None: not comparable)
+    note: str = ""  # why there is no interval
+
+    def word(self, reading: str = BETWEEN) -> str:
+        return word(self.decision, reading)
+
+    @property
+    def estimable(self) -> bool:
+        return self.pair is not None and self.pair.estimable
+
+
+def spread_of(pair: PairResult) -> PairSpread:
+    """What a compared pair's test rests on (spread)."""
+    return spread(pair.n_pairs, pair.se_log, pair.n_a, pair.n_b, pair.sd_log_a,
+                  pair.sd_log_b)
+
+
+def answer_of(pair: PairResult, first: str, better: str, margin: float,
+              needs_level: float | None = None) -> PairAnswer:
+    """The rule's answer for one pair the model compared, turned so that its ratio is
+    `first` (pair.a or pair.b) over the other: the one place a compared pair becomes a
+    ratio, an interval, a decision and what an unresolved one needs (at `needs_level`,
+    default the pair's own)."""
+    ratio, low, high = pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high
+    if pair.b == first:
+        ratio, low, high = turned(ratio, low, high)
+    decision = decided(pair.estimable, pair.significant, ratio, low, high, better, margin)
+    needs = math.nan
+    if decision == UNRESOLVED and pair.estimable:
+        needs = needs_iterations(ratio, spread_of(pair),
+                                 pair.alpha if needs_level is None else needs_level, margin)
+    return PairAnswer(ratio, low, high, decision, needs, pair, pair.note)
+
+
+def decide_pair(first: Mapping[int, float], second: Mapping[int, float], better: str,
+                margin: float, *, paired: bool = True, alpha: float = ALPHA,
+                family: int = 1, not_blocks: str = IMPORTED) -> PairAnswer:
+    """Two groups ({iteration: value}) to their answer: the ratio first/second of
+    geometric means with its interval from the one model of pairs (paired on the
+    iterations both ran when `paired`, else Welch; Bonferroni over `family`), the rule's
+    decision and what an unresolved one needs. Two groups that cannot be compared get
+    the ratio of their geometric means, no interval and `unresolved`, with the reason."""
+    found = compare({"first": dict(first), "second": dict(second)}, paired, alpha,
+                    family=family, not_blocks=not_blocks)
+    if isinstance(found, str):
+        centre = geomean(first.values()) / geomean(second.values()) \
+            if geomean(second.values()) else math.nan
+        return PairAnswer(centre, math.nan, math.nan, UNRESOLVED, math.nan, None, found)
+    (pair,) = found.pairs
+    return answer_of(pair, "first", better, margin)

@@ -1,0 +1,216 @@
+"""The best of several configurations, and those the evidence cannot tell from it: one
+question, answered for a sweep's best configuration (best.csv) and for a tuner's race.
+
+The best is the configuration with the best centre in the metric's direction (among
+those `eligible`: a race's best keeps its latency bounds). Every other one is compared
+with it, the ratio other/best with its interval read by the one rule
+(decisions.answer_of, read AGAINST_BEST): behind when the interval excludes 1, equivalent
+when it lies within the margin, else unresolved. Those not behind are within reach: the
+set the data cannot tell from the best.
+
+Two models of the comparisons:
+- PAIRS (best.csv): each pair by the one model of pairs (a paired t on the iterations
+  both ran: model.compare), its interval two-sided, Bonferroni over the caller's family;
+  the centre is the geometric mean.
+- BLOCKS (a race): one additive model of configuration and round on the logs, its
+  residual variance pooled over every configuration — multiple comparisons with the best
+  in a randomised complete block design (Hsu 1996, ch. 4; Nelson et al. 2001 for
+  configurations that entered at different rounds). At 3 rounds of 13 configurations it
+  has 24 degrees of freedom where one pair alone has 2, and a configuration that joined
+  late is compared on the rounds it shares, its centre adjusted for the rounds it
+  missed. It assumes one spread for all (the log scale makes that a common CV). Each
+  bound is one-sided at `alpha` / (k − 1), k the configurations compared: the chance that
+  some configuration falls behind the true best at this look is at most `alpha`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+import numpy as np
+from scipy import special
+
+from fslab.analysis.pairs.decisions import (
+    AGAINST_BEST,
+    BEHIND,
+    UNRESOLVED,
+    PairAnswer,
+    answer_of,
+    best_of,
+    geomean,
+)
+from fslab.analysis.pairs.model import NOT_ESTIMABLE, PairResult, compare, ratio_exp
+
+K = TypeVar("K")
+PAIRS, BLOCKS = "pairs", "blocks"
+BLOCK_MODEL = "configuration + round on logs, pooled residual (multiple comparisons with the best)"
+
+
+@dataclass
+class BestSet(Generic[K]):
+    """The best and every other configuration's answer against it."""
+
+    best: K | None
+    centres: dict[K, float]  # each configuration's centre (geometric mean, round-adjusted)
+    against: dict[K, PairAnswer] = field(default_factory=dict)  # other / best
+
+    def within_reach(self) -> list[K]:
+        """The best and those the data cannot tell from it."""
+        if self.best is None:
+            return []
+        return [self.best, *(k for k, answer in self.against.items()
+                             if answer.word(AGAINST_BEST) != BEHIND)]
+
+
+def best_and_within_reach(groups: Mapping[K, Mapping[int, float]], better: str,
+                          margin: float, alpha: float, *, model: str = PAIRS,
+                          family: int | None = None, blocked: bool = True,
+                          eligible: Collection[K] | None = None) -> BestSet[K]:
+    """The best of `groups` ({configuration: {round: value}}) and each other's answer
+    against it (module doc). PAIRS: a two-sided interval at `alpha` over `family` pairs
+    (default: every pair with the best); BLOCKS: one-sided bounds at `alpha`/(k − 1)."""
+    measured = {k: dict(v) for k, v in groups.items() if any(x > 0 for x in v.values())}
+    if model == BLOCKS:
+        return _by_blocks(measured, better, margin, alpha, eligible)
+    centres = {k: geomean(v.values()) for k, v in measured.items()}
+    best = best_of({k: c for k, c in centres.items() if eligible is None or k in eligible},
+                   better)
+    found = BestSet(best, centres)
+    if best is None or len(measured) < 2:
+        return found
+    names = {k: f"c{number}" for number, k in enumerate(measured)}
+    compared = compare({names[k]: v for k, v in measured.items()}, blocked, alpha,
+                       family=family or len(measured) - 1)
+    for k in measured:
+        if k == best:
+            continue
+        pair = None if isinstance(compared, str) else next(
+            (p for p in compared.pairs if {p.a, p.b} == {names[k], names[best]}), None)
+        found.against[k] = _answer(pair, names[k], better, margin, centres[k] / centres[best],
+                                   compared if isinstance(compared, str) else "")
+    return found
+
+
+def _answer(pair: PairResult | None, first: str, better: str, margin: float,
+            centre: float, why: str) -> PairAnswer:
+    if pair is None or not pair.estimable:
+        return PairAnswer(centre, math.nan, math.nan, UNRESOLVED, math.nan, pair,
+                          why or (pair.note if pair is not None else "not compared"))
+    return answer_of(pair, first, better, margin)
+
+
+@dataclass(frozen=True)
+class BlockFit(Generic[K]):
+    """The additive model of configuration and round on the logs: each configuration's
+    effect, their covariance (per unit of residual variance), the residual SD and df."""
+
+    effects: dict[K, float]
+    covariance: np.ndarray
+    order: dict[K, int]
+    sigma: float
+    df: int
+    rounds: dict[K, int]
+
+    def contrast(self, a: K, b: K) -> tuple[float, float]:
+        """(log a − log b, its standard error)."""
+        i, j = self.order[a], self.order[b]
+        v = self.covariance
+        variance = v[i, i] + v[j, j] - 2 * v[i, j]
+        return self.effects[a] - self.effects[b], self.sigma * math.sqrt(max(variance, 0.0))
+
+
+def block_fit(groups: Mapping[K, Mapping[int, float]]) -> BlockFit[K] | None:
+    """Least squares of log value = configuration + round (None with no residual df)."""
+    keys = [k for k, v in groups.items() if any(x > 0 for x in v.values())]
+    cells = [(k, r, math.log(x)) for k in keys for r, x in groups[k].items() if x > 0]
+    rounds = sorted({r for _, r, _ in cells})
+    if len(keys) < 2 or not cells:
+        return None
+    order = {k: i for i, k in enumerate(keys)}
+    column = {r: len(keys) + i - 1 for i, r in enumerate(rounds) if i}
+    design = np.zeros((len(cells), len(keys) + len(rounds) - 1))
+    for row, (k, r, _) in enumerate(cells):
+        design[row, order[k]] = 1.0
+        if r in column:
+            design[row, column[r]] = 1.0
+    y = np.array([v for _, _, v in cells])
+    beta, _, rank, _ = np.linalg.lstsq(design, y, rcond=None)
+    df = len(y) - int(rank)
+    if df < 1:
+        return None
+    residual = y - design @ beta
+    sigma = math.sqrt(float(residual @ residual) / df)
+    covariance = np.linalg.pinv(design.T @ design)[:len(keys), :len(keys)]
+    return BlockFit({k: float(beta[i]) for k, i in order.items()}, covariance, order, sigma,
+                    df, {k: len(groups[k]) for k in keys})
+
+
+def _by_blocks(groups: dict[K, dict[int, float]], better: str, margin: float, alpha: float,
+               eligible: Collection[K] | None) -> BestSet[K]:
+    fit = block_fit(groups)
+    if fit is None:  # too few rounds for a residual: centres only
+        centres = {k: geomean(v.values()) for k, v in groups.items()}
+        best = best_of({k: c for k, c in centres.items()
+                        if eligible is None or k in eligible}, better)
+        return BestSet(best, centres)
+    centres = {k: math.exp(e) for k, e in fit.effects.items()}
+    best = best_of({k: c for k, c in centres.items() if eligible is None or k in eligible},
+                   better)
+    found = BestSet(best, centres)
+    if best is None:
+        return found
+    others = [k for k in fit.effects if k != best]
+    level = alpha / max(1, len(others))  # one-sided, each bound
+    for k in others:
+        estimate, se = fit.contrast(k, best)
+        found.against[k] = answer_of(_block_pair(estimate, se, fit.df, level, len(others),
+                                                 fit.rounds[k], fit.rounds[best]),
+                                     "a", better, margin)
+    return found
+
+
+def _block_pair(estimate: float, se: float, df: int, level: float, family: int, n_a: int,
+                n_b: int) -> PairResult:
+    """One contrast of the block model as the pairs' record (a = the other, b = the best),
+    each bound one-sided at `level`."""
+    if not se > 0:
+        return PairResult("a", "b", BLOCK_MODEL, n_a, n_b, float(df), ratio_exp(estimate),
+                          math.nan, math.nan, se, math.nan, math.nan, math.nan, level,
+                          False, math.nan, math.nan, math.nan, math.nan, math.nan, "",
+                          min(n_a, n_b), NOT_ESTIMABLE)
+    t = estimate / se
+    p = float(special.stdtr(df, -abs(t)))  # one-sided, towards the side the estimate is on
+    half = float(special.stdtrit(df, 1 - level)) * se
+    p_adj = min(1.0, family * p)
+    return PairResult("a", "b", BLOCK_MODEL, n_a, n_b, float(df), ratio_exp(estimate),
+                      ratio_exp(estimate - half), ratio_exp(estimate + half), se, t, p,
+                      p_adj, level, bool(p < level), math.nan, math.nan, math.nan,
+                      se / math.sqrt(2) * math.sqrt(min(n_a, n_b)), math.nan, "",
+                      min(n_a, n_b), "")
+
+
+
+def block_answers(groups: Mapping[K, Mapping[int, float]], pairs: list[tuple[K, K]],
+                  better: str, margin: float, alpha: float) -> dict[tuple[K, K], PairAnswer]:
+    """Each (first, second) of `pairs` answered by the block model of `groups` (first /
+    second), two-sided intervals Bonferroni-adjusted over the pairs asked: a tuner's
+    confirmation, where an option's contribution is the winner against the winner
+    without it, on one pooled residual."""
+    fit = block_fit(groups)
+    out: dict[tuple[K, K], PairAnswer] = {}
+    level = alpha / max(1, len(pairs)) / 2  # each side of a two-sided interval
+    for first, second in pairs:
+        if fit is None or first not in fit.order or second not in fit.order:
+            centre = geomean(groups.get(first, {}).values()) / geomean(
+                groups.get(second, {}).values()) if groups.get(second) else math.nan
+            out[(first, second)] = PairAnswer(centre, math.nan, math.nan, UNRESOLVED,
+                                              math.nan, None, "too few rounds to compare")
+            continue
+        estimate, se = fit.contrast(first, second)
+        pair = _block_pair(estimate, se, fit.df, level, len(pairs), fit.rounds[first],
+                           fit.rounds[second])
+        out[(first, second)] = answer_of(pair, "a", better, margin)
+    return out

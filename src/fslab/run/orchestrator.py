@@ -1,0 +1,80 @@
+"""The one campaign orchestrator: start, execute (with --resolve's looks, or an adaptive
+campaign's second stage), finish — what `fslab run` (through api.run) and every stage of a
+tune (tune/measure.py) do with a campaign."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fslab.run.campaign import CampaignRun, RunResult, both
+
+if TYPE_CHECKING:
+    from fslab.host.lab import Lab
+    from fslab.plan.campaign import Campaign
+    from fslab.run.runner import Progress
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run a campaign (api.run's keywords, `fslab run`'s flags)."""
+
+    resume: bool = False
+    confirmed_devices: frozenset[str] = frozenset()
+    force_device: bool = False
+    progress: Progress | None = None
+    until_ci: float | None = None
+    max_iterations: int = 20
+    until_detectable: float | None = None
+    rerun_disturbed: bool = False
+    rerun_unsteady: bool = False
+    budget: float | None = None
+    resolve: bool = False
+    resolve_budget: float | None = None
+    # Write every stats/ table at the end (False: only what a reader of the values needs,
+    # the metrics and intervals: a tune's rounds, analysed once at the stage's end).
+    analyse: bool = True
+
+
+def run_campaign(campaign: Campaign, out: Path, lab: Lab,
+                 options: RunOptions = RunOptions()) -> RunResult:
+    """Run a campaign into a results directory: start, execute (with --resolve's looks, or
+    an adaptive campaign's second stage), finish (module doc; api.run documents the
+    options)."""
+    from fslab.core.errors import UserError
+    from fslab.run.adaptive import Goal
+
+    goal = Goal(options.until_ci, options.until_detectable)
+    if options.resolve and goal:
+        raise UserError("--resolve decides questions by looks of its own: drop --until-ci "
+                        "and --until-detectable")
+    first = CampaignRun.start(campaign, out, lab, resume=options.resume,
+                              force_device=options.force_device,
+                              confirmed_devices=options.confirmed_devices,
+                              budget=options.budget)
+    if options.resolve:
+        from fslab.run.resolve import start_looking
+
+        first = start_looking(first)
+    outcome = first.execute(options.progress, options.rerun_disturbed,
+                            before=first.pre_run_steps(),
+                            rerun_unsteady=options.rerun_unsteady)
+    if options.resolve:
+        from fslab.plan.order import DEFAULT_BUDGET_S
+        from fslab.run.resolve import resolve
+
+        spend = options.resolve_budget or options.budget or DEFAULT_BUDGET_S
+        last, outcome, left_out = resolve(first, outcome, spend, options.progress,
+                                          options.rerun_disturbed, options.rerun_unsteady)
+        result = last.finish(outcome, goal)
+        result.unresolved = left_out
+        return result
+    second = first.second_stage(goal, options.max_iterations)
+    if second is not None:
+        outcome = both(outcome, second.execute(options.progress, options.rerun_disturbed,
+                                               rerun_unsteady=options.rerun_unsteady))
+    return first.finish(outcome, goal, analyse=options.analyse)
+
+
+

@@ -1,0 +1,198 @@
+"""A tune's answer in words and in what a person types next: the sentence, one line per
+option (change or keep, its contribution on fresh data), the set the race could not tell
+from the best, the machine time each stage took, the mkfs line, the mount -o line, the
+zfs set lines, the fio options, and stats/tuned.toml (the campaign with the
+recommendation beside the reference, to run again)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from fslab.analysis.pairs.decisions import FASTER, SLOWER
+from fslab.core.cells import level_label
+from fslab.core.units import format_bound, format_duration
+from fslab.tune.confirm import option_line
+from fslab.tune.screen import WITHIN
+from fslab.tune.space import Config, Space
+from fslab.tune.tuner import Tuned
+from fslab.tune.unsafe import unsafe_of
+
+if TYPE_CHECKING:
+    from fslab.plan.model import Campaign
+
+SET_SHOWN = 6  # members of the set listed by name; the rest counted
+
+
+def sentence(one: Tuned) -> str:
+    """'randwrite on ext4: -J size=16 is 1.1× better than the reference (95 % CI
+    1.04–1.17×)', 'no option was shown to help: the reference stays (…)', …"""
+    space, confirmation = one.space, one.confirmation
+    head = f"{one.question.job} on {one.question.target}"
+    recommended = confirmation.recommended
+    if confirmation.challenger == space.reference:
+        return f"{head}: the race could not tell any configuration from the reference; " \
+               "the reference stays"
+    answer = confirmation.recommended_answer or confirmation.bundle
+    assert answer is not None
+    interval = (f"95 % CI {format_bound(answer.low)}–{format_bound(answer.high)}×"
+                if answer.low == answer.low else "no interval")
+    if recommended == space.reference:
+        said = {FASTER: "faster", SLOWER: "slower"}.get(answer.decision, "not told apart")
+        return (f"{head}: no option earned its place on fresh data; the reference stays "
+                f"({space.describe(confirmation.challenger)}: {answer.ratio:.3g}× the "
+                f"reference, {interval}, {said})")
+    whole = "" if confirmation.recommended_answer is not None else \
+        f" (the bundle {space.describe(confirmation.challenger)})"
+    return (f"{head}: {space.describe(recommended)} is {answer.ratio:.3g}× better than "
+            f"the reference{whole} ({interval}){unsafe_note(space, recommended)}")
+
+
+def lines(one: Tuned, campaign: Campaign) -> list[str]:
+    """Everything printed of one question, the sentence first."""
+    space = one.space
+    out = [sentence(one)]
+    judged = {c.factor: c for c in one.confirmation.contributions}
+    for index, factor in enumerate(space.factors):
+        if index in judged:
+            out.append("  " + option_line(space, judged[index]))
+        elif one.screen is not None and one.screen.factors[index].verdict == WITHIN:
+            out.append(f"  {factor.name}: within ±{one.margin:.0%} at every level in the "
+                       f"screen; keep {level_label(factor.name, factor.reference)}")
+        else:
+            out.append(f"  {factor.name}: not changed by the winner; keep "
+                       f"{level_label(factor.name, factor.reference)}")
+    out += [f"  {note}" for note in one.confirmation.notes]
+    out += ["  " + line for line in set_lines(one)]
+    out.append("  " + race_line(one))
+    out += [f"  {space.describe(c)}: not measured ({why})"
+            for c, why in sorted(_unmeasured(one).items())]
+    out.append("  " + time_line(one))
+    out += [f"  {line}" for line in commands(campaign, one)]
+    return out
+
+
+def set_lines(one: Tuned) -> list[str]:
+    """The set in one line: its members by their changes, the winner first."""
+    final, space = one.race.final, one.space
+    members = one.race.members()
+    if final is None or not members:
+        return []
+    shown = []
+    for config in sorted(members, key=lambda c: (c != one.race.winner, space.changes(c), c)):
+        answer = final.against.get(config)
+        ratio = "the best" if config == final.best else (
+            f"{answer.ratio:.3g}× (CI {answer.low:.3g}–{answer.high:.3g}×)" if answer else "")
+        shown.append(f"{space.describe(config)} {ratio}".strip())
+    more = f"; {len(shown) - SET_SHOWN} more in tune_set.csv" if len(shown) > SET_SHOWN else ""
+    out = [f"set ({len(members)} the race could not tell from the best, its simplest "
+           "first): " + "; ".join(shown[:SET_SHOWN]) + more]
+    challenger = one.confirmation.challenger
+    if one.race.winner == space.reference and challenger != space.reference:
+        out.append(f"the set holds the reference: its best, {space.describe(challenger)}, "
+                   "went to the confirmation")
+    return out
+
+
+def race_line(one: Tuned) -> str:
+    entries = one.race.entries.values()
+    refilled = sum(1 for e in entries if e.proposed_by.startswith("refill"))
+    dropped = sum(1 for e in entries if e.dropped_at)
+    return (f"race: {len(one.race.entries)} configurations ({refilled} proposed near the "
+            f"leaders, {dropped} dropped), {one.race.rounds} rounds; {one.race.ended}")
+
+
+def time_line(one: Tuned) -> str:
+    """Machine seconds of each stage's runs (what the answer cost)."""
+    parts = []
+    stages = [("screen", one.screen.measured if one.screen else None),
+              ("race", one.race.measured), ("confirm", one.confirmation.measured)]
+    for name, measured in stages:
+        if measured is not None and measured.seconds:
+            parts.append(f"{name} {format_duration(sum(measured.seconds.values()))}")
+    return "machine time: " + (", ".join(parts) if parts else "not recorded")
+
+
+def _unmeasured(one: Tuned) -> dict[Config, str]:
+    found: dict[Config, str] = {}
+    for measured in (one.screen.measured if one.screen else None, one.race.measured,
+                     one.confirmation.measured):
+        if measured is not None:
+            found.update({c: w for c, w in measured.unmeasured.items()
+                          if not measured.values.get(c)})
+    return found
+
+
+def unsafe_note(space: Space, config: Config) -> str:
+    """'; UNSAFE: nobarrier (…)' where a configuration uses one."""
+    found = [(f.levels[i], entry) for f, i in zip(space.factors, config, strict=True)
+             if i and (entry := unsafe_of(f.name, f.levels[i], f.reference, ["null"]))]
+    return "".join(f"; UNSAFE: {level} ({entry.why}; {entry.source})"
+                   for level, entry in found)
+
+
+def commands(campaign: Campaign, one: Tuned) -> list[str]:
+    """What a person types to set the recommendation up: the mkfs line, the mount -o
+    line (and fstab's options), the zfs set lines, the fio options."""
+    from fslab.plan.target_factors import is_target_factor, with_level
+
+    spec = next(t for t in campaign.targets if t.name == one.question.target)
+    levels = one.space.levels(one.confirmation.recommended)
+    tuned = spec
+    for name, level in levels.items():
+        if is_target_factor(name) and level:
+            tuned = with_level(tuned, name, level)
+    out = []
+    mkfs = _mkfs_tool(tuned.fs)
+    if mkfs and (tuned.mkfs_options or any(n.startswith("mkfs_options") for n in levels)):
+        out.append(f"{mkfs} {' '.join(tuned.mkfs_options)} DEVICE".replace("  ", " "))
+    if tuned.mount_options:
+        out.append(f"mount -o {tuned.mount_options} DEVICE MOUNTPOINT   "
+                   f"(fstab options: {tuned.mount_options})")
+    out += [f"zfs set {name[len('zfs.'):]}={level} POOL/DATASET"
+            for name, level in levels.items() if name.startswith("zfs.")]
+    fio = [f"{name}={level}" for name, level in levels.items() if not is_target_factor(name)]
+    if fio:
+        out.append("fio options: " + " ".join(fio))
+    return out or ["the reference: nothing to change"]
+
+
+def _mkfs_tool(fs: str) -> str:
+    from fslab.targets.profiles import PROFILES
+
+    profile = PROFILES.get(fs)
+    return profile.mkfs if profile is not None else ("mkfs (the simulator)" if fs == "null"
+                                                     else "")
+
+
+def tuned_campaign(campaign: Campaign, tuned: list[Tuned]) -> dict[str, Any]:
+    """stats/tuned.toml: the campaign with each question's recommendation as a target
+    (its mount and mkfs options and zfs properties set) beside the reference, and the
+    recommendation's job options: `fslab run stats/tuned.toml` measures the answer again."""
+    from fslab.plan.target_factors import is_target_factor, with_level
+
+    targets, options = [], {}
+    for one in tuned:
+        base = next(t for t in campaign.targets if t.name == one.question.target)
+        suffix = "" if len(tuned) == 1 else f"-{one.question.job}"
+        recommended = one.confirmation.recommended
+        configs = [(recommended, f"{base.name}-tuned{suffix}")]
+        if recommended != one.space.reference:
+            configs.insert(0, (one.space.reference, f"{base.name}-reference{suffix}"))
+        for config, name in configs:
+            spec = base
+            for factor, level in one.space.levels(config).items():
+                if is_target_factor(factor):
+                    if level:
+                        spec = with_level(spec, factor, level)
+                elif config == recommended:
+                    options[factor] = level
+            targets.append(dataclasses.replace(spec, name=name, levels=(), variant_of=""))
+    workloads = [w.model_copy(update={"options": {**w.options, **options}})
+                 for w in campaign.workloads]
+    again = dataclasses.replace(campaign, name=f"{campaign.name}-tuned", targets=targets,
+                                workloads=workloads, sweep={}, target_sweeps={}, cells=[],
+                                factor_scopes={}, looks=[], look_cells=[], out=None)
+    written = again.to_dict()
+    written.pop("tune", None)  # the answer, not the question: a campaign to run
+    return written
