@@ -17,9 +17,10 @@ value for the iteration is the mean of its slices; the iteration — a fresh fil
 stays the unit of replication. The spread between a run's slices is kept as the
 machine's short-term noise (`slice_cv` in the run record).
 
-The default keeps the campaign's measuring time: `rounds` slices of runtime/rounds each,
-the job's ramp split the same way; a job too short for slices of MIN_SLICE_MS, or for a
-second of fio per start (MIN_START_MS), gets fewer.
+The default keeps the campaign's measuring time: `rounds` slices of runtime/rounds each;
+the job's ramp goes where the job starts cold, in each run's first slice (pieces.py:
+COLD_RAMP_MS, measured); a job too short for slices of MIN_SLICE_MS, or for a second of
+fio per start (MIN_START_MS), gets fewer.
 """
 
 from __future__ import annotations

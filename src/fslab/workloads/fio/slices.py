@@ -22,7 +22,8 @@ from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio.process import JOB_FILE, fio_failure, first_error_line, run_fio
 
 SLICE_OUTPUT = "fio-slice-{index:02d}.json"
-SLICE_JOB = "slice.fio"
+SLICE_JOB = "slice.fio"  # a slice that ramps none
+RAMP_SLICE_JOB = "slice-ramp.fio"  # a run's first slice, which ramps
 SLICE_GRACE_S = 60  # past its slice and this, a fio invocation is considered hung
 # fio's default clock (the CPU's TSC) is calibrated at every start: 65 ms of CPU per
 # invocation here (fio 3.33; a 1 ms job took 0.29 s, 0.22 s with this), paid by every
@@ -80,7 +81,7 @@ def run_slice(workload: FioJob, where: Where, run_dir: Path, index: int,
     """One slice: how its fio ended (exit code, stderr, wall seconds, the watchdog's word).
     Its time is the run's steps: the ramp and the measuring fio was asked for, the rest
     fio's start and stop."""
-    job = run_dir / SLICE_JOB
+    job = run_dir / (RAMP_SLICE_JOB if ramp_ms else SLICE_JOB)
     if not job.exists():
         job.write_text(slice_job(workload, where, slice_ms, ramp_ms))
     output = run_dir / SLICE_OUTPUT.format(index=index)
