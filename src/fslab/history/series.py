@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fslab.analysis.pairs.decisions import (
-    EQUIVALENT,
-    FASTER,
     IMPROVED,
+    OVER_TIME,
     REGRESSED,
     SAME,
-    SLOWER,
     UNRESOLVED,
     decided,
+    word,
 )
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.history import catalogue
@@ -159,7 +158,7 @@ def change_decision(change: Change, better: str, alpha: float, margin: float) ->
     significant = change.p_value <= alpha and not low <= 1 <= high
     found = decided(low == low and high == high, significant, change.ratio, low, high,
                     better, margin)
-    return {FASTER: IMPROVED, SLOWER: REGRESSED, EQUIVALENT: SAME}.get(found, UNRESOLVED)
+    return word(found, OVER_TIME)
 
 
 def changes(path: Path | None, by: str | None = None, since: str | None = None,

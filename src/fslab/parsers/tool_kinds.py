@@ -144,7 +144,10 @@ def _parse_agedfiles(files: RawFiles) -> Parsed:
 
 
 def _parse_null(files: RawFiles) -> Parsed:
-    return Parsed("null", [Measurement("read", "iops", read_json(files, NULL_RECORD)["iops"])])
+    record = read_json(files, NULL_RECORD)
+    latency = [Measurement("read", name, record[name]) for name in
+               ("clat_mean_ns", "clat_p50_ns", "clat_p99_ns") if name in record]
+    return Parsed("null", [Measurement("read", "iops", record["iops"]), *latency])
 
 
 def _imported_text(files: RawFiles) -> str:

@@ -41,6 +41,7 @@ class TargetEntry(BaseModel):
     # "iodepth=16": 1.4, "noatime+commit=60": 0.95} multiply its values when the option,
     # level or all of "a+b" are present (workloads/null.py).
     effects: dict[str, float] | None = None
+    latency_effects: dict[str, float] | None = None  # the same keys, multiplying latency
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
@@ -155,11 +156,13 @@ def target_spec(entry: TargetEntry, default_image_size: int,
             raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
                             "and must be above 0")
         extra["scale"] = float(entry.scale)
-    if entry.effects is not None:
-        if entry.fs != "null" or any(not value > 0 for value in entry.effects.values()):
-            raise UserError(f"target {name}: effects = {{...}} is for the simulator (fs = "
+    for key, table in (("effects", entry.effects), ("latency_effects", entry.latency_effects)):
+        if table is None:
+            continue
+        if entry.fs != "null" or any(not value > 0 for value in table.values()):
+            raise UserError(f"target {name}: {key} = {{...}} is for the simulator (fs = "
                             "\"null\"), each a factor above 0")
-        extra["effects"] = {str(k): float(v) for k, v in entry.effects.items()}
+        extra[key] = {str(k): float(v) for k, v in table.items()}
     return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
                       mount_options=str(entry.mount_options), path=entry.path,
                       device=entry.device, options=extra)

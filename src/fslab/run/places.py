@@ -19,13 +19,10 @@ from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
-from fslab.results.legacy_failures import REFUSED_BY_TOOL
 from fslab.run.probes import after_run, before_run
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
-
-__all__ = ["REFUSED_BY_TOOL", "Places"]  # REFUSED_BY_TOOL: the tuner's, until it reads kinds
 
 
 def unprovisioned(name: str, exc: Exception) -> str:

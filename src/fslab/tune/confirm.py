@@ -45,7 +45,8 @@ class Contribution:
 
 @dataclass
 class Confirmation:
-    """What the confirmation measured and found."""
+    """What the confirmation measured and found. The recommendation is the reference with
+    the options that earned change — fewer where a bound would not be kept with all."""
 
     reference: Config
     challenger: Config
@@ -57,6 +58,10 @@ class Confirmation:
     recommended: Config
     recommended_answer: PairAnswer | None  # recommended / reference, where measured
     notes: list[str] = field(default_factory=list)
+
+    def verdict(self, factor: int) -> str:
+        """CHANGE when the recommendation sets the factor away from its reference."""
+        return CHANGE if self.recommended[factor] else KEEP
 
 
 def ablation(space: Space, challenger: Config) -> list[Config]:
@@ -100,11 +105,13 @@ def confirm(measure: Measure, space: Space, challenger: Config, members: list[Co
                                              for c in contributions) else 0
                         for i in range(len(challenger)))
     notes: list[str] = []
-    kept_bounds = keeps_bounds(measured, space.bounds, recommended, alpha)
-    if recommended != reference and kept_bounds:
-        notes.append(f"{space.describe(recommended)} is not recommended: {kept_bounds}; "
-                     "the reference stays")
-        recommended = reference
+    breaks = keeps_bounds(measured, space.bounds, recommended, alpha)
+    if recommended != reference and breaks:
+        fallback = within_bounds(measured, space, configs, recommended, alpha)
+        notes.append(f"{space.describe(recommended)} is not recommended: {breaks}; "
+                     + (f"{space.describe(fallback)} keeps it" if fallback != reference
+                        else "the reference stays"))
+        recommended = fallback
     found = block_answers(measured.values, [(recommended, reference)], better, margin,
                           alpha) if recommended in configs and recommended != reference \
         else {}
@@ -114,6 +121,28 @@ def confirm(measure: Measure, space: Space, challenger: Config, members: list[Co
     return Confirmation(reference, challenger, configs, max(LEAST_ROUNDS, rounds), measured,
                         bundle, contributions, recommended,
                         found.get((recommended, reference)), notes)
+
+
+def within_bounds(measured: Measured, space: Space, configs: list[Config],
+                  recommended: Config, alpha: float) -> Config:
+    """The best measured configuration with only options of `recommended` that is shown
+    faster than the reference and shown to keep every bound (the reference when none)."""
+    from fslab.analysis.pairs.decisions import sign
+    from fslab.analysis.pairs.selection import block_answers
+
+    reference = space.reference
+    subsets = [c for c in configs if c not in (reference, recommended) and all(
+        v in (0, recommended[i]) for i, v in enumerate(c))]
+    if not subsets:
+        return reference
+    better = measured.question.better
+    found = block_answers(measured.values, [(c, reference) for c in subsets], better, 0.0,
+                          alpha)
+    kept = [c for c in subsets if found[(c, reference)].decision == FASTER
+            and not keeps_bounds(measured, space.bounds, c, alpha)]
+    if not kept:
+        return reference
+    return max(kept, key=lambda c: sign(better) * math.log(found[(c, reference)].ratio))
 
 
 def alternatives(space: Space, challenger: Config, factor: int,
@@ -142,7 +171,7 @@ def keeps_bounds(measured: Measured, bounds: tuple[Bound, ...], config: Config,
     return ""
 
 
-def option_line(space: Space, contribution: Contribution) -> str:
+def option_line(space: Space, contribution: Contribution, verdict: str) -> str:
     """'commit=60: +12 % (1.05–1.19×), change', 'atime: noatime +9 % (1.03–1.16×), change;
     lazytime as good (not separated)', '-I 128: no effect (0.97–1.04×), keep -I 256'."""
     factor = space.factors[contribution.factor]
@@ -152,14 +181,18 @@ def option_line(space: Space, contribution: Contribution) -> str:
                 else "no interval")
     size = (f"{(answer.ratio - 1) * 100:+.0f} %" if answer.ratio == answer.ratio
             else "not measured")
-    if contribution.verdict == CHANGE:
+    if verdict == CHANGE:
         line = f"{factor.name}: {level} {size} ({interval}), change"
         alternatives = [level_label(factor.name, factor.levels[i])
                         for i in contribution.alternatives]
         if alternatives:
             line += f"; {', '.join(alternatives)} as good (not separated)"
         return line
-    effect = "no effect shown" if math.isnan(answer.low) or answer.low <= 1 <= answer.high \
-        else ("it hurts" if answer.word() != FASTER else size)
+    if contribution.verdict == CHANGE:
+        effect = "helps, but not within the bounds"
+    elif math.isnan(answer.low) or answer.low <= 1 <= answer.high:
+        effect = "no effect shown"
+    else:
+        effect = "it hurts"
     return (f"{factor.name}: {level} {effect} ({size}, {interval}), keep "
             f"{level_label(factor.name, factor.reference)}")

@@ -75,9 +75,16 @@ class Screen:
     # the same with each level's effect at its interval's end nearer 1 (0 where the
     # interval holds 1): what the evidence supports, not what the noise suggests
     supported: dict[Config, float] = field(default_factory=dict)
+    # each bounded metric's value by the same model: {metric: {configuration: value}}
+    bounded: dict[str, dict[Config, float]] = field(default_factory=dict)
 
     def kept(self) -> list[int]:
         return [f.index for f in self.factors if f.kept]
+
+    def breaks(self, space: Space, config: Config) -> bool:
+        """Whether the screen's model puts a bounded metric of `config` past its bound."""
+        return any(bound.broken_by(value, value) for bound in space.bounds
+                   if (value := self.bounded.get(bound.metric, {}).get(config)) is not None)
 
 
 def screen(measure: Measure, space: Space, rows: Sequence[Config], rounds: int,
@@ -91,7 +98,21 @@ def screen(measure: Measure, space: Space, rows: Sequence[Config], rounds: int,
     return Screen(list(rows), rounds, factors, measured, predicted_logs(space, effects),
                   predicted_logs(space, {i: {level: (_nearer_one(low, high), low, high)
                                              for level, (_, low, high) in levels.items()}
-                                         for i, levels in effects.items()}))
+                                         for i, levels in effects.items()}),
+                  {metric: predicted_values(values_of, space) for metric, values_of in
+                   measured.bounded.items()})
+
+
+def predicted_values(values: Values, space: Space) -> dict[Config, float]:
+    """Each configuration's value by the main-effects model of `values` (the reference's
+    geometric mean times its predicted ratio): a bounded metric's, to rank with."""
+    from fslab.analysis.pairs.decisions import geomean
+
+    start = geomean(values.get(space.reference, {}).values())
+    if math.isnan(start):
+        return {}
+    return {c: start * math.exp(v) for c, v in predicted_logs(space, main_effects(
+        values, space)).items()}
 
 
 def _nearer_one(low: float, high: float) -> float:

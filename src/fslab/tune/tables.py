@@ -196,9 +196,10 @@ def options_table(tuned: list[Tuned]) -> pd.DataFrame:
                                    "machine_s": seconds}
             if index in judged:
                 found = judged[index]
+                verdict = confirmation.verdict(index)
                 row.update(
-                    level=factor.levels[found.level] if found.verdict == CHANGE
-                    else factor.reference, verdict=found.verdict,
+                    level=factor.levels[found.level] if verdict == CHANGE
+                    else factor.reference, verdict=verdict,
                     contribution=found.answer.ratio, contribution_ci_low=found.answer.low,
                     contribution_ci_high=found.answer.high, source="confirm",
                     alternatives=";".join(factor.levels[i] for i in found.alternatives))

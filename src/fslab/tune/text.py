@@ -55,7 +55,8 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
     judged = {c.factor: c for c in one.confirmation.contributions}
     for index, factor in enumerate(space.factors):
         if index in judged:
-            out.append("  " + option_line(space, judged[index]))
+            out.append("  " + option_line(space, judged[index],
+                                          one.confirmation.verdict(index)))
         elif one.screen is not None and one.screen.factors[index].verdict == WITHIN:
             out.append(f"  {factor.name}: within ±{one.margin:.0%} at every level in the "
                        f"screen; keep {level_label(factor.name, factor.reference)}")

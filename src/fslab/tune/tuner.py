@@ -62,7 +62,8 @@ def simplest_first(space: Space) -> Callable[[Config], tuple[float, ...]]:
 
 def rankings(screened: Screen, space: Space) -> tuple[Callable[[Config], tuple[float, ...]],
                                                       Callable[[Config], tuple[float, ...]]]:
-    """Two readings of the screen, best first. Cautious: by the effect its intervals
+    """Two readings of the screen, best first, a configuration the screen's model puts
+    past a --subject-to bound after every other. Cautious: by the effect its intervals
     support (each level's end nearer 1), then by fewer changes (an option the screen
     could not tell from none after the same configuration without it). Bold: by its
     estimates — where two options help only together, each shows half the joint effect,
@@ -70,11 +71,12 @@ def rankings(screened: Screen, space: Space) -> tuple[Callable[[Config], tuple[f
     direction = sign(screened.measured.question.better)
 
     def cautious(config: Config) -> tuple[float, ...]:
-        return (-direction * screened.supported.get(config, 0.0), space.changes(config),
-                -direction * screened.predicted.get(config, 0.0))
+        return (screened.breaks(space, config), -direction * screened.supported.get(
+            config, 0.0), space.changes(config), -direction * screened.predicted.get(config, 0.0))
 
     def bold(config: Config) -> tuple[float, ...]:
-        return (-direction * screened.predicted.get(config, 0.0), space.changes(config))
+        return (screened.breaks(space, config),
+                -direction * screened.predicted.get(config, 0.0), space.changes(config))
 
     return cautious, bold
 

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+LATENCY_P50, LATENCY_P99 = 0.9, 3.0  # percentiles as multiples of the mean latency
+
+
 @dataclass
 class NullWorkload(Capabilities):
     """Reports iops = `iops` ± `jitter`, or simulated values with `cv` / `drift`."""
@@ -44,6 +47,9 @@ class NullWorkload(Capabilities):
     cv: float = 0.0
     drift: float = 0.0
     seed: int = 0
+    latency: bool = False  # report completion latency (module doc)
+    depth: float = 1.0  # I/Os in flight (Little's law: mean latency = depth / IOPS)
+    lat_cv: float | None = None  # the percentiles' own spread (None: cv)
     job: str = ""  # the job a swept variant is of (its draws share the job's drift)
     # Options beyond the simulator's own (a swept fio option: iodepth=16): they change
     # nothing but through the target's effects table ("iodepth=16" = 1.4).
@@ -75,12 +81,15 @@ class NullWorkload(Capabilities):
         if self.fail:
             return RunOutput(status="failed", reason="null workload asked to fail")
         target = _simulated_target(where)
+        latency: dict[str, float] = {}
         if self.cv or self.drift:
             value = self._simulated(run_dir.name, target)
+            if self.latency:
+                latency = self._latency(run_dir.name, target, value)
         else:
             rng = random.Random(run_dir.name)
             value = (self.iops + rng.uniform(-self.jitter, self.jitter)) * target["scale"]
-        (run_dir / NULL_RECORD).write_text(json.dumps({"iops": value, **target}))
+        (run_dir / NULL_RECORD).write_text(json.dumps({"iops": value, **latency, **target}))
         return RunOutput()
 
     def _simulated(self, run_name: str, target: dict[str, Any]) -> float:
@@ -95,10 +104,24 @@ class NullWorkload(Capabilities):
         truth = self.iops * float(target["scale"]) * self.effect(target)
         return _lognormal(own, truth, self.cv) * factor
 
-    def effect(self, target: dict[str, Any]) -> float:
-        """The product of the target's effects whose options are all present (effect)."""
-        return effect(target.get("effects") or {}, str(target.get("mount_options", "")),
+    def effect(self, target: dict[str, Any], table: str = "effects") -> float:
+        """The product of the target's effects (or `table`'s) whose options are all
+        present (effect)."""
+        return effect(target.get(table) or {}, str(target.get("mount_options", "")),
                       tuple(target.get("mkfs_options") or ()), self.levels)
+
+    def _latency(self, run_name: str, target: dict[str, Any], iops: float) -> dict[str, float]:
+        """Completion latency in ns consistent with `iops` (module doc)."""
+        import numpy as np
+
+        iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
+        rng = np.random.default_rng([self.seed, iteration, _key(self.name),
+                                     _key(str(target["name"])), _key("latency")])
+        mean = self.depth / max(iops, 1e-9) * 1e9 * self.effect(target, "latency_effects")
+        spread = self.cv if self.lat_cv is None else self.lat_cv
+        return {"clat_mean_ns": mean,
+                "clat_p50_ns": _lognormal(rng, mean * LATENCY_P50, spread),
+                "clat_p99_ns": _lognormal(rng, mean * LATENCY_P99, spread)}
 
 
 def effect(effects: dict[str, float], mount_options: str, mkfs_options: tuple[str, ...],
@@ -133,11 +156,14 @@ def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
         from fslab.core.errors import UserError
 
         raise UserError("null: jobs ≥ 1, iops > 0, cv ≥ 0 and drift ≥ 0, not both 0")
-    own = {"jobs", "iops", "cv", "drift", "tag", "sleep"}
+    own = {"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth", "lat_cv"}
     levels = {str(k): str(v) for k, v in options.items() if k not in own}
     sleep = float(options.get("sleep", 0.0))  # seconds a run takes (tests of kills)
+    depth = float(options.get("depth", 1.0))
+    lat_cv = float(options["lat_cv"]) if "lat_cv" in options else None
     return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed, job=f"w{i}",
-                         levels=levels, sleep_s=sleep)
+                         levels=levels, sleep_s=sleep, latency=bool(options.get("latency")),
+                         depth=depth, lat_cv=lat_cv)
             for i in range(1, jobs + 1)]
 
 

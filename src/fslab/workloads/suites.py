@@ -118,7 +118,8 @@ BONNIE_KEYS = frozenset({"file_size", "files_k"})
 AGEDFILES_KEYS = frozenset({"count", "size", "seed"})
 SCAN_KEYS = frozenset({"subdir"})
 # `tag`: any value, ignored by the simulator: a factor known to have no effect.
-NULL_KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag", "sleep"})
+NULL_KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth",
+                       "lat_cv"})
 
 
 def _files(only: list[str], runtime: int, file_size: int,
@@ -302,12 +303,15 @@ SUITES: dict[str, Suite] = {
         "are log-normal with mean iops × the target's `scale` and coefficient of variation "
         "cv, times a factor shared by every target within an iteration and job (CV drift); "
         "the campaign's seed makes the draws; `tag` is ignored (a factor known to have no "
-        "effect, for checking sweeps). A whole campaign runs in about a second.",
+        "effect, for checking sweeps); `latency = true` adds completion latency for `depth` "
+        "I/Os in flight (Little's law), its percentiles with their own spread `lat_cv`, "
+        "times the target's latency_effects. A whole campaign runs in about a second.",
         None,
         {"w1": {"jobs": Param(1, _NULL), "iops": Param(1000, _NULL),
                 "cv": Param(0.10, _NULL), "drift": Param(0.0, _NULL)}},
-        {"w1": 1}, _null, options="jobs, iops, cv, drift, tag (ignored: a factor without "
-        "effect), any fio option (an effect only through the target's effects table)",
+        {"w1": 1}, _null, options="jobs, iops, cv, drift, latency, depth, lat_cv, tag "
+        "(ignored: a factor without effect), any fio option (an effect only through the "
+        "target's effects table)",
         names=_null_names, keys=NULL_KEYS, fio_levels=True),
 }
 

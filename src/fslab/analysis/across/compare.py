@@ -26,20 +26,16 @@ import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.decisions import (
-    EQUIVALENT,
-    FASTER,
-    IMPROVED,
+    OVER_TIME,
     REGRESSED,
-    SAME,
-    SLOWER,
     UNRESOLVED,
-    decided,
+    decide_pair,
+    geomean,
 )
-from fslab.analysis.pairs.model import ALPHA, compare
-from fslab.analysis.pairs.power import PairSpread, needs_iterations
+from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.core.metrics import headline_of_each
-from fslab.core.units import DEFAULT_MARGIN, turned
+from fslab.core.units import DEFAULT_MARGIN
 
 CELL = ["target", "workload", "op", "metric"]
 COLUMNS = [*CELL, "primary", "unit", "better", "n_base", "n_new", "base_geomean",
@@ -132,36 +128,25 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
     row: dict[str, Any] = {
         **dict(zip(CELL, key, strict=True)), "primary": question,
         "unit": str(base["unit"].iloc[0]), "better": better, "n_base": len(a),
-        "n_new": len(b), "base_geomean": _geomean(a), "new_geomean": _geomean(b),
+        "n_new": len(b), "base_geomean": geomean(a), "new_geomean": geomean(b),
         "family": family if question else 1, "margin": margin,
         "decision": UNRESOLVED if question else "", "needs_iterations": math.nan,
         "note": "" if question else EXPLORATORY}
-    found = compare({"base": dict(enumerate(a.tolist())), "new": dict(enumerate(b.tolist()))},
-                    blocked_allowed=False, alpha=alpha, family=family if question else 1,
-                    not_blocks="two campaigns: their iterations are not blocks")
-    if isinstance(found, str):
-        ratio = row["new_geomean"] / row["base_geomean"] if row["base_geomean"] else math.nan
-        return {**row, "ratio": ratio, "ratio_ci_low": math.nan, "ratio_ci_high": math.nan,
-                "p_adj": math.nan, "alpha": math.nan, "mde_ratio": math.nan,
-                "note": f"no interval: {found}"}
-    (pair,) = found.pairs  # a = "base", b = "new": base/new, turned to new/base
-    ratio, low, high = turned(pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high)
-    row.update(ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, p_adj=pair.p_adj,
-               alpha=pair.alpha, mde_ratio=pair.mde_ratio, note=pair.note or row["note"])
+    answer = decide_pair(dict(enumerate(b.tolist())), dict(enumerate(a.tolist())), better,
+                         margin, paired=False, alpha=alpha, family=family if question else 1,
+                         not_blocks="two campaigns: their iterations are not blocks")
+    pair = answer.pair
+    if pair is None:
+        return {**row, "ratio": answer.ratio, "ratio_ci_low": math.nan,
+                "ratio_ci_high": math.nan, "p_adj": math.nan, "alpha": math.nan,
+                "mde_ratio": math.nan, "note": f"no interval: {answer.note}"}
+    row.update(ratio=answer.ratio, ratio_ci_low=answer.low, ratio_ci_high=answer.high,
+               p_adj=pair.p_adj, alpha=pair.alpha, mde_ratio=pair.mde_ratio,
+               note=pair.note or row["note"])
     if question:
-        answer = decided(pair.estimable, pair.significant, ratio, low, high, better, margin)
-        row["decision"] = {FASTER: IMPROVED, SLOWER: REGRESSED,
-                           EQUIVALENT: SAME}.get(answer, UNRESOLVED)
-        if row["decision"] == UNRESOLVED:
-            spread = PairSpread(min(len(a), len(b)), var_a=pair.sd_log_a ** 2,
-                                var_b=pair.sd_log_b ** 2)
-            row["needs_iterations"] = needs_iterations(ratio, spread, pair.alpha, margin)
+        row["decision"] = answer.word(OVER_TIME)
+        row["needs_iterations"] = answer.needs
     return row
-
-
-def _geomean(values: np.ndarray) -> float:
-    positive = values[values > 0]
-    return float(np.exp(np.log(positive).mean())) if len(positive) else math.nan
 
 
 def setting_differences(base_environment: dict[str, Any], new_environment: dict[str, Any],

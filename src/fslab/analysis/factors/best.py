@@ -27,13 +27,21 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from fslab.analysis.factors.levels import CELL_COLUMNS, configurations
-from fslab.analysis.pairs.decisions import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, decided
-from fslab.analysis.pairs.model import ALPHA, compare
-from fslab.core.metrics import HIGHER, factor_columns
+from fslab.analysis.pairs.decisions import (
+    AGAINST_BEST,
+    EQUIVALENT,
+    FASTER,
+    UNRESOLVED,
+    best_of,
+    geomean,
+    word,
+)
+from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.selection import PAIRS, best_and_within_reach
+from fslab.core.metrics import factor_columns
 from fslab.core.units import turned
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
@@ -56,17 +64,11 @@ class Job:
 
     @cached_property
     def geomeans(self) -> dict[str, float]:
-        return {name: float(np.exp(np.mean(np.log([v for v in values.values() if v > 0]))))
-                if any(v > 0 for v in values.values()) else math.nan
-                for name, values in self.groups.items()}
+        return {name: geomean(values.values()) for name, values in self.groups.items()}
 
     @cached_property
     def best(self) -> str | None:
-        finite = {k: v for k, v in self.geomeans.items() if v == v}
-        if not finite:
-            return None
-        pick = max if self.better == HIGHER else min
-        return pick(finite, key=lambda k: finite[k])
+        return best_of(self.geomeans, self.better)
 
     def same_variant(self, name: str) -> bool:
         """Whether `name` runs the best's variant of the job (its pair is a primary one)."""
@@ -141,23 +143,22 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
     out[0]["compared"] = len(others)
     if not others:
         return out
-    compared = compare(job.groups, blocked_allowed, alpha, family=family)
+    found = best_and_within_reach(job.groups, job.better, margin, alpha, model=PAIRS,
+                                  family=family, blocked=blocked_allowed)
     for other in others:
-        found = primary.get(other)
-        if found is not None:
-            ratio, low, high, p_adj, decision = found
-        elif isinstance(compared, str):
-            ratio, low, high, p_adj = geomeans[other] / geomeans[best], math.nan, \
-                math.nan, math.nan
-            decision = UNRESOLVED
+        primary_row = primary.get(other)
+        if primary_row is not None:
+            ratio, low, high, p_adj, decision = primary_row
+            note = ""
         else:
-            ratio, low, high, p_adj, significant = _against_best(compared, best, other)
-            decision = decided(low == low, significant, ratio, low, high, job.better, margin)
-            decision = "behind" if decision in (FASTER, SLOWER) else decision
+            answer = found.against[other]
+            ratio, low, high = answer.ratio, answer.low, answer.high
+            p_adj = answer.pair.p_adj if answer.pair is not None else math.nan
+            decision = answer.word(AGAINST_BEST)
+            note = "" if answer.estimable else (
+                f"not tested: {answer.note}" if answer.pair is None else "no interval")
         if decision not in (EQUIVALENT, UNRESOLVED):
             continue
-        note = "" if not (math.isnan(low) or math.isnan(high)) else (
-            f"not tested: {compared}" if isinstance(compared, str) else "no interval")
         out.append({**base, "role": WITHIN_REACH, "configuration": other,
                     "target": job.names[other][0], "variant": job.names[other][1],
                     "geomean": geomeans[other], "n": len(job.groups[other]),
@@ -165,22 +166,6 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
                     "p_adj": p_adj, "decision": decision, "note": note})
     return sorted(out, key=lambda row: (row["role"] != BEST, abs(math.log(row["ratio"]))
                                         if row["ratio"] > 0 else math.inf))
-
-
-def _against_best(compared: Any, best: str, other: str
-                  ) -> tuple[float, float, float, float, bool]:
-    """(other / best, its interval, p_adj, significant) from the job's own comparison;
-    a pair it could not estimate is unresolved with no interval."""
-    for pair in compared.pairs:
-        if {pair.a, pair.b} != {best, other}:
-            continue
-        if not pair.estimable:
-            break
-        ratio, low, high = (pair.ratio, pair.ratio_ci_low, pair.ratio_ci_high)
-        if pair.a == best:
-            ratio, low, high = turned(ratio, low, high)
-        return ratio, low, high, pair.p_adj, pair.significant
-    return math.nan, math.nan, math.nan, math.nan, False
 
 
 def _primary_row(pairwise: pd.DataFrame, job: Job, other: str
@@ -203,7 +188,7 @@ def _primary_row(pairwise: pd.DataFrame, job: Job, other: str
         return None
     row = rows.iloc[0]
     decision = str(row["decision"]) if row["decision"] in (EQUIVALENT, UNRESOLVED) \
-        else "behind"
+        else word(FASTER, AGAINST_BEST)
     ratio, low, high = (float(row["ratio"]), float(row["ratio_ci_low"]),
                         float(row["ratio_ci_high"]))
     if row["a"] == mine:  # the row is best / other: turn it over
