@@ -25,7 +25,8 @@ VERDICT_COLOURS = {"change": WINNER, "keep": "#999", "bundle": SET}
 
 def render(name: str, tables: dict[str, pd.DataFrame], lines: list[str]) -> str:
     page = Page(f"fslab tune: {name}")
-    page.add(f"<h1>fslab tune: {esc(name)}</h1><pre>" + "\n".join(esc(line) for line in lines)
+    page.add(f"<h1>fslab tune: {esc(name)}</h1><pre style='white-space:pre-wrap'>"
+             + "\n".join(esc(line) for line in lines)
              + "</pre>")
     effects, race, options = tables["effects"], tables["race"], tables["options"]
     for question in dict.fromkeys([*effects.get("question", []), *race.get("question", []),

@@ -151,7 +151,8 @@ def run_names(runs: Sequence[RunSpec]) -> dict[CellKey, str]:
     """Each cell's name as short as the campaign allows, and its job: 'noatime -J size=16
     randwrite' where only ext4's options vary, 'ext4 randread' where targets do."""
     cells = list(dict.fromkeys(run.cell for run in runs))
-    return {cell: name if cell.job in name.split(" ") else f"{name} {cell.job}"
+    jobs_named = len({cell.job for cell in cells}) > 1  # short_names names them then
+    return {cell: name if jobs_named or name == cell.name() else f"{name} {cell.job}"
             for cell, name in zip(cells, short_names(cells), strict=True)}
 
 

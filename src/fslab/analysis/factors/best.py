@@ -29,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.factors.levels import CELL_COLUMNS, configurations
+from fslab.analysis.factors.levels import CELL_COLUMNS, keys
 from fslab.analysis.pairs.decisions import (
     AGAINST_BEST,
     EQUIVALENT,
@@ -41,6 +41,7 @@ from fslab.analysis.pairs.decisions import (
 )
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.selection import PAIRS, best_and_within_reach
+from fslab.core.cells import CellKey, short_names
 from fslab.core.metrics import factor_columns
 from fslab.core.units import turned
 
@@ -58,19 +59,20 @@ class Job:
     op: str
     metric: str
     better: str
-    groups: dict[str, dict[int, float]]  # configuration -> {iteration: value}
-    names: dict[str, tuple[str, str]]  # configuration -> (target, workload)
-    cache_bound: list[str]
+    groups: dict[CellKey, dict[int, float]]  # configuration -> {iteration: value}
+    names: dict[CellKey, tuple[str, str]]  # configuration -> (target, workload)
+    shown: dict[CellKey, str]  # configuration -> its name, as short as the job allows
+    cache_bound: list[CellKey]
 
     @cached_property
-    def geomeans(self) -> dict[str, float]:
-        return {name: geomean(values.values()) for name, values in self.groups.items()}
+    def geomeans(self) -> dict[CellKey, float]:
+        return {key: geomean(values.values()) for key, values in self.groups.items()}
 
     @cached_property
-    def best(self) -> str | None:
+    def best(self) -> CellKey | None:
         return best_of(self.geomeans, self.better)
 
-    def same_variant(self, name: str) -> bool:
+    def same_variant(self, name: CellKey) -> bool:
         """Whether `name` runs the best's variant of the job (its pair is a primary one)."""
         best = self.best
         return best is not None and self.names[name][1] == self.names[best][1]
@@ -103,15 +105,18 @@ def _job(runs: pd.DataFrame, name: str, op: str, metric: str,
     if rows.empty:
         return None
     factors = [f for f in factor_columns(rows.columns) if f not in CELL_COLUMNS]
-    named = configurations(rows[[*CELL_COLUMNS, *factors]].drop_duplicates(
-        ["target", "workload"]))
-    groups: dict[str, dict[int, float]] = {}
-    names: dict[str, tuple[str, str]] = {}
-    bound: list[str] = []
+    cells = rows[[*CELL_COLUMNS, *factors]].drop_duplicates(["target", "workload"])
+    found = keys(cells)
+    of = {(str(t), str(w)): key for t, w, key in zip(cells["target"], cells["workload"],
+                                                     found, strict=True)}
+    shown = dict(zip(found, short_names(found), strict=True))
+    groups: dict[CellKey, dict[int, float]] = {}
+    names: dict[CellKey, tuple[str, str]] = {}
+    bound: list[CellKey] = []
     for target, workload, iteration, value in zip(rows["target"], rows["workload"],
                                                   rows["iteration"], rows["value"],
                                                   strict=True):
-        config = named[(str(target), str(workload))]
+        config = of[(str(target), str(workload))]
         if (str(target), str(workload)) in cache_bound:
             if config not in bound:
                 bound.append(config)
@@ -120,23 +125,24 @@ def _job(runs: pd.DataFrame, name: str, op: str, metric: str,
         names[config] = (str(target), str(workload))
     if len(groups) + len(bound) < 2:
         return None
-    return Job(name, op, metric, str(rows["better"].iloc[0]), groups, names, bound)
+    return Job(name, op, metric, str(rows["better"].iloc[0]), groups, names, shown, bound)
 
 
 def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha: float,
-              primary: dict[str, tuple[float, float, float, float, str] | None]
+              primary: dict[CellKey, tuple[float, float, float, float, str] | None]
               ) -> list[dict[str, Any]]:
     """The job's best and those within reach; `primary` holds each other configuration's
     primary pair with the best where it has one (_primary_row)."""
     base = {"workload": job.job, "op": job.op, "metric": job.metric, "better": job.better}
     set_aside = (f"{len(job.cache_bound)} cache-bound, not crowned: "
-                 + ", ".join(job.cache_bound)) if job.cache_bound else ""
+                 + ", ".join(job.shown[k] for k in job.cache_bound)) if job.cache_bound else ""
     best = job.best
     if best is None:
         return [{**base, "role": NONE, "configuration": "", "ratio": math.nan,
                  "note": set_aside or "no configuration measured a positive value"}]
     geomeans = job.geomeans
-    out = [{**base, "role": BEST, "configuration": best, "target": job.names[best][0],
+    out = [{**base, "role": BEST, "configuration": job.shown[best],
+            "target": job.names[best][0],
             "variant": job.names[best][1], "geomean": geomeans[best],
             "n": len(job.groups[best]), "ratio": 1.0, "note": set_aside}]
     others = [name for name in job.groups if name != best]
@@ -159,7 +165,7 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
                 f"not tested: {answer.note}" if answer.pair is None else "no interval")
         if decision not in (EQUIVALENT, UNRESOLVED):
             continue
-        out.append({**base, "role": WITHIN_REACH, "configuration": other,
+        out.append({**base, "role": WITHIN_REACH, "configuration": job.shown[other],
                     "target": job.names[other][0], "variant": job.names[other][1],
                     "geomean": geomeans[other], "n": len(job.groups[other]),
                     "ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high,
@@ -168,7 +174,7 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
                                         if row["ratio"] > 0 else math.inf))
 
 
-def _primary_row(pairwise: pd.DataFrame, job: Job, other: str
+def _primary_row(pairwise: pd.DataFrame, job: Job, other: CellKey
                  ) -> tuple[float, float, float, float, str] | None:
     """(other / best, its interval, p_adj, decision) of the verdicts' own primary pair
     when `other` runs the best's variant on another target; None otherwise. A decision of

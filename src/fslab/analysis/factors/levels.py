@@ -17,12 +17,11 @@ from fslab.core.cells import (  # re-exported: the analysis reads scopes through
     factor_scopes,
     keys_of,
     level_label,
-    short_names,
     target_names,
 )
 from fslab.core.metrics import factor_columns
 
-__all__ = ["CELL_COLUMNS", "JOB", "TARGET", "cell_levels", "configurations", "factor_scopes",
+__all__ = ["CELL_COLUMNS", "JOB", "TARGET", "cell_levels", "factor_scopes",
            "factors_of", "full_configuration", "job_levels", "job_levels_text", "keys",
            "target_names", "with_levels"]
 
@@ -75,15 +74,6 @@ def job_levels(key: CellKey, scopes: dict[str, str]) -> tuple[tuple[str, str], .
 def job_levels_text(key: CellKey, scopes: dict[str, str]) -> str:
     """'iodepth=16 numjobs=4': the job's levels of a cell, as the verdicts name a variant."""
     return " ".join(level_label(f, v) for f, v in job_levels(key, scopes))
-
-
-def configurations(cells: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """{(target, workload): the configuration's name, as short as the cells given allow}
-    (core/cells.short_names over the keys of one job's configurations)."""
-    found = keys(cells)
-    names = short_names(found)
-    return {(str(t), str(w)): name for t, w, name in zip(cells["target"], cells["workload"],
-                                                         names, strict=True)}
 
 
 def full_configuration(key: CellKey, scopes: dict[str, str]) -> str:
