@@ -19,6 +19,7 @@ import itertools
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from fslab.core import stopwatch
 from fslab.host import system
 from fslab.host.cgroups import CGROUP_V2_ROOT, PREFIX, end_members, release_cgroup, tracking_root
 
@@ -65,6 +67,31 @@ def while_unmeasured(work: Callable[[], None]) -> None:
         _WHILE_UNMEASURED.append(work)
 
 
+# Work whose I/O may overlap anything but a measurement: removing a written image, whose
+# host file system discards the blocks it frees (0.2-1.4 s a target here, measured in a
+# default campaign's teardown steps). It runs in a thread at once, beside the next
+# target's mkfs and layout, and is waited for before anything measures (`settle`).
+_BACKGROUND: list[threading.Thread] = []
+
+
+def in_background(work: Callable[[], None]) -> None:
+    """Start `work` (which raises nothing) in a thread; `settle` waits for it."""
+    thread = threading.Thread(target=work, name="fslab-background", daemon=True)
+    _BACKGROUND.append(thread)
+    thread.start()
+
+
+def settle() -> None:
+    """Wait for the work started in_background: before a measured child starts, a
+    workload runs in fslab's own process, or a session closes. A wait is the run's
+    teardown step (core/stopwatch.py)."""
+    if not _BACKGROUND:
+        return
+    with stopwatch.step(stopwatch.TEARDOWN):
+        while _BACKGROUND:
+            _BACKGROUND.pop(0).join()
+
+
 @dataclass
 class Finished:
     """How a child ended."""
@@ -82,6 +109,8 @@ def run_child(cmd: list[str], deadline_s: float, cgroup: str = "",
     stop it (SIGINT: fio still writes what it measured), wait, and re-raise. `bound` says
     where the deadline came from, for the failure line. While a child that is not
     `measured` runs, fslab does the work waiting for such a moment (while_unmeasured)."""
+    if measured:
+        settle()
     tracking = _tracking_cgroup(cgroup)
     joins = [c for c in (cgroup, str(tracking or "")) if c]
     session = _SESSION.get()

@@ -9,6 +9,7 @@ recorded. fslab only ever touches what a ledger names, and only inside its lab.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -174,8 +175,22 @@ class Session:
         with self.ledger.open("a") as handle:
             handle.write(json.dumps({"released": resource.seq}) + "\n")
 
+    def release_soon(self, resource: Resource) -> None:
+        """Release `resource` in the background (children.in_background: done before
+        anything measures next); one that fails stays recorded, and close tries again."""
+        from fslab.host.children import in_background
+
+        def release() -> None:
+            with contextlib.suppress(OSError, ToolError):
+                self.release(resource)
+
+        in_background(release)
+
     def close(self, report: CleanupReport | None = None) -> CleanupReport:
         """Release every active resource in reverse order, then remove the session."""
+        from fslab.host.children import settle
+
+        settle()
         report = report or CleanupReport()
         for resource in reversed(self.active()):
             self.release(resource, report)

@@ -1,9 +1,9 @@
 """Execute a plan: provision targets, run workloads, save each run as it finishes.
 
 Guarantees: every resource goes through the lab session's ledger and is released on
-success, error, Ctrl-C and SIGTERM; a failing workload or target is recorded with its
-reason and the campaign goes on; each finished run is saved atomically, so a killed
-campaign loses at most the run in flight.
+success, error, Ctrl-C and SIGTERM; a failing workload or target is recorded with the
+kind of its failure and its reason, and the campaign goes on; each finished run is saved
+atomically, so a killed campaign loses at most the run in flight.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import error_failure
 from fslab.host import system
-from fslab.host.children import recorded_in
+from fslab.host.children import recorded_in, settle
 from fslab.host.lab import Lab
 from fslab.host.memlimit import memory_limited
 from fslab.host.signals import Interrupted, signals_held, signals_unwind
@@ -227,6 +227,7 @@ class Runner:
     def _run_once(self, part: Participant) -> None:
         run, where = part.run, part.where
         assert where is not None
+        settle()  # a workload may measure in fslab's own process: nothing else beside it
         part.caches_dropped = run.workload.drops_caches and system.sync_and_drop_caches()
         if not run.workload.watched:  # the simulator's draw: nothing to watch
             with stopwatch.step(stopwatch.MEASURE):

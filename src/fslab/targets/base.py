@@ -160,7 +160,13 @@ class BaseTarget:
 
 
 def release_all(session: Session, mounted: Mounted) -> None:
-    """Release a target's resources in reverse order of acquisition."""
+    """Release a target's resources in reverse order of acquisition; its image file in
+    the background, after its loop device is gone (lab.Session.release_soon: removing a
+    written image is most of a target's teardown here, and nothing needs it gone before
+    the next measurement)."""
     for resource in reversed(mounted.resources):
-        session.release(resource)
+        if resource.kind == "file":
+            session.release_soon(resource)
+        else:
+            session.release(resource)
     mounted.resources.clear()
