@@ -206,7 +206,10 @@ def test_run_then_report_says_it_analyses_once_and_prints_each_steps_method(tmp_
         assert html_lib.escape(method) in page, step
     assert "Adaptive runs" not in page  # not adaptive: its statement is not printed
     methods = pd.read_csv(stats / "methods.csv")
-    assert list(methods["step"]) == METHOD_STEPS
+    from fslab.analysis.statistic import registered  # fslab's own statistics after its steps
+
+    assert list(methods["step"]) == [*METHOD_STEPS, *(s.name for s in registered())]
+    assert "noise" in set(methods["step"])  # a built-in statistic, registered as plug-ins are
 
     metrics = out / "metrics.parquet"
     metrics.touch()  # the results changed: stats/ is stale and the report says so

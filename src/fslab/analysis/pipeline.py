@@ -42,6 +42,7 @@ class Inputs:
     records: list[RunRecord]
     environment: dict[str, Any]
     settings: dict[str, Any]  # the resolved campaign.toml ({} for imports)
+    intervals: pd.DataFrame | None = None  # fio's per-interval values (intervals.parquet)
 
 
 def inputs_of(results: ResultsDir) -> Inputs:
@@ -51,8 +52,10 @@ def inputs_of(results: ResultsDir) -> Inputs:
     archives, cost an import's analysis a second)."""
     environment = results.environment()
     records = [] if environment.get("imported") else list(results.run_records())
+    from fslab.results.intervals import load_intervals
+
     return Inputs(measured_metrics(results, categorical=True), records, environment,
-                  campaign_settings(results))
+                  campaign_settings(results), load_intervals(results))
 
 
 def summarized(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
@@ -192,9 +195,15 @@ def analyse(inputs: Inputs) -> Analysis:
     from fslab.analysis.cells.observations import per_run, probe_states
     from fslab.analysis.pairs.aged import aged_verdicts, aged_vs_fresh
     from fslab.analysis.pairs.comparisons import compare_targets
-    from fslab.analysis.pairs.decisions import seconds_per_iteration
+    from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteration
     from fslab.analysis.pairs.questions import primary_questions
-    from fslab.analysis.verdicts import VERDICT_COLUMNS, error_rows, rankings, verdict_rows
+    from fslab.analysis.verdicts import (
+        VERDICT_COLUMNS,
+        decided_row,
+        error_rows,
+        rankings,
+        verdict_rows,
+    )
     from fslab.core.metrics import HEADLINE_METRICS
     from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
@@ -212,6 +221,7 @@ def analyse(inputs: Inputs) -> Analysis:
                                    declared=declared, campaign_primary=wanted, asked=asked,
                                    margin=parse_margin(settings.get("margin", DEFAULT_MARGIN)),
                                    seconds=seconds_per_iteration(records),
+                                   machine=machine_seconds(records),
                                    looks=list((settings.get("resolve") or {}).get("looks", [])))
     spread = host_spread(metrics)
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
@@ -235,7 +245,8 @@ def analyse(inputs: Inputs) -> Analysis:
                                   parse_margin(settings.get("margin", DEFAULT_MARGIN)), pairs)
     from fslab.analysis.statistic import Measured, computed
 
-    extra, extra_methods, failed = computed(Measured(runs, summary, settings))
+    extra, extra_methods, failed = computed(Measured(runs, summary, settings,
+                                                     tuple(records), inputs.intervals))
     seen = disturbance(records)
     busy = disturbance_note(seen)
     unsteady = unsteady_note(records)
@@ -246,7 +257,8 @@ def analyse(inputs: Inputs) -> Analysis:
                                           cells, scopes, names)
         + aged_verdicts(ages)
         + ([{"kind": "drift", "workload": "", "text": note}] if note else [])
-        + [{"kind": "statistic", "workload": "", "text": line} for line in failed],
+        + [{"kind": "statistic", "workload": "", "text": line} for line in failed]
+        + decided_row(pairs, sum(float(r.machine_s) for r in records), names),
         columns=VERDICT_COLUMNS)
     methods = method_statements(
         hosts=not spread.empty, aged=not ages.empty,

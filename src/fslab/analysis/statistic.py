@@ -23,11 +23,15 @@ if TYPE_CHECKING:
 class Measured:
     """What a statistic is computed from: one row per run and metric (runs.parquet's
     columns: target, workload, op, metric, iteration, value, and the cell's fields), the
-    per-cell summary (summary.csv) and the resolved campaign ({} for imports)."""
+    per-cell summary (summary.csv), the resolved campaign ({} for imports), the runs'
+    records (run.json: their steps' seconds among them) and fio's per-interval values
+    (intervals.parquet; None where no run kept its logs)."""
 
     runs: pd.DataFrame
     summary: pd.DataFrame
     settings: dict[str, Any]
+    records: tuple[Any, ...] = ()
+    intervals: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)

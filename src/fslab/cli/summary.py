@@ -27,6 +27,8 @@ def print_summary(results_dir: Path, analysis: Any = None) -> None:
     spent = api.machine_time(results_dir)
     if spent is not None:
         console.print(spent.line(), markup=False, highlight=False)
+    for line in verdicts.loc[verdicts["kind"] == "decided", "text"]:
+        console.print(line, markup=False, highlight=False)
     if "disturbed" in runs and runs["disturbed"].astype(bool).any():
         busy = runs[runs["disturbed"].astype(bool)]
         console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "

@@ -30,7 +30,7 @@ from fslab.core.errors import UserError
 
 ENV = "FSLAB_PLUGINS"
 # fslab's own plug-ins (modules inside the package that follow the same contract).
-BUILTIN: tuple[str, ...] = ()
+BUILTIN: tuple[str, ...] = ("fslab.analysis.cells.noise",)
 DECLARATIONS = ("SUITE", "KIND", "PACKAGES", "STATISTIC")
 
 

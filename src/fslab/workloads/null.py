@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 
 LATENCY_P50, LATENCY_P99 = 0.9, 3.0  # percentiles as multiples of the mean latency
+INTERVAL_S = 0.1  # the simulated log's interval (fio's log_avg_msec, LOG_AVG_MS)
 
 
 @dataclass
@@ -50,6 +51,10 @@ class NullWorkload(Capabilities):
     latency: bool = False  # report completion latency (module doc)
     depth: float = 1.0  # I/Os in flight (Little's law: mean latency = depth / IOPS)
     lat_cv: float | None = None  # the percentiles' own spread (None: cv)
+    between: float = 0.0  # spread between fresh file systems (log scale, as a CV)
+    within: float = 0.0  # spread within a run, of one second's mean
+    fixed_s: float = 0.0  # virtual seconds a run costs beside measuring
+    runtime: float = 0.0  # virtual seconds a run measures (the campaign's runtime)
     job: str = ""  # the job a swept variant is of (its draws share the job's drift)
     # Options beyond the simulator's own (a swept fio option: iodepth=16): they change
     # nothing but through the target's effects table ("iodepth=16" = 1.4).
@@ -82,7 +87,9 @@ class NullWorkload(Capabilities):
             return RunOutput(status="failed", reason="null workload asked to fail")
         target = _simulated_target(where)
         latency: dict[str, float] = {}
-        if self.cv or self.drift:
+        if self.components:
+            value = self._components(run_name=run_dir.name, target=target, run_dir=run_dir)
+        elif self.cv or self.drift:
             value = self._simulated(run_dir.name, target)
             if self.latency:
                 latency = self._latency(run_dir.name, target, value)
@@ -103,6 +110,37 @@ class NullWorkload(Capabilities):
         factor = _lognormal(shared, 1.0, self.drift)
         truth = self.iops * float(target["scale"]) * self.effect(target)
         return _lognormal(own, truth, self.cv) * factor
+
+    @property
+    def components(self) -> bool:
+        """Whether the noise is drawn as variance components (module doc)."""
+        return bool(self.between or self.within)
+
+    def _components(self, run_name: str, target: dict[str, Any], run_dir: Path) -> float:
+        """A run's value from its file system's luck and its intervals' noise, its log
+        written as fio writes one, its virtual machine time counted (module doc)."""
+        import numpy as np
+
+        from fslab.core import stopwatch
+        from fslab.parsers.raw_names import LOG_AVG_MS
+
+        iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
+        job = self.job or self.name
+        luck = np.random.default_rng([self.seed, iteration, _key(self.name),
+                                      _key(str(target["name"])), _key("between")])
+        moments = np.random.default_rng([self.seed, iteration, _key(self.name),
+                                         _key(str(target["name"])), _key("within")])
+        shared = np.random.default_rng([self.seed, iteration, _key(job)])
+        truth = self.iops * float(target["scale"]) * self.effect(target)
+        count = max(1, round(self.runtime / INTERVAL_S))
+        sigma = math.sqrt(math.log1p(self.within ** 2 / INTERVAL_S))  # one interval's
+        level = _lognormal(luck, truth, self.between) * _lognormal(shared, 1.0, self.drift)
+        intervals = level * np.exp(moments.normal(-sigma * sigma / 2, sigma, count))
+        (run_dir / "fio-log_iops.1.log").write_text("".join(
+            f"{(i + 1) * LOG_AVG_MS}, {v:.3f}, 0, 0, 0\n" for i, v in enumerate(intervals)))
+        stopwatch.add(stopwatch.PROVISION, self.fixed_s)
+        stopwatch.add(stopwatch.MEASURE, count * INTERVAL_S)
+        return float(intervals.mean())
 
     def effect(self, target: dict[str, Any], table: str = "effects") -> float:
         """The product of the target's effects (or `table`'s) whose options are all
@@ -146,24 +184,32 @@ def effect(effects: dict[str, float], mount_options: str, mkfs_options: tuple[st
     return out
 
 
-def simulated_jobs(options: dict[str, Any], seed: int) -> list[NullWorkload]:
+def simulated_jobs(options: dict[str, Any], seed: int, runtime: float = 0.0
+                   ) -> list[NullWorkload]:
     """The simulator's jobs w1..wN (the `null` suite); options it does not know of (a
-    fio option a sweep or tuner varies) are the jobs' levels."""
+    fio option a sweep or tuner varies) are the jobs' levels; `runtime`: the seconds a
+    run measures where its noise is drawn as variance components."""
     jobs = int(options.get("jobs", 1))
     cv, drift = float(options.get("cv", 0.10)), float(options.get("drift", 0.0))
     iops = float(options.get("iops", 1000))
-    if jobs < 1 or cv < 0 or drift < 0 or iops <= 0 or not (cv or drift):
+    between, within = float(options.get("between", 0.0)), float(options.get("within", 0.0))
+    fixed = float(options.get("fixed_s", 0.0))
+    if (jobs < 1 or cv < 0 or drift < 0 or iops <= 0 or not (cv or drift or between or within)
+            or min(between, within, fixed) < 0):
         from fslab.core.errors import UserError
 
-        raise UserError("null: jobs ≥ 1, iops > 0, cv ≥ 0 and drift ≥ 0, not both 0")
-    own = {"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth", "lat_cv"}
+        raise UserError("null: jobs ≥ 1, iops > 0, cv, drift, between, within and fixed_s "
+                        "≥ 0, the spreads not all 0")
+    own = {"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth", "lat_cv",
+           "between", "within", "fixed_s"}
     levels = {str(k): str(v) for k, v in options.items() if k not in own}
     sleep = float(options.get("sleep", 0.0))  # seconds a run takes (tests of kills)
     depth = float(options.get("depth", 1.0))
     lat_cv = float(options["lat_cv"]) if "lat_cv" in options else None
     return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed, job=f"w{i}",
                          levels=levels, sleep_s=sleep, latency=bool(options.get("latency")),
-                         depth=depth, lat_cv=lat_cv)
+                         depth=depth, lat_cv=lat_cv, between=between, within=within,
+                         fixed_s=fixed, runtime=float(runtime))
             for i in range(1, jobs + 1)]
 
 

@@ -119,7 +119,7 @@ AGEDFILES_KEYS = frozenset({"count", "size", "seed"})
 SCAN_KEYS = frozenset({"subdir"})
 # `tag`: any value, ignored by the simulator: a factor known to have no effect.
 NULL_KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth",
-                       "lat_cv"})
+                       "lat_cv", "between", "within", "fixed_s"})
 
 
 def _files(only: list[str], runtime: int, file_size: int,
@@ -195,7 +195,7 @@ def _null(only: list[str], runtime: int, file_size: int,
     from fslab.workloads.null import simulated_jobs
 
     _only_keys({k: v for k, v in options.items() if not is_fio_option(k)}, NULL_KEYS, "null")
-    return _pick(only, list[Workload](simulated_jobs(options, seed)))
+    return _pick(only, list[Workload](simulated_jobs(options, seed, runtime)))
 
 
 def _only_keys(options: dict[str, Any], allowed: frozenset[str], suite: str) -> None:
@@ -305,13 +305,17 @@ SUITES: dict[str, Suite] = {
         "the campaign's seed makes the draws; `tag` is ignored (a factor known to have no "
         "effect, for checking sweeps); `latency = true` adds completion latency for `depth` "
         "I/Os in flight (Little's law), its percentiles with their own spread `lat_cv`, "
-        "times the target's latency_effects. A whole campaign runs in about a second.",
+        "times the target's latency_effects. With `between` (the spread between fresh file "
+        "systems), `within` (within a run, for one second of measuring) and `fixed_s` "
+        "(seconds a run costs beside measuring), a run of `runtime` seconds draws its file "
+        "system's luck and a 100 ms log of the run like fio's, and counts virtual machine "
+        "time. A whole campaign runs in about a second.",
         None,
         {"w1": {"jobs": Param(1, _NULL), "iops": Param(1000, _NULL),
                 "cv": Param(0.10, _NULL), "drift": Param(0.0, _NULL)}},
-        {"w1": 1}, _null, options="jobs, iops, cv, drift, latency, depth, lat_cv, tag "
-        "(ignored: a factor without effect), any fio option (an effect only through the "
-        "target's effects table)",
+        {"w1": 1}, _null, options="jobs, iops, cv, drift, latency, depth, lat_cv, "
+        "between, within, fixed_s, tag (ignored: a factor without effect), any fio option "
+        "(an effect only through the target's effects table)",
         names=_null_names, keys=NULL_KEYS, fio_levels=True),
 }
 

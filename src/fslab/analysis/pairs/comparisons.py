@@ -35,7 +35,8 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                     blocked_allowed: bool = True, declared: dict[str, str] | None = None,
                     campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
                     seconds: dict[tuple[str, str], float] | None = None,
-                    looks: list[int] | None = None, asked: set[Question] | None = None
+                    looks: list[int] | None = None, asked: set[Question] | None = None,
+                    machine: dict[tuple[str, str], float] | None = None
                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, pairwise) for every headline metric row shared by two or more targets.
 
@@ -50,7 +51,9 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     `margin`, or unresolved with what it would take at `seconds` per run of
     (workload, target)). With `looks` (a campaign that resolves: the iterations at each
     look), each primary pair is the one of its first deciding look (analysis.pairs.sequential).
-    `asked`: the primary questions when the caller has them (analysis.pipeline).
+    `asked`: the primary questions when the caller has them (analysis.pipeline);
+    `machine`: each cell's machine seconds (decisions.machine_seconds), what each decision
+    cost.
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
@@ -106,7 +109,7 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                   for p, look in chosen]
     return (pd.DataFrame(tests, columns=TESTS_COLUMNS),
             decide(pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS), better, margin, seconds or {},
-                   _next_alpha(looks)))
+                   _next_alpha(looks), machine))
 
 
 def _next_alpha(looks: list[int] | None) -> float | None:

@@ -51,7 +51,7 @@ WORDS = {
     AGAINST_BEST: {FASTER: BEHIND, SLOWER: BEHIND, EQUIVALENT: EQUIVALENT,
                    UNRESOLVED: UNRESOLVED},
 }
-DECISION_COLUMNS = ["decision", "margin", "needs_iterations", "needs_seconds"]
+DECISION_COLUMNS = ["decision", "margin", "needs_iterations", "needs_seconds", "machine_s"]
 
 METHOD = ("Decisions: a primary pair is faster or slower when its simultaneous interval "
           "excludes 1, the same within the margin (default ±10 %) when the interval lies "
@@ -63,11 +63,13 @@ METHOD = ("Decisions: a primary pair is faster or slower when its simultaneous i
 
 def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
            seconds: dict[tuple[str, str], float],
-           next_alpha: float | None = None) -> pd.DataFrame:
+           next_alpha: float | None = None,
+           machine: dict[tuple[str, str], float] | None = None) -> pd.DataFrame:
     """pairwise.csv with DECISION_COLUMNS: primary pairs decided, the others (estimates,
     not questions) left blank. `better` maps metric -> 'higher'/'lower'; `seconds` is
-    seconds_per_iteration of the campaign's run records. A campaign that resolves states
-    what an unresolved pair needs at its next look's campaign-wide α, `next_alpha`
+    seconds_per_iteration of the campaign's run records, `machine` machine_seconds (what
+    each decision's runs took: machine_s). A campaign that resolves states what an
+    unresolved pair needs at its next look's campaign-wide α, `next_alpha`
     (analysis.pairs.sequential)."""
     out = pairwise.copy()
     for column in DECISION_COLUMNS:
@@ -94,6 +96,9 @@ def decide(pairwise: pd.DataFrame, better: dict[str, str], margin: float,
         out.at[index, "margin"] = margin
         out.at[index, "needs_iterations"] = needs
         out.at[index, "needs_seconds"] = cost
+        out.at[index, "machine_s"] = sum(
+            (machine or {}).get((str(row["workload"]), str(t)), math.nan)
+            for t in (row["a"], row["b"]))
     return out
 
 
@@ -148,12 +153,30 @@ def needs_of(row: pd.Series, margin: float, level: float | None = None) -> float
     return needs_iterations(float(row["ratio"]), pair_spread(row), level, margin)
 
 
+def machine_seconds(records: list[RunRecord]) -> dict[tuple[str, str], float]:
+    """(workload, target) -> the machine seconds of its runs (run.json's steps, added up:
+    setup and measuring); the seconds a question's decision cost are its two cells'."""
+    out: dict[tuple[str, str], float] = {}
+    for record in records:
+        if record.machine_s > 0:
+            key = (record.workload, record.target)
+            out[key] = out.get(key, 0.0) + float(record.machine_s)
+    return out
+
+
 def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], float]:
-    """(workload, target) -> the median wall time one of its runs costs in this campaign.
-    Runs measured together in interleaved rounds share the rounds' wall time: each costs
-    the group's time over its number of runs (every record of a round spans it all)."""
+    """(workload, target) -> the median machine seconds one of its runs costs in this
+    campaign: its steps added up (run.json), or for records without steps its wall time —
+    runs measured together in interleaved rounds share the rounds' wall time, each the
+    group's time over its number of runs (every record of a round spans it all)."""
+    timed: dict[tuple[str, str], list[float]] = {}
+    for record in records:
+        if record.status == "ok" and record.machine_s > 0:
+            timed.setdefault((record.workload, record.target), []).append(record.machine_s)
     groups: dict[tuple[int, str], list[RunRecord]] = {}
     for record in records:
+        if (record.workload, record.target) in timed:
+            continue
         if record.finished > record.started > 0 and record.status == "ok":
             sliced = bool(record.workload_metadata.get("slices"))
             key = (record.iteration, (record.job or record.workload) if sliced
@@ -165,6 +188,7 @@ def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], flo
         for record in members:
             times.setdefault((record.workload, record.target), []).append(
                 wall / len(members))
+    times.update(timed)
     return {key: float(pd.Series(values).median()) for key, values in times.items()}
 
 

@@ -1,0 +1,212 @@
+"""Where the noise comes from, per cell: between fresh file systems, within a run, and
+what a run costs beside measuring — and from them the run length that decides soonest.
+
+A run of L seconds on a fresh file system gives log value = μ + b + w̄_L: b its file
+system's luck (variance σ_b², one draw per run: only more runs average it), w̄_L the
+disk's moment-to-moment noise averaged over L seconds (variance σ_w²/L for σ_w² the
+variance of one second's mean: a longer run averages it). A run costs c + L machine
+seconds (c its fixed cost: making the file system, laying out, dropping caches, starting
+fio, the ramp). For n runs the mean's variance is (σ_b² + σ_w²/L)/n at a cost of n(c + L):
+the cost of a given variance is least at L* = √(c σ_w² / σ_b²) (two-stage sampling,
+Cochran 1977 §10.6), with n from the margin and the error rates.
+
+Estimated per cell (target × workload × op of the primary metric), with 95 % intervals:
+- σ_w at one second: from fio's per-interval log (intervals.parquet), each run's
+  one-second block means' spread on the log scale, pooled over the runs (chi-square
+  interval on the pooled degrees of freedom). Whether it falls with run length as
+  independent noise does (a block twice as long, half the variance) is checked on half-
+  and one-second blocks: a cell where it does not (the disk's cache filling, a write
+  cliff, a thermal trend) says so, and its best run length is not trusted;
+- σ_b: the runs' spread across iterations less the within-run part at their length
+  (method of moments, at least 0; interval from the total's chi-square interval and σ_w's);
+- c: the median of machine_s − measured_s over the cell's runs (run.json's steps).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import special
+
+from fslab.analysis.statistic import Measured, Statistic
+
+COLUMNS = ["cell", "target", "workload", "op", "metric", "iterations", "runtime_s",
+           "sigma_between", "sigma_between_low", "sigma_between_high", "sigma_within_1s",
+           "sigma_within_1s_low", "sigma_within_1s_high", "fixed_cost_s", "best_runtime_s",
+           "falls_with_length", "note"]
+BLOCK_S = 1.0  # σ_w is stated for one second of measuring
+HALF_S = 0.5  # the finer block its scaling with run length is checked against
+FULL_BLOCK = 0.8  # a block counts when it holds this share of its intervals
+# The variance of a block twice as long is half for independent noise: a second's blocks
+# varying more than that by an F test at this level says the spread does not fall with
+# run length the way a planner assumes (a cache filling, a cliff, a trend within runs).
+FALLS_ALPHA = 0.01
+MIN_RUNTIME_S, MAX_RUNTIME_S = 1.0, 60.0  # the run lengths a plan chooses between
+METHOD = ("Noise (noise.csv): per cell, the spread between fresh file systems (the runs' "
+          "spread less the within-run part), within a run for one second of measuring (fio's "
+          "per-interval log, one-second blocks pooled over the runs) and a run's fixed cost "
+          "(machine seconds beside measuring), each with its 95 % interval; the run length "
+          "that reaches a given precision for the fewest machine seconds is "
+          "√(fixed cost × within² / between²) (two-stage sampling), within 1-60 s.")
+
+
+@dataclass(frozen=True)
+class Components:
+    """One cell's noise: the spreads (log scale, ≈ relative SD) and a run's fixed cost."""
+
+    between: float
+    within_1s: float
+    fixed_cost_s: float
+    runtime_s: float  # the measuring seconds of the runs they were estimated from
+    falls: bool = True  # whether the within-run spread falls with run length
+
+    def variance(self, runtime_s: float) -> float:
+        """One run's variance at `runtime_s` seconds of measuring."""
+        return self.between ** 2 + self.within_1s ** 2 / max(runtime_s, 1e-9)
+
+    def best_runtime(self) -> float:
+        return best_runtime(self.fixed_cost_s, self.within_1s, self.between)
+
+
+def best_runtime(fixed_cost_s: float, within_1s: float, between: float) -> float:
+    """L* = √(c σ_w² / σ_b²) within MIN_RUNTIME_S..MAX_RUNTIME_S (module doc)."""
+    if not within_1s > 0:
+        return MIN_RUNTIME_S
+    if not between > 0:
+        return MAX_RUNTIME_S
+    optimal = math.sqrt(max(fixed_cost_s, 0.0) * within_1s ** 2 / between ** 2)
+    return min(MAX_RUNTIME_S, max(MIN_RUNTIME_S, optimal))
+
+
+def noise_table(measured: Measured) -> pd.DataFrame:
+    """stats/noise.csv: one row per primary cell (module doc)."""
+    runs = measured.runs
+    if runs.empty or "primary" not in measured.summary:
+        return pd.DataFrame(columns=COLUMNS)
+    primary = measured.summary[measured.summary["primary"].astype(bool)]
+    seconds = _seconds(measured.records)
+    rows = []
+    for cell in primary[["target", "workload", "op", "metric"]].drop_duplicates().itertuples(
+            index=False):
+        mine = runs[(runs["target"].astype(str) == str(cell.target))
+                    & (runs["workload"].astype(str) == str(cell.workload))
+                    & (runs["op"].astype(str) == str(cell.op))
+                    & (runs["metric"].astype(str) == str(cell.metric))]
+        rows.append(_row(cell._asdict(), mine, seconds, measured.intervals))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _seconds(records: Any) -> dict[str, tuple[float, float]]:
+    """{run id: (machine seconds, measuring seconds)} of the runs that recorded steps."""
+    out = {}
+    for record in records or ():
+        if record.status == "ok" and record.measured_s > 0:
+            out[record.run_id] = (float(record.machine_s), float(record.measured_s))
+    return out
+
+
+def _row(cell: dict[str, Any], runs: pd.DataFrame, seconds: dict[str, tuple[float, float]],
+         intervals: pd.DataFrame | None) -> dict[str, Any]:
+    ids = runs["run_id"].astype(str).tolist()
+    values = runs["value"].astype(float).to_numpy()
+    timed = [seconds[r] for r in ids if r in seconds]
+    runtime = float(np.mean([m for _, m in timed])) if timed else math.nan
+    fixed = float(np.median([t - m for t, m in timed])) if timed else math.nan
+    row: dict[str, Any] = {**cell, "cell": f"{cell['target']} {cell['workload']}",
+                           "iterations": len(values), "runtime_s": runtime,
+                           "fixed_cost_s": fixed, "note": ""}
+    within, within_df = _within(intervals, ids, str(cell["op"]), str(cell["metric"]), BLOCK_S)
+    half, half_df = _within(intervals, ids, str(cell["op"]), str(cell["metric"]), HALF_S)
+    low_w, high_w = _sd_interval(within, within_df)
+    row.update(sigma_within_1s=within, sigma_within_1s_low=low_w, sigma_within_1s_high=high_w)
+    falls = True
+    if within_df and half_df and within > 0 and half > 0:
+        # both scaled to one second: equal where the noise is independent
+        falls = float(special.fdtrc(within_df, half_df, within ** 2 / half ** 2)) >= FALLS_ALPHA
+        if not falls:
+            row["note"] = (f"the spread within a run does not fall with its length (a "
+                           f"second's blocks vary {within / half * math.sqrt(2):.2g}× what "
+                           "independent noise would): its best run length is not trusted")
+    row["falls_with_length"] = falls
+    logs = np.log(values[values > 0])
+    if len(logs) < 2 or not math.isfinite(within) or not math.isfinite(runtime):
+        row.update(sigma_between=math.nan, sigma_between_low=math.nan,
+                   sigma_between_high=math.nan, best_runtime_s=math.nan)
+        if not row["note"]:
+            row["note"] = "needs 2 iterations and fio's per-interval log of its runs"
+        return row
+    total = float(np.var(logs, ddof=1))
+    df = len(logs) - 1
+    low_t, high_t = _variance_interval(total, df)
+    part = within ** 2 / runtime
+    between = math.sqrt(max(0.0, total - part))
+    row.update(sigma_between=between,
+               sigma_between_low=math.sqrt(max(0.0, low_t - high_w ** 2 / runtime)),
+               sigma_between_high=math.sqrt(max(0.0, high_t - low_w ** 2 / runtime)),
+               best_runtime_s=best_runtime(fixed, within, between) if falls and
+               math.isfinite(fixed) else math.nan)
+    return row
+
+
+def _within(intervals: pd.DataFrame | None, run_ids: list[str], op: str, metric: str,
+            block_s: float) -> tuple[float, int]:
+    """(σ of a `block_s` block's log mean within a run, scaled to one second, its pooled
+    degrees of freedom)."""
+    if intervals is None or intervals.empty or not run_ids:
+        return math.nan, 0
+    rows = intervals[intervals["run_id"].astype(str).isin(run_ids)
+                     & (intervals["op"].astype(str) == op)
+                     & (intervals["metric"].astype(str) == metric)]
+    if rows.empty:
+        return math.nan, 0
+    step = float(np.median(np.diff(np.sort(rows["t_s"].unique())))) if rows["t_s"].nunique() > 1 \
+        else 0.1
+    per_block = max(1, round(block_s / step))
+    squares, df = 0.0, 0
+    for _, run in rows.groupby("run_id", observed=True):
+        t = run["t_s"].to_numpy(dtype=float)
+        v = run["value"].to_numpy(dtype=float)
+        block = np.floor((t - t.min()) / block_s + 1e-9).astype(int)
+        frame = pd.DataFrame({"block": block, "v": v})
+        grouped = frame.groupby("block")["v"].agg(["mean", "count"])
+        means = grouped.loc[(grouped["count"] >= FULL_BLOCK * per_block)
+                            & (grouped["mean"] > 0), "mean"].to_numpy()
+        if len(means) >= 2:
+            logs = np.log(means)
+            squares += float(((logs - logs.mean()) ** 2).sum())
+            df += len(logs) - 1
+    if not df:
+        return math.nan, 0
+    return math.sqrt(squares / df * block_s / BLOCK_S), df
+
+
+def _variance_interval(variance: float, df: int, level: float = 0.95) -> tuple[float, float]:
+    """The chi-square interval of a variance on `df` degrees of freedom."""
+    tail = (1 - level) / 2
+    return (variance * df / special.chdtri(df, tail),
+            variance * df / special.chdtri(df, 1 - tail))
+
+
+def _sd_interval(sd: float, df: int) -> tuple[float, float]:
+    if not df or not math.isfinite(sd):
+        return math.nan, math.nan
+    low, high = _variance_interval(sd ** 2, df)
+    return math.sqrt(low), math.sqrt(high)
+
+
+def components_of(row: pd.Series) -> Components | None:
+    """A noise.csv row as Components (None where they could not be estimated)."""
+    values = [row["sigma_between"], row["sigma_within_1s"], row["fixed_cost_s"],
+              row["runtime_s"]]
+    if not all(isinstance(v, float | int) and math.isfinite(float(v)) for v in values):
+        return None
+    return Components(float(row["sigma_between"]), float(row["sigma_within_1s"]),
+                      float(row["fixed_cost_s"]), float(row["runtime_s"]),
+                      bool(row["falls_with_length"]))
+
+
+STATISTIC = Statistic("noise", METHOD, noise_table)
