@@ -52,11 +52,11 @@ def simulate(seed: int, scales: dict[str, float], jobs: tuple[str, ...] = ("w1",
         if not planned.cells:
             break
         rounds: dict[tuple[str, int], set[str]] = {}
-        for target, job, last in planned.cells:
+        for target, job, last, *_ in planned.cells:
             rounds.setdefault((job, last), set()).add(target)
         for (job, last), targets in rounds.items():
             measure(job, targets, looks[-1] + 1, last)
-        looks.append(max(last for _, _, last in planned.cells))
+        looks.append(max(cell.last for cell in planned.cells))
     return pairs[pairs["primary"]], looks, pd.DataFrame(rows)
 
 

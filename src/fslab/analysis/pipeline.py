@@ -197,6 +197,7 @@ def analyse(inputs: Inputs) -> Analysis:
     from fslab.analysis.pairs.comparisons import compare_targets
     from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteration
     from fslab.analysis.pairs.questions import primary_questions
+    from fslab.analysis.pairs.sequential import iteration_weights
     from fslab.analysis.verdicts import (
         VERDICT_COLUMNS,
         decided_row,
@@ -222,6 +223,7 @@ def analyse(inputs: Inputs) -> Analysis:
                                    margin=parse_margin(settings.get("margin", DEFAULT_MARGIN)),
                                    seconds=seconds_per_iteration(records),
                                    machine=machine_seconds(records),
+                                   weights=iteration_weights(settings.get("resolve")),
                                    looks=list((settings.get("resolve") or {}).get("looks", [])))
     spread = host_spread(metrics)
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))

@@ -32,6 +32,7 @@ from fslab.plan.model import (  # re-exported: the campaign's types, one import 
     Campaign,
     CampaignFile,
     Fresh,
+    LookCell,
     Overrides,
     WorkloadEntry,
 )
@@ -44,7 +45,8 @@ from fslab.workloads.suites import get_suite
 __all__ = [
     "AUTO_FILE_SIZE_CAP", "DEFAULT_IMAGE_SIZE", "DEFAULT_ITERATIONS", "DEFAULT_PRESET",
     "DEFAULT_ROUNDS", "DEFAULT_RUNTIME_S", "FILL_FRACTION", "MAX_FILL", "Campaign",
-    "CampaignFile", "Fresh", "Overrides", "WorkloadEntry", "load_campaign", "max_numjobs",
+    "CampaignFile", "Fresh", "LookCell", "Overrides", "WorkloadEntry", "load_campaign",
+    "max_numjobs",
     "resolve", "workload_names",
 ]
 
@@ -113,7 +115,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         sweep=sweep,
         target_sweeps=target_sweeps,
         looks=list(parsed.resolve.looks) if parsed.resolve else [],
-        look_cells=[list(cells) for cells in parsed.resolve.cells] if parsed.resolve else [],
+        look_cells=[[LookCell(*cell) for cell in cells] for cells in parsed.resolve.cells]
+        if parsed.resolve else [],
         cells=[entry.key() for entry in parsed.cells],
         first_iteration=parsed.first_iteration,
         tune=dict(parsed.tune),

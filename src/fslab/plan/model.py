@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -52,13 +52,27 @@ class WorkloadEntry(BaseModel):
     jobs: list[str] | None = None
 
 
+class LookCell(NamedTuple):
+    """A cell a round of --resolve measures: up to which iteration, at what run length
+    (seconds; 0: the campaign's runtime) and with what weight its iterations enter the
+    pairs' estimates (a run's precision relative to the campaign's own runs: a longer
+    run is not the same observation as a short one; run/resolve.py plans both)."""
+
+    target: str
+    workload: str
+    last: int
+    runtime: int = 0
+    weight: float = 1.0
+
+
 class ResolveTable(BaseModel):
-    """[resolve]: looks = [5, 9], cells = [[["ext4", "randread", 9], ...]] (one list per
-    round after a look)."""
+    """[resolve]: looks = [5, 9], cells = [[["ext4", "randread", 9, 4, 1.6], ...]] (one
+    list per round after a look: target, workload, last iteration, and where the round
+    chose them its run length and weight)."""
 
     model_config = ConfigDict(extra="forbid")
     looks: list[int] = []
-    cells: list[list[tuple[str, str, int]]] = []
+    cells: list[list[tuple[str, str, int] | tuple[str, str, int, int, float]]] = []
 
 
 class CellEntry(BaseModel):
@@ -160,7 +174,7 @@ class Campaign:
     # --resolve (run/resolve.py): the iterations at each look so far, and after each look
     # but the last the cells measured further, (target, workload, up to which iteration).
     looks: list[int] = field(default_factory=list)
-    look_cells: list[list[tuple[str, str, int]]] = field(default_factory=list)
+    look_cells: list[list[LookCell]] = field(default_factory=list)
     # {factor: 'target' or 'job'} of every swept factor (plan/sweep.py, at resolve time):
     # what each varies, in campaign.toml ([factors]) for the analysis to read.
     factor_scopes: dict[str, str] = field(default_factory=dict)

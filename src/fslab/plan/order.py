@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass, field
 
 from fslab.core.cells import CellKey, Level, path_name
-from fslab.plan.campaign import Campaign
+from fslab.plan.campaign import Campaign, LookCell
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
 from fslab.workloads.base import Workload
@@ -90,7 +90,8 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
             continue  # shuffled all the same: each iteration's order is the seed's
         wanted = resolving(campaign, iteration)
         if wanted is not None:  # a round of --resolve: only the cells it measures
-            pairs = [(t, v) for t, v in pairs if (t.name, v.workload.name) in wanted]
+            pairs = [(t, _at_length(campaign, v, wanted[(t.name, v.workload.name)].runtime))
+                     for t, v in pairs if (t.name, v.workload.name) in wanted]
         runs += [RunSpec(iteration, position, target, variant.workload, variant.levels,
                          variant.job)
                  for position, (target, variant) in enumerate(pairs)]
@@ -101,17 +102,33 @@ def _cell(target: TargetSpec, variant: WorkloadVariant) -> CellKey:
     return CellKey(target.base, variant.job, (*target.levels, *variant.levels))
 
 
-def resolving(campaign: Campaign, iteration: int) -> set[tuple[str, str]] | None:
-    """The cells a round of --resolve measures in `iteration` (None: every cell, the
-    campaign's own iterations up to its first look)."""
+def resolving(campaign: Campaign, iteration: int) -> dict[tuple[str, str], LookCell] | None:
+    """The cells a round of --resolve measures in `iteration`, by (target, workload)
+    (None: every cell, the campaign's own iterations up to its first look)."""
     looks = campaign.looks
     if not looks or iteration <= looks[0]:
         return None
     for number, cells in enumerate(campaign.look_cells):
         if looks[number] < iteration <= looks[min(number + 1, len(looks) - 1)]:
-            return {(target, workload) for target, workload, last in cells
-                    if iteration <= last}
-    return set()
+            return {(cell.target, cell.workload): cell for cell in cells
+                    if iteration <= cell.last}
+    return {}
+
+
+def _at_length(campaign: Campaign, variant: WorkloadVariant, runtime: int) -> WorkloadVariant:
+    """The variant as a round of --resolve measures it: at `runtime` seconds where the round
+    chose a run length of its own (0: the campaign's)."""
+    if not runtime or runtime == campaign.runtime:
+        return variant
+    longer = _variants_at(campaign, runtime)
+    return longer.get(variant.workload.name, variant)
+
+
+def _variants_at(campaign: Campaign, runtime: int) -> dict[str, WorkloadVariant]:
+    import dataclasses
+
+    return {v.workload.name: v for v in workload_variants(
+        dataclasses.replace(campaign, runtime=runtime))}
 
 
 def check_space(plan: Plan) -> None:

@@ -12,35 +12,63 @@ iterations of the same campaign (fresh file systems, interleaved rounds, the sam
 witness) and the next look decides again, up to MAX_LOOKS looks. Look k tests at α/2^k
 (analysis.pairs.sequential), so the error rate holds whatever the rounds chose.
 
-The design is kept in campaign.toml (`[resolve]`: looks and the cells of each round), so
-`--resume` continues a round that was cut off and the analysis reads every look again.
+Each round also chooses its run length (`plan_workload`): from where the workload's noise
+comes from (stats/noise.csv: between fresh file systems, within a run per second of
+measuring, a run's fixed cost; analysis/cells/noise.py), the length among LENGTHS that
+decides its open pairs for the fewest machine seconds — long runs where the disk's
+moment-to-moment noise dominates and runs are cheap to start, the campaign's own where
+each file system's luck does — and the runs at that length, at the next look's level.
+Runs of another length enter the pairs' estimates weighted by their precision relative
+to the campaign's own (LookCell.weight, fixed before they ran). A workload whose noise
+could not be estimated, or whose spread does not fall with run length, keeps the
+campaign's run length.
+
+The design is kept in campaign.toml (`[resolve]`: looks and the cells of each round, with
+their run length and weight), so `--resume` continues a round that was cut off and the
+analysis reads every look again.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from fslab.analysis.pairs.decisions import UNRESOLVED, seconds_per_iteration
+from fslab.plan.model import LookCell
 
 if TYPE_CHECKING:
     from fslab.run.campaign import CampaignRun
     from fslab.run.runner import Progress, RunnerResult
 
 MAX_LOOKS = 6  # the seventh would test at α/128: more iterations, little more power
+# The run lengths a round chooses between (seconds of measuring; fio takes whole seconds).
+LENGTHS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60)
 
 
 @dataclass(frozen=True)
 class Round:
-    """The next round: (target, workload, last iteration) of each cell it measures."""
+    """The next round: each cell it measures (up to which iteration, at what length)."""
 
-    cells: list[tuple[str, str, int]]
+    cells: list[LookCell]
     seconds: float  # what it should cost, from this campaign's own runs
     left_out: list[str]  # workloads the budget does not reach, and why
+    plans: list[str] = field(default_factory=list)  # each workload's plan, in words
+
+
+@dataclass(frozen=True)
+class WorkloadPlan:
+    """How a workload's open pairs are resolved soonest: more runs at a run length."""
+
+    more: int  # iterations more
+    runtime: int  # seconds of measuring a run (0: the campaign's)
+    weight: float  # a run's precision relative to the campaign's own runs
+    seconds: float  # machine seconds it should cost (every target of the round)
+    said: str = ""
 
 
 def start_looking(run: CampaignRun) -> CampaignRun:
@@ -54,12 +82,15 @@ def start_looking(run: CampaignRun) -> CampaignRun:
 
 
 def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
-               budget_s: float) -> Round:
-    """The cells the next round measures, and up to which iteration (module doc)."""
+               budget_s: float, noise: pd.DataFrame | None = None, runtime: int = 0,
+               level: float | None = None, margin: float = 0.10) -> Round:
+    """The cells the next round measures, up to which iteration and at what run length
+    (module doc): `noise` is stats/noise.csv, `runtime` the campaign's, `level` the next
+    look's per-pair α."""
     seconds = seconds_per_iteration(records)
     spent = sum(seconds.get((r.workload, r.target), 0.0) for r in records
                 if r.status == "ok")
-    wanted: dict[str, tuple[int, set[str]]] = {}  # workload -> (more iterations, targets)
+    wanted: dict[str, tuple[int, set[str], list[Any]]] = {}  # workload -> (more, targets, rows)
     # a question of one section of a job file is answered by its job's runs
     run_workload = {str(row["workload"]): r.workload for r in records for row in r.metrics}
     primary = pairwise[pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
@@ -71,24 +102,81 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
         workload = run_workload.get(str(row.workload), str(row.workload))
         have = _count(row.n_pairs)
         have = have if have >= 2 else min(_count(row.n_a), _count(row.n_b))
-        more, targets = wanted.get(workload, (0, set()))
-        wanted[workload] = (max(more, int(needs) - have), targets | {str(row.a), str(row.b)})
-    costs = {w: more * sum(seconds.get((w, t), math.nan) for t in targets)
-             for w, (more, targets) in wanted.items()}
-    cells: list[tuple[str, str, int]] = []
-    left_out, total = [], 0.0
-    for workload in sorted(wanted, key=lambda w: (costs[w] != costs[w], costs[w])):
-        more, targets = wanted[workload]
-        cost = costs[workload] if costs[workload] == costs[workload] else 0.0
-        if more < 1:
+        more, targets, rows = wanted.get(workload, (0, set(), []))
+        wanted[workload] = (max(more, int(needs) - have), targets | {str(row.a), str(row.b)},
+                            [*rows, row])
+    plans = {w: plan_workload(rows, targets, more, noise, runtime, level, margin,
+                              {t: seconds.get((w, t), math.nan) for t in targets})
+             for w, (more, targets, rows) in wanted.items()}
+    cells: list[LookCell] = []
+    left_out, said, total = [], [], 0.0
+    for workload in sorted(plans, key=lambda w: (plans[w].seconds != plans[w].seconds,
+                                                 plans[w].seconds)):
+        plan, (_, targets, _) = plans[workload], wanted[workload]
+        cost = plan.seconds if plan.seconds == plan.seconds else 0.0
+        if plan.more < 1:
             continue
         if spent + total + cost > budget_s:
-            left_out.append(f"{workload}: {more} more iterations, about {cost / 60:.0f} min, "
-                            "past the budget")
+            left_out.append(f"{workload}: {plan.more} more iterations, about "
+                            f"{cost / 60:.0f} min, past the budget")
             continue
         total += cost
-        cells += [(target, workload, looks[-1] + more) for target in sorted(targets)]
-    return Round(cells, total, left_out)
+        said.append(f"{workload}: {plan.said}")
+        cells += [LookCell(target, workload, looks[-1] + plan.more, plan.runtime, plan.weight)
+                  for target in sorted(targets)]
+    return Round(cells, total, left_out, said)
+
+
+def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataFrame | None,
+                  runtime: int, level: float | None, margin: float,
+                  per_run_s: dict[str, float]) -> WorkloadPlan:
+    """The run length among LENGTHS (and the runs at it) that resolves every open pair of
+    one workload for the fewest machine seconds, from its cells' noise components; the
+    campaign's length and `more` runs where they cannot be told (module doc)."""
+    from fslab.analysis.cells.noise import components_of
+    from fslab.analysis.pairs.power import needs_at_length
+    from fslab.core.units import format_duration
+
+    same_length = WorkloadPlan(more, 0, 1.0, more * sum(per_run_s.values()),
+                               f"{more} more runs of the campaign's length")
+    workload = str(rows[0].workload)
+    found = [] if noise is None or noise.empty else [
+        components_of(row) for _, row in noise[
+            (noise["workload"].astype(str) == workload)
+            & noise["target"].astype(str).isin(targets)].iterrows()]
+    parts = [c for c in found if c is not None]
+    if len(parts) < len(targets) or not all(c.falls for c in parts) or level is None:
+        return same_length
+    between = float(np.mean([c.between ** 2 for c in parts]))
+    within = float(np.mean([c.within_1s ** 2 for c in parts]))
+    fixed = float(np.mean([c.fixed_cost_s for c in parts]))
+    now_length = float(np.mean([c.runtime_s for c in parts])) or float(runtime or 1)
+    variance_now = between + within / now_length
+    best: WorkloadPlan | None = None
+    for length in LENGTHS:
+        relative = (between + within / length) / variance_now
+        needed = 0
+        for row in rows:
+            have = _count(row.n_pairs)
+            sd = float(row.se_log) * math.sqrt(have) if have >= 2 else math.nan
+            total = needs_at_length(float(row.ratio), sd, have, relative, level / float(
+                row.family), margin) if have >= 2 else math.nan
+            if not math.isfinite(total):
+                needed = -1
+                break
+            needed = max(needed, int(total) - have)
+        if needed < 1:
+            continue
+        cost = needed * len(targets) * (fixed + length)
+        if best is None or cost < best.seconds:
+            best = WorkloadPlan(needed, length if length != runtime else 0, 1 / relative, cost,
+                                f"{needed} more runs of {length} s (spread between file "
+                                f"systems {math.sqrt(between):.0%}, within a run "
+                                f"{math.sqrt(within):.0%} at 1 s, "
+                                f"{format_duration(fixed)} fixed per run)")
+    if best is None or best.seconds >= same_length.seconds * 0.95:
+        return same_length
+    return best
 
 
 def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
@@ -96,20 +184,27 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
             rerun_unsteady: bool = False) -> tuple[CampaignRun, RunnerResult, list[str]]:
     """Rounds until every primary question is decided, no budget is left or MAX_LOOKS
     looks are taken: (the campaign as it ended, every run's counts, what was left out)."""
+    from fslab.analysis.pairs.sequential import look_alpha
     from fslab.analysis.pipeline import analyze_results
     from fslab.plan.order import make_plan
+    from fslab.results.intervals import write_intervals
     from fslab.run.campaign import both
 
     run = start_looking(run)
     left_out: list[str] = []
     while len(run.campaign.looks) < MAX_LOOKS:
+        write_intervals(run.results)  # the noise within runs comes from their logs
         done = analyze_results(run.results)
         planned = next_round(done.pairwise, list(run.results.run_records()),
-                             run.campaign.looks, budget_s)
+                             run.campaign.looks, budget_s, done.extra.get("noise.csv"),
+                             run.campaign.runtime, look_alpha(len(run.campaign.looks) + 1),
+                             run.campaign.margin)
         left_out = planned.left_out
         if not planned.cells:
             break
-        last = max(cell[2] for cell in planned.cells)
+        outcome.warnings += [f"resolve, look {len(run.campaign.looks) + 1}: {line}"
+                             for line in planned.plans]
+        last = max(cell.last for cell in planned.cells)
         campaign = dataclasses.replace(
             run.campaign, iterations=last, looks=[*run.campaign.looks, last],
             look_cells=[*run.campaign.look_cells, planned.cells])

@@ -112,15 +112,35 @@ def _seconds(records: Any) -> dict[str, tuple[float, float]]:
 def _row(cell: dict[str, Any], runs: pd.DataFrame, seconds: dict[str, tuple[float, float]],
          intervals: pd.DataFrame | None) -> dict[str, Any]:
     ids = runs["run_id"].astype(str).tolist()
-    values = runs["value"].astype(float).to_numpy()
     timed = [seconds[r] for r in ids if r in seconds]
-    runtime = float(np.mean([m for _, m in timed])) if timed else math.nan
-    fixed = float(np.median([t - m for t, m in timed])) if timed else math.nan
-    row: dict[str, Any] = {**cell, "cell": f"{cell['target']} {cell['workload']}",
-                           "iterations": len(values), "runtime_s": runtime,
+    found = estimate(runs["value"].astype(float).tolist(), [m for _, m in timed],
+                     [t - m for t, m in timed],
+                     _series(intervals, ids, str(cell["op"]), str(cell["metric"])))
+    return {**cell, "cell": f"{cell['target']} {cell['workload']}", **found}
+
+
+def _series(intervals: pd.DataFrame | None, run_ids: list[str], op: str,
+            metric: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each run's per-interval (seconds, value) of the cell's metric."""
+    if intervals is None or intervals.empty or not run_ids:
+        return []
+    rows = intervals[intervals["run_id"].astype(str).isin(run_ids)
+                     & (intervals["op"].astype(str) == op)
+                     & (intervals["metric"].astype(str) == metric)]
+    return [(run["t_s"].to_numpy(dtype=float), run["value"].to_numpy(dtype=float))
+            for _, run in rows.groupby("run_id", observed=True)]
+
+
+def estimate(values: list[float], runtimes: list[float], fixed_costs: list[float],
+             series: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
+    """noise.csv's figures of one cell from its runs' values, their measuring seconds,
+    their fixed costs and their per-interval series (module doc)."""
+    runtime = float(np.mean(runtimes)) if runtimes else math.nan
+    fixed = float(np.median(fixed_costs)) if fixed_costs else math.nan
+    row: dict[str, Any] = {"iterations": len(values), "runtime_s": runtime,
                            "fixed_cost_s": fixed, "note": ""}
-    within, within_df = _within(intervals, ids, str(cell["op"]), str(cell["metric"]), BLOCK_S)
-    half, half_df = _within(intervals, ids, str(cell["op"]), str(cell["metric"]), HALF_S)
+    within, within_df = within_spread(series, BLOCK_S)
+    half, half_df = within_spread(series, HALF_S)
     low_w, high_w = _sd_interval(within, within_df)
     row.update(sigma_within_1s=within, sigma_within_1s_low=low_w, sigma_within_1s_high=high_w)
     falls = True
@@ -132,7 +152,7 @@ def _row(cell: dict[str, Any], runs: pd.DataFrame, seconds: dict[str, tuple[floa
                            f"second's blocks vary {within / half * math.sqrt(2):.2g}× what "
                            "independent noise would): its best run length is not trusted")
     row["falls_with_length"] = falls
-    logs = np.log(values[values > 0])
+    logs = np.log([v for v in values if v > 0])
     if len(logs) < 2 or not math.isfinite(within) or not math.isfinite(runtime):
         row.update(sigma_between=math.nan, sigma_between_low=math.nan,
                    sigma_between_high=math.nan, best_runtime_s=math.nan)
@@ -140,10 +160,8 @@ def _row(cell: dict[str, Any], runs: pd.DataFrame, seconds: dict[str, tuple[floa
             row["note"] = "needs 2 iterations and fio's per-interval log of its runs"
         return row
     total = float(np.var(logs, ddof=1))
-    df = len(logs) - 1
-    low_t, high_t = _variance_interval(total, df)
-    part = within ** 2 / runtime
-    between = math.sqrt(max(0.0, total - part))
+    low_t, high_t = _variance_interval(total, len(logs) - 1)
+    between = math.sqrt(max(0.0, total - within ** 2 / runtime))
     row.update(sigma_between=between,
                sigma_between_low=math.sqrt(max(0.0, low_t - high_w ** 2 / runtime)),
                sigma_between_high=math.sqrt(max(0.0, high_t - low_w ** 2 / runtime)),
@@ -152,29 +170,21 @@ def _row(cell: dict[str, Any], runs: pd.DataFrame, seconds: dict[str, tuple[floa
     return row
 
 
-def _within(intervals: pd.DataFrame | None, run_ids: list[str], op: str, metric: str,
-            block_s: float) -> tuple[float, int]:
+def within_spread(series: list[tuple[np.ndarray, np.ndarray]], block_s: float
+                  ) -> tuple[float, int]:
     """(σ of a `block_s` block's log mean within a run, scaled to one second, its pooled
-    degrees of freedom)."""
-    if intervals is None or intervals.empty or not run_ids:
-        return math.nan, 0
-    rows = intervals[intervals["run_id"].astype(str).isin(run_ids)
-                     & (intervals["op"].astype(str) == op)
-                     & (intervals["metric"].astype(str) == metric)]
-    if rows.empty:
-        return math.nan, 0
-    step = float(np.median(np.diff(np.sort(rows["t_s"].unique())))) if rows["t_s"].nunique() > 1 \
-        else 0.1
-    per_block = max(1, round(block_s / step))
+    degrees of freedom) of runs' per-interval (seconds, value) series."""
     squares, df = 0.0, 0
-    for _, run in rows.groupby("run_id", observed=True):
-        t = run["t_s"].to_numpy(dtype=float)
-        v = run["value"].to_numpy(dtype=float)
+    for t, v in series:
+        if len(t) < 2:
+            continue
+        step = float(np.median(np.diff(np.sort(t)))) or 0.1
+        per_block = max(1, round(block_s / step))
         block = np.floor((t - t.min()) / block_s + 1e-9).astype(int)
-        frame = pd.DataFrame({"block": block, "v": v})
-        grouped = frame.groupby("block")["v"].agg(["mean", "count"])
-        means = grouped.loc[(grouped["count"] >= FULL_BLOCK * per_block)
-                            & (grouped["mean"] > 0), "mean"].to_numpy()
+        counts = np.bincount(block)
+        sums = np.bincount(block, weights=v)
+        full = (counts >= FULL_BLOCK * per_block) & (sums > 0)
+        means = sums[full] / counts[full]
         if len(means) >= 2:
             logs = np.log(means)
             squares += float(((logs - logs.mean()) ** 2).sum())

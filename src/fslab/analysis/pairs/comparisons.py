@@ -36,7 +36,8 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                     campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
                     seconds: dict[tuple[str, str], float] | None = None,
                     looks: list[int] | None = None, asked: set[Question] | None = None,
-                    machine: dict[tuple[str, str], float] | None = None
+                    machine: dict[tuple[str, str], float] | None = None,
+                    weights: dict[str, dict[int, float]] | None = None
                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, pairwise) for every headline metric row shared by two or more targets.
 
@@ -53,7 +54,8 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     look), each primary pair is the one of its first deciding look (analysis.pairs.sequential).
     `asked`: the primary questions when the caller has them (analysis.pipeline);
     `machine`: each cell's machine seconds (decisions.machine_seconds), what each decision
-    cost.
+    cost; `weights`: {workload: {iteration: weight}} of runs of another length
+    (analysis.pairs.sequential.iteration_weights).
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
@@ -81,8 +83,9 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     for question, groups, sectioned in cells:
         is_primary = question in primary
         size = family if is_primary else 1
+        weighted = (weights or {}).get(question[0])
         found = compare(groups, blocked_allowed and not sectioned, family=size,
-                        not_blocks=SECTIONED if sectioned else IMPORTED)
+                        not_blocks=SECTIONED if sectioned else IMPORTED, weights=weighted)
         cell = {**dict(zip(KEY, question, strict=True)), "primary": is_primary,
                 "family": size}
         if isinstance(found, str):
@@ -95,7 +98,7 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
             from fslab.analysis.pairs.sequential import at_looks
 
             decided = at_looks(groups, looks, size, margin, better.get(question[2], "higher"),
-                               blocked_allowed and not sectioned)
+                               blocked_allowed and not sectioned, weights=weighted)
             chosen = [decided.get((p.a, p.b), (p, math.nan)) for p in found.pairs]
         pairs += [{**cell, "test": p.model, "p_value": p.p_value, "p_adj": p.p_adj,
                    "alpha": p.alpha, "ratio": p.ratio, "ratio_ci_low": p.ratio_ci_low,

@@ -139,7 +139,8 @@ IMPORTED = "imported results: iterations are not known to be blocks"
 
 def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
             alpha: float = ALPHA, family: int | None = None,
-            not_blocks: str = IMPORTED) -> Comparison | str:
+            not_blocks: str = IMPORTED,
+            weights: dict[int, float] | None = None) -> Comparison | str:
     """Compare targets: {target: {iteration: value}} → a Comparison, or why not (text).
 
     Values must be positive (ratios); a target needs 2 finite values (the others are
@@ -147,7 +148,9 @@ def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
     over (the caller's family, e.g. every primary pair of a campaign); by default the
     pairs of this comparison. Each pair is paired on the iterations both targets ran
     (when there are 2 or more and blocking is allowed), so one target's missing
-    iteration changes only its own pairs; where it is not, `not_blocks` says why."""
+    iteration changes only its own pairs; where it is not, `not_blocks` says why.
+    `weights` ({iteration: weight}, a run's precision relative to the campaign's own:
+    --resolve's rounds of another run length) weight a paired pair's iterations."""
     data, dropped = usable(groups)
     if len(data) < 2:
         left = f" (left out: {_named(dropped)})" if dropped else ""
@@ -162,7 +165,7 @@ def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
     positive = [s for s in sds if s > 0]
     spread = max(positive) / min(positive) if len(positive) >= 2 else math.nan
     m = family or len(names) * (len(names) - 1) // 2
-    pairs = [_pair(a, b, data, logs, blocked_allowed, m, alpha)
+    pairs = [_pair(a, b, data, logs, blocked_allowed, m, alpha, weights)
              for a, b in combinations(names, 2)]
     blocked = all(p.model == BLOCKED for p in pairs)
     unblocked = all(p.model == UNBLOCKED for p in pairs)
@@ -191,16 +194,16 @@ def _named(dropped: dict[str, str]) -> str:
 
 
 def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.ndarray],
-          blocked_allowed: bool, m: int, alpha: float) -> PairResult:
+          blocked_allowed: bool, m: int, alpha: float,
+          weights: dict[int, float] | None = None) -> PairResult:
     x, y = logs[a], logs[b]
     common = sorted(set(data[a]) & set(data[b]))
     level = alpha / m
     if blocked_allowed and len(common) >= 2:
         diff = np.log([data[a][i] for i in common]) - np.log([data[b][i] for i in common])
         n = len(diff)
-        estimate = float(diff.mean())
-        sd = float(diff.std(ddof=1))
-        se = sd / math.sqrt(n)
+        w = np.array([(weights or {}).get(i, 1.0) for i in common])
+        estimate, sd, se = weighted_mean(diff, w)
         df = float(n - 1)
         mde_log = detectable_noncentrality(df, level) * se
         noise = sd / math.sqrt(2)  # a difference of two runs has twice one run's variance
@@ -229,6 +232,18 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         ratio_exp(mde_log) if mde_log == mde_log and se > 0 else math.nan,
         float(x.std(ddof=1)), float(y.std(ddof=1)), noise, delta, magnitude(delta),
         len(common), note)
+
+
+def weighted_mean(values: np.ndarray, weights: np.ndarray) -> tuple[float, float, float]:
+    """(mean, SD of one weight-1 value, standard error) of values whose variances are
+    inversely proportional to `weights`, their common scale estimated from the data (the
+    weighted mean with unknown scale: Σw(x − x̄)²/(n − 1) per weight 1, se = that over
+    Σw, on n − 1 df). Equal weights: the mean, its SD and SD/√n."""
+    total = float(weights.sum())
+    mean = float((weights * values).sum() / total)
+    scale = float((weights * (values - mean) ** 2).sum() / (len(values) - 1))
+    sd = math.sqrt(scale * len(values) / total)  # at the average weight: the plain SD
+    return mean, sd, math.sqrt(scale / total)
 
 
 def ratio_exp(log_value: float) -> float:

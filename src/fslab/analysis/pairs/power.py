@@ -395,3 +395,20 @@ def needs_iterations(ratio: float, spread: PairSpread, level: float, margin: flo
             return _welch_sampling(n, level, share), math.sqrt(va / n + vb / n)
     return iterations_to_resolve(math.log(ratio), design_of, spread.now,
                                  math.log1p(margin), power)
+
+
+def needs_at_length(ratio: float, paired_sd: float, now: int, relative_variance: float,
+                    level: float, margin: float, power: float = POWER) -> float:
+    """The iterations in all at which a paired pair resolves with `power` when its `now`
+    iterations so far (per-iteration SD of log differences `paired_sd`) are followed by
+    runs of another length, each of `relative_variance` times their variance: the pairs'
+    weighted test (analysis.pairs.model, each iteration weighted by its precision) has
+    the information now + (n − now) / relative_variance of equal runs, on n − 1 df."""
+    if not ratio > 0 or not paired_sd > 0 or not relative_variance > 0 or now < 2:
+        return math.nan
+
+    def design_of(n: int) -> tuple[Sampling, float]:
+        information = now + (n - now) / relative_variance
+        return Sampling.paired(n, level), paired_sd / math.sqrt(information)
+
+    return iterations_to_resolve(math.log(ratio), design_of, now, math.log1p(margin), power)

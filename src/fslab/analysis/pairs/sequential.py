@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -41,9 +42,27 @@ def decision(pair: PairResult, better: str, margin: float) -> str:
                    pair.ratio_ci_high, better, margin)
 
 
+def iteration_weights(resolve: dict[str, Any] | None) -> dict[str, dict[int, float]]:
+    """{workload: {iteration: weight}} of a campaign that resolves ([resolve] in
+    campaign.toml): each round's runs at the weight its plan gave them (their precision
+    relative to the campaign's own runs, run/resolve.py); the campaign's own iterations
+    weigh 1 and are left out."""
+    out: dict[str, dict[int, float]] = {}
+    looks = list((resolve or {}).get("looks", []))
+    for number, cells in enumerate((resolve or {}).get("cells", [])):
+        start = looks[number] if number < len(looks) else 0
+        for cell in cells:
+            workload, last = str(cell[1]), int(cell[2])
+            weight = float(cell[4]) if len(cell) > 4 else 1.0
+            for iteration in range(start + 1, last + 1):
+                out.setdefault(workload, {})[iteration] = weight
+    return out
+
+
 def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
              margin: float, better: str, blocked_allowed: bool = True,
-             not_blocks: str = IMPORTED) -> dict[tuple[str, str], tuple[PairResult, int]]:
+             not_blocks: str = IMPORTED, weights: dict[int, float] | None = None
+             ) -> dict[tuple[str, str], tuple[PairResult, int]]:
     """{(a, b): (the pair as decided, the look it was decided at, 1-based)}: each pair at
     its first deciding look, an undecided one at the last look."""
     out: dict[tuple[str, str], tuple[PairResult, int]] = {}
@@ -51,7 +70,7 @@ def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
         seen = {name: {i: v for i, v in values.items() if i <= until}
                 for name, values in groups.items()}
         found = compare(seen, blocked_allowed, look_alpha(number), family=family,
-                        not_blocks=not_blocks)
+                        not_blocks=not_blocks, weights=weights)
         if isinstance(found, str):
             continue
         for pair in found.pairs:
