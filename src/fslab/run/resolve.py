@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.pairs.decisions import UNRESOLVED, seconds_per_iteration
+from fslab.analysis.pairs.power import MAX_ITERATIONS
 from fslab.plan.model import LookCell
 
 if TYPE_CHECKING:
@@ -46,6 +47,11 @@ if TYPE_CHECKING:
     from fslab.run.runner import Progress, RunnerResult
 
 MAX_LOOKS = 6  # the seventh would test at α/128: more iterations, little more power
+# The chance a planned round decides a pair at its look (a round short of it leaves the pair
+# to a later look at half the level, dearer than the few runs more this asks).
+PLAN_POWER = 0.8
+# How far towards the top of its interval a plan takes the spread between file systems.
+BETWEEN_DOUBT = 0.5
 # The run lengths a round chooses between (seconds of measuring; fio takes whole seconds).
 LENGTHS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60)
 
@@ -97,8 +103,10 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
     for row in primary.itertuples():
         needs = float(row.needs_iterations) if row.needs_iterations == row.needs_iterations \
             else math.nan
-        if row.decision != UNRESOLVED or not math.isfinite(needs):
+        if row.decision != UNRESOLVED or math.isnan(needs):
             continue
+        if math.isinf(needs):  # not at this length: perhaps at another (plan_workload)
+            needs = float(MAX_ITERATIONS + 1)
         workload = run_workload.get(str(row.workload), str(row.workload))
         have = _count(row.n_pairs)
         have = have if have >= 2 else min(_count(row.n_a), _count(row.n_b))
@@ -139,6 +147,8 @@ def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataF
 
     same_length = WorkloadPlan(more, 0, 1.0, more * sum(per_run_s.values()),
                                f"{more} more runs of the campaign's length")
+    if more > MAX_ITERATIONS:  # too many at this length: nothing, unless another does it
+        same_length = WorkloadPlan(0, 0, 1.0, math.inf, "more than 100 runs: left open")
     workload = str(rows[0].workload)
     found = [] if noise is None or noise.empty else [
         components_of(row) for _, row in noise[
@@ -147,20 +157,20 @@ def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataF
     parts = [c for c in found if c is not None]
     if len(parts) < len(targets) or not all(c.falls for c in parts) or level is None:
         return same_length
-    between = float(np.mean([c.between ** 2 for c in parts]))
+    between = float(np.mean([_between(c) ** 2 for c in parts]))
     within = float(np.mean([c.within_1s ** 2 for c in parts]))
     fixed = float(np.mean([c.fixed_cost_s for c in parts]))
     now_length = float(np.mean([c.runtime_s for c in parts])) or float(runtime or 1)
     variance_now = between + within / now_length
     best: WorkloadPlan | None = None
-    for length in LENGTHS:
+    for length in sorted({*LENGTHS, round(now_length)}):
         relative = (between + within / length) / variance_now
         needed = 0
         for row in rows:
             have = _count(row.n_pairs)
             sd = float(row.se_log) * math.sqrt(have) if have >= 2 else math.nan
             total = needs_at_length(float(row.ratio), sd, have, relative, level / float(
-                row.family), margin) if have >= 2 else math.nan
+                row.family), margin, PLAN_POWER) if have >= 2 else math.nan
             if not math.isfinite(total):
                 needed = -1
                 break
@@ -168,15 +178,25 @@ def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataF
         if needed < 1:
             continue
         cost = needed * len(targets) * (fixed + length)
-        if best is None or cost < best.seconds:
-            best = WorkloadPlan(needed, length if length != runtime else 0, 1 / relative, cost,
+        # the campaign's own length wins a tie: a new one must pay for its estimate's doubt
+        same = length == round(now_length)
+        if best is None or cost < best.seconds * (1.0 if same else 0.95):
+            best = WorkloadPlan(needed, 0 if same else length, 1 / relative, cost,
                                 f"{needed} more runs of {length} s (spread between file "
                                 f"systems {math.sqrt(between):.0%}, within a run "
                                 f"{math.sqrt(within):.0%} at 1 s, "
                                 f"{format_duration(fixed)} fixed per run)")
-    if best is None or best.seconds >= same_length.seconds * 0.95:
-        return same_length
-    return best
+    return best if best is not None else same_length
+
+
+def _between(components: Any) -> float:
+    """The spread between file systems a plan assumes: its estimate moved towards the top
+    of its interval by BETWEEN_DOUBT (a few iterations often put it near 0, and a plan on
+    that would buy runs far longer than the noise repays)."""
+    high = components.between_high
+    if not math.isfinite(high):
+        return float(components.between)
+    return float(components.between + BETWEEN_DOUBT * (high - components.between))
 
 
 def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,

@@ -63,6 +63,7 @@ class Components:
     fixed_cost_s: float
     runtime_s: float  # the measuring seconds of the runs they were estimated from
     falls: bool = True  # whether the within-run spread falls with run length
+    between_high: float = math.nan  # the upper end of between's 95 % interval
 
     def variance(self, runtime_s: float) -> float:
         """One run's variance at `runtime_s` seconds of measuring."""
@@ -216,7 +217,7 @@ def components_of(row: pd.Series) -> Components | None:
         return None
     return Components(float(row["sigma_between"]), float(row["sigma_within_1s"]),
                       float(row["fixed_cost_s"]), float(row["runtime_s"]),
-                      bool(row["falls_with_length"]))
+                      bool(row["falls_with_length"]), float(row["sigma_between_high"]))
 
 
 STATISTIC = Statistic("noise", METHOD, noise_table)
