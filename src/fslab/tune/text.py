@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from fslab.analysis.pairs.decisions import FASTER, SLOWER
+from fslab.analysis.pairs.decisions import AGAINST_REFERENCE, FASTER, SLOWER
 from fslab.core.cells import level_label
 from fslab.core.units import format_bound, format_duration
 from fslab.tune.confirm import option_line
@@ -38,7 +38,8 @@ def sentence(one: Tuned) -> str:
     interval = (f"95 % CI {format_bound(answer.low)}–{format_bound(answer.high)}×"
                 if answer.low == answer.low else "no interval")
     if recommended == space.reference:
-        said = {FASTER: "faster", SLOWER: "slower"}.get(answer.decision, "not told apart")
+        said = answer.word(AGAINST_REFERENCE) if answer.decision in (FASTER, SLOWER) \
+            else "not told apart"
         return (f"{head}: no option earned its place on fresh data; the reference stays "
                 f"({space.describe(confirmation.challenger)}: {answer.ratio:.3g}× the "
                 f"reference, {interval}, {said})")

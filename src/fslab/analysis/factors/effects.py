@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.pairs.decisions import best_of
 from fslab.analysis.pairs.model import ALPHA, ratio_exp, t_inference
 from fslab.core.cells import ordered
-from fslab.core.metrics import HIGHER
 
 EFFECT_COLUMNS = ["workload", "op", "metric", "factor", "level", "reference", "ratio",
                   "ratio_ci_low", "ratio_ci_high", "p_adj", "p_value", "se_log", "df",
@@ -266,7 +266,7 @@ def first_by_level(design: Design, factor: str) -> dict[str, str]:
     out = {}
     for level in design.levels[factor]:
         at = {base: value for (base, lv), value in means.items() if lv == level}
-        if len(at) >= 2:
-            pick = max if design.better == HIGHER else min
-            out[level] = pick(at, key=lambda b: at[b])
+        first = best_of(at, design.better)
+        if len(at) >= 2 and first is not None:
+            out[level] = first
     return out

@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 
+from fslab.analysis.pairs.decisions import geomean
 from fslab.core.metrics import HIGHER
 from fslab.core.units import turned
 
@@ -118,11 +118,11 @@ def question_rows(runs: pd.DataFrame, question: tuple[str, str, str]) -> pd.Data
 
 
 def geomeans(runs: pd.DataFrame, question: tuple[str, str, str]) -> pd.Series:
-    """Geometric mean per target of one question's per-run values (positive ones)."""
+    """Each target's geometric mean (decisions.geomean) of one question's per-run values."""
     rows = question_rows(runs, question)
-    rows = rows[rows["value"] > 0]
-    logs = np.log(rows["value"].astype(float))
-    return np.exp(logs.groupby(rows["target"].astype(str)).mean())
+    means = rows.groupby(rows["target"].astype(str))["value"].agg(
+        lambda values: geomean(values.astype(float)))
+    return means[means == means]
 
 
 def rank(runs: pd.DataFrame, pairs: pd.DataFrame, question: tuple[str, str, str],
