@@ -166,6 +166,21 @@ def test_cleanup_releases_a_dead_sessions_resources(tmp_path):
     assert not session.dir.exists()
 
 
+def test_a_target_made_again_gets_an_image_of_its_own_while_the_last_goes(tmp_path):
+    """An image is removed in the background (release_soon): the next one made for the
+    same target must not share its path, or the removal would take the new one."""
+    session = Lab(tmp_path / "lab").open_session()
+    first = session.new_path("images", "ext4.img")
+    first.parent.mkdir(parents=True)
+    first.write_bytes(b"old")
+    session.release_soon(session.record("file", first))
+    second = session.new_path("images", "ext4.img")
+    second.write_bytes(b"new")
+    assert (first.name, second.name) == ("ext4.img", "ext4-2.img")
+    session.close()  # waits for the removal, then removes the session
+    assert not first.exists() and not second.exists()
+
+
 def test_cleanup_leaves_a_live_session_alone(tmp_path):
     lab = Lab(tmp_path / "lab")
     session = lab.open_session()

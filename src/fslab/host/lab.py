@@ -109,6 +109,7 @@ class Session:
         self.ledger = path / "ledger.jsonl"
         self.shared: dict[str, Any] = {}  # per-process state plug-ins share (a zfs daemon)
         self.children: dict[int, Any] = {}  # Popen objects of daemons this process started
+        self._issued: dict[str, int] = {}  # file names new_path gave, and how often
 
     def owner(self) -> dict[str, Any]:
         try:
@@ -128,6 +129,16 @@ class Session:
     def path_for(self, *parts: str) -> Path:
         """Return a path inside this session's directory."""
         return self.dir.joinpath(*parts)
+
+    def new_path(self, folder: str, name: str) -> Path:
+        """A path in `folder` no earlier call of this session gave: `name`, then `x-2.img`,
+        `x-3.img` ... for `x.img`. A target made again gets an image of its own, while
+        its last one may still be on its way out (release_soon)."""
+        count = self._issued[name] = self._issued.get(name, 0) + 1
+        stem, dot, suffix = name.rpartition(".")
+        unique = name if count == 1 else (f"{stem}-{count}.{suffix}" if dot
+                                          else f"{name}-{count}")
+        return self.path_for(folder, unique)
 
     def record(self, kind: str, path: Path | str, **extra: Any) -> Resource:
         """Write a resource to the ledger before the caller acquires it.

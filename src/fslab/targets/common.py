@@ -16,7 +16,7 @@ from fslab.targets.base import Mounted
 
 def make_image(session: Session, mounted: Mounted, name: str, size: int) -> Path:
     """A sparse image file in the session's lab directory (blocks allocated as written)."""
-    image = session.path_for("images", f"{name}.img")
+    image = session.new_path("images", f"{name}.img")
     image.parent.mkdir(parents=True, exist_ok=True)
     mounted.resources.append(session.record("file", image))
     with image.open("wb") as handle:

@@ -159,7 +159,7 @@ def copy_image(session: Session, mounted: Mounted, name: str, source: Path,
     fslab.targets.images): every run starts from the same aged state."""
     from fslab.targets.images import restore
 
-    image = session.path_for("images", f"{name}.img")
+    image = session.new_path("images", f"{name}.img")
     image.parent.mkdir(parents=True, exist_ok=True)
     mounted.resources.append(session.record("file", image))
     restore(source, image, fs)
