@@ -21,8 +21,8 @@ from fslab.workloads.fio.distributed import Host
 
 DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
-# 2 s per job (3 interleaved slices of 0.67 s, after a 1 s ramp: run/rounds.py): the
-# default campaign then runs in about 9 minutes here, set-up included. A 3 s job is not
+# 2 s per job (3 interleaved slices of 0.67 s, the first after a 0.5 s ramp: run/pieces.py):
+# the default campaign then runs in about 8 minutes here, set-up included. A 3 s job is not
 # steadier in a way that matters: between fresh file systems the disk's own state
 # dominates the spread (PLATFORM.md), and each slice costs fio a quarter second to start.
 DEFAULT_RUNTIME_S = 2

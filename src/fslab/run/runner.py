@@ -28,6 +28,7 @@ from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.observing import observed
 from fslab.run.participants import Beside
+from fslab.run.pieces import way_for
 from fslab.run.places import Places, release
 from fslab.run.record import Finished, finished_record, headline_text
 from fslab.run.rounds import Participant, measure_in_rounds, whole_because
@@ -163,8 +164,6 @@ class Runner:
     def _execute_group(self, group: list[RunSpec]) -> list[tuple[RunSpec, str, str]]:
         """Measure one group in rounds (a run in one piece: one round of one slice) and
         save each run; (run, status, reason) for each."""
-        from fslab.run.pieces import way_for
-
         campaign = self.plan.campaign
         runs = []
         for run in group:

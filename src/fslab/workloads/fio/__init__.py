@@ -199,7 +199,7 @@ class FioWorkload(Capabilities):
             reason = f"fio exited {done.returncode}: {said}"
             if where.hosts:
                 reason = f"no result from hosts {', '.join(map(str, where.hosts))}: {reason}"
-            return _failure(reason, where, metadata, fio_failure(done, output))
+            return _failure(reason, said, where, metadata, fio_failure(done, output))
         runtime, ramp = self.expected_times() or (measured_seconds(output), 0.0)
         stopwatch.split(stopwatch.FIO_START, **{stopwatch.RAMP: ramp,
                                                 stopwatch.MEASURE: runtime})
@@ -308,12 +308,13 @@ def _host_prefix(where: Where) -> str:
     return f"{where.directory.parent.name}-{where.directory.name}"
 
 
-def _failure(reason: str, where: Where, metadata: dict[str, Any],
+def _failure(reason: str, said: str, where: Where, metadata: dict[str, Any],
              failure: Failure) -> RunOutput:
-    """A failed run; on a target with a known limitation that refused it, 'unsupported'
-    (what fio said is read only for that: a quirk's own words, e.g. fusefat's EPERM)."""
-    refused = any(text in reason for text in ("Operation not permitted", "not supported",
-                                               "Invalid argument"))
+    """A failed run; on a target with a known limitation that refused it, 'unsupported'.
+    fio's own error line (`said`) tells the refusal (fusefat's EPERM): a setup that fails
+    leaves no JSON with the job's error number to read instead."""
+    refused = any(text in said for text in ("Operation not permitted", "not supported",
+                                             "Invalid argument"))
     if where.quirk and refused and failure == Failure.TOOL:
         return RunOutput(status="unsupported", reason=f"{reason} ({where.quirk})",
                          metadata=metadata, failure=Failure.UNSUPPORTED)
