@@ -89,16 +89,40 @@ def noise_table(measured: Measured) -> pd.DataFrame:
     if runs.empty or "primary" not in measured.summary:
         return pd.DataFrame(columns=COLUMNS)
     primary = measured.summary[measured.summary["primary"].astype(bool)]
+    wanted = set(map(tuple, primary[list(CELL)].astype(str).itertuples(index=False)))
     seconds = _seconds(measured.records)
+    series = _all_series(measured.intervals)
     rows = []
-    for cell in primary[["target", "workload", "op", "metric"]].drop_duplicates().itertuples(
-            index=False):
-        mine = runs[(runs["target"].astype(str) == str(cell.target))
-                    & (runs["workload"].astype(str) == str(cell.workload))
-                    & (runs["op"].astype(str) == str(cell.op))
-                    & (runs["metric"].astype(str) == str(cell.metric))]
-        rows.append(_row(cell._asdict(), mine, seconds, measured.intervals))
+    keys = runs[list(CELL)].astype(str)
+    for key, index in keys.groupby(list(CELL), sort=True).groups.items():
+        if key not in wanted:
+            continue
+        mine = runs.loc[index]
+        ids = mine["run_id"].astype(str).tolist()
+        timed = [seconds[r] for r in ids if r in seconds]
+        cell = dict(zip(CELL, key, strict=True))
+        found = estimate(mine["value"].astype(float).tolist(), [m for _, m in timed],
+                         [t - m for t, m in timed],
+                         [series[(r, key[2], key[3])] for r in ids
+                          if (r, key[2], key[3]) in series])
+        rows.append({**cell, "cell": f"{cell['target']} {cell['workload']}", **found})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+CELL = ("target", "workload", "op", "metric")
+
+
+def _all_series(intervals: pd.DataFrame | None
+                ) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+    """{(run id, op, metric): its per-interval (seconds, value)}."""
+    if intervals is None or intervals.empty:
+        return {}
+    out = {}
+    for (run, op, metric), rows in intervals.groupby(["run_id", "op", "metric"],
+                                                      observed=True, sort=False):
+        out[(str(run), str(op), str(metric))] = (rows["t_s"].to_numpy(dtype=float),
+                                                 rows["value"].to_numpy(dtype=float))
+    return out
 
 
 def _seconds(records: Any) -> dict[str, tuple[float, float]]:
@@ -108,28 +132,6 @@ def _seconds(records: Any) -> dict[str, tuple[float, float]]:
         if record.status == "ok" and record.measured_s > 0:
             out[record.run_id] = (float(record.machine_s), float(record.measured_s))
     return out
-
-
-def _row(cell: dict[str, Any], runs: pd.DataFrame, seconds: dict[str, tuple[float, float]],
-         intervals: pd.DataFrame | None) -> dict[str, Any]:
-    ids = runs["run_id"].astype(str).tolist()
-    timed = [seconds[r] for r in ids if r in seconds]
-    found = estimate(runs["value"].astype(float).tolist(), [m for _, m in timed],
-                     [t - m for t, m in timed],
-                     _series(intervals, ids, str(cell["op"]), str(cell["metric"])))
-    return {**cell, "cell": f"{cell['target']} {cell['workload']}", **found}
-
-
-def _series(intervals: pd.DataFrame | None, run_ids: list[str], op: str,
-            metric: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Each run's per-interval (seconds, value) of the cell's metric."""
-    if intervals is None or intervals.empty or not run_ids:
-        return []
-    rows = intervals[intervals["run_id"].astype(str).isin(run_ids)
-                     & (intervals["op"].astype(str) == op)
-                     & (intervals["metric"].astype(str) == metric)]
-    return [(run["t_s"].to_numpy(dtype=float), run["value"].to_numpy(dtype=float))
-            for _, run in rows.groupby("run_id", observed=True)]
 
 
 def estimate(values: list[float], runtimes: list[float], fixed_costs: list[float],
