@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
+from fslab.aging.age import age, run_dir
 from fslab.aging.config import AgingConfig
 from fslab.aging.engine import Engine
 from fslab.aging.generator import OpGenerator
-from fslab.aging.run import age, run_dir
 from fslab.probes.fiemap import NotMeasurable, extents, file_layout, layout_score
 from fslab.probes.freespace import probe
 from fslab.probes.usedspace import used_space_probe
@@ -190,7 +190,7 @@ def test_btrfs_free_space_tree_probe(mounted_fs):
 def test_fresh_vs_aged_campaign_reports_ratios(tmp_path, lab):
     requires("fio", "mkfs.ext4", "losetup")
     from fslab import api
-    from fslab.plan.campaign import load_campaign
+    from fslab.plan.loading import load_campaign
 
     aged_dir = tmp_path / "aged"
     age(TargetSpec(name="a", fs="ext4", size=256 * MiB),
@@ -273,7 +273,7 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
     delayed allocations at unmount)."""
     requires(f"mkfs.{fs}", "losetup", "zstd", "e2image", "xfs_mdrestore", "btrfs-image")
     from fslab.core.errors import UserError
-    from fslab.plan.targets import TargetEntry, target_spec
+    from fslab.plan.target_entries import TargetEntry, target_spec
     from fslab.targets.images import keep
 
     out = tmp_path / "aged"

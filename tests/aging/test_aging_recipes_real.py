@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from fslab import api
+from fslab.aging.age import age, run_dir
 from fslab.aging.config import AgingConfig
-from fslab.aging.run import age, run_dir
 from fslab.analysis.pairs.model import NOT_ESTIMABLE
-from fslab.plan.campaign import load_campaign
+from fslab.plan.loading import load_campaign
 from fslab.targets import TargetSpec
 from tests.conftest import fslab_cmd, requires
 

@@ -10,7 +10,7 @@ import pytest
 from fslab import api
 from fslab.analysis.cells.cachebound import CEILING_MARGIN, mark_cache_bound
 from fslab.core.record import RunRecord
-from fslab.plan.campaign import load_campaign
+from fslab.plan.loading import load_campaign
 from fslab.report.terminal import summary_tables
 from tests.conftest import requires
 

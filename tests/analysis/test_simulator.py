@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.plan.campaign import CampaignFile, Overrides, resolve
+from fslab.plan.loading import CampaignFile, Overrides, resolve
 from tests.conftest import fslab_here
 
 

@@ -8,7 +8,7 @@ import pytest
 from fslab import api
 from fslab.core.record import RunRecord
 from fslab.host.diskstats import from_fio, split_rows
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from tests.conftest import FIXTURES, requires
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from fslab import api
-from fslab.plan.campaign import load_campaign
+from fslab.plan.loading import load_campaign
 from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
 
 FOREVER = """[global]

@@ -12,7 +12,7 @@ import time
 
 from fslab import api
 from fslab.analysis.pipeline import analyze_results
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from fslab.plan.order import make_plan
 from fslab.plan.preflight import build_targets
 from fslab.results.store import ResultsDir

@@ -231,7 +231,7 @@ def campaign_document(draw: st.DrawFn) -> dict[str, Any]:
 def test_campaign_toml(tmp_path_factory: Any, document: dict[str, Any]) -> None:
     import tomli_w
 
-    from fslab.plan.campaign import load_campaign
+    from fslab.plan.loading import load_campaign
 
     path = tmp_path_factory.mktemp("c") / "c.toml"
     path.write_text(tomli_w.dumps(document))
@@ -245,7 +245,7 @@ def test_campaign_toml(tmp_path_factory: Any, document: dict[str, Any]) -> None:
 @settings(max_examples=examples(600))
 def test_campaign_and_aging_toml_raw_bytes(tmp_path_factory: Any, raw: bytes) -> None:
     from fslab.aging.config import load_config, mix_from_csv
-    from fslab.plan.campaign import load_campaign
+    from fslab.plan.loading import load_campaign
 
     folder = tmp_path_factory.mktemp("t")
     (folder / "c.toml").write_bytes(raw)

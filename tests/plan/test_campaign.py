@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from fslab.core.errors import UserError
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from fslab.plan.order import make_plan
-from fslab.plan.workloads import build_workloads
+from fslab.plan.workload_entries import build_workloads
 from fslab.workloads.base import Where
 
 

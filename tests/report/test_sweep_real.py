@@ -13,7 +13,7 @@ import pytest
 
 from fslab import api
 from fslab.core.errors import UserError
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from tests.conftest import REPO, requires
 
 

@@ -6,7 +6,7 @@ import tomllib
 import pytest
 
 from fslab import api
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from tests.conftest import requires
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from fslab import api
 from fslab.host import system
-from fslab.plan.campaign import load_campaign
+from fslab.plan.loading import load_campaign
 from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
 
 FILL = """[global]

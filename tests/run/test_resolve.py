@@ -14,7 +14,7 @@ from fslab import api
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.comparisons import compare_targets
 from fslab.host.lab import Lab
-from fslab.plan.campaign import CampaignFile, Overrides, resolve
+from fslab.plan.loading import CampaignFile, Overrides, resolve
 from fslab.plan.order import make_plan
 from fslab.run.resolve import MAX_LOOKS, next_round
 from fslab.workloads.null import NullWorkload

@@ -9,7 +9,7 @@ import pytest
 from fslab import api
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from fslab.plan.order import make_plan
 from fslab.plan.preflight import build_targets
 from fslab.results.store import FORMAT, ResultsDir

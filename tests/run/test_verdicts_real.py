@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.plan.campaign import load_campaign
+from fslab.plan.loading import load_campaign
 from fslab.targets.device_options import throttle_support
 from tests.conftest import requires
 

@@ -13,7 +13,7 @@ import pytest
 from fslab import api
 from fslab.core.errors import UserError
 from fslab.host import system
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from fslab.targets import availability_table
 from fslab.targets.zfs import running_daemons
 from tests.conftest import leftovers, requires

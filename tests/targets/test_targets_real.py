@@ -122,7 +122,7 @@ def test_a_new_loop_image_file_system_is_one_profile(lab, tmp_path):
     requires("mkfs.ext4", "losetup", "fio")
     from fslab import api
     from fslab.ingest.paths import known_fs
-    from fslab.plan.campaign import load_campaign
+    from fslab.plan.loading import load_campaign
     from fslab.targets import REGISTRY, known_kinds, register_profile
     from fslab.targets.profiles import PROFILES, FsProfile
 
@@ -153,7 +153,7 @@ def test_a_new_fuse_file_system_is_one_profile_of_the_same_type(lab, tmp_path):
     requires("mkntfs", "ntfs-3g", "losetup", "fio")
     from fslab import api
     from fslab.host import system
-    from fslab.plan.campaign import Overrides, load_campaign
+    from fslab.plan.loading import Overrides, load_campaign
     from fslab.targets import REGISTRY, register_profile
     from fslab.targets.profiles import FUSE, PROFILES, FsProfile
 

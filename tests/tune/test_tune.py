@@ -17,7 +17,7 @@ from fslab import api
 from fslab.analysis.pairs.sequential import pocock_level
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
-from fslab.plan.campaign import CampaignFile, Overrides, resolve
+from fslab.plan.loading import CampaignFile, Overrides, resolve
 from fslab.tune.budget import Budget
 from fslab.tune.confirm import confirm
 from fslab.tune.design import race_candidates, screen_design

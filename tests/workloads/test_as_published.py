@@ -4,7 +4,7 @@ with its place in the study, what this machine cannot do named, the rest still p
 import pytest
 import tomli_w
 
-from fslab.plan.campaign import Overrides, load_campaign
+from fslab.plan.loading import Overrides, load_campaign
 from tests.conftest import fslab_here
 
 
@@ -50,7 +50,7 @@ def test_each_study_preset_shows_its_studys_values(preset, expected):
 
 
 def test_the_studys_tool_settings_reach_the_workloads():
-    from fslab.plan.workloads import build_workloads
+    from fslab.plan.workload_entries import build_workloads
 
     server = {w.name: w for w in build_workloads(published("server6"))}
     assert server["seqread"].options["size"] == "100G"

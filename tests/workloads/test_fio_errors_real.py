@@ -12,7 +12,7 @@ from fslab import api
 from fslab.host import system
 from fslab.host.resident import keep_tools_resident
 from fslab.host.witness import backing_disk
-from fslab.plan.campaign import load_campaign
+from fslab.plan.loading import load_campaign
 from tests.conftest import requires
 
 # Direct reads of 4 KiB that skip 100 bytes after each: on a file system over 512-byte

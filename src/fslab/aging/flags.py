@@ -72,8 +72,8 @@ def aging_target(fs: str, size: str, mkfs_options: str | None = None,
                  mount_options: str | None = None, direct_io: bool | None = None,
                  device: str | None = None) -> TargetSpec:
     """The target to age, from the options a [[target]] would take."""
-    from fslab.plan.campaign import CampaignFile, Overrides, resolve
-    from fslab.plan.targets import entry_from_flag
+    from fslab.plan.loading import CampaignFile, Overrides, resolve
+    from fslab.plan.target_entries import entry_from_flag
 
     entry = entry_from_flag(fs)
     if not fs.startswith("dir:"):

@@ -52,7 +52,7 @@ def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> lis
         out = results.path / AGED_DIR / spec.name
         image = out / FILE_NAMES["sparse"]
         if not (image.exists() and (out / "image.json").exists()):
-            from fslab.aging.run import age
+            from fslab.aging.age import age
 
             shutil.rmtree(out, ignore_errors=True)  # an interrupted aging starts over
             config = aging_config(settings, f"target {spec.name}")

@@ -35,13 +35,13 @@ def is_old_aging_dir(path: Path) -> bool:
 
 def upgrade(path: Path) -> ResultsDir:
     """Make an old aging directory a results directory (see the module doc)."""
-    from fslab.aging.config import AgingConfig
-    from fslab.aging.run import (
+    from fslab.aging.age import (
         aging_run_record,
         campaign_settings,
         run_dir,
         save_aging_run,
     )
+    from fslab.aging.config import AgingConfig
     from fslab.targets import TargetSpec
 
     path = Path(path)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.ranking import RANKING_COLUMNS, Oriented, orient, rank
-from fslab.core.cells import level_label
+from fslab.core.cell_keys import level_label
 from fslab.core.metrics import HIGHER, title
 from fslab.core.units import format_bound as bound
 
@@ -92,7 +92,7 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
     ('at iodepth=16:'), its job and levels read off `cells` (factors.levels.cell_levels)
     and `scopes` (factors.levels.factor_scopes)."""
     from fslab.analysis.factors.sweeps import sweep_sentences
-    from fslab.core.cells import levels_key
+    from fslab.core.cell_keys import levels_key
 
     sweeps = sweep_sentences(effects if effects is not None else pd.DataFrame(),
                              best if best is not None else pd.DataFrame())

@@ -47,7 +47,7 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
 )
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.results.store import ResultsDir
-from fslab.run.campaign import RunResult
+from fslab.run.campaign_run import RunResult
 
 # Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
 # run: `fslab import`, `analyze`, `report` and `compare` start ~0.4 s sooner without it.
@@ -58,8 +58,8 @@ if TYPE_CHECKING:
     from fslab.host.lab import CleanupReport, Lab
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
-    from fslab.plan.campaign import Campaign
-    from fslab.plan.model import Overrides
+    from fslab.plan.loading import Campaign
+    from fslab.plan.schema import Overrides
     from fslab.run.runner import Progress
     from fslab.targets import TargetSpec
 
@@ -111,10 +111,10 @@ def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None =
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
         force_device: bool = False) -> dict[str, Any]:
     """`fslab age`: age a fresh file system into the results directory `out` (the op log,
-    fragmentation probes and their rows, an image: aging/run.py); return the run's record
+    fragmentation probes and their rows, an image: aging/age.py); return the run's record
     (runs/aging/aging.json). Settings: aging.flags builds them from the command line,
     aging.config from a TOML file."""
-    from fslab.aging.run import age as run_age
+    from fslab.aging.age import age as run_age
     from fslab.host.lab import Lab
 
     return run_age(spec, settings, Path(out), lab or Lab(), image,
@@ -231,8 +231,8 @@ def history_method() -> str:
 
 def load_campaign(path: Path | None, overrides: Overrides) -> Campaign:
     """A campaign from a file (or none) and the flags that override it, resolved and
-    checked (plan/campaign.py)."""
-    from fslab.plan.campaign import load_campaign as loaded
+    checked (plan/loading.py)."""
+    from fslab.plan.loading import load_campaign as loaded
 
     return loaded(path, overrides)
 
@@ -250,7 +250,7 @@ def default_out(campaign: Campaign) -> Path:
 
 # Types a caller of these functions builds or shows, loaded when first asked for (a
 # command that needs none of them, `fslab history add`, does not pay for pydantic or rich).
-LAZY = {"Overrides": "fslab.plan.model", "LineProgress": "fslab.run.progress",
+LAZY = {"Overrides": "fslab.plan.schema", "LineProgress": "fslab.run.progress",
         "RichProgress": "fslab.run.progress", "DEFAULT_BUDGET_S": "fslab.plan.order",
         "BAD": "fslab.host.doctor", "OK": "fslab.host.doctor"}
 

@@ -126,8 +126,8 @@ def _records(results: ResultsDir) -> list[Any]:
 def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
     """{target: its name as short as the campaign allows} ('data=journal' where every
     target is ext4 and only a mount option varies), for what prints a results directory."""
-    from fslab.core.cells import declared_levels, factor_scopes
-    from fslab.core.cells import target_names as names_of
+    from fslab.core.cell_keys import declared_levels, factor_scopes
+    from fslab.core.cell_keys import target_names as names_of
 
     settings = _campaign(open_results(results_dir))
     factors = [f for f in {**declared_levels(settings), **(settings.get("factors") or {})}

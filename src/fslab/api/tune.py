@@ -10,7 +10,7 @@ from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
-    from fslab.plan.campaign import Campaign
+    from fslab.plan.loading import Campaign
     from fslab.run.runner import Progress
     from fslab.tune.request import Request as TuneRequest
 
@@ -23,10 +23,10 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
     from fslab.host.lab import Lab
     from fslab.report.tune_page import render
     from fslab.results.store import write_atomic
-    from fslab.tune import files, tables
+    from fslab.tune import outputs, tables
     from fslab.tune import request as requests
     from fslab.tune.budget import Budget
-    from fslab.tune.questions import per_run_seconds, tune_campaign
+    from fslab.tune.by_question import per_run_seconds, tune_campaign
 
     out = Path(out)
     if not resume:
@@ -41,7 +41,7 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
     budget = Budget(request.max_runs, request.budget_s, per_run_seconds(campaign))
     tuned = tune_campaign(campaign, space, budget, request.margin, out, lab or Lab(),
                           progress)
-    lines = [*space.notes, *files.write(out, campaign, tuned)]
+    lines = [*space.notes, *outputs.write(out, campaign, tuned)]
     write_atomic(out / "tune.html", render(campaign.name, tables.page_tables(tuned), lines))
     return lines
 
@@ -57,8 +57,8 @@ def tune_request(table: dict[str, Any], flags: dict[str, list[str]], **limits: A
 
 def tune_plan(campaign: Campaign, request: TuneRequest) -> list[str]:
     """`fslab tune --dry-run`: the stages and what each may take; touches nothing."""
+    from fslab.tune.by_question import per_run_seconds
     from fslab.tune.measure import questions_of
-    from fslab.tune.questions import per_run_seconds
     from fslab.tune.request import dry_run
 
     space = request.space([t.fs for t in campaign.targets])
@@ -67,7 +67,7 @@ def tune_plan(campaign: Campaign, request: TuneRequest) -> list[str]:
 
 def tune_resumed(out: Path) -> tuple[Campaign, TuneRequest]:
     """The campaign and request of the tune in `out` (`fslab tune --resume --out DIR`)."""
-    from fslab.plan.campaign import Overrides, load_campaign
+    from fslab.plan.loading import Overrides, load_campaign
     from fslab.tune.request import load
 
     request = load(Path(out))

@@ -217,7 +217,10 @@ def main() -> None:
 
 
 import fslab.cli.history  # noqa: E402  (registers history)
-import fslab.cli.more  # noqa: E402,F401  (registers age and doctor)
+
+# isort: split
+import fslab.cli.age  # noqa: E402  (then age and doctor, in the order help lists them)
+import fslab.cli.doctor  # noqa: E402,F401
 
 if __name__ == "__main__":
     main()

@@ -13,7 +13,7 @@ COLUMNS = (
     "campaign", "run_id", "target", "fs", "fs_impl", "workload", "iteration", "host",
     "op", "metric", "value", "unit", "better", "sample", "note", "target_base", "job",
 )
-# A row's cell as fields (core/cells.py): the target as declared ("ext4") and the job
+# A row's cell as fields (core/cell_keys.py): the target as declared ("ext4") and the job
 # ("randread", "hpc/hpc-read"); `target` and `workload` are their names with the cell's
 # levels ("ext4 mount_options=noatime"), whose own columns follow COLUMNS.
 

@@ -51,7 +51,7 @@ class RunRecord:
     witness: dict[str, Any] = field(default_factory=dict)
     # A swept cell's level of each factor (plan/sweep.py): columns of the metrics table.
     levels: dict[str, str] = field(default_factory=dict)
-    # The cell as fields (core/cells.py): the target as declared and the job; "" in
+    # The cell as fields (core/cell_keys.py): the target as declared and the job; "" in
     # records written before results format 5 (then the target and workload themselves).
     target_base: str = ""
     job: str = ""

@@ -17,7 +17,7 @@ from fslab.workloads.provenance import STUDIES, Published
 from fslab.workloads.suites import Suite, get_suite
 
 if TYPE_CHECKING:
-    from fslab.plan.model import Campaign, CampaignFile, Overrides
+    from fslab.plan.schema import Campaign, CampaignFile, Overrides
 
 GiB = 1024**3
 
@@ -49,7 +49,7 @@ class PublishedPlan:
 
 def published_suite(parsed: CampaignFile, overrides: Overrides) -> tuple[Suite, Published]:
     """The one preset the campaign asks for, and its published scale."""
-    from fslab.plan.model import DEFAULT_PRESET
+    from fslab.plan.schema import DEFAULT_PRESET
 
     names = ([overrides.preset] if overrides.preset else
              sorted({w.preset for w in parsed.workload if w.preset}) or [DEFAULT_PRESET])
@@ -73,7 +73,7 @@ def _published_names() -> list[str]:
 
 def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, PublishedPlan]:
     """The campaign file with the study's values where the user gave none."""
-    from fslab.plan.model import WorkloadEntry
+    from fslab.plan.schema import WorkloadEntry
     from fslab.targets import availability_table
 
     suite, spec = published_suite(parsed, overrides)
@@ -123,8 +123,8 @@ def fit_images(campaign: Campaign, plan: PublishedPlan) -> Campaign:
     it), and a line when the lab's disk cannot hold them all at once."""
     import os
 
-    from fslab.plan.model import MAX_FILL
-    from fslab.plan.workloads import build_workloads
+    from fslab.plan.schema import MAX_FILL
+    from fslab.plan.workload_entries import build_workloads
     from fslab.targets import IMAGE_LESS
 
     need = max((w.required_bytes() for w in build_workloads(campaign)), default=0)

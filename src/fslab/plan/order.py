@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from fslab.core.cells import CellKey, Level, path_name
-from fslab.plan.campaign import Campaign, LookCell
+from fslab.core.cell_keys import CellKey, Level, path_name
+from fslab.plan.loading import Campaign, LookCell
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
 from fslab.workloads.base import Workload
@@ -43,7 +43,7 @@ class RunSpec:
 
     @property
     def cell(self) -> CellKey:
-        """The run's cell as fields (core/cells.py)."""
+        """The run's cell as fields (core/cell_keys.py)."""
         return CellKey(self.target.base, self.job_name,
                        (*self.target.levels, *self.workload_levels))
 
@@ -135,7 +135,7 @@ def check_space(plan: Plan) -> None:
     """Refuse, before formatting anything, a workload whose files cannot fit an image."""
     from fslab.core.errors import UserError
     from fslab.core.units import format_bytes
-    from fslab.plan.campaign import MAX_FILL
+    from fslab.plan.loading import MAX_FILL
     from fslab.targets import IMAGE_LESS
 
     # A job's variants lie on a target together (laid out before their rounds).

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
-    from fslab.plan.campaign import Campaign
+    from fslab.plan.loading import Campaign
     from fslab.plan.order import Plan
     from fslab.targets import Target
     from fslab.workloads.fio.distributed import Host

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.core.errors import UserError
-from fslab.plan.campaign import Campaign, Overrides, load_campaign
+from fslab.plan.loading import Campaign, Overrides, load_campaign
 from fslab.results.store import ResultsDir
 
 

@@ -57,7 +57,7 @@ __all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Factor", "Level", "WorkloadVariant",
            "workload_variants"]
 
 if TYPE_CHECKING:
-    from fslab.plan.model import Campaign, WorkloadEntry
+    from fslab.plan.schema import Campaign, WorkloadEntry
     from fslab.workloads.base import Workload
 
 # What may not name a factor: the metrics table's own columns (a factor is a column too).
@@ -85,7 +85,7 @@ class Factor:
 @dataclass(frozen=True)
 class WorkloadVariant:
     """A workload as the plan runs it: its job, and the levels that make it a variant of
-    it (its name is rendered from both: core/cells.cell_name)."""
+    it (its name is rendered from both: core/cell_keys.cell_name)."""
 
     workload: Workload
     job: str
@@ -173,7 +173,7 @@ def takes_workload_factor(entry: WorkloadEntry, name: str) -> bool:
 def workload_variants(campaign: Campaign) -> list[WorkloadVariant]:
     """Every workload the plan runs: each job once per combination of the levels of the
     workload factors its entry takes (named by them), one-level factors applied."""
-    from fslab.plan.workloads import build_entry
+    from fslab.plan.workload_entries import build_entry
 
     factors = [f for f in campaign_factors(campaign.sweep, {}) if not f.on_targets]
     out = []

@@ -18,7 +18,7 @@ from fslab.core.units import format_bytes, format_value
 from fslab.report.data import ReportData, Source
 from fslab.report.page import Page, esc
 
-AGING = "aging"  # the workload of an aging run (aging/run.py)
+AGING = "aging"  # the workload of an aging run (aging/age.py)
 LATENCY = ("op_lat_p50_ns", "op_lat_mean_ns")
 # The probes' states, in the order shown: metric -> y-axis label
 EVOLUTION = {"file_layout_score": "score (1 = every file contiguous)",

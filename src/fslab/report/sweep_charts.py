@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.core.cells import CellKey, level_label, numeric, ordered, short_names
+from fslab.core.cell_keys import CellKey, level_label, numeric, ordered, short_names
 from fslab.core.metrics import title
 from fslab.core.units import display_scale
 
@@ -36,7 +36,7 @@ def job_cells(summary: pd.DataFrame, job: str, op: str, metric: str) -> pd.DataF
 
 def _lines(cells: pd.DataFrame, factor: str, others: list[str]) -> list[tuple[str, pd.DataFrame]]:
     """The cells split into lines along `factor`: one per target and level of the others,
-    each named as shortly as the lines allow (core/cells.short_names)."""
+    each named as shortly as the lines allow (core/cell_keys.short_names)."""
     present = [f for f in others if f in cells]
     groups, keys = [], []
     for _, rows in cells.groupby(["target", *present], sort=True, dropna=False):

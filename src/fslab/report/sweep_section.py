@@ -4,7 +4,7 @@ its best configuration and those within reach."""
 
 from __future__ import annotations
 
-from fslab.core.cells import declared_levels, is_numeric
+from fslab.core.cell_keys import declared_levels, is_numeric
 from fslab.report import sweep_charts
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table

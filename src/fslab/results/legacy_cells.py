@@ -1,7 +1,7 @@
 """Results written before format 5 recorded a cell only as names ("ext4
 mount_options=noatime" on "randread iodepth=8/hpc-read"): the one place those names are
 read back into the fields later formats record (target_base, job). Nothing else takes a
-name apart (core/cells.py)."""
+name apart (core/cell_keys.py)."""
 
 from __future__ import annotations
 

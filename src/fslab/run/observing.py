@@ -16,7 +16,7 @@ from typing import Any
 from fslab.host import diskstats
 from fslab.host.witness import Watcher, Witness
 from fslab.workloads.base import RunOutput
-from fslab.workloads.process import HostCpu, host_cpu, keep_host_cpu
+from fslab.workloads.cpu_use import HostCpu, host_cpu, keep_host_cpu
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fslab.core.cells import is_option_factor
+from fslab.core.cell_keys import is_option_factor
 from fslab.core.errors import ToolError, UserError
 from fslab.host.kernel_log import briefly
 from fslab.host.lab import Lab, Session

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fslab.run.campaign import CampaignRun, RunResult, both
+from fslab.run.campaign_run import CampaignRun, RunResult, both
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
-    from fslab.plan.campaign import Campaign
+    from fslab.plan.loading import Campaign
     from fslab.run.runner import Progress
 
 

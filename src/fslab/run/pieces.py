@@ -15,15 +15,15 @@ from dataclasses import dataclass
 
 from fslab.host import diskstats
 from fslab.host.witness import Watcher, Witness, judge
-from fslab.plan.model import Campaign
 from fslab.plan.order import RunSpec
+from fslab.plan.schema import Campaign
 from fslab.run.observing import observed
 from fslab.run.rounds import Participant, Steps, Way, whole_because
 from fslab.workloads.base import RunOutput
+from fslab.workloads.cpu_use import HostCpu, keep_host_cpu
 from fslab.workloads.fio import FioWorkload, prepare
 from fslab.workloads.fio import slices as fio_slices
 from fslab.workloads.fio.jobfile import seconds
-from fslab.workloads.process import HostCpu, keep_host_cpu
 
 # A slice measures at least this long, and each fio start carries at least a second of the
 # job (its share of the ramp and of the measuring): fio's own start and stop cost about a

@@ -19,7 +19,7 @@ from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
-from fslab.run.probes import after_run, before_run
+from fslab.run.around_run import after_run, before_run
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where

@@ -20,7 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from fslab.core.cells import CellKey, short_names
+from fslab.core.cell_keys import CellKey, short_names
 from fslab.plan.order import RunSpec
 
 

@@ -15,7 +15,7 @@ from fslab.core.record import RunRecord
 from fslab.workloads.base import RunOutput
 
 if TYPE_CHECKING:
-    from fslab.plan.campaign import Campaign
+    from fslab.plan.loading import Campaign
     from fslab.plan.order import RunSpec
 
 

@@ -40,10 +40,10 @@ import pandas as pd
 
 from fslab.analysis.pairs.decisions import UNRESOLVED, seconds_per_iteration
 from fslab.analysis.pairs.power import MAX_ITERATIONS
-from fslab.plan.model import LookCell
+from fslab.plan.schema import LookCell
 
 if TYPE_CHECKING:
-    from fslab.run.campaign import CampaignRun
+    from fslab.run.campaign_run import CampaignRun
     from fslab.run.runner import Progress, RunnerResult
 
 MAX_LOOKS = 6  # the seventh would test at α/128: more iterations, little more power
@@ -208,7 +208,7 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
     from fslab.analysis.pipeline import analyze_results
     from fslab.plan.order import make_plan
     from fslab.results.intervals import write_intervals
-    from fslab.run.campaign import both
+    from fslab.run.campaign_run import both
 
     run = start_looking(run)
     left_out: list[str] = []

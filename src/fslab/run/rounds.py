@@ -35,8 +35,8 @@ from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import Failure, error_failure
 from fslab.core.stopwatch import Stopwatch, timing
 from fslab.host.witness import Witness
-from fslab.plan.model import Campaign
 from fslab.plan.order import RunSpec
+from fslab.plan.schema import Campaign
 from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio import FioWorkload, RunRefused
 from fslab.workloads.fio import slices as fio_slices

@@ -92,7 +92,7 @@ class Runner:
     _places: Places | None = None  # the session's targets, provisioned (run/places.py)
 
     def execute(self) -> RunnerResult:
-        for step in self.before:  # aging, environment, participants (run/campaign.py)
+        for step in self.before:  # aging, environment, participants (run/campaign_run.py)
             step()
         outcome = RunnerResult()
         self._watcher = Watcher(self.lab.root)

@@ -36,7 +36,7 @@ class TargetSpec:
     device: str = ""  # a real block device instead of an image (needs confirmation)
     options: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     # A variant of a swept target: its factors' levels, (("mount_options", "noatime"),),
-    # and the name of the target it is a variant of (core/cells.py: its key's target)
+    # and the name of the target it is a variant of (core/cell_keys.py: its key's target)
     levels: tuple[tuple[str, str], ...] = field(default=(), hash=False, compare=False)
     variant_of: str = field(default="", hash=False, compare=False)
 

@@ -24,7 +24,7 @@ from fslab.analysis.cells.stats import log_ci
 from fslab.analysis.pairs.decisions import FASTER, PairAnswer
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.selection import block_answers
-from fslab.core.cells import level_label
+from fslab.core.cell_keys import level_label
 from fslab.tune.measure import CONFIRM, Measure, Measured
 from fslab.tune.space import Bound, Config, Space
 

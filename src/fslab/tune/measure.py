@@ -2,7 +2,7 @@
 sure each configuration has a value in each of those rounds (one fresh file system per
 configuration and round) and returns everything the stage measured so far, as plain data.
 
-`CampaignMeasure` does it as `fslab run` runs a campaign (run/campaign.run_campaign): a
+`CampaignMeasure` does it as `fslab run` runs a campaign (run/orchestrator.run_campaign): a
 stage is a results directory under the tune's own (screen/, race/, confirm/), a call
 measures the question's target and job with every factor swept and only `configs` as
 cells, in iterations `rounds` only; a call that finds them on disk (a resumed tune)
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.host.lab import Lab
-    from fslab.plan.model import Campaign
+    from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
 
 SCREEN, RACE, CONFIRM = "screen", "race", "confirm"
@@ -130,7 +130,7 @@ def stage_campaign(base: Campaign, space: Space, target: str, job: str, stage: s
                    configs: list[Config], rounds: range) -> Campaign:
     """The campaign of one call of a stage: the question's target and job, every factor
     at every level, only `configs` as cells, iterations `rounds`, the stage's own seed."""
-    from fslab.core.cells import CellKey
+    from fslab.core.cell_keys import CellKey
 
     spec = next(t for t in base.targets if t.name == target)
     campaign = dataclasses.replace(
@@ -147,7 +147,7 @@ def stage_campaign(base: Campaign, space: Space, target: str, job: str, stage: s
 def read(where: Path, space: Space, question: Question, until: int) -> Measured:
     """What a stage's directory holds of the question in rounds up to `until` (a resumed
     tune finds later rounds on disk: its looks must not see them early), by
-    configuration: each run's value, read by the levels it recorded (core/cells.py),
+    configuration: each run's value, read by the levels it recorded (core/cell_keys.py),
     never by its name."""
     from fslab.analysis.cells.observations import per_run
     from fslab.analysis.factors.levels import cell_levels, with_levels

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fslab.core.cells import level_label
+from fslab.core.cell_keys import level_label
 from fslab.core.errors import UserError
 from fslab.core.metrics import METRIC_UNITS
 from fslab.core.units import parse_duration_ns, parse_rate

@@ -17,7 +17,7 @@ from fslab.analysis.pairs.decisions import (
     decide_pair,
     geomean,
 )
-from fslab.core.cells import level_label
+from fslab.core.cell_keys import level_label
 from fslab.tune.confirm import CHANGE, KEEP, Confirmation
 from fslab.tune.race import SAME
 from fslab.tune.screen import WITHIN

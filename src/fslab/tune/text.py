@@ -10,7 +10,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from fslab.analysis.pairs.decisions import AGAINST_REFERENCE, FASTER, SLOWER
-from fslab.core.cells import level_label
+from fslab.core.cell_keys import level_label
 from fslab.core.units import format_bound, format_duration
 from fslab.tune.confirm import option_line
 from fslab.tune.screen import WITHIN
@@ -19,7 +19,7 @@ from fslab.tune.tuner import Tuned
 from fslab.tune.unsafe import unsafe_of
 
 if TYPE_CHECKING:
-    from fslab.plan.model import Campaign
+    from fslab.plan.schema import Campaign
 
 SET_SHOWN = 6  # members of the set listed by name; the rest counted
 

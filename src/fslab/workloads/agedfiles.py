@@ -21,7 +21,7 @@ from typing import ClassVar
 from fslab.host import system
 from fslab.parsers.raw_names import AGEDFILES_RECORD
 from fslab.workloads.base import Capabilities, RunOutput, Where
-from fslab.workloads.process import cpu_use
+from fslab.workloads.cpu_use import cpu_use
 
 # ln(bytes) of file sizes in file-system metadata studies (Agrawal et al., FAST '07):
 # the aged files here and the aging engine's files (aging/config.py) share them.

@@ -24,7 +24,7 @@ from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.parsers.raw_names import DD_LOG, FILES_RECORD
 from fslab.workloads.base import Capabilities, RunOutput, Where
-from fslab.workloads.process import cpu_use
+from fslab.workloads.cpu_use import cpu_use
 
 FLUSH_MODES = ("none", "fdatasync", "odirect")
 TOOLS = ("python", "dd")

@@ -25,7 +25,7 @@ from fslab.host import system
 from fslab.parsers.raw_names import SCAN_RECORD
 from fslab.probes.fiemap import NotMeasurable, extents
 from fslab.workloads.base import Capabilities, RunOutput, Where
-from fslab.workloads.process import cpu_use
+from fslab.workloads.cpu_use import cpu_use
 
 RESULT = SCAN_RECORD
 ORDER = "scan-order.txt"

@@ -20,7 +20,7 @@ from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.parsers.raw_names import SMALLFILES_RECORD
 from fslab.workloads.base import Capabilities, RunOutput, Where
-from fslab.workloads.process import cpu_use
+from fslab.workloads.cpu_use import cpu_use
 
 PHASES = ("write", "rewrite", "read", "delete")
 RESULT = SMALLFILES_RECORD

@@ -37,7 +37,7 @@ METHOD = ('Observation: one fio section of one run. The clones of a section (num
 
 
 def with_cell_fields(table: pd.DataFrame) -> pd.DataFrame:
-    """A table of rows without their cell's fields (core/cells.py; rows built by hand):
+    """A table of rows without their cell's fields (core/cell_keys.py; rows built by hand):
     each target its own, each workload its own job, as a campaign without variants."""
     if {"target_base", "job"} <= set(table.columns):
         return table

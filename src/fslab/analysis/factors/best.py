@@ -41,7 +41,7 @@ from fslab.analysis.pairs.decisions import (
 )
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.selection import PAIRS, best_and_within_reach
-from fslab.core.cells import CellKey, short_names
+from fslab.core.cell_keys import CellKey, short_names
 from fslab.core.metrics import factor_columns
 from fslab.core.units import turned
 

@@ -37,7 +37,7 @@ import pandas as pd
 
 from fslab.analysis.pairs.decisions import best_of
 from fslab.analysis.pairs.model import ALPHA, ratio_exp, t_inference
-from fslab.core.cells import ordered
+from fslab.core.cell_keys import ordered
 
 EFFECT_COLUMNS = ["workload", "op", "metric", "factor", "level", "reference", "ratio",
                   "ratio_ci_low", "ratio_ci_high", "p_adj", "p_value", "se_log", "df",

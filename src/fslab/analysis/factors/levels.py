@@ -1,4 +1,4 @@
-"""A sweep's factors as the analysis sees them: each cell's fields (core/cells.py: the
+"""A sweep's factors as the analysis sees them: each cell's fields (core/cell_keys.py: the
 target as declared, the job, every factor's level), read off the metrics table's own
 columns, and which factors are the targets' and which the jobs' (as the plan recorded
 it in campaign.toml's [factors]).
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fslab.analysis.cells.observations import with_cell_fields
-from fslab.core.cells import (  # re-exported: the analysis reads scopes through here
+from fslab.core.cell_keys import (  # re-exported: the analysis reads scopes through here
     JOB,
     TARGET,
     CellKey,
@@ -62,7 +62,7 @@ def with_levels(table: pd.DataFrame, levels: pd.DataFrame) -> pd.DataFrame:
 
 
 def keys(cells: pd.DataFrame) -> list[CellKey]:
-    """Each row's key (core/cells.CellKey) of a cell_levels table."""
+    """Each row's key (core/cell_keys.CellKey) of a cell_levels table."""
     return keys_of(cells, factors_of(cells))
 
 

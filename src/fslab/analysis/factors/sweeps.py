@@ -19,7 +19,7 @@ from fslab.analysis.factors.effects import EFFECT_COLUMNS, designs, effects_tabl
 from fslab.analysis.factors.levels import factors_of, with_levels
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.questions import primary_questions
-from fslab.core.cells import declared_levels
+from fslab.core.cell_keys import declared_levels
 from fslab.core.metrics import HEADLINE_METRICS, title
 from fslab.core.units import format_bound
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fslab import api
-from fslab.plan.campaign import load_campaign
+from fslab.plan.loading import load_campaign
 from tests.conftest import requires
 
 WRITE_16M = """[global]

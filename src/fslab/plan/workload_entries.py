@@ -10,7 +10,7 @@ from fslab.workloads.fio import job_file_workload, job_text_workload
 from fslab.workloads.suites import get_suite
 
 if TYPE_CHECKING:
-    from fslab.plan.model import Campaign, WorkloadEntry
+    from fslab.plan.schema import Campaign, WorkloadEntry
 
 
 def build_workloads(campaign: Campaign) -> list[Workload]:

@@ -20,7 +20,7 @@ from fslab.core.metrics import HEADLINE_METRICS
 from fslab.core.toml_file import read_toml
 from fslab.core.units import parse_duration, parse_size
 from fslab.plan.levels import level_text
-from fslab.plan.model import (  # re-exported: the campaign's types, one import away
+from fslab.plan.schema import (  # re-exported: the campaign's types, one import away
     AUTO_FILE_SIZE_CAP,
     DEFAULT_IMAGE_SIZE,
     DEFAULT_ITERATIONS,
@@ -37,7 +37,7 @@ from fslab.plan.model import (  # re-exported: the campaign's types, one import 
     WorkloadEntry,
 )
 from fslab.plan.sweep import campaign_factors, check_sweep
-from fslab.plan.targets import resolve_targets, slug
+from fslab.plan.target_entries import resolve_targets, slug
 from fslab.targets import IMAGE_LESS
 from fslab.workloads.fio.distributed import parse_hosts
 from fslab.workloads.suites import get_suite

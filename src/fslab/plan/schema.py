@@ -1,8 +1,8 @@
 """The campaign's data: what a campaign file may say (CampaignFile), the flags that stand in
 for it (Overrides) and the resolved form every later stage reads (Campaign).
 
-Kept apart from loading (campaign.py) so that the steps of loading that need these types
-(as_published.py, workloads/build.py) do not import the loader back.
+Kept apart from loading (loading.py) so that the steps of loading that need these types
+(as_published.py, workload_entries.py) do not import the loader back.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from fslab.core.cells import CellKey
+from fslab.core.cell_keys import CellKey
 from fslab.core.units import DEFAULT_MARGIN
-from fslab.plan.targets import TargetEntry
+from fslab.plan.target_entries import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
 from fslab.workloads.fio.distributed import Host
 

@@ -16,7 +16,7 @@ from fslab.tune.tuner import Tuned, tune_question
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
-    from fslab.plan.model import Campaign
+    from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
 
 SETUP_S = 3.0  # a fresh file system per run: mkfs, mount, lay out, drop caches (measured)

@@ -28,7 +28,7 @@ from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
-    from fslab.plan.campaign import Campaign
+    from fslab.plan.loading import Campaign
     from fslab.plan.order import Plan
     from fslab.run.adaptive import Goal
     from fslab.run.participants import Beside

@@ -1,4 +1,4 @@
-"""More `fslab` commands: aging a file system, and checking the machine (doctor)."""
+"""`fslab age`: age a fresh file system like years of use, then say what it did."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from fslab.cli.app import LabOption, app, console, escape
-from fslab.core.errors import ExitCode
 
 
 @app.command()
@@ -95,31 +94,3 @@ def age(
                   + f"; fslab report {out} for the charts")
     if kept.get("reason"):
         console.print(f"No image kept: {escape(kept['reason'])}")
-
-
-@app.command()
-def doctor(
-    tune: Annotated[bool, typer.Option(
-        "--tune", help="Set what can be set reversibly (CPU governor); recorded.")] = False,
-    untune: Annotated[bool, typer.Option("--untune", help="Undo --tune.")] = False,
-    lab: LabOption = None,
-) -> None:
-    """Check this machine for measuring: load, CPU frequency, memory, disk, space, loop
-    direct I/O, tools — each with what it means for results and how to fix it."""
-    from fslab import api
-
-    if tune or untune:
-        for line in api.doctor_tune(lab, undo=untune):
-            console.print(line)
-        return
-    findings = api.doctor(lab)
-    colours = {api.OK: "green", api.BAD: "red"}
-    for finding in findings:
-        mark = colours.get(finding.state, "yellow")
-        console.print(f"[{mark}]{finding.state:>4}[/] {escape(finding.name)}: "
-                      f"{escape(finding.seen)}")
-        for extra in (finding.meaning, f"fix: {finding.fix}" if finding.fix else ""):
-            if extra:
-                console.print(f"       {escape(extra)}", style="dim")
-    if any(f.state == api.BAD for f in findings):
-        raise typer.Exit(ExitCode.TOOL_FAILED)

@@ -11,7 +11,7 @@ from fslab.tune import tables, text
 from fslab.tune.tuner import Tuned
 
 if TYPE_CHECKING:
-    from fslab.plan.model import Campaign
+    from fslab.plan.schema import Campaign
 
 TUNE_CSV, SET_CSV, OPTIONS_CSV, TUNED_TOML = ("tune.csv", "tune_set.csv", "tune_options.csv",
                                               "tuned.toml")
