@@ -52,7 +52,7 @@ class AgingConfig:
     probe_every: int | None = None  # operations between fragmentation probes
     # What to run: the fs-drift-like op mix, or a recipe (aging/recipes.py).
     recipe: str = "mix"  # mix | interleaved | versioned
-    # Stop when a target is reached (issue 14), besides ops / duration / bytes:
+    # Stop when a target is reached, besides ops / duration / bytes:
     written: float | None = None  # bytes written as a multiple of the capacity
     layout_target: float | None = None  # the layout score fell to this (at a probe)
     plateau: float | None = None  # layout score and free extents changed < this share...

@@ -168,7 +168,7 @@ class Engine:
         return log
 
     def _resolve(self, code: int, file: int, other: int) -> tuple[int, int, int]:
-        """Aim the planned operation at a file it can act on (issue 14): a create at the
+        """Aim the planned operation at a file it can act on: a create at the
         free name nearest the drawn one, anything else at the existing file nearest it
         (so a Gaussian or drifting working set keeps its locality). With no file to act
         on, the operation becomes a create (with no free name, an overwrite); such

@@ -1,4 +1,4 @@
-"""Aging as a step of a campaign (issue 14): "age, then measure, against a fresh copy".
+"""Aging as a step of a campaign: "age, then measure, against a fresh copy".
 
 A `[[target]]` with `age = { recipe = "interleaved", seed = 1, ... }` (the keys of an aging
 config) is aged once, before the campaign's runs, into DIR/aged/<target>/ (aging.json,

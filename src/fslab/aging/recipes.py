@@ -1,4 +1,4 @@
-"""Aging recipes beyond random operations (issue 14): what ages a file system in practice.
+"""Aging recipes beyond random operations: what ages a file system in practice.
 
 - `interleaved` (creation-order aging): a synthetic source-like tree — directories of
   many small files and a few large ones — written in rounds; each round grows every

@@ -1,4 +1,4 @@
-"""Stop rules that need the fragmentation probes (issue 14): a layout target, a plateau."""
+"""Stop rules that need the fragmentation probes: a layout target, a plateau."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def compare(base: Path, new: Path, margin: float | None = None,
     decide each question as the verdicts do: improved, regressed, the same within
     `margin` (default: the base campaign's, else ±10 %), or unresolved
     (analysis/across/compare.py); optionally write the comparison as HTML. (The result
-    still unpacks as `cells, differences`.)"""
+    unpacks as `cells, differences` too.)"""
     from fslab.analysis.across.compare import (
         CampaignComparison,
         compare_cells,

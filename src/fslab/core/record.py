@@ -36,7 +36,7 @@ class RunRecord:
     started: float = 0.0
     finished: float = 0.0
     caches_dropped: bool = False
-    scale: str = ""  # "quick" or "published" (the study's own scale); "" before issue 23
+    scale: str = ""  # "quick" or "published" (the study's own scale); "": not recorded
     target_description: dict[str, Any] = field(default_factory=dict)
     workload_metadata: dict[str, Any] = field(default_factory=dict)
     metrics: list[dict[str, Any]] = field(default_factory=list)

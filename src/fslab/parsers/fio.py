@@ -1,6 +1,6 @@
 """fio JSON (and json+) -> Measurements, done the way studies often fail to.
 
-Rules (DESIGN.md; issue 12):
+Rules:
 - Jobs are grouped the way fio reports them: the clones of one section (`numjobs`) are
   ONE observation, keyed by (groupid, jobname); IOPS and bandwidth are summed over them,
   latency means are weighted by each job's completed I/Os. Different sections are

@@ -2,7 +2,7 @@
 
 Adding iterations one at a time until the observed spread happens to be small stops on
 luck: the spread is the denominator of t, and an A/A simulation (CV 10 %, start at 3, up
-to 20) found 7–10 % false positives instead of 5 % (issue 21). So fslab runs a two-stage
+to 20) found 7–10 % false positives instead of 5 % (docs/statistics.md). So fslab runs a two-stage
 design instead (Stein 1945, here in its "pilot chooses n" form; Wittes & Brittain 1990
 call the idea an internal pilot):
 

@@ -14,7 +14,7 @@ A job measured in interleaved rounds (rounds.py) has its ceiling measured in the
 rounds instead: the raw device is one more participant (run/participants.py), every
 iteration, in each of its rounds, so each cell is
 compared with what the disk delivered in the same moments, not minutes earlier (one
-measurement at the start is as noisy as the cells: issue 22). Those values are kept per
+measurement at the start is as noisy as the cells). Those values are kept per
 iteration ("ceilings_by_iteration": {workload: {op: {metric: {iteration: value}}}}) and
 analysis.cells.cachebound pairs them with the cells' values of the same iteration.
 """

@@ -13,9 +13,9 @@ from fslab.host import system
 from fslab.host.lab import Resource, Session
 
 # Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags), each read by the core:
-# NEEDS_ROOT by the preflight, SEQUENTIAL_LAYOUT (a FUSE quirk) by the fio workload. What
-# used to be declared and never read (fiemap, drop-caches, raw-device, memory, fuse) went:
-# FIEMAP and cache drops are probed where they are used, and say so when they fail.
+# NEEDS_ROOT by the preflight, SEQUENTIAL_LAYOUT (a FUSE quirk) by the fio workload. No flag
+# says a target has FIEMAP or drops its caches: those are probed where they are used, and
+# say so when they fail, so no flag can claim what the file system does not do.
 NEEDS_ROOT = "needs-root"
 SEQUENTIAL_LAYOUT = "sequential-layout"  # files must be written sequentially before use
 # Nothing is made fresh (an existing directory): the runner keeps the place, and the

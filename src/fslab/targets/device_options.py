@@ -28,7 +28,7 @@ THROTTLE_FILES = {
 DEVICE_OPTIONS = frozenset({"direct_io", "throttle"})
 # Loop devices do direct I/O to their image unless a target says direct_io = false:
 # otherwise the host's page cache sits under every loop image, and a file system can
-# "beat" the disk it lives on (issue 12).
+# "beat" the disk it lives on.
 DEFAULT_LOOP_DIRECT_IO = True
 
 

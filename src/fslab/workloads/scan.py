@@ -1,4 +1,4 @@
-"""`scan`: read every file of the target's tree cold, in directory order (issue 14).
+"""`scan`: read every file of the target's tree cold, in directory order.
 
 What `grep -r` or a backup does, and what aging slows down most (Conway et al., FAST '17:
 a scan of an aged tree ran up to 15-175× slower than of the same files laid out fresh).

@@ -87,7 +87,7 @@ class CampaignComparison:
         return out
 
     def __iter__(self) -> Iterator[Any]:
-        """Unpacks as (cells, differences), as api.compare returned before."""
+        """Unpacks as (cells, differences): what callers of api.compare unpack."""
         return iter((self.cells, self.differences))
 
 

@@ -77,8 +77,8 @@ def shared_variation(rows: pd.DataFrame, confidence: float = 0.95) -> Shared:
     ICC(3,1) = (MS_iter − MS_err) / (MS_iter + (k − 1)·MS_err), with the exact interval
     from F = MS_iter / MS_err ~ F(df_iter, df_err) scaled (McGraw & Wong 1996, case 3;
     Shrout & Fleiss 1979). The layouts' sums of squares are pooled. The estimate is the
-    ANOVA (moment) one, unbiased before it is cut at 0 — the old block-mean estimate
-    read 0.19–0.24 where the truth was 0 (2 targets, n = 3–5). Only iterations in which
+    ANOVA (moment) one, unbiased before it is cut at 0 — a block-mean estimate reads
+    0.19–0.24 where the truth is 0 (2 targets, n = 3–5). Only iterations in which
     every target of the layout ran are used."""
     ss_iter = ss_err = df_iter = df_err = weighted_k = 0.0
     blocks = rows.groupby(["workload", "op", "metric"], observed=True, sort=False).indices

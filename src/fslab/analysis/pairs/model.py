@@ -2,7 +2,7 @@
 
 Performance effects are ratios ("xfs 1.8× ext4"), spread grows with the mean, and drift
 of the machine moves every target of one iteration together. So, for each workload × op
-× metric shared by k ≥ 2 targets (issue 13):
+× metric shared by k ≥ 2 targets:
 
 - Values are analysed as logarithms: a difference of mean logs is the log of a ratio of
   geometric means, the effect people read.

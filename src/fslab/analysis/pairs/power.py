@@ -1,8 +1,9 @@
 """Power of a two-sided t test, and the smallest effect it detects (minimum detectable
 effect), solved directly on the noncentral t distribution.
 
-statsmodels' `solve_power` returned non-solutions without a warning at the small n and
-strict α fslab uses (n = 3 with 3 pairs: an effect with power 0.61, not 0.80; issue 21),
+statsmodels' `solve_power` returns non-solutions without a warning at the small n and
+strict α fslab uses (n = 3 with 3 pairs: an effect with power 0.61, not 0.80;
+tests/analysis/test_power.py),
 so the equation is solved here by bisection on its bracket (the power grows with the
 noncentrality) and every answer's achieved power is checked before it is returned.
 

@@ -91,7 +91,7 @@ def _shown(value: Any) -> Any:
 
 
 # The desktop suite's five jobs: basic5 runs them as published, direct5 (fslab's default
-# comparison, issue 12) with the page cache taken out.
+# comparison) with the page cache taken out.
 DESKTOP_JOBS: dict[str, list[Section]] = {
     "randread": [{"rw": "randread", "bs": "4k", "numjobs": 4}],
     "randwrite": [{"rw": "randwrite", "bs": "4k", "numjobs": 4}],

@@ -2,7 +2,7 @@
 runner interleaves with the same job on the other targets (run/rounds.py).
 
 The disk under loop images drifts from moment to moment; a comparison should not depend
-on which target happened to run in a slow minute. Measured here (issue 22): alternating
+on which target happened to run in a slow minute. Measured on this machine kind: alternating
 two images in 0.5 s slices cut the spread of their log ratio for sequential writes from
 0.205 to 0.088. Each slice is one fio invocation on the files laid out before the first
 (fio-slice-NN.json beside job.fio); its values are samples of the run, whose observation
