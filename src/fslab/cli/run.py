@@ -17,7 +17,7 @@ from fslab.cli.app import (
     escape,
     parse_labels,
 )
-from fslab.cli.summary import print_summary
+from fslab.cli.summary import print_decided, print_summary
 from fslab.core.errors import ExitCode, UserError
 
 
@@ -191,7 +191,7 @@ def run(
         err_console.print(f"fslab: interrupted; everything fslab made was released. "
                           f"Continue with: fslab run --resume --out {target}")
         raise typer.Exit(ExitCode.INTERRUPTED) from None
-    print_summary(result.results.path, result.analysis)
+    print_summary(result.results.path, result.analysis, decided=False)
     for warning in result.runner.warnings:
         err_console.print(f"[yellow]warning: {warning}[/yellow]")
     if until_ci is not None or until_detectable is not None:
@@ -224,5 +224,6 @@ def run(
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before"
                   + (f", {result.runner.reruns} measured again" if result.runner.reruns
                      else "") + ")")
+    print_decided(result.analysis or api.analysed(result.results.path))
     if result.runner.failed:
         raise typer.Exit(ExitCode.RUN_FAILURES)

@@ -8,9 +8,10 @@ from typing import Any
 from fslab.cli.app import console, escape
 
 
-def print_summary(results_dir: Path, analysis: Any = None) -> None:
-    """The summary tables, the drift note and mirrors' read splits of a results
-    directory, from its analysis (`fslab run` passes the one it ended with)."""
+def print_summary(results_dir: Path, analysis: Any = None, decided: bool = True) -> None:
+    """The summary tables, the drift note, mirrors' read splits, the machine time and
+    (with `decided`) the time-to-decision line of a results directory, from its analysis
+    (`fslab run` passes the one it ended with, and says that line last itself)."""
     from fslab import api
     from fslab.report.terminal import summary_tables
 
@@ -27,14 +28,21 @@ def print_summary(results_dir: Path, analysis: Any = None) -> None:
     spent = api.machine_time(results_dir)
     if spent is not None:
         console.print(spent.line(), markup=False, highlight=False)
-    for line in verdicts.loc[verdicts["kind"] == "decided", "text"]:
-        console.print(line, markup=False, highlight=False)
+    if decided:
+        print_decided(analysis)
     if "disturbed" in runs and runs["disturbed"].astype(bool).any():
         busy = runs[runs["disturbed"].astype(bool)]
         console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "
                       f"busy ({escape(str(busy['disturbed_by'].iloc[0]))}; every one in "
                       "stats/disturbed.csv): fslab run --rerun-disturbed measures them "
                       "again.[/yellow]")
+
+
+def print_decided(analysis: Any) -> None:
+    """'Decided 7 of 10 questions in 9 min 12 s of machine time; 3 open: …'."""
+    verdicts = analysis.verdicts
+    for line in verdicts.loc[verdicts["kind"] == "decided", "text"]:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def member_lines(split: object) -> list[str]:

@@ -98,5 +98,7 @@ def tune(
         raise typer.Exit(ExitCode.INTERRUPTED) from None
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
-    console.print(f"Wrote {where / 'stats' / 'tune.csv'}, {where / 'stats' / 'tuned.toml'} "
+    stats = where / "stats"
+    console.print(f"Wrote {stats / 'tune_options.csv'} (each option: change or keep), "
+                  f"{stats / 'tune_set.csv'}, {stats / 'tune.csv'}, {stats / 'tuned.toml'} "
                   f"and {where / 'tune.html'}", highlight=False)

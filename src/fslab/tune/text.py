@@ -62,7 +62,7 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
             out.append(f"  {factor.name}: within ±{one.margin:.0%} at every level in the "
                        f"screen; keep {level_label(factor.name, factor.reference)}")
         else:
-            out.append(f"  {factor.name}: not changed by the winner; keep "
+            out.append(f"  {factor.name}: not in the winner{_screened(one, index)}; keep "
                        f"{level_label(factor.name, factor.reference)}")
     out += [f"  {note}" for note in one.confirmation.notes]
     out += ["  " + line for line in set_lines(one)]
@@ -72,6 +72,18 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
     out.append("  " + time_line(one))
     out += [f"  {line}" for line in commands(campaign, one)]
     return out
+
+
+def _screened(one: Tuned, index: int) -> str:
+    """' (the screen: data=journal 0.648×, CI 0.575–0.73×)': what the screen saw of a
+    factor the winner left at its reference ('' without a screen)."""
+    if one.screen is None or not one.screen.factors[index].effects:
+        return ""
+    factor = one.space.factors[index]
+    shown = "; ".join(f"{level_label(factor.name, factor.levels[level])} {r:.3g}×, CI "
+                      f"{lo:.3g}–{hi:.3g}×" for level, (r, lo, hi) in
+                      sorted(one.screen.factors[index].effects.items()))
+    return f" (the screen: {shown})"
 
 
 def set_lines(one: Tuned) -> list[str]:
