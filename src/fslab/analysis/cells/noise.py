@@ -41,6 +41,9 @@ COLUMNS = ["cell", "target", "workload", "op", "metric", "iterations", "runtime_
 BLOCK_S = 1.0  # σ_w is stated for one second of measuring
 HALF_S = 0.5  # the finer block its scaling with run length is checked against
 FULL_BLOCK = 0.8  # a block counts when it holds this share of its intervals
+# Fewer one-second blocks than this (runs of a second or two) and σ_w is read off
+# half-second blocks, scaled to a second as independent noise scales.
+MIN_BLOCK_DF = 4
 # The variance of a block twice as long is half for independent noise: a second's blocks
 # varying more than that by an F test at this level says the spread does not fall with
 # run length the way a planner assumes (a cache filling, a cliff, a trend within runs).
@@ -116,7 +119,8 @@ CELL = ("target", "workload", "op", "metric")
 
 def _all_series(intervals: pd.DataFrame | None
                 ) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
-    """{(run id, op, metric): its per-interval (seconds, value)}."""
+    """{(run id, op, metric): its per-interval (seconds, value)}; a run with reads and
+    writes also has their sum as op `total` (a mixed job's question is about the two)."""
     if intervals is None or intervals.empty:
         return {}
     out = {}
@@ -124,6 +128,13 @@ def _all_series(intervals: pd.DataFrame | None
                                                       observed=True, sort=False):
         out[(str(run), str(op), str(metric))] = (rows["t_s"].to_numpy(dtype=float),
                                                  rows["value"].to_numpy(dtype=float))
+    both = intervals[intervals["op"].astype(str).isin(("read", "write"))]
+    summed = both.groupby(["run_id", "metric", "t_s"], observed=True)["value"].agg(
+        ["sum", "count"]).reset_index()
+    summed = summed[summed["count"] == 2]
+    for (run, metric), rows in summed.groupby(["run_id", "metric"], observed=True):
+        out.setdefault((str(run), "total", str(metric)), (
+            rows["t_s"].to_numpy(dtype=float), rows["sum"].to_numpy(dtype=float)))
     return out
 
 
@@ -146,10 +157,12 @@ def estimate(values: list[float], runtimes: list[float], fixed_costs: list[float
                            "fixed_cost_s": fixed, "note": ""}
     within, within_df = within_spread(series, BLOCK_S)
     half, half_df = within_spread(series, HALF_S)
+    if within_df < MIN_BLOCK_DF <= half_df:  # short runs (slices): half-second blocks
+        within, within_df = half, half_df
     low_w, high_w = _sd_interval(within, within_df)
     row.update(sigma_within_1s=within, sigma_within_1s_low=low_w, sigma_within_1s_high=high_w)
     falls = True
-    if within_df and half_df and within > 0 and half > 0:
+    if within_df and half_df and within > 0 and half > 0 and within is not half:
         # both scaled to one second: equal where the noise is independent
         falls = float(special.fdtrc(within_df, half_df, within ** 2 / half ** 2)) >= FALLS_ALPHA
         if not falls:
