@@ -1,14 +1,19 @@
-"""The package's shape (issues 16, 39): layers in the declared order (import-linter), no
-import circles, no oversized modules."""
+"""The package's shape: layers in the declared order (import-linter), imports written as
+text too (core/lookups.py), no import circles, no oversized modules, no dead code."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+
+from fslab.core.lookups import LOOKUPS, Lookup
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "fslab"
 MAX_LINES = 420  # "no module over ~400 lines"
@@ -173,6 +178,94 @@ def test_a_planted_upward_import_fails_the_layers(tmp_path):
     done = lint_imports(tmp_path, copy)
     assert done.returncode != 0
     assert "fslab.core is not allowed to import fslab.api" in done.stdout
+
+
+def layer_contracts() -> list[list[list[str]]]:
+    """pyproject.toml's layers contracts (the stages', analysis's rooms'), each a list of
+    floors from the top, a floor the full names of the packages on it (siblings: `|`)."""
+    config = tomllib.loads((PACKAGE.parents[1] / "pyproject.toml").read_text())
+    found = []
+    for contract in config["tool"]["importlinter"]["contracts"]:
+        if contract["type"] != "layers":
+            continue
+        for container in contract.get("containers", [""]):
+            prefix = f"{container}." if container else ""
+            found.append([[prefix + name.strip() for name in floor.split("|")]
+                          for floor in contract["layers"]])
+    return found
+
+
+def placed(module: str, floors: list[list[str]]) -> tuple[int, str] | None:
+    """(floor, package) of `module` in one contract, or None when the contract has no
+    place for it."""
+    for index, floor in enumerate(floors):
+        for package in floor:
+            if module == package or module.startswith(package + "."):
+                return index, package
+    return None
+
+
+def upward(reader: str, module: str) -> list[str]:
+    """The contracts an import of `module` by `reader` would break: it must go to a lower
+    floor, or stay in the reader's own package (never to a sibling on its floor)."""
+    broken = []
+    for floors in layer_contracts():
+        here, there = placed(reader, floors), placed(module, floors)
+        if here and there and not (there[0] > here[0] or there[1] == here[1]):
+            broken.append(f"{reader} -> {module}")
+    return broken
+
+
+def lookup_faults(lookup: Lookup) -> list[str]:
+    """What is wrong with one lookup by name: a name that does not exist, or one that
+    goes up the layers. A plug-in's declarations are read by layers below it (core's
+    registry, and each reader below the plug-in): that is the one sanctioned inversion,
+    because the plug-in module imports the contract type of each of its declarations
+    (Suite, RawKind, Statistic) downward — so for a plug-in, each declaration's type must
+    lie on the plug-in's floor or below."""
+    from fslab.core.plugins import DECLARATIONS
+
+    faults = []
+    for name in lookup.names:
+        module, _, attribute = name.partition(":")
+        if importlib.util.find_spec(module) is None:
+            faults.append(f"{name}: no such module")
+            continue
+        if attribute and not hasattr(importlib.import_module(module), attribute):
+            faults.append(f"{name}: no such attribute")
+        if not module.startswith("fslab."):
+            continue  # a library loaded ahead: no layer of fslab's
+        if not lookup.plugins:
+            faults += upward(lookup.reader, module)
+            continue
+        loaded = importlib.import_module(module)
+        declared = [getattr(loaded, d) for d in DECLARATIONS if hasattr(loaded, d)]
+        if not declared:
+            faults.append(f"{name}: declares none of {', '.join(DECLARATIONS)}")
+        faults += [fault for value in declared if type(value).__module__.startswith("fslab.")
+                   for fault in upward(module, type(value).__module__)]
+    return faults
+
+
+def test_every_lookup_by_name_is_in_the_table_exists_and_goes_down_the_layers():
+    """import-linter cannot see an import written as text: every module that imports by
+    name reads its names from core/lookups.py, and the layer test reads that table."""
+    by_text = {module_name(p) for p in PACKAGE.rglob("*.py") if "import_module(" in p.read_text()}
+    assert by_text == {lookup.reader for lookup in LOOKUPS}
+    assert [fault for lookup in LOOKUPS for fault in lookup_faults(lookup)] == []
+    assert any(lookup.plugins and "fslab.workloads.bonnie" in lookup.names
+               for lookup in LOOKUPS)
+
+
+def test_a_lookup_up_the_layers_or_of_nothing_is_found():
+    assert lookup_faults(Lookup("fslab.core.units", ("fslab.api:run",))) == [
+        "fslab.core.units -> fslab.api"]
+    assert lookup_faults(Lookup("fslab.plan.order", ("fslab.report.html",))) == [
+        "fslab.plan.order -> fslab.report.html"]  # a sibling on the same floor
+    assert lookup_faults(Lookup("fslab.analysis.cells.noise", ("fslab.analysis.verdicts",))) \
+        == ["fslab.analysis.cells.noise -> fslab.analysis.verdicts"]  # a room up
+    assert lookup_faults(Lookup("fslab.api", ("fslab.plan.nothing", "fslab.plan.order:nothing"))) \
+        == ["fslab.plan.nothing: no such module", "fslab.plan.order:nothing: no such attribute"]
 
 
 def vulture(root: Path, *paths: str) -> subprocess.CompletedProcess[str]:

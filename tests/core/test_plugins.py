@@ -1,11 +1,18 @@
 """Plug-ins (core/plugins.py): a workload with its own tool and a statistic, each one
 module outside the package and one line ($FSLAB_PLUGINS), run end to end through the
 command a user types: the suite listed, the missing tool named with its package, the
-tool's raw file parsed into metrics, the statistic's table in stats/ and in the report."""
+tool's raw file parsed into metrics, the statistic's table in stats/ and in the report.
+The same two as fslab's own parts: one module each and one line each in core/lookups.py
+(BUILTIN), counted against the package, as ARCHITECTURE.md states."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
+import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -93,6 +100,22 @@ STATISTIC = Statistic("run_spread", "Each cell's slowest and fastest run and the
 '''
 
 
+CAMPAIGN = """
+    name = "toy"
+    iterations = 3
+    ceiling = false
+    [[target]]
+    name = "a"
+    fs = "null"
+    [[target]]
+    name = "b"
+    fs = "null"
+    [[workload]]
+    preset = "toy"
+    options = { count = 20000 }
+"""
+
+
 @pytest.fixture
 def registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The two modules in a folder of their own, registered by one line each."""
@@ -103,30 +126,22 @@ def registered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.syspath_prepend(str(modules))
     monkeypatch.setenv(plugins.ENV, "toy_workload, toy_statistic")
     campaign = tmp_path / "toy.toml"
-    campaign.write_text(textwrap.dedent("""
-        name = "toy"
-        iterations = 3
-        ceiling = false
-        [[target]]
-        name = "a"
-        fs = "null"
-        [[target]]
-        name = "b"
-        fs = "null"
-        [[workload]]
-        preset = "toy"
-        options = { count = 20000 }
-    """))
+    campaign.write_text(textwrap.dedent(CAMPAIGN))
     return campaign
 
 
-def _with_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _toytool(tmp_path: Path) -> Path:
+    """A folder holding toytool, the toy workload's own tool."""
     tools = tmp_path / "bin"
     tools.mkdir()
     tool = tools / "toytool"
     tool.write_text("#!/bin/sh\ni=0\nwhile [ $i -lt $1 ]; do i=$((i+1)); done\necho $i\n")
     tool.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tools}:{__import__('os').environ['PATH']}")
+    return tools
+
+
+def _with_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", f"{_toytool(tmp_path)}:{os.environ['PATH']}")
 
 
 def test_a_toy_workload_and_statistic_run_end_to_end(registered: Path, tmp_path: Path,
@@ -195,3 +210,70 @@ def test_a_declaration_of_the_wrong_type_is_one_line_naming_its_module(
     assert listed.returncode == 2 and listed.stderr.strip().count("\n") == 0
     assert ("plug-in 'toy_wrong': its SUITE is a str, not fslab.workloads.suites.Suite"
             in listed.stderr)
+
+
+def _differences(original: Path, copy: Path) -> tuple[set[str], dict[str, list[str]]]:
+    """The files only `copy` has, and each changed file's added and removed lines."""
+    def files(root: Path) -> dict[str, Path]:
+        return {str(p.relative_to(root)): p for p in root.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+
+    before, after = files(original), files(copy)
+    changed = {}
+    for name in sorted(before.keys() & after.keys()):
+        lines = [line.rstrip("\n") for line in difflib.unified_diff(
+            before[name].read_text().splitlines(), after[name].read_text().splitlines(),
+            lineterm="") if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        if lines:
+            changed[name] = lines
+    return set(after) - set(before), changed
+
+
+def test_a_built_in_workload_and_statistic_are_one_module_and_one_line_each(tmp_path: Path):
+    """ARCHITECTURE.md's counts for fslab's own parts: a workload with its own tool is one
+    module and one line in core/lookups.py's BUILTIN, and so is a statistic. A copy of the
+    package with exactly those two modules and two lines (counted against the package)
+    lists the suite, names the missing tool's package, parses the tool's raw file into
+    metrics, and writes and reports the statistic, through the command line."""
+    package = Path(plugins.__file__).resolve().parents[1]
+    copy = tmp_path / "src" / "fslab"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (copy / "workloads" / "toy.py").write_text(textwrap.dedent(TOY_WORKLOAD))
+    (copy / "analysis" / "cells" / "run_spread.py").write_text(textwrap.dedent(TOY_STATISTIC))
+    lookups = copy / "core" / "lookups.py"
+    last = '    "fslab.analysis.cells.noise",\n'
+    assert lookups.read_text().count(last) == 1
+    lookups.write_text(lookups.read_text().replace(last, last + (
+        '    "fslab.workloads.toy",\n    "fslab.analysis.cells.run_spread",\n')))
+
+    new, changed = _differences(package, copy)
+    assert new == {"workloads/toy.py", "analysis/cells/run_spread.py"}
+    assert changed == {"core/lookups.py": ['+    "fslab.workloads.toy",',
+                                           '+    "fslab.analysis.cells.run_spread",']}
+
+    campaign, out = tmp_path / "toy.toml", tmp_path / "out"
+    campaign.write_text(textwrap.dedent(CAMPAIGN))
+    env = {**os.environ, "PYTHONPATH": str(copy.parent), plugins.ENV: ""}
+
+    def fslab(*args: str, path: str = os.environ["PATH"]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "fslab.cli", *args], capture_output=True,
+                              text=True, cwd=tmp_path, env={**env, "PATH": path})
+
+    listed = fslab("presets", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "toy" in json.loads(listed.stdout)["presets"]  # only the copy has it
+    lab = ["--lab", str(tmp_path / "lab")]
+    missing = fslab("run", str(campaign), "--out", str(out), *lab)
+    assert missing.returncode == 2, missing.stderr
+    assert "toytool not found: apt-get install toy-tools" in missing.stderr
+
+    ran = fslab("run", str(campaign), "--out", str(out), *lab,
+                path=f"{_toytool(tmp_path)}:{os.environ['PATH']}")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    metrics = pd.read_parquet(out / "metrics.parquet")
+    assert len(metrics[(metrics["op"] == "count") & (metrics["metric"] == "ops_per_s")]) == 6
+    assert "run_spread" in set(pd.read_csv(out / "stats" / "methods.csv")["step"])
+    assert (pd.read_csv(out / "stats" / "run_spread.csv")["max_over_min"] >= 1).all()
+    reported = fslab("report", str(out))
+    assert reported.returncode == 0, reported.stderr
+    assert "id='statistic-run_spread'" in (out / "report.html").read_text()

@@ -152,9 +152,9 @@ def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path
 def test_the_suite_registry_is_checked_at_load():
     import dataclasses
 
-    from fslab.workloads.suites import SUITES, _checked
+    from fslab.workloads.suites import _checked, get_suite
 
-    scan = SUITES["scan"]
+    scan = get_suite("scan")
     assert _checked({"scan": scan}) == {"scan": scan}
     for bad in (dataclasses.replace(scan, numjobs={}),
                 dataclasses.replace(scan, parameters={"a/b": scan.parameters["scan"]},

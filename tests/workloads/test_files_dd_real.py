@@ -41,7 +41,7 @@ def test_the_studys_interval_is_its_own_formula_on_its_own_figures():
     import numpy as np
 
     from fslab.core.metrics import Measurement
-    from fslab.parsers.tool_kinds import study_interval
+    from fslab.workloads.files import study_interval
 
     raw = np.random.default_rng(1).normal(size=250)
     speeds = 5.9484 + 1.161574 * (raw - raw.mean()) / raw.std(ddof=1)

@@ -12,23 +12,19 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.core.lookups import ANALYSIS_STEPS, PRELOADED
 from fslab.core.record import RunRecord
 from fslab.results.stats_files import Analysis, write_index, write_tables
 from fslab.results.store import ResultsDir, write_atomic
 
-# The libraries a campaign's parse stage and analysis load, heavy ones first (imported
-# on their own they cost 1.2 s here): preload() imports them while a campaign waits on
-# its first layout pass, so that time is not added at the end.
-LIBRARIES = ("pandas", "pyarrow.parquet", "scipy.special", "fslab.analysis.pairs.comparisons",
-             "fslab.analysis.verdicts", "fslab.analysis.factors.sweeps", "fslab.parsers.registry")
-
 
 def preload() -> None:
-    """Import LIBRARIES now; one that cannot be imported is left to fail where it is used."""
+    """Import what the parse stage and the analysis load (core/lookups.py: PRELOADED) now;
+    one that cannot be imported is left to fail where it is used."""
     import contextlib
     import importlib
 
-    for name in LIBRARIES:
+    for name in PRELOADED:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
 
@@ -129,20 +125,12 @@ PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's 
 # are parsed: importer.load_analysis_libraries).
 STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts", "sweeps",
                        "sequential"})
-# Where each step lives: analysis/ is in rooms by the question each answers (cells: what
-# each target measured; pairs: which is faster and how sure; factors: what each option
-# does; across: one campaign against another).
-ROOMS = {"observations": "cells", "summary": "cells", "median": "cells",
-         "cachebound": "cells", "drift": "cells", "disturbance": "cells", "hosts": "cells",
-         "questions": "pairs", "model": "pairs", "decisions": "pairs", "ranking": "pairs",
-         "power": "pairs", "aged": "pairs", "comparisons": "pairs", "sequential": "pairs",
-         "effects": "factors", "sweeps": "factors", "verdicts": ""}
 
 
 def step_module(step: str) -> str:
-    """The module of a step named in METHOD_STEPS or STEP_MODULES."""
-    room = ROOMS[step]
-    return f"fslab.analysis.{room}.{step}" if room else f"fslab.analysis.{step}"
+    """The module of a step named in METHOD_STEPS or STEP_MODULES: the room of the
+    question it answers (core/lookups.py: ANALYSIS_STEPS)."""
+    return ANALYSIS_STEPS[step]
 
 
 def load_steps() -> None:

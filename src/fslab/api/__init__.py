@@ -45,6 +45,7 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune_request,
     tune_resumed,
 )
+from fslab.core.lookups import API_TYPES
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.results.store import ResultsDir
 from fslab.run.campaign_run import RunResult
@@ -248,16 +249,12 @@ def default_out(campaign: Campaign) -> Path:
     return Path("results") / f"{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-# Types a caller of these functions builds or shows, loaded when first asked for (a
-# command that needs none of them, `fslab history add`, does not pay for pydantic or rich).
-LAZY = {"Overrides": "fslab.plan.schema", "LineProgress": "fslab.run.progress",
-        "RichProgress": "fslab.run.progress", "DEFAULT_BUDGET_S": "fslab.plan.order",
-        "BAD": "fslab.host.doctor", "OK": "fslab.host.doctor"}
-
-
 def __getattr__(name: str) -> Any:
-    if name in LAZY:
+    """Types a caller of these functions builds or shows (core/lookups.py: API_TYPES),
+    loaded when first asked for: a command that needs none of them, `fslab history add`,
+    does not pay for pydantic or rich."""
+    if name in API_TYPES:
         import importlib
 
-        return getattr(importlib.import_module(LAZY[name]), name)
+        return getattr(importlib.import_module(API_TYPES[name]), name)
     raise AttributeError(name)

@@ -12,10 +12,12 @@ A plug-in module declares any of these names at its top level:
   campaign's runs, written to stats/ beside fslab's own, its method statement in
   methods.csv, shown by the report.
 
-The one line: the module's name in `BUILTIN` below (fslab's own) or in the environment
-variable FSLAB_PLUGINS (comma-separated module names importable from PYTHONPATH: a user's
-own module outside the package). The registry is read where a declaration is used, so
-`core` names modules and imports none of the stages above it.
+The one line: the module's name in `BUILTIN` (core/lookups.py: fslab's own workloads
+with a suite of their own and its statistics) or in the environment variable
+FSLAB_PLUGINS (comma-separated module names importable from PYTHONPATH: a user's own
+module outside the package). fslab's own come first, so a user's suite cannot take one
+of their names. The registry is read where a declaration is used, so `core` names modules
+and imports none of the stages above it.
 """
 
 from __future__ import annotations
@@ -27,10 +29,9 @@ from types import ModuleType
 from typing import Any
 
 from fslab.core.errors import UserError
+from fslab.core.lookups import BUILTIN
 
 ENV = "FSLAB_PLUGINS"
-# fslab's own plug-ins (modules inside the package that follow the same contract).
-BUILTIN: tuple[str, ...] = ("fslab.analysis.cells.noise",)
 DECLARATIONS = ("SUITE", "KIND", "PACKAGES", "STATISTIC")
 
 
@@ -47,6 +48,8 @@ def _modules(registered: tuple[str, ...]) -> tuple[ModuleType, ...]:
         try:
             module = importlib.import_module(name)
         except ImportError as exc:
+            if name in BUILTIN:
+                raise  # one of fslab's own: a bug to see whole, not a user's one line
             raise UserError(f"plug-in {name!r} ({ENV}) cannot be imported: {exc}") from None
         if not any(hasattr(module, d) for d in DECLARATIONS):
             raise UserError(f"plug-in {name!r} declares none of {', '.join(DECLARATIONS)}")

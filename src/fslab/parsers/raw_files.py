@@ -64,6 +64,11 @@ def read_text(files: RawFiles, name: str) -> str:
     return files.read(name).decode(errors="replace")
 
 
+def named(name: str) -> Callable[[RawFiles], bool]:
+    """A detector: the run kept a file of this name (a workload's own record)."""
+    return lambda files: name in files.names()
+
+
 @dataclass
 class Parsed:
     """One run's measurements and what is derived from its raw output alone."""

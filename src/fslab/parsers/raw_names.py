@@ -1,6 +1,8 @@
-"""The files each run leaves in its directory, by name: what the workloads write and the
-parse kinds read. Names only, so that a workload (and the plan that builds it) can name
-its files without loading the parse stage and its libraries."""
+"""The files fio's runs and the runner leave in a run's directory, by name: what the fio
+workload writes and the parse kinds read. Names only, so that a workload (and the plan
+that builds it) can name its files without loading the parse stage and its libraries.
+fslab's other workloads declare their files' names in their own modules, beside the
+kind that reads them (core/plugins.py)."""
 
 from __future__ import annotations
 
@@ -12,13 +14,6 @@ HOSTS_FILE = "hosts.json"  # the fio servers a run drove (`hosts`), as host:port
 LOG_AVG_MS = 100  # fio's per-interval logs average over this
 LOG_STEM = "fio-log"  # a whole run's logs; a slice's: fio-slice-NN-log
 
-# fslab's other workloads: bonnie++'s output, and the records each workload writes
-BONNIE_OUTPUT, BONNIE_CPU = "bonnie.csv", "cpu.json"
-FILES_RECORD, DD_LOG = "samples.json", "dd.log"
-SMALLFILES_RECORD = "phases.json"
-SCAN_RECORD = "scan.json"
-AGEDFILES_RECORD = "agedfiles.json"
-NULL_RECORD = "null.json"
 HOST_CPU = "host_cpu.json"  # the machine's CPU over the run, beside any workload's output
 
 

@@ -1,12 +1,13 @@
 """Parse is a stage: one registry of the raw outputs fslab reads, one `parse_run`.
 
-Each kind of raw output (a run's fio JSON or its slices, bonnie++ CSV, the records of the
-files, small-file, scan and aged-file workloads with their dd logs, the null simulator,
-an aging run's op log and probes,
-and files imported from elsewhere) is a `RawKind`: a detector that looks at a run's raw
-files and a pure parser that turns them into measurements and the metadata derived from
-them. The runner, `fslab reparse` and `fslab import` all call `parse_run`, so a corrected
-parser reaches old results, and a new kind is one parser module and one line in `KINDS`.
+Each kind of raw output (a run's fio JSON or its slices, an aging run's op log and
+probes, the records fslab's other workloads write, and files imported from elsewhere) is
+a `RawKind`: a detector that looks at a run's raw files and a pure parser that turns them
+into measurements and the metadata derived from them. The runner, `fslab reparse` and
+`fslab import` all call `parse_run`, so a corrected parser reaches old results. fio's
+kinds, the aging run's and the imported files' are in `KINDS`; a workload with a tool of
+its own declares its kind in its module (`KIND`, read through core/plugins.py), so a new
+one is that module and one line in the plug-ins' table.
 
 After the kind's own rows, each of `ADDITIONS` adds what it derives from another raw file
 of the run and those rows (the host's CPU share the runner sampled, per I/O of the run).
@@ -16,30 +17,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from fslab.parsers import aging_kind, fio_kinds, host_cpu, tool_kinds
+from fslab.parsers import aging_kind, fio_kinds, host_cpu, imported_kinds
 from fslab.parsers.raw_files import Addition, Parsed, RawFiles, RawKind, RawOutputError
 
 # The first kind whose detector claims a run's files parses them: a run's own outputs by
 # their names first, then a file imported from elsewhere by its content.
 KINDS: list[RawKind] = [
     fio_kinds.FIO,
-    tool_kinds.BONNIE,
-    tool_kinds.FILES,
-    tool_kinds.SMALLFILES,
-    tool_kinds.SCAN,
-    tool_kinds.AGEDFILES,
-    tool_kinds.NULL,
     aging_kind.AGING,
     fio_kinds.IMPORTED_FIO,
-    tool_kinds.IMPORTED_DD,
-    tool_kinds.IMPORTED_BONNIE,
+    imported_kinds.IMPORTED_DD,
+    imported_kinds.IMPORTED_BONNIE,
 ]
 ADDITIONS: list[Addition] = [host_cpu.ADDITION]
 
 
 def kinds() -> list[RawKind]:
-    """KINDS with the plug-ins' (core/plugins.py) after fslab's own kinds of a run's own
-    outputs and before the detectors of imported files, which look at content."""
+    """KINDS with the plug-ins' (core/plugins.py: fslab's own workloads, then a user's)
+    after the kinds of a run's own outputs and before the detectors of imported files,
+    which look at content."""
     from fslab.core.plugins import declared
 
     own = [kind for kind in KINDS if not kind.name.startswith("imported")]

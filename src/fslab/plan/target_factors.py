@@ -41,7 +41,7 @@ class TargetFactor:
 
 
 def _kernel(spec: TargetSpec) -> bool:
-    from fslab.targets import LOOPFS
+    from fslab.core.lookups import LOOPFS
 
     return registry_entry(spec.fs)[0] == LOOPFS
 

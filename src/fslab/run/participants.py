@@ -3,7 +3,8 @@ as the cells, saved in a results directory of their own, and told once before th
 run and once after the last.
 
 The raw device under the loop images (the ceiling that marks cache-bound results:
-run/ceiling.py) is one; a new one is a module with a factory and one line in BESIDE. The
+run/ceiling.py) is one; a new one is a module with a factory and one line in
+core/lookups.py (PARTICIPANTS: factories are found by name, so the runner imports none). The
 runner and the campaign's steps know only this protocol: a campaign without a
 participant (`--no-ceiling`) runs the same code with one participant fewer.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
+
+from fslab.core.lookups import PARTICIPANTS
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
@@ -53,18 +56,13 @@ class Beside(Protocol):
 Factory = Callable[["Plan", "ResultsDir", "Lab", bool], "Beside | None"]
 
 
-# One line per kind of participant: "module:factory", imported when a campaign starts (as
-# the targets' registry names its plug-ins), so the runner never imports a participant.
-BESIDE: list[str] = ["fslab.run.ceiling:ceiling_beside"]
-
-
 def participants(plan: Plan, results: ResultsDir, lab: Lab,
                  resume: bool) -> tuple[Beside, ...]:
     """Every participant this campaign has (each factory decides whether it is needed)."""
     import importlib
 
     found = []
-    for entry in BESIDE:
+    for entry in PARTICIPANTS:
         module, _, name = entry.partition(":")
         factory: Factory = getattr(importlib.import_module(module), name)
         found.append(factory(plan, results, lab, resume))

@@ -7,6 +7,7 @@ import importlib
 from typing import Any
 
 from fslab.core.errors import UserError
+from fslab.core.lookups import FUSEFS, LOOPFS, TARGET_KINDS
 from fslab.host import system
 from fslab.targets.base import Mounted, Target, TargetSpec
 from fslab.targets.profiles import BUILT_IN, FUSE, FUSE_BUILT_IN, KERNEL, PROFILES, FsProfile
@@ -17,30 +18,15 @@ __all__ = ["FS_KINDS", "IMAGE_LESS", "Mounted", "Target", "TargetSpec", "known_k
 _REQUIRED = ("check", "describe", "provision", "teardown", "needs_root", "capabilities",
              "availability")
 
-LOOPFS = "fslab.targets.loopfs:LoopFsTarget"
-FUSEFS = "fslab.targets.fusefs:FuseFsTarget"
 DRIVERS = {KERNEL: LOOPFS, FUSE: FUSEFS}  # a profile's driver -> the plug-in that runs it
 # campaign name -> (plug-in "module:Class", one-line description for `fslab targets`).
-# Names only: a plug-in is imported (and checked) when a target of its kind is made, so
-# listing the kinds (the importer guessing file systems from paths) imports none.
-# File systems on images, kernel and FUSE, come from their profiles (targets/profiles.py).
+# Names only (core/lookups.py: TARGET_KINDS): a plug-in is imported (and checked) when a
+# target of its kind is made, so listing the kinds (the importer guessing file systems
+# from paths) imports none. File systems on images, kernel and FUSE, come from their
+# profiles (targets/profiles.py).
 REGISTRY: dict[str, tuple[str, str]] = {
     **{p.fs: (DRIVERS[p.driver], p.description) for p in (*BUILT_IN, *FUSE_BUILT_IN)},
-    "zfs": ("fslab.targets.zfs:ZfsTarget",
-            "zfs pool on an image: kernel OpenZFS, else zfs-fuse"),
-    "tmpfs": ("fslab.targets.tmpfs:TmpfsTarget", "tmpfs: a memory-speed baseline"),
-    "raw": ("fslab.targets.raw:RawTarget",
-            "the loop device itself, no file system: the ceiling"),
-    "zfs-mirror": ("fslab.targets.zfs:ZfsTarget", "zfs mirror over two images"),
-    "btrfs-raid1": ("fslab.targets.mirror:BtrfsRaid1Target",
-                    "btrfs raid1 (data+metadata) over two loop devices"),
-    "md-raid1-ext4": ("fslab.targets.mirror:MdRaid1Target",
-                      "md RAID-1 over two loop devices, ext4 on top"),
-    "md-raid1-xfs": ("fslab.targets.mirror:MdRaid1Target",
-                     "md RAID-1 over two loop devices, xfs on top"),
-    "dir": ("fslab.targets.directory:DirectoryTarget",
-            "dir:PATH: an existing directory, no mkfs, no root"),
-    "null": ("fslab.targets.null:NullTarget", "the null target (tests the harness itself)"),
+    **TARGET_KINDS,
 }
 FS_KINDS = tuple(REGISTRY)  # the built-in kinds; known_kinds() adds registered profiles
 

@@ -5,6 +5,9 @@ instead of touching the aged ones. These read every existing file cold (as a rec
 grep would), overwrite and append to existing files, and create new files in the
 fragmented free space. They run on targets started from an aged image (`image = ...`)
 and on fresh file systems holding the same files (`fresh_copy_of = ...`).
+
+A plug-in of fslab's own (core/plugins.py): the module declares its suite (SUITE) and
+the kind that parses the record it writes (KIND).
 """
 
 from __future__ import annotations
@@ -16,12 +19,16 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from fslab.core.metrics import Measurement, cpu_measurements
+from fslab.core.units import parse_size
 from fslab.host import system
-from fslab.parsers.raw_names import AGEDFILES_RECORD
-from fslab.workloads.base import Capabilities, RunOutput, Where
+from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, named, read_json
+from fslab.workloads.base import Capabilities, RunOutput, Where, Workload
 from fslab.workloads.cpu_use import cpu_use
+from fslab.workloads.provenance import Param, fslab
+from fslab.workloads.suites import Suite, only_keys, picked
 
 # ln(bytes) of file sizes in file-system metadata studies (Agrawal et al., FAST '07):
 # the aged files here and the aging engine's files (aging/config.py) share them.
@@ -29,7 +36,7 @@ LOGNORMAL_MU = 9.48
 LOGNORMAL_SIGMA = 2.46
 
 AGED_TREE = "aged"  # where `fslab age` puts its files
-RESULT = AGEDFILES_RECORD
+RESULT = "agedfiles.json"  # the run's record: files, bytes and seconds of its action
 
 
 @dataclass
@@ -138,3 +145,46 @@ class AgedFilesWorkload(Capabilities):
                 os.close(fd)
             moved += size
         return moved, count
+
+
+def _parse(files: RawFiles) -> Parsed:
+    record = read_json(files, RESULT)
+    op = "read" if record["action"] == "readall" else "write"
+    seconds = max(record["seconds"], 1e-9)
+    return Parsed("agedfiles", [Measurement(op, "bw_bytes", record["bytes"] / seconds),
+                                Measurement(op, "ops_per_s", record["files"] / seconds),
+                                Measurement(op, "seconds", record["seconds"]),
+                                *cpu_measurements(record["cpu_usr"], record["cpu_sys"])])
+
+
+KEYS = frozenset({"count", "size", "seed"})
+_OWN = fslab("fslab's own: touches an aged target's own files (no study gives these)")
+
+
+def _build(only: list[str], runtime: int, file_size: int,
+           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+    only_keys(options, KEYS, "agedfiles")
+    count = int(options.get("count", 0))
+    size = parse_size(options.get("size", "64K"))
+    seed = int(options.get("seed", 1))
+    return picked(only, [
+        AgedFilesWorkload("aged_readall", "readall", count, size, seed),
+        AgedFilesWorkload("aged_overwrite", "overwrite", count or 500, size, seed),
+        AgedFilesWorkload("aged_append", "append", count or 500, size, seed),
+        AgedFilesWorkload("aged_create", "create", count or 1000, size, seed),
+    ])
+
+
+SUITE = Suite(
+    "agedfiles",
+    "Touch the aged file system's own files: read every file cold, overwrite and "
+    "append to existing files, create new files in the fragmented free space.",
+    None,
+    {"aged_readall": {"files": Param("every file under aged/, caches dropped first", _OWN)},
+     "aged_overwrite": {"count": Param(500, _OWN), "sync": Param("fdatasync each", _OWN)},
+     "aged_append": {"count": Param(500, _OWN), "size": Param("64K", _OWN)},
+     "aged_create": {"count": Param(1000, _OWN),
+                     "sizes": Param("lognormal up to 64 KiB", _OWN)}},
+    {"aged_readall": 1, "aged_overwrite": 1, "aged_append": 1, "aged_create": 1},
+    _build, options="count, size, seed", keys=KEYS)
+KIND = RawKind("agedfiles", "", named(RESULT), _parse)

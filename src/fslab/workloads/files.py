@@ -8,30 +8,40 @@ it. One sample's file exists at a time, so the test needs only S bytes of space.
 `tool = "dd"` runs the study's own way instead: `dd if=/dev/urandom` per sample, timed by
 dd itself (so the time includes making the random data), read back by dd after dropping
 caches; its log is kept as dd.log and parsed by parsers/dd.py.
+
+A plug-in of fslab's own (core/plugins.py): the module declares its suite (SUITE), the
+kind that parses the record it writes (KIND) and those files' names.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import mmap
 import os
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from fslab.core.errors import UserError
+from fslab.core.metrics import Measurement, cpu_measurements
+from fslab.core.units import parse_size
 from fslab.host import system
-from fslab.parsers.raw_names import DD_LOG, FILES_RECORD
-from fslab.workloads.base import Capabilities, RunOutput, Where
+from fslab.parsers.dd import parse_dd
+from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, named, read_json, read_text
+from fslab.workloads.base import Capabilities, RunOutput, Where, Workload
 from fslab.workloads.cpu_use import cpu_use
+from fslab.workloads.provenance import Param, campaign, fslab, study
+from fslab.workloads.suites import Suite, only_keys, picked
 
 FLUSH_MODES = ("none", "fdatasync", "odirect")
 TOOLS = ("python", "dd")
 DD_FLUSH = {"none": [], "fdatasync": ["conv=fdatasync"], "odirect": ["oflag=direct"]}
 CHUNK = 1024**2  # bytes per write() call
 ALIGN = 4096  # O_DIRECT needs block-aligned sizes and buffers
-RESULT = FILES_RECORD
+RESULT, DD_LOG = "samples.json", "dd.log"  # the run's record; dd's stderr (tool = "dd")
 
 
 @dataclass
@@ -146,3 +156,103 @@ def _dd(arguments: list[str], op: str) -> str:
     """One dd run; its stderr (the "copied" line) under a header naming the op."""
     result = system.run(["dd", *arguments])
     return f"# {op}\n{result.stderr}"
+
+
+def _parse(files: RawFiles) -> Parsed:
+    record = read_json(files, RESULT)
+    if record.get("tool") == "dd":
+        out = dd_log_samples(read_text(files, DD_LOG))
+    else:
+        out = []
+        for sample in record["samples"]:
+            for op, seconds in (("write", sample["write_s"]), ("read", sample["read_s"])):
+                out.append(Measurement(op, "seconds", seconds, sample=sample["sample"]))
+                out.append(Measurement(op, "bw_bytes", record["size"] / seconds,
+                                       sample=sample["sample"]))
+    return Parsed("files", out + cpu_measurements(record["cpu_usr"], record["cpu_sys"]),
+                  {"study_interval": study_interval(out)})
+
+
+def dd_log_samples(text: str) -> list[Measurement]:
+    """The dd.log ("# write" / "# read" blocks of dd's stderr) -> write and read samples,
+    numbered per op."""
+    out: list[Measurement] = []
+    counts = {"write": 0, "read": 0}
+    for block in text.split("# ")[1:]:
+        op, _, body = block.partition("\n")
+        for measurement in parse_dd(body, op):
+            out.append(measurement._replace(sample=counts[op]))
+        counts[op] += 1
+    return out
+
+
+STUDY_Z = 1.96  # the USB-stick study's critical value ("Critical Value")
+
+
+def study_interval(measurements: list[Measurement]) -> dict[str, object]:
+    """The study's own 95 % interval of each op's speed over the samples of this run:
+    mean ± 1.96 s/√n in MB/s (10^6 bytes/s, dd's unit), s the samples' standard deviation.
+
+    Kept beside fslab's analysis, not in it: the samples of one run share one file system
+    and one stretch of time, so they are not independent repetitions; fslab's intervals
+    and verdicts rest on the iterations (each a fresh file system) instead.
+    """
+    out: dict[str, object] = {}
+    for op in ("write", "read"):
+        speeds = [m.value / 1e6 for m in measurements if m.op == op and m.metric == "bw_bytes"]
+        if len(speeds) < 2:
+            continue
+        mean, sd = statistics.fmean(speeds), statistics.stdev(speeds)
+        margin = STUDY_Z * sd / math.sqrt(len(speeds))
+        out[op] = {"n": len(speeds), "mean_mb_s": mean, "sd_mb_s": sd,
+                   "margin_mb_s": margin, "low_mb_s": mean - margin,
+                   "high_mb_s": mean + margin}
+    if out:
+        out["why"] = ("the study's interval (critical value 1.96, E = z s / sqrt(n) over one "
+                      "run's samples); not fslab's: its samples are not independent runs")
+    return out
+
+
+KEYS = frozenset({"small_size", "large_size", "small_count", "large_count", "flush", "tool"})
+_USB = "usb-files"
+
+
+def _build(only: list[str], runtime: int, file_size: int,
+           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+    only_keys(options, KEYS, "files")
+    flush = str(options.get("flush", "fdatasync"))
+    tool = str(options.get("tool", "python"))
+    return picked(only, [
+        FilesWorkload("files_small", parse_size(options.get("small_size", "10M")),
+                      int(options.get("small_count", 20)), flush, tool),
+        FilesWorkload("files_large", parse_size(options.get("large_size", "100M")),
+                      int(options.get("large_count", 5)), flush, tool),
+    ])
+
+
+def _job(size: str, count: int, where: str) -> dict[str, Param]:
+    return {
+        "size": Param(size, study(_USB, f"Setup: '{where}'")),
+        "count": Param(count, campaign("the quick scale; the study's 500 and 250 samples "
+                                       "with --as-published")),
+        "tool": Param("python", fslab(
+            "fslab's writer makes the random data before the timer starts, so the time is "
+            "the file system's, not /dev/urandom's; tool = \"dd\" runs the study's dd")),
+        "flush": Param("fdatasync", fslab(
+            "each sample timed to the disk, not to the page cache; the study's dd named no "
+            "flush (flush = \"none\")")),
+        "read_back": Param("after dropping caches", fslab("a cold read of each sample")),
+    }
+
+
+SUITE = Suite(
+    "files",
+    "Write a file of random data N times, each sample timed with its end-of-file flush "
+    "(none, fdatasync or O_DIRECT), and read each back with caches dropped; tool = "
+    "\"dd\" runs the study's own dd instead of fslab's writer.",
+    _USB,
+    {"files_small": _job("10M", 20, "a small file as 10MB/10MiB"),
+     "files_large": _job("100M", 5, "a large file as 105MB/100MiB")},
+    {"files_small": 1, "files_large": 1}, _build,
+    options="small_size, large_size, small_count, large_count, flush, tool", keys=KEYS)
+KIND = RawKind("files", "", named(RESULT), _parse)

@@ -11,6 +11,9 @@ rounds). Draws are keyed by (seed, iteration, job,
 target), so a
 campaign's values do not depend on the order it ran in, the same seed gives the same
 values and another seed independent ones.
+
+A plug-in of fslab's own (core/plugins.py): the module declares the simulator's suite
+(SUITE) and the kind that parses the record a run writes (KIND).
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from fslab.parsers.raw_names import NULL_RECORD
-from fslab.workloads.base import Capabilities, RunOutput, Where
+from fslab.core.metrics import Measurement
+from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, named, read_json
+from fslab.workloads.base import Capabilities, RunOutput, Where, Workload
+from fslab.workloads.provenance import Param, fslab
+from fslab.workloads.suites import Suite, only_keys, picked
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,6 +39,11 @@ if TYPE_CHECKING:
 
 LATENCY_P50, LATENCY_P99 = 0.9, 3.0  # percentiles as multiples of the mean latency
 INTERVAL_S = 0.1  # the simulated log's interval (fio's log_avg_msec, LOG_AVG_MS)
+NULL_RECORD = "null.json"  # a run's value (and latency), and the simulated target's name
+# The simulator's own options; any other is a level with an effect only through the
+# target's effects table. `tag`: any value, ignored: a factor known to have no effect.
+KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth",
+                  "lat_cv", "between", "within", "fixed_s"})
 
 
 @dataclass
@@ -200,9 +211,7 @@ def simulated_jobs(options: dict[str, Any], seed: int, runtime: float = 0.0
 
         raise UserError("null: jobs ≥ 1, iops > 0, cv, drift, between, within and fixed_s "
                         "≥ 0, the spreads not all 0")
-    own = {"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth", "lat_cv",
-           "between", "within", "fixed_s"}
-    levels = {str(k): str(v) for k, v in options.items() if k not in own}
+    levels = {str(k): str(v) for k, v in options.items() if k not in KEYS}
     sleep = float(options.get("sleep", 0.0))  # seconds a run takes (tests of kills)
     depth = float(options.get("depth", 1.0))
     lat_cv = float(options["lat_cv"]) if "lat_cv" in options else None
@@ -237,3 +246,46 @@ def _simulated_target(where: Where) -> dict[str, Any]:
             return {**data, "name": str(data.get("name", "")),
                     "scale": float(data.get("scale", 1.0))}
     return {"name": where.directory.parent.name if where.directory else "", "scale": 1.0}
+
+
+def _parse(files: RawFiles) -> Parsed:
+    record = read_json(files, NULL_RECORD)
+    latency = [Measurement("read", name, record[name]) for name in
+               ("clat_mean_ns", "clat_p50_ns", "clat_p99_ns") if name in record]
+    return Parsed("null", [Measurement("read", "iops", record["iops"]), *latency])
+
+
+def _names(options: dict[str, Any]) -> list[str]:
+    return [f"w{i}" for i in range(1, int(options.get("jobs", 1)) + 1)]
+
+
+def _build(only: list[str], runtime: int, file_size: int,
+           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+    from fslab.workloads.fio import is_fio_option
+
+    only_keys({k: v for k, v in options.items() if not is_fio_option(k)}, KEYS, "null")
+    return picked(only, list[Workload](simulated_jobs(options, seed, runtime)))
+
+
+_SIMULATOR = fslab("the simulator: known truth for checking the statistics")
+SUITE = Suite(
+    "null",
+    "The simulator: no I/O; each job w1..wN is an independent question whose values "
+    "are log-normal with mean iops × the target's `scale` and coefficient of variation "
+    "cv, times a factor shared by every target within an iteration and job (CV drift); "
+    "the campaign's seed makes the draws; `tag` is ignored (a factor known to have no "
+    "effect, for checking sweeps); `latency = true` adds completion latency for `depth` "
+    "I/Os in flight (Little's law), its percentiles with their own spread `lat_cv`, "
+    "times the target's latency_effects. With `between` (the spread between fresh file "
+    "systems), `within` (within a run, for one second of measuring) and `fixed_s` "
+    "(seconds a run costs beside measuring), a run of `runtime` seconds draws its file "
+    "system's luck and a 100 ms log of the run like fio's, and counts virtual machine "
+    "time. A whole campaign runs in about a second.",
+    None,
+    {"w1": {"jobs": Param(1, _SIMULATOR), "iops": Param(1000, _SIMULATOR),
+            "cv": Param(0.10, _SIMULATOR), "drift": Param(0.0, _SIMULATOR)}},
+    {"w1": 1}, _build, options="jobs, iops, cv, drift, latency, depth, lat_cv, "
+    "between, within, fixed_s, tag (ignored: a factor without effect), any fio option "
+    "(an effect only through the target's effects table)",
+    names=_names, keys=KEYS, fio_levels=True)
+KIND = RawKind("null", "", named(NULL_RECORD), _parse)

@@ -9,6 +9,9 @@ score* of that same read order — the share of the blocks read (after the first
 physically right after the block read before them, across file boundaries, from FIEMAP
 (Conway et al.'s measure; 1.0 is one sequential sweep). On file systems without FIEMAP
 (FUSE) the score is missing with the reason, never 1.
+
+A plug-in of fslab's own (core/plugins.py): the module declares its suite (SUITE) and
+the kind that parses the record it writes (KIND).
 """
 
 from __future__ import annotations
@@ -19,15 +22,18 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from fslab.core.metrics import Measurement, cpu_measurements
 from fslab.host import system
-from fslab.parsers.raw_names import SCAN_RECORD
+from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, named, read_json
 from fslab.probes.fiemap import NotMeasurable, extents
-from fslab.workloads.base import Capabilities, RunOutput, Where
+from fslab.workloads.base import Capabilities, RunOutput, Where, Workload
 from fslab.workloads.cpu_use import cpu_use
+from fslab.workloads.provenance import Param, fslab
+from fslab.workloads.suites import Suite, only_keys, picked
 
-RESULT = SCAN_RECORD
+RESULT = "scan.json"  # the run's record: files, bytes, seconds, layout score
 ORDER = "scan-order.txt"
 READ_CHUNK = 1 << 20
 BLOCK = 4096
@@ -140,3 +146,38 @@ def dynamic_layout_score(order: list[str]) -> tuple[float | None, str]:
     if not pairs:
         return None, "fewer than two blocks read"
     return contiguous / pairs, ""
+
+
+def _parse(files: RawFiles) -> Parsed:
+    record = read_json(files, RESULT)
+    seconds = max(float(record["seconds"]), 1e-9)
+    score = record.get("layout_score")
+    out = [Measurement("read", "bw_bytes", record["bytes"] / seconds),
+           Measurement("read", "ops_per_s", record["files"] / seconds),
+           Measurement("read", "seconds", seconds),
+           Measurement("read", "io_bytes", float(record["bytes"])),
+           Measurement("read", "layout_score", float("nan") if score is None else float(score),
+                       note=record.get("layout_reason") or "")]
+    return Parsed("scan", out + cpu_measurements(record["cpu_usr"], record["cpu_sys"]))
+
+
+KEYS = frozenset({"subdir"})
+
+
+def _build(only: list[str], runtime: int, file_size: int,
+           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+    only_keys(options, KEYS, "scan")
+    return picked(only, [ScanWorkload("scan", str(options.get("subdir", "")))])
+
+
+SUITE = Suite(
+    "scan",
+    "Drop caches, then read every file of the target's tree in directory order (as "
+    "grep -r or a backup does): bytes/s, files/s and the dynamic layout score of that "
+    "read order (FIEMAP). For aged images against fresh copies of their files.",
+    None,
+    {"scan": {"order": Param("readdir order, every file read whole", fslab(
+        "a cold recursive scan, after Conway et al. (FAST '17), which is not one of "
+        "the five studies"))}},
+    {"scan": 1}, _build, options="subdir", keys=KEYS)
+KIND = RawKind("scan", "", named(RESULT), _parse)

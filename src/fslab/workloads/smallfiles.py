@@ -5,6 +5,9 @@ For each phase: files per second, and the duration of the sync that follows it (
 cost the phase left in the page cache). Files are opened relative to their directory's
 descriptor, so the harness spends as little as possible per file (see
 benchmarks/smallfiles_vs_fsmark).
+
+A plug-in of fslab's own (core/plugins.py): the module declares its suite (SUITE) and
+the kind that parses the record it writes (KIND).
 """
 
 from __future__ import annotations
@@ -14,16 +17,19 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from fslab.core.errors import UserError
+from fslab.core.metrics import Measurement, cpu_measurements
 from fslab.host import system
-from fslab.parsers.raw_names import SMALLFILES_RECORD
-from fslab.workloads.base import Capabilities, RunOutput, Where
+from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, named, read_json
+from fslab.workloads.base import Capabilities, RunOutput, Where, Workload
 from fslab.workloads.cpu_use import cpu_use
+from fslab.workloads.provenance import Param, fslab, study
+from fslab.workloads.suites import Suite, only_keys, picked
 
 PHASES = ("write", "rewrite", "read", "delete")
-RESULT = SMALLFILES_RECORD
+RESULT = "phases.json"  # the run's record: each phase's seconds and sync seconds
 
 
 @dataclass
@@ -113,3 +119,47 @@ def run_phase(phase: str, layout: list[tuple[int, list[str]]], data: bytes) -> f
             for name in names:
                 unlink(name, dir_fd=dir_fd)
     return time.perf_counter() - start
+
+
+def _parse(files: RawFiles) -> Parsed:
+    record = read_json(files, RESULT)
+    out = []
+    for phase, values in record["phases"].items():
+        out.append(Measurement(phase, "ops_per_s", record["count"] / values["seconds"]))
+        out.append(Measurement(phase, "sync_seconds", values["sync_seconds"]))
+    return Parsed("smallfiles", out + cpu_measurements(record["cpu_usr"], record["cpu_sys"]))
+
+
+KEYS = frozenset({"count", "files_per_dir", "sizes"})
+_RAID1 = "raid1-fs"
+_PERL = study(_RAID1, "Tests using Perl: 'Creating 100.000 files with 4KB and 128KB size'")
+
+
+def _build(only: list[str], runtime: int, file_size: int,
+           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+    only_keys(options, KEYS, "smallfiles")
+    count = int(options.get("count", 100_000))
+    per_dir = int(options.get("files_per_dir", 1000))
+    return picked(only, [SmallFilesWorkload("smallfiles_4k", count, 4096, per_dir),
+                         SmallFilesWorkload("smallfiles_128k", count, 128 * 1024, per_dir)])
+
+
+def _job(size: str) -> dict[str, Param]:
+    return {"count": Param(100_000, _PERL), "size": Param(size, _PERL),
+            "files_per_dir": Param(1000, fslab("the study's script is not printed; 100,000 "
+                                               "files in one directory would measure the "
+                                               "directory")),
+            "phases": Param("write, rewrite, read, delete; a sync after each",
+                            study(_RAID1, "Tests using Perl: write, rewrite, read, delete "
+                                          "with their sync times"))}
+
+
+SUITE = Suite(
+    "smallfiles",
+    "Create K files of S bytes over directories of 1,000, then rewrite, read (cold) "
+    "and delete them; files/s per phase and the sync time after it.",
+    _RAID1,
+    {"smallfiles_4k": _job("4k"), "smallfiles_128k": _job("128k")},
+    {"smallfiles_4k": 1, "smallfiles_128k": 1}, _build,
+    options="count, files_per_dir", keys=KEYS)
+KIND = RawKind("smallfiles", "", named(RESULT), _parse)
