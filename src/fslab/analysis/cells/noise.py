@@ -89,9 +89,9 @@ def best_runtime(fixed_cost_s: float, within_1s: float, between: float) -> float
 def noise_table(measured: Measured) -> pd.DataFrame:
     """stats/noise.csv: one row per primary cell (module doc)."""
     runs = measured.runs
-    timed = any(getattr(r, "measured_s", 0) > 0 for r in measured.records)
+    steps_timed = any(getattr(r, "measured_s", 0) > 0 for r in measured.records)
     if runs.empty or "primary" not in measured.summary or not (
-            timed or (measured.intervals is not None and not measured.intervals.empty)):
+            steps_timed or (measured.intervals is not None and not measured.intervals.empty)):
         return pd.DataFrame(columns=COLUMNS)  # imports: nothing says where noise comes from
     primary = measured.summary[measured.summary["primary"].astype(bool)]
     wanted = set(map(tuple, primary[list(CELL)].astype(str).itertuples(index=False)))
