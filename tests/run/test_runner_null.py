@@ -63,7 +63,10 @@ def test_each_run_records_its_steps_and_they_add_up_to_its_time(tmp_path, lab):
     for record in results.run_records():
         assert 0.3 <= record.steps["measure"] < 0.5, record.steps
         assert {"record", "harness"} <= set(record.steps), record.steps
-        assert record.machine_s <= record.finished - record.started + 0.01
+        # teardown comes after the record is written (a target outlives its run), and
+        # the record step ends just after the record's `finished` is stamped
+        in_record = record.machine_s - record.steps.get("teardown", 0.0)
+        assert in_record <= record.finished - record.started + 0.05, record.steps
     runs = results.load_runs()
     assert (runs["measured_s"] >= 0.3).all() and (runs["machine_s"] >= runs["measured_s"]).all()
     spent = api.machine_time(results.path)

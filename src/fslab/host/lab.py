@@ -28,6 +28,7 @@ DEFAULT_LAB = Path(os.environ.get("FSLAB_LAB", "/var/lib/fslab"))
 WORKDIR_PREFIX = ".fslab-work-"  # the only name fslab removes inside a user's directory
 UMOUNT_RETRIES = 10  # a just-exited fio may still hold files for a moment
 UMOUNT_RETRY_DELAY_S = 0.3
+FUSE_EXIT_S = 30.0  # an unmounted FUSE daemon flushes its device and exits: wait for it
 DAEMON_STOP_TIMEOUT_S = 10.0
 LOOP_DETACH_WAIT_S = 10.0  # udev may still hold a fresh device open to probe it
 
@@ -248,11 +249,13 @@ def _release_workdir(session: Session, resource: Resource) -> None:
 
 def _release_mount(session: Session, resource: Resource) -> None:
     path = Path(resource.path)
+    daemons = system.serving(path) if resource.extra.get("fuse") else []
     for attempt in range(UMOUNT_RETRIES):
         if not system.is_mountpoint(path):
             return
         proc = system.run(["umount", str(path)], check=False)
         if proc.returncode == 0:
+            _wait_for_exit(daemons)
             return
         if resource.extra.get("fuse") and "not connected" in proc.stderr.lower():
             # The FUSE daemon died: nothing can be flushed any more, detach the corpse.
@@ -261,6 +264,16 @@ def _release_mount(session: Session, resource: Resource) -> None:
         if attempt == UMOUNT_RETRIES - 1:
             raise ToolError(["umount", str(path)], proc.returncode, proc.stderr)
         time.sleep(UMOUNT_RETRY_DELAY_S)
+
+
+def _wait_for_exit(pids: list[int]) -> None:
+    """Wait (never signal: the mount started them, not fslab) until the daemons of an
+    unmounted FUSE file system have written their device and gone, so the loop device and
+    image under them are free when the next step releases them."""
+    deadline = time.monotonic() + FUSE_EXIT_S
+    while time.monotonic() < deadline and any(
+            system.process_state(pid) not in ("", "Z", "X") for pid in pids):
+        time.sleep(0.05)
 
 
 def _release_zpool(session: Session, resource: Resource) -> None:

@@ -177,6 +177,23 @@ def group_members(pgid: int) -> list[tuple[int, int | None]]:
     return found
 
 
+def serving(path: Path) -> list[int]:
+    """Live processes with `path` as one of their arguments: the daemon behind a FUSE
+    mount (its command line names the mountpoint), which outlives the unmount briefly."""
+    wanted = str(path).encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if wanted in words and process_state(int(entry.name)) not in ("", "Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
 def process_state(pid: int) -> str:
     """Return a process's state letter (R, S, D, Z, ...), or '' if it is gone."""
     try:
