@@ -53,7 +53,8 @@ def test_buffered_io_on_files_that_fit_in_ram_is_cache_bound_for_every_section()
                             cell("ext4", "seqread", "read", "bw_bytes", 1.0)])
     records = [
         RunRecord(run_id="1", target="ext4", workload="hpc", workload_metadata={
-            "io": {"direct": False, "file_set_bytes": 64 * 2**20}}),
+            "io": {"direct": False, "file_set_bytes": 64 * 2**20}},
+            metrics=[{"workload": "hpc/hpc-read", "op": "read", "metric": "bw_bytes"}]),
         RunRecord(run_id="2", target="ext4", workload="seqread", workload_metadata={
             "io": {"direct": False, "file_set_bytes": 64 * GiB}}),  # larger than RAM
     ]

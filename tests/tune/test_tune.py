@@ -21,6 +21,7 @@ from fslab.plan.loading import CampaignFile, Overrides, resolve
 from fslab.tune.budget import Budget
 from fslab.tune.confirm import confirm
 from fslab.tune.design import race_candidates, screen_design
+from fslab.tune.measure import REFUSED, Unmeasured
 from fslab.tune.race import SAME, SPENT, Rules
 from fslab.tune.race import race as run_race
 from fslab.tune.request import Request
@@ -130,7 +131,7 @@ def test_a_configuration_the_file_system_refuses_is_dropped_after_its_first_roun
                       "mount_options.alloc": ["nodelalloc", "delalloc"]})
     truth = {(0, 0): 1000.0, (1, 0): 1600.0, (0, 1): 1010.0}
     inner = SimulatedMeasure(lambda c: truth.get(c, 1.0), cv=0.03, seed=5)
-    why = "refused: the kernel: can't mount with both data=journal and delalloc"
+    why = Unmeasured(REFUSED, "the kernel: can't mount with both data=journal and delalloc")
     asked: list[list] = []
 
     def measure(stage, rounds, configs):
@@ -141,7 +142,7 @@ def test_a_configuration_the_file_system_refuses_is_dropped_after_its_first_roun
 
     race = run_race(measure, space, [(c, "test") for c in space.every()],
                     Rules(0.10, 4, 8), Budget(40, None, 0.01), reserve=0)
-    assert race.entries[(1, 1)].dropped_at == 0 and race.entries[(1, 1)].reason == why
+    assert race.entries[(1, 1)].dropped_at == 0 and race.entries[(1, 1)].reason == str(why)
     assert (1, 1) in asked[0] and all((1, 1) not in alive for alive in asked[1:])
     assert race.winner == (1, 0)
 

@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from fslab.core.errors import UserError
 from fslab.tune.space import Config, Space
@@ -32,6 +32,21 @@ if TYPE_CHECKING:
 SCREEN, RACE, CONFIRM = "screen", "race", "confirm"
 STAGE_SEEDS = {SCREEN: 0, RACE: 1, CONFIRM: 2}  # each stage draws fresh data
 Values = dict[Config, dict[int, float]]  # configuration -> {round: value}
+
+
+REFUSED, FAILED = "refused", "failed"  # a configuration's file system would not be made
+
+
+class Unmeasured(NamedTuple):
+    """Why nothing of a configuration was measured: its status (REFUSED where the file
+    system would not be made, no other round could change that; FAILED otherwise) and
+    the words of the tool or the first run's reason."""
+
+    status: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.status}: {self.detail}"
 
 
 @dataclass(frozen=True)
@@ -55,7 +70,7 @@ class Measured:
     question: Question
     values: Values = field(default_factory=dict)
     bounded: dict[str, Values] = field(default_factory=dict)
-    unmeasured: dict[Config, str] = field(default_factory=dict)
+    unmeasured: dict[Config, Unmeasured] = field(default_factory=dict)
     seconds: dict[Config, float] = field(default_factory=dict)
 
     def only(self, configs: Sequence[Config]) -> Measured:
@@ -195,7 +210,7 @@ def config_of(row: dict[str, object], space: Space) -> Config | None:
     return tuple(levels)
 
 
-def _unmeasured(runs: pd.DataFrame, space: Space) -> dict[Config, str]:
+def _unmeasured(runs: pd.DataFrame, space: Space) -> dict[Config, Unmeasured]:
     """{configuration: why} of those whose every run so far failed: 'refused: …' where
     the file system would not be made (no other round could change that), 'failed: …'
     (the first run's reason) otherwise."""
@@ -204,7 +219,7 @@ def _unmeasured(runs: pd.DataFrame, space: Space) -> dict[Config, str]:
 
     if runs.empty:
         return {}
-    failed: dict[Config, str] = {}
+    failed: dict[Config, Unmeasured] = {}
     measured: set[Config] = set()
     for row in runs.to_dict("records"):
         config = config_of(row, space)
@@ -214,9 +229,9 @@ def _unmeasured(runs: pd.DataFrame, space: Space) -> dict[Config, str]:
             measured.add(config)
         elif row.get("failure") == Failure.REFUSED:
             said = str(row.get("tool_said") or row["reason"])
-            failed.setdefault(config, f"refused: {briefly(said)}")
+            failed.setdefault(config, Unmeasured(REFUSED, briefly(said)))
         else:
-            failed.setdefault(config, f"failed: {row['reason']}")
+            failed.setdefault(config, Unmeasured(FAILED, str(row["reason"])))
     return {c: why for c, why in failed.items() if c not in measured}
 
 

@@ -37,6 +37,7 @@ from fslab.analysis.pairs.decisions import AGAINST_BEST, BEHIND, EQUIVALENT, sig
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.selection import BLOCKS, BestSet, best_and_within_reach
 from fslab.analysis.pairs.sequential import pocock_level
+from fslab.core.metrics import HIGHER
 from fslab.tune.budget import Budget
 from fslab.tune.measure import RACE, Measure, Measured, Question
 from fslab.tune.space import Bound, Config, Space
@@ -46,18 +47,20 @@ SAME = "the survivors are the same within the margin"
 SPENT = "the budget would not pay for another round"
 LAST = "the rounds allowed are done"
 MAX_ROUNDS = 100
+DROPPED = "dropped"  # a look found the configuration behind the best, or over a bound
 
 
 @dataclass
 class Entry:
     """One configuration of the race: who proposed it, the round it joined, and the round
-    of the look that dropped it (0: nothing of it could be measured) and why."""
+    of the look that dropped it (0: nothing of it could be measured), how and why."""
 
     config: Config
     proposed_by: str
     entered: int = 1
     dropped_at: int | None = None
     reason: str = ""
+    status: str = ""  # once dropped: DROPPED by a look, else the Unmeasured status
 
 
 @dataclass
@@ -138,7 +141,7 @@ def race(measure: Measure, space: Space, candidates: list[tuple[Config, str]], r
         for config in alive:
             why = state.measured.unmeasured.get(config)
             if why and not state.measured.values.get(config):
-                _drop(state, config, 0, why)
+                _drop(state, config, 0, str(why), why.status)
         if state.rounds >= rules.first_look and _look(state, space, rules):
             return _end(state, space, rules, SAME)
         _refill(state, rules, budget, reserve, queue, propose)
@@ -220,10 +223,11 @@ def _near(state: Race, config: Config) -> str:
     return f"refill: one option from leader {leaders[0]}" if leaders else "refill"
 
 
-def _drop(state: Race, config: Config, number: int, why: str) -> None:
+def _drop(state: Race, config: Config, number: int, why: str,
+          status: str = DROPPED) -> None:
     entry = state.entries[config]
     if entry.dropped_at is None:
-        entry.dropped_at, entry.reason = number, why
+        entry.dropped_at, entry.reason, entry.status = number, why, status
 
 
 def _higher(state: Race) -> bool:
@@ -251,4 +255,4 @@ def _end(state: Race, space: Space, rules: Rules, why: str) -> Race:
 
 
 def _unknown() -> Question:
-    return Question("", "", "", "", "higher")
+    return Question("", "", "", "", HIGHER)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fslab.core.metrics import HIGHER
 from fslab.tune.measure import Measured, Question
 from fslab.tune.space import Config
 
@@ -33,7 +34,7 @@ class SimulatedMeasure:
     trend: float = 0.0
     tail_df: float = 0.0
     latency: Callable[[Config], float] | None = None
-    better: str = "higher"
+    better: str = HIGHER
     runs: int = 0
     seen: dict[str, dict[Config, dict[int, float]]] = field(default_factory=dict)
     seen_latency: dict[str, dict[Config, dict[int, float]]] = field(default_factory=dict)

@@ -102,7 +102,7 @@ def _measured(one: Tuned, space: Space, stage: str, config: Config,
                              "machine_s": measured.seconds.get(config, math.nan)}
     why = measured.unmeasured.get(config)
     if why and not values:
-        found.update(status=why.split(":", 1)[0], reason=why)
+        found.update(status=why.status, reason=str(why))
         return found
     reference = measured.values.get(space.reference)
     if config == space.reference:
@@ -117,8 +117,7 @@ def _measured(one: Tuned, space: Space, stage: str, config: Config,
 def _race_status(one: Tuned, space: Space, config: Config, members: set[Config]) -> str:
     entry = one.race.entries[config]
     if entry.dropped_at is not None:
-        return "refused" if entry.reason.startswith("refused") else (
-            "failed" if entry.reason.startswith("failed") else "dropped")
+        return entry.status
     if config == one.race.winner:
         return "winner"
     if config == space.reference:

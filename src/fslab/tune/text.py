@@ -13,6 +13,7 @@ from fslab.analysis.pairs.decisions import AGAINST_REFERENCE, FASTER, SLOWER
 from fslab.core.cell_keys import level_label
 from fslab.core.units import format_bound, format_duration
 from fslab.tune.confirm import option_line
+from fslab.tune.measure import Unmeasured
 from fslab.tune.screen import WITHIN
 from fslab.tune.space import Config, Space
 from fslab.tune.tuner import Tuned
@@ -127,8 +128,8 @@ def time_line(one: Tuned) -> str:
     return "machine time: " + (", ".join(parts) if parts else "not recorded")
 
 
-def _unmeasured(one: Tuned) -> dict[Config, str]:
-    found: dict[Config, str] = {}
+def _unmeasured(one: Tuned) -> dict[Config, Unmeasured]:
+    found: dict[Config, Unmeasured] = {}
     for measured in (one.screen.measured if one.screen else None, one.race.measured,
                      one.confirmation.measured):
         if measured is not None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.analysis.cells.stats import geomean
 from fslab.core.record import RunRecord
 
 # A single ceiling measurement on a loop device swings (PLATFORM.md: 2-4x between runs);
@@ -48,6 +49,7 @@ def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
         key: [reason] for key, reason in _buffered_in_ram(records, environment).items()}
     ceilings = environment.get("ceilings") or {}
     paired = paired_ratios(per_run, environment.get("ceilings_by_iteration") or {})
+    noted: set[tuple[str, str, str]] = set()  # (target, workload, op): IOPS or bandwidth, once
     of_raw = out["of_raw"].to_numpy(dtype=float, copy=True) if "of_raw" in out else None
     for index, row in enumerate(out.itertuples()):
         if row.metric not in RATE_METRICS or not isinstance(row.mean, float):
@@ -61,15 +63,15 @@ def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
             ratio, when = row.mean / ceiling, "for this job"
         if of_raw is not None and math.isnan(of_raw[index]):
             of_raw[index] = ratio
-        said = reasons.setdefault(key[:2], [])
-        if ratio > CEILING_MARGIN and not any(
-                text.startswith(f"{row.op} ") for text in said):  # IOPS or bandwidth: once
-            said.append(f"{row.op} {ratio:.1f}× what the disk under the image "
-                        f"delivered {when}")
+        if ratio > CEILING_MARGIN and key[:3] not in noted:
+            noted.add(key[:3])
+            reasons.setdefault(key[:2], []).append(
+                f"{row.op} {ratio:.1f}× what the disk under the image delivered {when}")
     if of_raw is not None:
         out["of_raw"] = of_raw
     keys = list(zip(out["target"].astype(str), out["workload"].astype(str), strict=True))
-    out["cache_bound_reason"] = [_reason(reasons, key) for key in keys]
+    out["cache_bound_reason"] = ["; ".join(dict.fromkeys(reasons.get(key, [])))
+                                 for key in keys]
     out["cache_bound"] = out["cache_bound_reason"] != ""
     for column in ("best", "best_clear"):
         if column in out:
@@ -83,23 +85,15 @@ def paired_ratios(per_run: pd.DataFrame | None, by_iteration: dict[str, Any]
     value over the ceiling measured in the same iteration's rounds."""
     if per_run is None or per_run.empty or not by_iteration:
         return {}
-    logs: dict[tuple[str, str, str, str], list[float]] = {}
+    ratios: dict[tuple[str, str, str, str], list[float]] = {}
     rates = per_run[per_run["metric"].isin(RATE_METRICS)]
     for row in rates.itertuples():
         ceiling = by_iteration.get(str(row.workload), {}).get(str(row.op), {}).get(
             str(row.metric), {}).get(str(int(row.iteration)))
         if ceiling and row.value > 0:
             key = (str(row.target), str(row.workload), str(row.op), str(row.metric))
-            logs.setdefault(key, []).append(math.log(row.value / ceiling))
-    return {key: math.exp(sum(values) / len(values)) for key, values in logs.items()}
-
-
-def _reason(reasons: dict[tuple[str, str], list[str]], key: tuple[str, str]) -> str:
-    """A cell's reasons: its own (target, workload)'s, and its job's for a section."""
-    target, workload = key
-    found = reasons.get(key, []) + (reasons.get((target, workload.split("/", 1)[0]), [])
-                                    if "/" in workload else [])
-    return "; ".join(dict.fromkeys(found))
+            ratios.setdefault(key, []).append(row.value / ceiling)
+    return {key: geomean(values) for key, values in ratios.items()}
 
 
 def _buffered_in_ram(records: Iterable[RunRecord],
@@ -113,10 +107,11 @@ def _buffered_in_ram(records: Iterable[RunRecord],
         if io.get("direct", True):
             continue
         size = int(io.get("file_set_bytes") or 0)
-        if size < memory:
-            found[(record.target, record.workload)] = (
-                f"buffered I/O on {size / 2**20:.0f} MiB of files, which the "
-                f"{memory / 2**30:.0f} GiB of RAM can cache")
+        if size < memory:  # the job's cell and each of its sections' (their own names)
+            for workload in {record.workload, *(m.get("workload") for m in record.metrics)}:
+                found[(record.target, str(workload))] = (
+                    f"buffered I/O on {size / 2**20:.0f} MiB of files, which the "
+                    f"{memory / 2**30:.0f} GiB of RAM can cache")
     return found
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,13 @@ class MeanCI:
         if math.isnan(self.half_width):
             return math.nan
         return self.half_width / abs(self.mean) if self.mean else math.inf
+
+
+def geomean(values: Iterable[float]) -> float:
+    """The geometric mean of the positive values (NaN when there is none): the centre
+    every ratio of fslab is a ratio of."""
+    logs = [math.log(v) for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(sum(logs) / len(logs)) if logs else math.nan
 
 
 def mean_ci(values: np.ndarray | list[float], confidence: float = CONFIDENCE) -> MeanCI:

@@ -15,7 +15,7 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.decisions import decide
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.pairs.questions import Question, derived_metrics, primary_questions
-from fslab.core.metrics import HEADLINE_METRICS
+from fslab.core.metrics import HEADLINE_METRICS, HIGHER
 from fslab.core.units import DEFAULT_MARGIN
 
 KEY = ["workload", "op", "metric"]
@@ -97,7 +97,7 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
         if looks and is_primary:
             from fslab.analysis.pairs.sequential import at_looks
 
-            decided = at_looks(groups, looks, size, margin, better.get(question[2], "higher"),
+            decided = at_looks(groups, looks, size, margin, better.get(question[2], HIGHER),
                                blocked_allowed and not sectioned, weights=weighted)
             chosen = [decided.get((p.a, p.b), (p, math.nan)) for p in found.pairs]
         pairs += [{**cell, "test": p.model, "p_value": p.p_value, "p_adj": p.p_adj,

@@ -17,12 +17,13 @@ simultaneous interval, and an unresolved one says what it would take.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
 
+from fslab.analysis.cells.stats import geomean
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, PairResult, compare
 from fslab.analysis.pairs.power import PairSpread, needs_iterations
 from fslab.core.metrics import HIGHER
@@ -204,11 +205,9 @@ def word(decision: str, reading: str = BETWEEN) -> str:
     return WORDS[reading][decision]
 
 
-def geomean(values: Iterable[float]) -> float:
-    """The geometric mean of the positive values (NaN when there is none): the centre
-    every ratio of fslab is a ratio of."""
-    logs = [math.log(v) for v in values if v > 0 and math.isfinite(v)]
-    return math.exp(sum(logs) / len(logs)) if logs else math.nan
+def swapped(decision: str) -> str:
+    """The answer said the other way round (b against a): faster and slower trade places."""
+    return {FASTER: SLOWER, SLOWER: FASTER}.get(decision, decision)
 
 
 def best_of(scores: Mapping[K, float], better: str) -> K | None:

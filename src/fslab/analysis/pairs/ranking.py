@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fslab.analysis.pairs.decisions import geomean
+from fslab.analysis.pairs.decisions import geomean, swapped
 from fslab.core.metrics import HIGHER
 from fslab.core.units import turned
 
@@ -92,7 +92,7 @@ def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
                 ratio, low, high = turned(ratio, low, high)
             decision = str(row.get("decision") or "")
             if row.a != x:  # faster/slower were said of a against b
-                decision = {"faster": "slower", "slower": "faster"}.get(decision, decision)
+                decision = swapped(decision)
             return Oriented(float(ratio), float(low), float(high), float(row.p_adj),
                             float(row.alpha), bool(row.estimable), bool(row.significant),
                             float(row.mde_ratio), decision,
