@@ -25,6 +25,7 @@ from fslab.aging.fileset import FileSet
 from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
 from fslab.aging.stops import probe_target_reached
+from fslab.host import system
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
@@ -267,7 +268,7 @@ class Engine:
             log.deleted_for_space += 1
             if log.deleted_for_space % 16 == 0:
                 used = self.used_share()
-        os.sync()  # let deferred frees land before the next measurement
+        system.sync_file_system(self.root)  # deferred frees land before the next measurement
         log.utilization.append((now, log.ops_done, self.used_share()))
 
     # -- the operations --------------------------------------------------------------

@@ -29,6 +29,7 @@ import numpy as np
 
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.log import AgingLog
+from fslab.host import system
 
 
 class Driver(Protocol):
@@ -146,8 +147,9 @@ class RecipeRun:
     # -- stop rules and maintenance ------------------------------------------------------
 
     def checkpoint(self) -> bool:
-        """Sync, let the engine maintain and probe; True when a stop rule fired."""
-        os.sync()
+        """Sync the aged file system, let the engine maintain and probe; True when a stop
+        rule fired."""
+        system.sync_file_system(self.engine.root)
         engine = self.engine
         engine.log.ops_done = self.done
         if engine.stop_reached(self.done):

@@ -10,13 +10,13 @@ set side by side. Both land in run.json (`workload_metadata.around_run`).
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+from fslab.host import system
 from fslab.probes.freespace import of_mounted as free_space
 from fslab.targets import Mounted
 
@@ -56,7 +56,7 @@ TRIMMED = re.compile(r"\((\d+) bytes\) trimmed")
 def fstrim(mountpoint: Path) -> dict[str, Any]:
     """Trim the mounted file system (sync first, as the study did): bytes and seconds, or
     why it could not."""
-    os.sync()
+    system.sync_file_system(mountpoint)
     start = time.perf_counter()
     try:
         done = subprocess.run(["fstrim", "-v", str(mountpoint)], capture_output=True,

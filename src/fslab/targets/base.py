@@ -70,7 +70,7 @@ class Mounted:
         free = self.free_bytes()
         deadline = time.monotonic() + SPACE_SETTLE_S
         while free is not None and need > free and time.monotonic() < deadline:
-            os.sync()
+            system.sync_file_system(self.path) if self.path else os.sync()
             time.sleep(0.5)
             free = self.free_bytes()
         return free
