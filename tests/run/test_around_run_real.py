@@ -29,7 +29,7 @@ def test_an_aged_target_is_probed_before_and_after_each_run_and_trimmed_first(tm
         'iterations = 1\nseed = 3\nimage_size = "256M"\nceiling = false\nruntime = 1\n'
         'file_size = "16M"\n'
         '[[target]]\nname = "aged"\nfs = "ext4"\nfstrim = true\n'
-        'age = { recipe = "interleaved", tree_files = 300, fill = 0.2, seed = 4 }\n'
+        'age = { recipe = "interleaved", tree_files = 300, fill = 0.1, seed = 4 }\n'
         '[[target]]\nname = "plain"\nfs = "ext4"\n'
         '[[workload]]\njob_file = "write16m.fio"\n'
         '[[workload]]\npreset = "direct5"\nonly = ["randwrite"]\n')

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from fslab.core.errors import ToolError, UserError
 
@@ -130,19 +131,24 @@ def kernel_release() -> str:
     return os.uname().release
 
 
+@functools.cache
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def sync_file_system(path: Path) -> None:
     """Flush the file system holding `path` (and its device), not the whole machine's
     (syncfs(2)): what aging's rounds and the probes around a run need, without writing
     out every other process's dirty pages each time. sync(2) where syncfs is refused."""
-    import ctypes
-
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         os.sync()
         return
     try:
-        if ctypes.CDLL(None, use_errno=True).syncfs(fd) != 0:
+        if _libc().syncfs(fd) != 0:
             os.sync()
     finally:
         os.close(fd)
