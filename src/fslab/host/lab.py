@@ -266,13 +266,14 @@ def _release_mount(session: Session, resource: Resource) -> None:
         time.sleep(UMOUNT_RETRY_DELAY_S)
 
 
-def _wait_for_exit(pids: list[int]) -> None:
+def _wait_for_exit(daemons: list[tuple[int, int | None]]) -> None:
     """Wait (never signal: the mount started them, not fslab) until the daemons of an
     unmounted FUSE file system have written their device and gone, so the loop device and
     image under them are free when the next step releases them."""
     deadline = time.monotonic() + FUSE_EXIT_S
     while time.monotonic() < deadline and any(
-            system.process_state(pid) not in ("", "Z", "X") for pid in pids):
+            system.process_start_time(pid) == started
+            and system.process_state(pid) not in ("", "Z", "X") for pid, started in daemons):
         time.sleep(0.05)
 
 

@@ -201,11 +201,12 @@ def group_members(pgid: int) -> list[tuple[int, int | None]]:
     return found
 
 
-def serving(path: Path) -> list[int]:
-    """Live processes with `path` as one of their arguments: the daemon behind a FUSE
-    mount (its command line names the mountpoint), which outlives the unmount briefly."""
+def serving(path: Path) -> list[tuple[int, int | None]]:
+    """(pid, start time) of live processes with `path` as one of their arguments: the
+    daemon behind a FUSE mount (its command line names the mountpoint), which outlives
+    the unmount briefly. The start time tells it from a later process with its PID."""
     wanted = str(path).encode()
-    found: list[int] = []
+    found: list[tuple[int, int | None]] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -214,7 +215,7 @@ def serving(path: Path) -> list[int]:
         except OSError:
             continue
         if wanted in words and process_state(int(entry.name)) not in ("", "Z", "X"):
-            found.append(int(entry.name))
+            found.append((int(entry.name), process_start_time(int(entry.name))))
     return found
 
 
