@@ -142,7 +142,7 @@ def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataF
     one workload for the fewest machine seconds, from its cells' noise components; the
     campaign's length and `more` runs where they cannot be told (module doc)."""
     from fslab.analysis.cells.noise import components_of
-    from fslab.analysis.pairs.power import needs_at_length
+    from fslab.analysis.pairs.needs import needs_at_length
     from fslab.core.units import format_duration
 
     same_length = WorkloadPlan(more, 0, 1.0, more * sum(per_run_s.values()),

@@ -8,7 +8,7 @@ simultaneous interval, and an unresolved one says what it would take.
 - unresolved: neither. Then `needs_iterations` is the fewest iterations at which that
   pair's own test (paired or Welch, its own degrees of freedom, the campaign's adjusted
   level) resolves it 4 times in 5 if the true ratio is the one measured, from its
-  measured spread (analysis.pairs.power.needs_iterations), and `needs_seconds` what the
+  measured spread (analysis.pairs.needs.needs_iterations), and `needs_seconds` what the
   extra iterations cost at this campaign's own run times. More than 100 iterations: ∞.
   The command that spends them is `--resolve` (analysis.pairs.sequential): more iterations
   read again at the same α would call differences more often than it says.
@@ -25,7 +25,7 @@ import pandas as pd
 
 from fslab.analysis.cells.stats import geomean
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, PairResult, compare
-from fslab.analysis.pairs.power import PairSpread, needs_iterations
+from fslab.analysis.pairs.needs import PairSpread, needs_iterations
 from fslab.core.metrics import HIGHER
 from fslab.core.units import turned
 
@@ -133,7 +133,7 @@ def current_iterations(row: pd.Series) -> int:
 
 
 def pair_spread(row: pd.Series) -> PairSpread:
-    """What a pairwise.csv row's test rests on (analysis.pairs.power.PairSpread)."""
+    """What a pairwise.csv row's test rests on (analysis.pairs.needs.PairSpread)."""
     return spread(int(row.get("n_pairs", 0) or 0), float(row["se_log"]), int(row["n_a"]),
                   int(row["n_b"]), float(row["sd_log_a"]), float(row["sd_log_b"]))
 

@@ -261,12 +261,12 @@ def _welch_detectable_z(n_a: int, n_b: int, level: float, share: float,
 SHARE_STEP = 0.05
 
 
-def _folded(share: float) -> float:
+def folded_share(share: float) -> float:
     return round(min(share, 1 - share) / SHARE_STEP) * SHARE_STEP
 
 
 @functools.lru_cache(maxsize=8192)
-def _welch_sampling(n: int, level: float, share: float) -> Sampling:
+def welch_sampling(n: int, level: float, share: float) -> Sampling:
     """Welch's Sampling at n a side where one side makes `share` of the variance (a
     cache: each costs a 96 × 96 grid of t quantiles)."""
     return Sampling.welch(share, 1 - share, n, n, level)
@@ -295,31 +295,6 @@ def falsi_root(f: Callable[[float], float], low: float, high: float,
                 f_low /= 2
             side = 1
     return middle
-
-
-def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Sampling, float]],
-                          start: int, margin_log: float, power: float = POWER) -> float:
-    """The fewest iterations (above `start`) at which a pair resolves with `power`, its
-    true log ratio taken as `estimate`; `design_of(n)` -> (its test's Sampling, its true
-    standard error) at n iterations. ∞ when more than MAX_ITERATIONS would be needed.
-    The chance grows with n, so the answer is found by bisection over COUNTS."""
-
-    def enough(n: int) -> bool:
-        design, se = design_of(n)
-        return se > 0 and design.resolving_power(abs(estimate) / se,
-                                                 margin_log / se) >= power
-
-    counts = [n for n in COUNTS if n > start]
-    if not counts or not enough(counts[-1]):
-        return math.inf
-    low, high = 0, len(counts) - 1
-    while low < high:
-        middle = (low + high) // 2
-        if enough(counts[middle]):
-            high = middle
-        else:
-            low = middle + 1
-    return float(counts[low])
 
 
 # Sample sizes: how many iterations a goal takes (adaptive runs' second stage, an
@@ -354,62 +329,3 @@ def _first_enough(sd: np.ndarray, allowed: np.ndarray, sizes: np.ndarray) -> np.
     """The first size whose allowed SD reaches each sd (NaN sd: the largest size)."""
     index = np.searchsorted(allowed, np.nan_to_num(sd, nan=np.inf), side="left")
     return sizes[np.minimum(index, len(sizes) - 1)]
-
-
-@dataclass(frozen=True)
-class PairSpread:
-    """What a pair's test rests on, for its sample size: the iterations it has now, and
-    either the SD of its per-iteration log differences (paired) or each side's variance
-    of logs (Welch, both sides at n)."""
-
-    now: int
-    paired_sd: float = math.nan
-    var_a: float = math.nan
-    var_b: float = math.nan
-
-    @property
-    def paired(self) -> bool:
-        return self.paired_sd == self.paired_sd
-
-
-def needs_iterations(ratio: float, spread: PairSpread, level: float, margin: float,
-                     power: float = POWER) -> float:
-    """The fewest iterations (per side) at which a pair's own test at `level` resolves it
-    — its interval excludes 1 or lies within ±`margin` — with `power`, if the true ratio
-    is `ratio` and the spread holds: ∞ past MAX_ITERATIONS, NaN when it cannot be told."""
-    if not ratio > 0 or not math.isfinite(ratio):
-        return math.nan
-    if spread.paired:
-        sd = spread.paired_sd
-        if not sd > 0:
-            return math.nan
-
-        def design_of(n: int) -> tuple[Sampling, float]:
-            return Sampling.paired(n, level), sd / math.sqrt(n)
-    else:
-        va, vb = spread.var_a, spread.var_b
-        if not va + vb > 0:
-            return math.nan
-        share = _folded(va / (va + vb))  # all the design depends on at n a side
-
-        def design_of(n: int) -> tuple[Sampling, float]:
-            return _welch_sampling(n, level, share), math.sqrt(va / n + vb / n)
-    return iterations_to_resolve(math.log(ratio), design_of, spread.now,
-                                 math.log1p(margin), power)
-
-
-def needs_at_length(ratio: float, paired_sd: float, now: int, relative_variance: float,
-                    level: float, margin: float, power: float = POWER) -> float:
-    """The iterations in all at which a paired pair resolves with `power` when its `now`
-    iterations so far (per-iteration SD of log differences `paired_sd`) are followed by
-    runs of another length, each of `relative_variance` times their variance: the pairs'
-    weighted test (analysis.pairs.model, each iteration weighted by its precision) has
-    the information now + (n − now) / relative_variance of equal runs, on n − 1 df."""
-    if not ratio > 0 or not paired_sd > 0 or not relative_variance > 0 or now < 2:
-        return math.nan
-
-    def design_of(n: int) -> tuple[Sampling, float]:
-        information = now + (n - now) / relative_variance
-        return Sampling.paired(n, level), paired_sd / math.sqrt(information)
-
-    return iterations_to_resolve(math.log(ratio), design_of, now, math.log1p(margin), power)
