@@ -108,8 +108,9 @@ def _buffered_in_ram(records: Iterable[RunRecord],
             continue
         size = int(io.get("file_set_bytes") or 0)
         if size < memory:  # the job's cell and each of its sections' (their own names)
-            for workload in {record.workload, *(m.get("workload") for m in record.metrics)}:
-                found[(record.target, str(workload))] = (
+            sections = {str(m["workload"]) for m in record.metrics if m.get("workload")}
+            for workload in {record.workload, *sections}:
+                found[(record.target, workload)] = (
                     f"buffered I/O on {size / 2**20:.0f} MiB of files, which the "
                     f"{memory / 2**30:.0f} GiB of RAM can cache")
     return found
