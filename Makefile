@@ -7,6 +7,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.fslab-installed
 TEST_STAMP := $(VENV)/.fslab-test-installed
 
+# pytest rewrites each test module's asserts and caches the result beside it, unless
+# PYTHONDONTWRITEBYTECODE is set (it is on this machine kind): then every worker rewrites
+# all 149 modules again, 4.3 s a process here (9.7 s against 5.5 s to collect the suite).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+
 .PHONY: run test check lint deps system-deps system-deps-test venv venv-test clean
 
 run: deps
@@ -20,15 +25,15 @@ run: deps
 test: system-deps-test venv-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
-	$(BIN)/python -m pytest -q -n 4 --dist worksteal -m "not quiet"
-	$(BIN)/python -m pytest -q -m quiet
+	$(PYTEST) -q -n 4 --dist worksteal -m "not quiet"
+	$(PYTEST) -q -m quiet
 
 # The edit-test loop: lint, types, and every test that needs nothing of the machine
 # (no root, mkfs, loop device, fio or process of its own; tests/conftest.py decides).
 check: venv-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
-	$(BIN)/python -m pytest -q -n 2 -m check
+	$(PYTEST) -q -n 2 -m check
 
 lint: system-deps venv-test
 	$(BIN)/ruff check src tests benchmarks

@@ -51,9 +51,15 @@ def test_after_the_cache_drop_data_and_metadata_come_from_the_device(fs, lab: La
         for index in range(SMALL):
             (place.path / "small" / f"f{index}").write_bytes(os.urandom(4096))
         device = place.description["device"]
-        read_everything(place.path, device)
-        warm = read_everything(place.path, device)
-        assert warm[1] < MiB, warm  # the check can fail: warm reads come from memory
+        # Warm: reads come from memory (the check can fail). Another test's cache drop
+        # (a global one, beside this test under make test's workers) can empty the
+        # cache between two passes: a few passes find one that stayed warm.
+        for _ in range(5):
+            read_everything(place.path, device)
+            warm = read_everything(place.path, device)
+            if warm[1] < MiB:
+                break
+        assert warm[1] < MiB, warm
         assert system.sync_and_drop_caches()
         requests, read = read_everything(place.path, device)
         assert read >= 32 * MiB + SMALL * 4096, read  # every byte of data from the device

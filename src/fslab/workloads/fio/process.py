@@ -87,13 +87,14 @@ def lay_out_files(directory: Path, name: str, options: dict[str, Any]) -> dict[s
     size = parse_size(str(merged.get("size", "0")))
     chunk = os.urandom(1024**2)
     names = []
-    for job in range(int(merged.get("numjobs", 1))):
-        path = directory / f"{name}.{job}.0"
-        with path.open("wb") as handle:
-            left = size
-            while left > 0:
-                left -= handle.write(chunk[: min(left, len(chunk))])
-        names.append(path.name)
+    with stopwatch.step(stopwatch.LAYOUT):
+        for job in range(int(merged.get("numjobs", 1))):
+            path = directory / f"{name}.{job}.0"
+            with path.open("wb") as handle:
+                left = size
+                while left > 0:
+                    left -= handle.write(chunk[: min(left, len(chunk))])
+            names.append(path.name)
     return {"files": names, "bytes_each": size, "why": "sequential layout before fio"}
 
 
