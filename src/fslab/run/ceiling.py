@@ -11,10 +11,10 @@ directory of its own: raw output beside parsed values) and their IOPS and bandwi
 environment.json under "ceilings", keyed by the lab's device.
 
 A job measured in interleaved rounds (rounds.py) has its ceiling measured in the same
-rounds instead: the raw device is one more participant (run/participants.py), every
-iteration, in each of its rounds, so each cell is
-compared with what the disk delivered in the same moments, not minutes earlier (one
-measurement at the start is as noisy as the cells). Those values are kept per
+rounds instead: the raw device is one more participant (run/participants.py), in each
+round of the first CEILING_ITERATIONS iterations, so each cell is compared with what the
+disk delivered in the same moments, not minutes earlier (one measurement at the start is
+as noisy as the cells). Those values are kept per
 iteration ("ceilings_by_iteration": {workload: {op: {metric: {iteration: value}}}}) and
 analysis.cells.cachebound pairs them with the cells' values of the same iteration.
 """
@@ -37,6 +37,11 @@ CEILING_DIR = "ceiling"
 CEILING_TARGET = "ceiling-raw"
 CEILING_METRICS = ("iops", "bw_bytes")
 CEILING_REPEATS = 2
+# The ceiling joins the rounds of the first iterations only. It answers a coarse question
+# (is a cell above 1.25x the disk?) from each iteration's ratio to it, and paired in the
+# same rounds two iterations answer it; in all five of the default campaign it took 99 s
+# of its 451 s of machine time (2026-11-27), more than any step but the measuring.
+CEILING_ITERATIONS = 2
 
 
 def lab_device(lab: Lab) -> str:
@@ -93,8 +98,11 @@ class CeilingBeside:
 
     def runs_beside(self, group: list[RunSpec]) -> list[RunSpec]:
         """The ceiling's runs for the rounds `group` is measured in: one per variant of
-        the job (a swept iodepth has a ceiling of its own at each level)."""
+        the job (a swept iodepth has a ceiling of its own at each level), in the first
+        CEILING_ITERATIONS iterations."""
         out = []
+        if min(run.iteration for run in group) > CEILING_ITERATIONS:
+            return out
         for run in {run.workload.name: run for run in group}.values():
             workload = self.workloads.get(run.workload.name)
             if workload is not None:
