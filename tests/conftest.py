@@ -208,7 +208,6 @@ LONG = {
     "test_aa_campaigns_claim_no_difference": 42,
     "test_the_ceiling_is_one_more_participant_in_the_rounds": 36,
     "test_a_built_in_workload_and_statistic_are_one_module_and_one_line_each": 36,
-    "test_until_ci_adds_iterations": 34,
     "test_identical_targets_show_no_difference": 33,
     "test_the_report_opens_with_the_ranking_charts": 32,
     "test_report_renders_from_stats_without_importing_the_analysis": 30,
