@@ -3,13 +3,14 @@ commands live beside this file, one module per group)."""
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-from fslab.core.errors import UserError
+from fslab.core.errors import ExitCode, UserError
 
 # Plain help text (click's formatter): rendering it through rich costs more than the rest
 # of `fslab --help` together.
@@ -61,6 +62,15 @@ CatalogueOption = Annotated[Path | None, typer.Option(
     "--catalogue", help="Catalogue directory, shared by any number of machines (default "
                         "$FSLAB_CATALOGUE or ~/.local/share/fslab/catalogue); a .duckdb "
                         "file of an earlier fslab is read as it is.")]
+
+
+def exit_interrupted(message: str) -> NoReturn:
+    """Say what was interrupted and how to go on, and exit 130. Everything is released by
+    now, so a further Ctrl-C is ignored: under load one can land while the exit unwinds,
+    and it turned the documented 130 into a death by SIGINT (-2)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    err_console.print(message)
+    sys.exit(ExitCode.INTERRUPTED)
 
 
 def parse_labels(items: list[str] | None) -> dict[str, str]:

@@ -16,6 +16,7 @@ from fslab.cli.app import (
     console,
     err_console,
     escape,
+    exit_interrupted,
 )
 from fslab.cli.summary import print_summary
 from fslab.core.errors import ExitCode, ToolError, UserError
@@ -212,8 +213,7 @@ def main() -> None:
         err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(ExitCode.TOOL_FAILED)
     except KeyboardInterrupt:
-        err_console.print("fslab: interrupted")
-        sys.exit(ExitCode.INTERRUPTED)
+        exit_interrupted("fslab: interrupted")
 
 
 import fslab.cli.history  # noqa: E402  (registers history)

@@ -15,6 +15,7 @@ from fslab.cli.app import (
     console,
     err_console,
     escape,
+    exit_interrupted,
     parse_labels,
 )
 from fslab.cli.summary import print_decided, print_summary
@@ -188,9 +189,8 @@ def run(
                 check.join()
     except KeyboardInterrupt:
         target = out or "DIR"
-        err_console.print(f"fslab: interrupted; everything fslab made was released. "
-                          f"Continue with: fslab run --resume --out {target}")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        exit_interrupted(f"fslab: interrupted; everything fslab made was released. "
+                         f"Continue with: fslab run --resume --out {target}")
     print_summary(result.results.path, result.analysis, decided=False)
     for warning in result.runner.warnings:
         err_console.print(f"[yellow]warning: {warning}[/yellow]")

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from fslab.cli.app import LabOption, app, console, err_console
+from fslab.cli.app import LabOption, app, console, err_console, exit_interrupted
 from fslab.cli.run import _split, _sweeps
-from fslab.core.errors import ExitCode, UserError
+from fslab.core.errors import UserError
 
 
 @app.command()
@@ -93,9 +93,8 @@ def tune(
             lines = api.tune(campaign, request, where, lab=api.make_lab(lab),
                              progress=progress, resume=resume)
     except KeyboardInterrupt:
-        err_console.print(f"fslab: interrupted; everything fslab made was released. "
-                          f"Continue with: fslab tune --resume --out {where}")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        exit_interrupted(f"fslab: interrupted; everything fslab made was released. "
+                         f"Continue with: fslab tune --resume --out {where}")
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     stats = where / "stats"

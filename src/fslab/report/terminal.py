@@ -58,9 +58,9 @@ def summary_tables(summary: pd.DataFrame, runs: pd.DataFrame | None = None,
         parts.append(Text(
             "IOPS vs raw: the mean as a share of what the disk under the images delivered "
             "for the same job (an O_DIRECT run on a raw loop device over data just written: "
-            "in the same rounds as the cells, in the first two iterations, for jobs measured in "
-            "rounds; "
-            "else the better of two before the campaign); above 125 % is cache-bound.",
+            "in the same rounds as the cells, in the first two iterations, for jobs measured "
+            "in rounds; else the better of two before the campaign); above 125 % is "
+            "cache-bound.",
             style="dim"))
     if runs is not None and not runs.empty:
         bad = runs[runs["status"] != "ok"]

@@ -100,7 +100,7 @@ class CeilingBeside:
         """The ceiling's runs for the rounds `group` is measured in: one per variant of
         the job (a swept iodepth has a ceiling of its own at each level), in the first
         CEILING_ITERATIONS iterations."""
-        out = []
+        out: list[RunSpec] = []
         if min(run.iteration for run in group) > CEILING_ITERATIONS:
             return out
         for run in {run.workload.name: run for run in group}.values():
