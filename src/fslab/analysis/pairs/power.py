@@ -210,10 +210,14 @@ class Sampling:
         return float(np.mean(np.where(b >= a, 1.0, beyond + inside)))
 
 
+@functools.lru_cache(maxsize=512)
 def _chi2_grid(df: float) -> np.ndarray:
-    """GRID quantile midpoints of χ²(df)."""
+    """GRID quantile midpoints of χ²(df), read-only: a campaign asks for the same few
+    degrees of freedom thousands of times (10,323 calls, 2.5 s of the check tier)."""
     q = (np.arange(GRID) + 0.5) / GRID
-    return 2 * special.gammaincinv(df / 2, q)
+    grid = 2 * special.gammaincinv(df / 2, q)
+    grid.flags.writeable = False
+    return grid
 
 
 def welch_detectable_log(var_a: float, var_b: float, n_a: int, n_b: int, level: float,
