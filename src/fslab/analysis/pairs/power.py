@@ -216,7 +216,7 @@ def _chi2_grid(df: float) -> np.ndarray:
     degrees of freedom thousands of times (10,323 calls, 2.5 s of the check tier)."""
     q = (np.arange(GRID) + 0.5) / GRID
     grid = 2 * special.gammaincinv(df / 2, q)
-    grid.flags.writeable = False
+    grid.setflags(write=False)
     return grid
 
 
