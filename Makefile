@@ -19,9 +19,10 @@ run: deps
 
 # The whole suite: every test on four workers (tests that share a daemon one at a time;
 # most of a test is waiting for fio, mkfs and the disk: four overlap on two cores, 6 min 11 s
-# against 6 min 36 s with three here; five are no faster), the longest handed out first and
-# idle workers taking work from busy ones (worksteal: 5 min 25 s against 6 min 14 s), then
-# the tests that measure the machine itself, alone (tests/conftest.py decides which).
+# against 6 min 36 s with three here; five are no faster), dealt to the workers by expected
+# time, longest first, and idle workers taking work from busy ones (worksteal: 5 min 25 s
+# against 6 min 14 s), then the tests that measure the machine itself, alone
+# (tests/conftest.py decides which).
 test: system-deps-test venv-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
