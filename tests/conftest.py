@@ -185,6 +185,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                               item.callspec.params)  # type: ignore[attr-defined]
                  for name in SHARED_DAEMONS):
             item.add_marker(pytest.mark.shared_daemons)
+
+
+# after -m has deselected (the tiers above came first): the shares are of what runs
+# (pytest reads only names that start with pytest_ as hooks; specname says which)
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_order_by_expected_time(config: pytest.Config, items: list[pytest.Item]) -> None:
     items[:] = dealt(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
