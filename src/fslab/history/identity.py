@@ -130,15 +130,11 @@ def _jobs_of(directory: Path) -> list[str]:
     runs = directory / "stats" / "runs.parquet"
     if not runs.exists():
         return []
-    import duckdb
+    import pyarrow.parquet as pq  # one column read: a DuckDB connection alone took 37 ms
 
-    quoted = str(runs).replace("'", "''")
-    with duckdb.connect(":memory:") as db:
-        names = [r[0] for r in db.execute(f"SELECT name FROM parquet_schema('{quoted}')")
-                 .fetchall()]
-        column = "job" if "job" in names else "workload"
-        return [str(r[0]) for r in db.execute(
-            f"SELECT DISTINCT {column} FROM read_parquet('{quoted}')").fetchall()]
+    column = "job" if "job" in pq.read_schema(runs).names else "workload"
+    values = pq.read_table(runs, columns=[column]).column(0).unique().to_pylist()
+    return [str(value) for value in values if value is not None]
 
 
 def _read_json(path: Path) -> dict[str, Any]:
