@@ -34,7 +34,7 @@ test: system-deps-test venv-test
 check: venv-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
-	$(PYTEST) -q -n 2 -m check
+	$(PYTEST) -q -n 2 --dist worksteal -m check
 
 lint: system-deps venv-test
 	$(BIN)/ruff check src tests benchmarks

@@ -12,6 +12,7 @@ import inspect
 import io
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -44,7 +45,8 @@ def requires(*tools: str, root: bool = True) -> None:
         pytest.skip(message)
 
 
-MEMORY = Path("/dev/shm")  # a tmpfs on every Linux this runs on
+TMPFS = Path("/dev/shm")  # a tmpfs on every Linux this runs on
+TMPFS_ROOM = 1024**3  # less free (a container's 64 MiB /dev/shm): the disk, as before
 
 
 @pytest.fixture
@@ -54,10 +56,11 @@ def tmp_path(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     with images beside it each fsync waits for their data (4,900 fsyncs and 3,300
     rmdirs of the check tier took 35 s of disk time here). A machine test keeps pytest's
     own directory, on the disk its loop images belong on."""
-    if request.node.get_closest_marker("check") is None or not MEMORY.is_dir():
+    if (request.node.get_closest_marker("check") is None or not TMPFS.is_dir()
+            or shutil.disk_usage(TMPFS).free < TMPFS_ROOM):
         yield tmp_path
         return
-    path = Path(tempfile.mkdtemp(prefix="fslab-test-", dir=MEMORY))
+    path = Path(tempfile.mkdtemp(prefix="fslab-test-", dir=TMPFS))
     try:
         yield path
     finally:
@@ -103,6 +106,7 @@ def fslab_here(*args: str) -> subprocess.CompletedProcess[str]:
 
     out, err = io.StringIO(), io.StringIO()
     argv, sys.argv = sys.argv, ["fslab", *args]
+    on_interrupt = signal.getsignal(signal.SIGINT)  # an interrupted command ignores more
     code: int | str | None = 0
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -115,6 +119,7 @@ def fslab_here(*args: str) -> subprocess.CompletedProcess[str]:
                 code = 1
     finally:
         sys.argv = argv
+        signal.signal(signal.SIGINT, on_interrupt)
     returncode = code if isinstance(code, int) else (0 if code is None else 1)
     return subprocess.CompletedProcess(args, returncode, out.getvalue(), err.getvalue())
 
@@ -191,6 +196,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # (pytest reads only names that start with pytest_ as hooks; specname says which)
 @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
 def pytest_order_by_expected_time(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Hand out the tests in the order `dealt` gives for this many workers."""
     items[:] = dealt(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
@@ -224,6 +230,7 @@ MACHINE_S, CHECK_S = 8.0, 0.3  # a typical test of each tier there
 
 
 def expected_seconds(item: pytest.Item) -> float:
+    """How long the test takes in make test's main tier, about."""
     name = getattr(item, "originalname", item.name)
     if name in LONG:
         return LONG[name]

@@ -271,8 +271,8 @@ def test_compare_cli_exit_codes(tmp_path):
 
 @pytest.mark.privileged
 def test_until_ci_adds_iterations(tmp_path, lab):
-    """The stages of --until-ci, on the simulator (the stages are the runner's, whatever
-    the workload: a real fio here cost 17 s of CPU, for no claim about fio)."""
+    """The stages of --until-ci, on the simulator: the stages are the runner's, whatever
+    the workload measures."""
     def campaign():
         return load_campaign(None, Overrides(fs=["null"], preset="null", iterations=2, seed=3))
 
@@ -285,8 +285,7 @@ def test_until_ci_adds_iterations(tmp_path, lab):
     assert set(pd.read_csv(tmp_path / "r" / "stats" / "summary.csv")["n"]) == {2}
     loose = api.run(campaign(), out=tmp_path / "r2", lab=lab, until_ci=1e6, max_iterations=5)
     # a goal the pilot already meets still gets its second stage (the smallest): stopping
-    # on the pilot's lucky spread is what inflated false positives. (A goal of ±1000 % was
-    # once missed beside the other tests: two 1-s tmpfs runs, t = 12.7, gave ±1720 %.)
+    # on the pilot's lucky spread is what inflated false positives
     assert loose.unconverged == [] and len(api.runs(tmp_path / "r2")) == 2 + 3
 
 

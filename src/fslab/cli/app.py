@@ -66,8 +66,9 @@ CatalogueOption = Annotated[Path | None, typer.Option(
 
 def exit_interrupted(message: str) -> NoReturn:
     """Say what was interrupted and how to go on, and exit 130. Everything is released by
-    now, so a further Ctrl-C is ignored: under load one can land while the exit unwinds,
-    and it turned the documented 130 into a death by SIGINT (-2)."""
+    now, so a further Ctrl-C is ignored: one landing while the exit unwinds would end the
+    process by SIGINT (-2) instead of 130. The process is ending: an in-process caller
+    (tests/conftest.py fslab_here) restores its own handler."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     err_console.print(message)
     sys.exit(ExitCode.INTERRUPTED)

@@ -99,7 +99,9 @@ class CeilingBeside:
     def runs_beside(self, group: list[RunSpec]) -> list[RunSpec]:
         """The ceiling's runs for the rounds `group` is measured in: one per variant of
         the job (a swept iodepth has a ceiling of its own at each level), in the first
-        CEILING_ITERATIONS iterations."""
+        CEILING_ITERATIONS iterations. A tuner's race measures each round as a campaign of
+        its own from iteration N on: a configuration first measured after the second
+        round is held against the largest ceiling measured in rounds (cachebound)."""
         out: list[RunSpec] = []
         if min(run.iteration for run in group) > CEILING_ITERATIONS:
             return out

@@ -3,10 +3,11 @@
 A cell is cache-bound when
 - its mean IOPS or bandwidth exceeds what the device under the loop images delivered for
   the same job (the ceiling: fslab/run/ceiling.py) by more than CEILING_MARGIN — where the
-  ceiling was measured in the same rounds as the cell, as the geometric mean over the
-  iterations of each iteration's value over that iteration's ceiling (the disk's drift,
-  shared within a round, cancels as it does between targets); else the cell's mean over
-  the ceiling measured before the campaign — or
+  ceiling was measured in the same rounds as the cell (the campaign's first iterations:
+  run/ceiling.py CEILING_ITERATIONS), as the geometric mean over those iterations of each
+  iteration's value over that iteration's ceiling (the disk's drift, shared within a
+  round, cancels as it does between targets); else the cell's mean over the ceiling
+  measured before the campaign, or the largest measured in rounds — or
 - its runs did buffered I/O on a file set that fits in the machine's RAM (a study preset
   reproduced verbatim, e.g. basic5): the page cache can hold all of it.
 Such a cell is marked, never crowned, and verdicts about it say so instead of naming a
@@ -32,8 +33,9 @@ RATE_METRICS = ("iops", "bw_bytes")
 # What this step does, in one statement the report prints (stats/methods.csv).
 METHOD = ("Cache-bound: a cell whose IOPS or bandwidth exceeds 1.25× what the loop images' own "
           'disk delivered for the same job (a raw loop device with direct I/O on data just '
-          'written, measured in the same rounds as the cells and compared iteration by '
-          "iteration: environment.json 'ceilings_by_iteration'; for jobs not measured in "
+          'written, measured in the same rounds as the cells in the first two iterations and '
+          "compared iteration by iteration: environment.json 'ceilings_by_iteration'; for "
+          "cells without such an iteration, the largest of them; for jobs not measured in "
           "rounds, the better of two runs before the campaign: 'ceilings'), or whose runs did "
           'buffered I/O on files that fit in RAM, is marked and never ranked.')
 
