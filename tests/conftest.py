@@ -53,8 +53,8 @@ TMPFS_ROOM = 1024**3  # less free (a container's 64 MiB /dev/shm): the disk, as 
 def tmp_path(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     """A test that touches no machine (the check tier) writes its files to memory: its
     results directories' atomic writes fsync, and on the disk the machine tests fill
-    with images beside it each fsync waits for their data (4,900 fsyncs and 3,300
-    rmdirs of the check tier took 35 s of disk time here). A machine test keeps pytest's
+    with images beside it each fsync waits for their data (in a profiled run of the check
+    tier, 4,900 fsyncs and 3,300 rmdirs took 35 s). A machine test keeps pytest's
     own directory, on the disk its loop images belong on."""
     if (request.node.get_closest_marker("check") is None or not TMPFS.is_dir()
             or shutil.disk_usage(TMPFS).free < TMPFS_ROOM):
