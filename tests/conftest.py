@@ -158,10 +158,11 @@ QUIET = {
     "test_summed_jobs_match_group_reporting": "asserts that two paced fio runs keep pace",
     "test_loop_direct_io_and_slow_device_emulation": "asserts a throttled device's rate",
 }
-# Daemons tests share, count or kill by name (zfs-fuse serves every pool of the machine,
-# and a test lists every pool; a test kills "the" ntfs-3g it finds): tests that name one,
-# in their code or their parameters, run one after another.
-SHARED_DAEMONS = ("zfs", "zpool", "daemons", "ntfs", "exfat", "fat32")
+# Daemons tests share: zfs-fuse serves every pool of the machine, a test lists every pool
+# and one kills the daemon. Tests that name it, in their code or their parameters, run one
+# after another. (A FUSE file system's daemon serves its one mount: those tests pick
+# theirs by the lab's path and run beside each other.)
+SHARED_DAEMONS = ("zfs", "zpool")
 
 
 def _source(item: pytest.Item) -> str:
@@ -250,12 +251,22 @@ def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
         left -= sizes[-1]
     shares: list[list[pytest.Item]] = [[] for _ in sizes]
     totals = [0.0] * len(sizes)
-    for item in sorted(items, key=lambda item: -expected_seconds(item)):  # stable
-        open_ = [i for i, share in enumerate(shares) if len(share) < sizes[i]]
-        least = min(open_, key=lambda i: totals[i])
-        shares[least].append(item)
-        totals[least] += expected_seconds(item)
+    for unit in sorted(_units(items), key=lambda unit: -sum(map(expected_seconds, unit))):
+        open_ = [i for i, share in enumerate(shares) if len(share) + len(unit) <= sizes[i]]
+        least = min(open_ or range(len(shares)), key=lambda i: totals[i])
+        shares[least].extend(unit)
+        totals[least] += sum(map(expected_seconds, unit))
     return [item for share in shares for item in share]
+
+
+def _units(items: list[pytest.Item]) -> list[list[pytest.Item]]:
+    """What is dealt: the tests that share a daemon as one unit, longest first (on one
+    worker they run one after another; spread over several, each would wait for the
+    lock with its worker idle), every other test alone. Stable."""
+    shared = [item for item in items if item.get_closest_marker("shared_daemons")]
+    by_time = sorted(shared, key=lambda item: -expected_seconds(item))
+    return ([by_time] if shared else []) + [
+        [item] for item in items if not item.get_closest_marker("shared_daemons")]
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
