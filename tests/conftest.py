@@ -201,40 +201,50 @@ def pytest_order_by_expected_time(config: pytest.Config, items: list[pytest.Item
     items[:] = dealt(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
-# Tests that take half a minute or more in make test's main tier (seconds there, 4 workers
-# on 2 cores, 2026-11-27). A stale entry costs only the order below, never a result.
+# Tests that take 20 s or more in make test's main tier (seconds there, 4 workers on 2
+# cores, 2026-11-27), by name (a parametrized one's with its parameters) or by function.
+# A stale entry costs only the order below, never a result.
 LONG = {
-    "test_a_tune_killed_mid_race_resumes_to_the_same_answer": 75,
-    "test_an_aged_target_is_probed_before_and_after_each_run_and_trimmed_first": 74,
-    "test_interleaved_tree_scans_slower_than_a_fresh_copy_of_it": 73,
-    "test_a_mount_option_sweep_reads_by_its_options_and_no_label_is_clipped": 69,
-    "test_iodepth_sweep_end_to_end_with_effects_best_and_the_scaling_chart": 59,
-    "test_sixteen_campaigns_record_at_once_while_readers_read": 58,
-    "test_two_fs_two_workloads_two_iterations": 56,
-    "test_a_full_results_disk_stops_in_one_line_and_resume_finishes": 55,
-    "test_a_campaign_ages_a_target_then_measures_it_against_a_fresh_copy": 54,
-    "test_the_raid1_block_size_example": 51,
-    "test_sigkill_then_cleanup_then_resume": 43,
-    "test_fat32_basic5_every_cell_has_a_result_or_a_reason": 43,
-    "test_two_campaigns_share_a_lab_and_cleanup_leaves_live_runs_alone": 42,
-    "test_fresh_vs_aged_campaign_reports_ratios": 42,
-    "test_aa_campaigns_claim_no_difference": 42,
-    "test_the_ceiling_is_one_more_participant_in_the_rounds": 36,
-    "test_a_built_in_workload_and_statistic_are_one_module_and_one_line_each": 36,
-    "test_identical_targets_show_no_difference": 33,
-    "test_the_report_opens_with_the_ranking_charts": 32,
-    "test_report_renders_from_stats_without_importing_the_analysis": 30,
-    "test_compare_and_report_across_aging_runs": 29,
+    "test_a_campaign_ages_a_target_then_measures_it_against_a_fresh_copy": 68,
+    "test_the_raid1_block_size_example": 65,
+    "test_a_full_results_disk_stops_in_one_line_and_resume_finishes": 62,
+    "test_two_fs_two_workloads_two_iterations": 59,
+    "test_interleaved_tree_scans_slower_than_a_fresh_copy_of_it": 56,
+    "test_a_tune_killed_mid_race_resumes_to_the_same_answer": 52,
+    "test_sixteen_campaigns_record_at_once_while_readers_read": 49,
+    "test_fresh_vs_aged_campaign_reports_ratios": 45,
+    "test_sigkill_then_cleanup_then_resume": 41,
+    "test_iodepth_sweep_end_to_end_with_effects_best_and_the_scaling_chart": 41,
+    "test_each_kind_runs_fio_and_leaves_nothing[fat32]": 37,
+    "test_identical_targets_show_no_difference": 35,
+    "test_a_mount_option_sweep_reads_by_its_options_and_no_label_is_clipped": 34,
+    "test_until_ci_adds_iterations": 32,
+    "test_the_ceiling_is_one_more_participant_in_the_rounds": 30,
+    "test_fat32_basic5_every_cell_has_a_result_or_a_reason": 30,
+    "test_history_report_renders_in_chromium_with_the_change_marked": 30,
+    "test_a_built_in_workload_and_statistic_are_one_module_and_one_line_each": 29,
     "test_zfs_daemon_killed_mid_run": 27,
+    "test_changes_find_the_drop_and_nothing_else": 27,
+    "test_the_zfs_primary_cache_example": 26,
+    "test_each_kind_runs_fio_and_leaves_nothing[ext3]": 26,
+    "test_two_campaigns_share_a_lab_and_cleanup_leaves_live_runs_alone": 26,
+    "test_an_aged_target_is_probed_before_and_after_each_run_and_trimmed_first": 25,
+    "test_each_kind_runs_fio_and_leaves_nothing[raw]": 24,
+    "test_a_fuse_daemon_dying_mid_run_fails_that_run_and_releases_its_mount": 23,
+    "test_the_queue_depth_curve_example": 22,
+    "test_each_kind_runs_fio_and_leaves_nothing[ext2]": 22,
+    "test_compare_and_report_across_aging_runs": 22,
+    "test_mount_options_each_get_their_own_file_system": 20,
+    "test_api_run_analyze_load": 20,
 }
 MACHINE_S, CHECK_S = 8.0, 0.3  # a typical test of each tier there
 
 
 def expected_seconds(item: pytest.Item) -> float:
     """How long the test takes in make test's main tier, about."""
-    name = getattr(item, "originalname", item.name)
-    if name in LONG:
-        return LONG[name]
+    for name in (item.name, getattr(item, "originalname", item.name)):
+        if name in LONG:
+            return LONG[name]
     return MACHINE_S if item.get_closest_marker("machine") else CHECK_S
 
 
