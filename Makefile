@@ -17,21 +17,24 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 run: deps
 	$(BIN)/fslab run
 
-# The whole suite: every test on four workers (tests that share a daemon one at a time;
-# most of a test is waiting for fio, mkfs and the disk: four overlap on two cores, 6 min 11 s
-# against 6 min 36 s with three here; five are no faster), dealt to the workers by expected
-# time, longest first, and idle workers taking work from busy ones (worksteal: 5 min 25 s
-# against 6 min 14 s), then the tests that measure the machine itself, alone
-# (tests/conftest.py decides which).
-# mypy checks the types beside the main tier (14 s on a fresh clone, 0.5 s once cached):
-# its one line comes after the tier's, and either failing fails the target.
+# The whole suite: every test on four workers (most of a test is waiting for fio, mkfs and
+# the disk: four overlap on two cores, 6 min 11 s against 6 min 36 s with three here; five
+# are no faster), dealt to the workers by expected time, longest first, the tests that
+# share zfs-fuse to one worker, and idle workers taking work from busy ones (worksteal:
+# 5 min 25 s against 6 min 14 s); then the tests that measure the machine itself, alone
+# (tests/conftest.py decides which). mypy checks the types beside the main tier (14 s on
+# a fresh clone): its output comes after the tier's, and either failing fails the target.
+MAIN_TIER := -q -n 4 --dist worksteal -m "not quiet"
+
 test: system-deps-test venv-test
 	$(BIN)/ruff check src tests benchmarks
 	@$(BIN)/mypy src/fslab > $(VENV)/mypy.out 2>&1 & types=$$!; \
-	trap 'kill $$types 2>/dev/null' INT TERM; \
-	echo '$(PYTEST) -q -n 4 --dist worksteal -m "not quiet"  (mypy src/fslab beside it)'; \
-	$(PYTEST) -q -n 4 --dist worksteal -m "not quiet"; tests=$$?; \
-	wait $$types; typed=$$?; cat $(VENV)/mypy.out; test $$tests -eq 0 -a $$typed -eq 0
+	trap 'kill $$types 2>/dev/null; exit 130' INT TERM; \
+	echo '$(PYTEST) $(MAIN_TIER)  (and $(BIN)/mypy src/fslab beside it)'; \
+	$(PYTEST) $(MAIN_TIER); tests=$$?; \
+	wait $$types; typed=$$?; cat $(VENV)/mypy.out; \
+	[ $$typed -eq 0 ] || echo "mypy src/fslab failed" >&2; \
+	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 	$(PYTEST) -q -m quiet
 
 # The edit-test loop: lint, types, and every test that needs nothing of the machine
@@ -71,11 +74,14 @@ define NEW_VENV
 endef
 
 # uv installs what pip would, downloading in parallel: 3 s to fetch uv and 8 s to install
-# against 3 s to upgrade pip and 25 s to install with it (a fresh clone here, 2026-11-27);
-# pip stays the way in where uv cannot be had.
+# against 3 s to upgrade pip and 25 s to install with it (a fresh clone here, 2026-11-27).
+# uv trusts the system's certificates as pip does here and takes pip's index from the
+# environment; where uv still cannot install, pip does (an error of the project's own then
+# shows twice, once from each).
 define INSTALL
-	{ $(BIN)/python -m pip install -q uv && $(BIN)/uv pip install -q --python $(BIN)/python \
-		-e '$(1)'; } || $(BIN)/python -m pip install -q --no-compile -e '$(1)'
+	{ $(BIN)/python -m pip install -q uv && $(BIN)/uv pip install -q --native-tls \
+		$${PIP_INDEX_URL:+--index-url "$$PIP_INDEX_URL"} --python $(BIN)/python -e '$(1)'; } \
+		|| $(BIN)/python -m pip install -q --no-compile -e '$(1)'
 endef
 
 $(STAMP): pyproject.toml

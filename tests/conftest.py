@@ -251,21 +251,30 @@ def expected_seconds(item: pytest.Item) -> float:
 def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
     """The tests in the order that ends the workers together. xdist's worksteal hands each
     worker one contiguous share of this list, of equal counts, and an idle worker takes
-    the tail of the busiest one's: so the tests are dealt, longest first, to the share
-    with the least expected time that still has room, and each share lists its longest
-    first (its short tests at the tail, where they fill the gaps at the end).
-    Deterministic: every worker must collect the same order."""
+    the tail of the busiest one's: so the tests are dealt in units (`_units`), longest
+    first, each to the share with the least expected time that still has room for it, and
+    each share lists its longest first (its short tests at the tail, where they fill the
+    gaps at the end). A unit no share has room for (a few tests chosen with -k) is dealt
+    test by test. Deterministic: every worker must collect the same order."""
     sizes, left = [], len(items)
     for remaining in range(max(1, workers), 0, -1):  # worksteal's own split
         sizes.append(left // remaining)
         left -= sizes[-1]
     shares: list[list[pytest.Item]] = [[] for _ in sizes]
     totals = [0.0] * len(sizes)
-    for unit in sorted(_units(items), key=lambda unit: -sum(map(expected_seconds, unit))):
+
+    def deal(unit: list[pytest.Item]) -> None:
         open_ = [i for i, share in enumerate(shares) if len(share) + len(unit) <= sizes[i]]
-        least = min(open_ or range(len(shares)), key=lambda i: totals[i])
+        if not open_:
+            for item in unit:
+                deal([item])
+            return
+        least = min(open_, key=lambda i: totals[i])
         shares[least].extend(unit)
         totals[least] += sum(map(expected_seconds, unit))
+
+    for unit in sorted(_units(items), key=lambda unit: -sum(map(expected_seconds, unit))):
+        deal(unit)
     return [item for share in shares for item in share]
 
 

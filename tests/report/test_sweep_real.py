@@ -117,7 +117,7 @@ def test_the_queue_depth_curve_example(tmp_path, lab):
 
 @pytest.mark.privileged
 def test_the_raid1_block_size_example(tmp_path, lab):
-    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup", "zpool")
+    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup", "zpool", "zfs-fuse")
     campaign = example("raid1-blocksize", file_size="16M")
     out = tmp_path / "raid1"
     result = api.run(campaign, out=out, lab=lab)

@@ -13,6 +13,7 @@ import pytest
 from fslab import api
 from fslab.core.errors import UserError
 from fslab.host import system
+from fslab.host.lab import Lab
 from fslab.plan.loading import Overrides, load_campaign
 from fslab.targets import availability_table
 from fslab.targets.zfs import running_daemons
@@ -33,7 +34,7 @@ KINDS = {
 }
 # zfs-fuse serves every pool of the machine: its kinds are tested apart, one test at a time
 # (conftest: their test names it), for the pools and daemons they leave. A FUSE kind's
-# daemon serves its one mount and ends with it (the lab's leftovers say so).
+# daemon serves its one mount, and fslab waits for it to exit as it releases the mount.
 ZFS_KINDS = [kind for kind in KINDS if kind.startswith("zfs")]
 UNSHARED_KINDS = [kind for kind in KINDS if kind not in ZFS_KINDS]
 
@@ -52,7 +53,7 @@ def campaign_for(kind, workloads="randwrite", **extra):
         **extra))
 
 
-def runs_fio_and_leaves_nothing(tmp_path: Path, lab, kind: str) -> None:
+def runs_fio_and_leaves_nothing(tmp_path: Path, lab: Lab, kind: str) -> None:
     tools, impl = KINDS[kind]
     requires("fio", "losetup", *tools)
     result = api.run(campaign_for(kind, "randwrite,seqread"), out=tmp_path / "r", lab=lab)
