@@ -12,7 +12,7 @@ from fslab.aging.config import AgingConfig
 from fslab.analysis.pairs.model import NOT_ESTIMABLE
 from fslab.plan.loading import load_campaign
 from fslab.targets import TargetSpec
-from tests.conftest import fslab_cmd, requires
+from tests.conftest import fslab_here, requires
 
 MiB = 1024**2
 
@@ -32,7 +32,7 @@ def test_operations_succeed_on_a_fresh_file_system_below_its_target(tmp_path, la
 @pytest.mark.privileged
 def test_age_on_tmpfs_works_and_says_there_is_no_image(tmp_path):
     requires()
-    result = fslab_cmd("age", "--fs", "tmpfs", "--size", "64M", "--ops", "2000",
+    result = fslab_here("age", "--fs", "tmpfs", "--size", "64M", "--ops", "2000",
                        "--recipe", "mix", "--out", str(tmp_path / "t"),
                        "--lab", str(tmp_path / "lab"))
     assert result.returncode == 0, result.stderr
@@ -95,7 +95,7 @@ def test_interleaved_tree_scans_slower_than_a_fresh_copy_of_it(tmp_path, lab):
 @pytest.mark.parametrize("fs", ["raw", "md-raid1-ext4", "xfs"])
 def test_age_refuses_in_one_line_what_it_cannot_age(tmp_path, fs):
     requires()
-    result = fslab_cmd("age", "--fs", fs, "--size", "128M", "--ops", "10", "--out",
+    result = fslab_here("age", "--fs", fs, "--size", "128M", "--ops", "10", "--out",
                        str(tmp_path / "o"), "--lab", str(tmp_path / "lab"))
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.conftest import FSLAB, REPO, fslab_cmd
+from tests.conftest import FSLAB, REPO, fslab_here
 
 CAMPAIGN = """name = "resume"
 seed = 21
@@ -42,8 +42,8 @@ def runs_in(stage: Path) -> int:
 def test_a_tune_killed_mid_race_resumes_to_the_same_answer(tmp_path):
     campaign = tmp_path / "tune.toml"
     campaign.write_text(CAMPAIGN)
-    whole = fslab_cmd("tune", str(campaign), "--out", str(tmp_path / "whole"), "--lab",
-                      str(tmp_path / "lab1"))
+    whole = fslab_here("tune", str(campaign), "--out", str(tmp_path / "whole"), "--lab",
+                       str(tmp_path / "lab1"))
     assert whole.returncode == 0, whole.stderr
     killed = tmp_path / "killed"
     tuner = subprocess.Popen([*FSLAB, "tune", str(campaign), "--out", str(killed), "--lab",
@@ -56,8 +56,8 @@ def test_a_tune_killed_mid_race_resumes_to_the_same_answer(tmp_path):
     tuner.send_signal(signal.SIGKILL)
     tuner.wait()
     assert not (killed / "stats" / "tune.csv").exists()
-    resumed = fslab_cmd("tune", "--resume", "--out", str(killed), "--lab",
-                        str(tmp_path / "lab2"))
+    resumed = fslab_here("tune", "--resume", "--out", str(killed), "--lab",
+                         str(tmp_path / "lab2"))
     assert resumed.returncode == 0, resumed.stderr
     for table in ("tune.csv", "tune_set.csv", "tune_options.csv"):
         a = pd.read_csv(tmp_path / "whole" / "stats" / table, keep_default_na=False)
