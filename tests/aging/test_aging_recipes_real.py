@@ -33,8 +33,8 @@ def test_operations_succeed_on_a_fresh_file_system_below_its_target(tmp_path, la
 def test_age_on_tmpfs_works_and_says_there_is_no_image(tmp_path):
     requires()
     result = fslab_here("age", "--fs", "tmpfs", "--size", "64M", "--ops", "2000",
-                       "--recipe", "mix", "--out", str(tmp_path / "t"),
-                       "--lab", str(tmp_path / "lab"))
+                        "--recipe", "mix", "--out", str(tmp_path / "t"),
+                        "--lab", str(tmp_path / "lab"))
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert "2000 operations attempted, 2000 succeeded, 0 failed" in " ".join(
@@ -96,7 +96,7 @@ def test_interleaved_tree_scans_slower_than_a_fresh_copy_of_it(tmp_path, lab):
 def test_age_refuses_in_one_line_what_it_cannot_age(tmp_path, fs):
     requires()
     result = fslab_here("age", "--fs", fs, "--size", "128M", "--ops", "10", "--out",
-                       str(tmp_path / "o"), "--lab", str(tmp_path / "lab"))
+                        str(tmp_path / "o"), "--lab", str(tmp_path / "lab"))
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert result.returncode == 2 and len(lines) == 1, result.stderr
     assert lines[0].startswith("fslab: error: ") and "Traceback" not in result.stderr
