@@ -120,7 +120,7 @@ class NullWorkload(Capabilities):
                                      _key(str(target["name"]))])
         factor = _lognormal(shared, 1.0, self.drift)
         truth = self.iops * float(target["scale"]) * self.effect(target)
-        return _lognormal(own, truth, self.cv) * factor
+        return _lognormal(own, truth, self.cv * self.effect(target, "cv_effects")) * factor
 
     @property
     def components(self) -> bool:
@@ -154,8 +154,8 @@ class NullWorkload(Capabilities):
         return float(intervals.mean())
 
     def effect(self, target: dict[str, Any], table: str = "effects") -> float:
-        """The product of the target's effects (or `table`'s) whose options are all
-        present (effect)."""
+        """The product of the target's effects (or `table`'s: latency_effects, cv_effects)
+        whose options are all present (effect)."""
         return effect(target.get(table) or {}, str(target.get("mount_options", "")),
                       tuple(target.get("mkfs_options") or ()), self.levels)
 

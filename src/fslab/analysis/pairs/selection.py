@@ -190,27 +190,3 @@ def _block_pair(estimate: float, se: float, df: int, level: float, family: int, 
                       p_adj, level, bool(p < level), math.nan, math.nan, math.nan,
                       se / math.sqrt(2) * math.sqrt(min(n_a, n_b)), math.nan, "",
                       min(n_a, n_b), "")
-
-
-
-def block_answers(groups: Mapping[K, Mapping[int, float]], pairs: list[tuple[K, K]],
-                  better: str, margin: float, alpha: float) -> dict[tuple[K, K], PairAnswer]:
-    """Each (first, second) of `pairs` answered by the block model of `groups` (first /
-    second), two-sided intervals Bonferroni-adjusted over the pairs asked: a tuner's
-    confirmation, where an option's contribution is the winner against the winner
-    without it, on one pooled residual."""
-    fit = block_fit(groups)
-    out: dict[tuple[K, K], PairAnswer] = {}
-    level = alpha / max(1, len(pairs)) / 2  # each side of a two-sided interval
-    for first, second in pairs:
-        if fit is None or first not in fit.order or second not in fit.order:
-            centre = geomean(groups.get(first, {}).values()) / geomean(
-                groups.get(second, {}).values()) if groups.get(second) else math.nan
-            out[(first, second)] = PairAnswer(centre, math.nan, math.nan, UNRESOLVED,
-                                              math.nan, None, "too few rounds to compare")
-            continue
-        estimate, se = fit.contrast(first, second)
-        pair = _block_pair(estimate, se, fit.df, level, len(pairs), fit.rounds[first],
-                           fit.rounds[second])
-        out[(first, second)] = answer_of(pair, "a", better, margin)
-    return out
