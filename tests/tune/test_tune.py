@@ -174,7 +174,8 @@ def test_the_confirmation_credits_each_option_on_fresh_data():
     verdicts = {c.factor: c.verdict for c in done.contributions}
     assert verdicts == {0: "change", 1: "change", 2: "keep"}
     assert done.recommended == (1, 1, 0, 0) and len(done.configs) == 5
-    assert done.bundle is not None and done.bundle.low <= 1.625 <= done.bundle.high
+    assert done.bundle is not None and \
+        done.bundle.ratio_ci_low <= 1.625 <= done.bundle.ratio_ci_high
 
 
 def test_pocock_levels_spend_alpha_over_the_looks():

@@ -89,7 +89,7 @@ def parse_rate(text: str) -> float:
     return float(match.group(1)) * _RATE_UNITS[match.group(2)]
 
 
-# Two results within this of each other are "the same" (analysis/pairs/decisions.py),
+# Two results within this of each other are "the same" (analysis/pairs/pair.py),
 # unless a campaign or command says otherwise (--margin): the one default of every command.
 DEFAULT_MARGIN = 0.10
 

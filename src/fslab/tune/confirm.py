@@ -21,8 +21,8 @@ import math
 from dataclasses import dataclass, field
 
 from fslab.analysis.cells.stats import log_ci
-from fslab.analysis.pairs.decisions import FASTER, PairAnswer
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import FASTER, Pair
 from fslab.analysis.pairs.selection import block_answers
 from fslab.core.cell_keys import level_label
 from fslab.tune.measure import CONFIRM, Measure, Measured
@@ -38,7 +38,7 @@ class Contribution:
 
     factor: int
     level: int  # the challenger's level of the factor
-    answer: PairAnswer
+    answer: Pair
     verdict: str  # CHANGE or KEEP
     alternatives: tuple[int, ...] = ()  # other levels the race could not tell from it
 
@@ -53,10 +53,10 @@ class Confirmation:
     configs: list[Config]
     rounds: int
     measured: Measured | None
-    bundle: PairAnswer | None  # challenger / reference
+    bundle: Pair | None  # challenger / reference
     contributions: list[Contribution]
     recommended: Config
-    recommended_answer: PairAnswer | None  # recommended / reference, where measured
+    recommended_answer: Pair | None  # recommended / reference, where measured
     notes: list[str] = field(default_factory=list)
 
     def verdict(self, factor: int) -> str:
@@ -177,8 +177,8 @@ def option_line(space: Space, contribution: Contribution, verdict: str) -> str:
     factor = space.factors[contribution.factor]
     level = level_label(factor.name, factor.levels[contribution.level])
     answer = contribution.answer
-    interval = (f"{answer.low:.3g}–{answer.high:.3g}×" if answer.low == answer.low
-                else "no interval")
+    low, high = answer.ratio_ci_low, answer.ratio_ci_high
+    interval = f"{low:.3g}–{high:.3g}×" if low == low else "no interval"
     size = (f"{(answer.ratio - 1) * 100:+.0f} %" if answer.ratio == answer.ratio
             else "not measured")
     if verdict == CHANGE:
@@ -190,7 +190,7 @@ def option_line(space: Space, contribution: Contribution, verdict: str) -> str:
         return line
     if contribution.verdict == CHANGE:
         effect = "helps, but not within the bounds"
-    elif math.isnan(answer.low) or answer.low <= 1 <= answer.high:
+    elif math.isnan(low) or low <= 1 <= high:
         effect = "no effect shown"
     else:
         effect = "it hurts"

@@ -33,8 +33,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fslab.analysis.cells.stats import log_ci
-from fslab.analysis.pairs.decisions import AGAINST_BEST, BEHIND, EQUIVALENT, sign
+from fslab.analysis.pairs.decisions import sign
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, EQUIVALENT, Pair
 from fslab.analysis.pairs.selection import BLOCKS, BestSet, best_and_within_reach
 from fslab.analysis.pairs.sequential import pocock_level
 from fslab.core.metrics import HIGHER
@@ -164,10 +165,15 @@ def _look(state: Race, space: Space, rules: Rules) -> bool:
         if answer.word(AGAINST_BEST) == BEHIND and config not in broken:
             _drop(state, config, state.rounds,
                   f"behind the best after round {state.rounds} ({answer.ratio:.3g}×, "
-                  f"bound {answer.high if _higher(state) else answer.low:.3g}×)")
+                  f"bound {_bound(answer, _higher(state)):.3g}×)")
     left = [c for c in state.alive() if c != found.best]
     return bool(left) and found.best is not None and all(
         c in found.against and found.against[c].decision == EQUIVALENT for c in left)
+
+
+def _bound(answer: Pair, higher: bool) -> float:
+    """The bound of an answer's interval on the side that puts it behind the best."""
+    return answer.ratio_ci_high if higher else answer.ratio_ci_low
 
 
 def look_at(measured: Measured, configs: list[Config], margin: float, level: float,

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fslab.analysis.pairs.decisions import within_margin
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import within_margin
 from fslab.core.cell_keys import level_label
 from fslab.tune.measure import SCREEN, Measure, Measured, Values
 from fslab.tune.space import Config, Space
