@@ -61,3 +61,28 @@ def test_compare_of_two_stored_campaigns_gives_the_same_cells(tmp_path):
     stored = pd.read_csv(STORED / "compare.csv")
     same_table(stored, pd.read_csv(io.StringIO(cells.to_csv(index=False))),
                "compare")
+
+
+def test_a_pair_reads_back_from_its_row_and_turns_around():
+    """Every pair of a stored campaign's pairwise.csv: from_row(to_row) is the record
+    itself; a row with a column fslab does not know and without `better` (a file of
+    another fslab) still reads, its direction its metric's; seen from b and back it is
+    the same pair, and its advantage is in the metric's direction."""
+    from fslab.analysis.pairs.pair import FASTER, SLOWER, Pair, pairs_of, table_of
+
+    stored = pd.read_csv(STORED / "plain" / "pairwise.csv")
+    pairs = pairs_of(stored.assign(repeat_low=0.9))
+    assert len(pairs) == len(stored) and all(p.better == "higher" for p in pairs)
+    written = table_of(pairs).to_csv(index=False)
+    same_table(stored, pd.read_csv(io.StringIO(written)), "round trip")
+    for pair in pairs:
+        assert Pair.from_row(pair.to_row()) == pair
+        back = pair.seen_from(pair.b).seen_from(pair.a)
+        assert math.isclose(back.ratio, pair.ratio, rel_tol=1e-12) and back.decision == \
+            pair.decision
+    decided = next(p for p in pairs if p.decision in (FASTER, SLOWER))
+    turned = decided.seen_from(decided.b)
+    assert {decided.decision, turned.decision} == {FASTER, SLOWER}
+    latency = Pair(a="x", b="y", metric="clat_mean_ns", better="lower", ratio=0.5,
+                   ratio_ci_low=0.4, ratio_ci_high=0.625)
+    assert latency.advantage == (2.0, 1.6, 2.5)  # x takes half y's time: 2× better
