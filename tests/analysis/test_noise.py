@@ -106,7 +106,8 @@ def test_a_campaign_with_variance_components_writes_noise_and_machine_time(tmp_p
     machine_s (each run 3 s fixed + 3 s measured: 6 s), the campaign's decided line."""
     from pathlib import Path
 
-    from fslab.plan.loading import CampaignFile, Overrides, resolve
+    from fslab.plan.loading import resolve
+    from fslab.plan.schema import CampaignFile, Overrides
 
     parsed = CampaignFile.model_validate({
         "name": "noise", "iterations": 6, "seed": 2, "runtime": 3, "ceiling": False,

@@ -17,7 +17,8 @@ from fslab import api
 from fslab.analysis.pairs.sequential import pocock_level
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
 from fslab.tune.budget import Budget
 from fslab.tune.confirm import confirm
 from fslab.tune.design import race_candidates, screen_design

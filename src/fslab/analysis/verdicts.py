@@ -280,6 +280,7 @@ def pair_sentence(x: str, y: str, pair: Pair, word: str) -> str:
 def _needs(pair: Pair) -> str:
     """'; needs 23 iterations, about 4 min more: fslab run --resume …' (unresolved)."""
     from fslab.analysis.pairs.decisions import resolve_command
+    from fslab.core.units import format_duration
 
     needs = pair.needs_iterations
     if pair.decision != UNRESOLVED or needs != needs:
@@ -288,16 +289,8 @@ def _needs(pair: Pair) -> str:
         return "; more than 100 iterations would not resolve it at this spread"
     if pair.needs_seconds != pair.needs_seconds:  # not fslab's own campaign (an import)
         return f"; needs {needs:.0f} iterations"
-    return (f"; needs {needs:.0f} iterations, about {_duration(pair.needs_seconds)} "
-            f"more: {resolve_command(needs)}")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    about = format_duration(pair.needs_seconds, rough=True)
+    return f"; needs {needs:.0f} iterations, about {about} more: {resolve_command(needs)}"
 
 
 def cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
@@ -363,7 +356,7 @@ def decided_row(pairwise: Sequence[Pair], machine_s: float,
         wanted = pair.needs_iterations
         what = ("more than 100 iterations would not do" if math.isinf(wanted) else
                 f"needs {wanted:.0f} iterations" + (
-                    f", about {_duration(pair.needs_seconds)}"
+                    f", about {format_duration(pair.needs_seconds, rough=True)}"
                     if pair.needs_seconds == pair.needs_seconds else "")
                 if math.isfinite(wanted) else "cannot be told")
         a, b = (names or {}).get(pair.a, pair.a), (names or {}).get(pair.b, pair.b)

@@ -41,6 +41,7 @@ import pandas as pd
 from fslab.analysis.pairs.decisions import seconds_per_iteration
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, pairs_of
 from fslab.analysis.pairs.power import MAX_ITERATIONS
+from fslab.core.units import format_duration
 from fslab.plan.schema import LookCell
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
             continue
         if spent + total + cost > budget_s:
             left_out.append(f"{workload}: {plan.more} more iterations, about "
-                            f"{cost / 60:.0f} min, past the budget")
+                            f"{format_duration(cost, rough=True)}, past the budget")
             continue
         total += cost
         said.append(f"{workload}: {plan.said}")
@@ -140,7 +141,6 @@ def plan_workload(rows: list[Pair], targets: set[str], more: int, noise: pd.Data
     campaign's length and `more` runs where they cannot be told (module doc)."""
     from fslab.analysis.cells.noise import components_of
     from fslab.analysis.pairs.needs import needs_at_length
-    from fslab.core.units import format_duration
 
     same_length = WorkloadPlan(more, 0, 1.0, more * sum(per_run_s.values()),
                                f"{more} more runs of the campaign's length")

@@ -25,7 +25,7 @@ from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import FASTER, Pair
 from fslab.analysis.pairs.selection import block_answers
 from fslab.core.cell_keys import level_label
-from fslab.tune.measure import CONFIRM, Measure, Measured
+from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.space import Bound, Config, Space
 
 CHANGE, KEEP = "change", "keep"
@@ -52,7 +52,7 @@ class Confirmation:
     challenger: Config
     configs: list[Config]
     rounds: int
-    measured: Measured | None
+    measured: StageData | None
     bundle: Pair | None  # challenger / reference
     contributions: list[Contribution]
     recommended: Config
@@ -123,7 +123,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, members: list[Co
                         found.get((recommended, reference)), notes)
 
 
-def within_bounds(measured: Measured, space: Space, configs: list[Config],
+def within_bounds(measured: StageData, space: Space, configs: list[Config],
                   recommended: Config, alpha: float) -> Config:
     """The best measured configuration with only options of `recommended` that is shown
     faster than the reference and shown to keep every bound (the reference when none)."""
@@ -154,7 +154,7 @@ def alternatives(space: Space, challenger: Config, factor: int,
                      level if j == factor else v for j, v in enumerate(challenger)) in members)
 
 
-def keeps_bounds(measured: Measured, bounds: tuple[Bound, ...], config: Config,
+def keeps_bounds(measured: StageData, bounds: tuple[Bound, ...], config: Config,
                  alpha: float) -> str:
     """'' when `config` is shown to keep every bound on these rounds (its own one-sided
     bound at α over the bounds lies inside it), else why not."""

@@ -40,7 +40,7 @@ from fslab.analysis.pairs.selection import BLOCKS, BestSet, best_and_within_reac
 from fslab.analysis.pairs.sequential import pocock_level
 from fslab.core.metrics import HIGHER
 from fslab.tune.budget import Budget
-from fslab.tune.measure import RACE, Measure, Measured, Question
+from fslab.tune.measure import RACE, Measure, Question, StageData
 from fslab.tune.space import Bound, Config, Space
 
 ONE = "one configuration left"
@@ -96,7 +96,7 @@ class Race:
     """A race as it stands."""
 
     entries: dict[Config, Entry]
-    measured: Measured
+    measured: StageData
     looks: list[Look] = field(default_factory=list)
     rounds: int = 0
     ended: str = ""
@@ -127,7 +127,7 @@ def race(measure: Measure, space: Space, candidates: list[tuple[Config, str]], r
     near the leaders when eliminations free room (module doc)."""
     first = candidates[:rules.width]
     queue = list(candidates[rules.width:])
-    state = Race({c: Entry(c, who) for c, who in first}, Measured(_unknown()))
+    state = Race({c: Entry(c, who) for c, who in first}, StageData(_unknown()))
     while True:
         alive = state.alive()
         if state.rounds and len(alive) <= 1:
@@ -176,7 +176,7 @@ def _bound(answer: Pair, higher: bool) -> float:
     return answer.ratio_ci_high if higher else answer.ratio_ci_low
 
 
-def look_at(measured: Measured, configs: list[Config], margin: float, level: float,
+def look_at(measured: StageData, configs: list[Config], margin: float, level: float,
             eligible: list[Config]) -> BestSet[Config]:
     """The best of `configs` (among `eligible`) and each one's answer against it, each
     bound one-sided at `level`."""
@@ -186,7 +186,7 @@ def look_at(measured: Measured, configs: list[Config], margin: float, level: flo
                                  eligible=eligible)
 
 
-def bound_breakers(measured: Measured, bounds: tuple[Bound, ...], configs: list[Config],
+def bound_breakers(measured: StageData, bounds: tuple[Bound, ...], configs: list[Config],
                    level: float) -> dict[Config, str]:
     """The configurations whose bounded metric is shown beyond a bound: its one-sided
     bound at `level` (each configuration's own log interval) lies past it."""

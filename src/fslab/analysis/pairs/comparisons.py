@@ -16,7 +16,7 @@ import pandas as pd
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.pairs.pair import Pair, decide, table_of
-from fslab.analysis.pairs.questions import Question, derived_metrics, primary_questions
+from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER
 from fslab.core.units import DEFAULT_MARGIN
 
@@ -39,7 +39,7 @@ def compared_pairs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                    blocked_allowed: bool = True, declared: dict[str, str] | None = None,
                    campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
                    seconds: dict[tuple[str, str], float] | None = None,
-                   looks: list[int] | None = None, asked: set[Question] | None = None,
+                   looks: list[int] | None = None, asked: set[QuestionKey] | None = None,
                    machine: dict[tuple[str, str], float] | None = None,
                    weights: dict[str, dict[int, float]] | None = None
                    ) -> tuple[pd.DataFrame, list[Pair]]:
@@ -72,7 +72,7 @@ def compared_pairs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     iteration = values["iteration"].to_numpy()
     section = values["sample"].to_numpy() > 0 if "sample" in values else np.zeros(len(values),
                                                                                      bool)
-    cells: list[tuple[Question, dict[str, dict[int, float]], bool]] = []
+    cells: list[tuple[QuestionKey, dict[str, dict[int, float]], bool]] = []
     for key, index in sorted(values.groupby(KEY, sort=True, observed=True).indices.items()):
         question = (str(key[0]), str(key[1]), str(key[2]))
         names = sorted(set(target[index]))
