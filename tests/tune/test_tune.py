@@ -16,7 +16,8 @@ from scipy import special
 from fslab import api
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
 from fslab.tune.against_best import OBRIEN_FLEMING, POCOCK, Spending, boundaries, spent
 from fslab.tune.budget import Budget
 from fslab.tune.confirm import confirm
@@ -184,7 +185,7 @@ def test_the_confirmation_credits_each_option_on_fresh_data():
         assert sum(len(s.configs) * len(s.rounds) for s in done.stages) <= 100
         answer = done.recommended_answer
         assert answer is not None
-        covered += answer.low <= 1.625 <= answer.high
+        covered += answer.ratio_ci_low <= 1.625 <= answer.ratio_ci_high
     assert covered >= 4
 
 

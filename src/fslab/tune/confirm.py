@@ -29,9 +29,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fslab.analysis.pairs.decisions import FASTER, PairAnswer, geomean, sign
+from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
-from fslab.core.metrics import HIGHER
+from fslab.analysis.pairs.pair import FASTER, Pair
 from fslab.tune.credit import (
     CHANGE,
     KEEP,
@@ -46,7 +46,7 @@ from fslab.tune.credit import (
     with_level,
 )
 from fslab.tune.latency import Standing, keeps_all, standings
-from fslab.tune.measure import CONFIRM, Measure, Measured
+from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.space import Config, Space
 
 __all__ = ["CHANGE", "KEEP", "Confirmation", "confirm", "least_runs"]
@@ -64,12 +64,12 @@ class Confirmation:
     best: Config | None  # the race's best
     configs: list[Config]
     rounds: int
-    measured: Measured | None
-    bundle: PairAnswer | None  # challenger / reference, stage 1
+    measured: StageData | None
+    bundle: Pair | None  # challenger / reference, stage 1
     contributions: list[Contribution]
     recommended: Config
-    recommended_answer: PairAnswer | None  # recommended / reference, its own
-    against_best: PairAnswer | None = None  # recommended / the race's best
+    recommended_answer: Pair | None  # recommended / reference, its own
+    against_best: Pair | None = None  # recommended / the race's best
     stages: list[Stage] = field(default_factory=list)
     standing: dict[str, list[Standing]] = field(default_factory=dict)  # recommended, reference
     notes: list[str] = field(default_factory=list)
@@ -84,7 +84,7 @@ class Confirmation:
         answer = self.against_best
         if answer is None or self.best in (None, self.recommended):
             return None
-        worse_end = answer.low if self.stages[-1].better == HIGHER else 1 / answer.high
+        worse_end = answer.advantage[1]
         return worse_end == worse_end and worse_end >= 1 / (1 + margin)
 
 
@@ -176,7 +176,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     return found
 
 
-def _fallback(measured: Measured, space: Space, stage: Stage, recommended: Config,
+def _fallback(measured: StageData, space: Space, stage: Stage, recommended: Config,
               alpha: float) -> Config | None:
     """When the recommendation is not shown to keep a bound on stage 1 (or was not
     measured there): the stage-1 configuration with only its options and the best
@@ -196,12 +196,12 @@ def _fallback(measured: Measured, space: Space, stage: Stage, recommended: Confi
     return max(kept, key=lambda c: direction * _log_centre(measured, c, stage.rounds))
 
 
-def _log_centre(measured: Measured, config: Config, rounds: range) -> float:
+def _log_centre(measured: StageData, config: Config, rounds: range) -> float:
     centre = geomean(v for r, v in measured.values.get(config, {}).items() if r in rounds)
     return math.log(centre) if centre > 0 else -math.inf
 
 
-def _within_bounds(measured: Measured, space: Space, stage: Stage, order: list[Config | None],
+def _within_bounds(measured: StageData, space: Space, stage: Stage, order: list[Config | None],
                    notes: list[str], alpha: float) -> Config:
     """The first of `order` measured in stage 2 whose next file system is shown to keep
     every bound there (each tried at α over their number) and, beside the reference,

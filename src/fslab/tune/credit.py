@@ -33,9 +33,10 @@ import math
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from fslab.analysis.pairs.decisions import EQUIVALENT, FASTER, PairAnswer, decide_pair, sign
+from fslab.analysis.pairs.decisions import decide_pair, sign
 from fslab.analysis.pairs.model import ALPHA
-from fslab.tune.measure import Measured
+from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, Pair
+from fslab.tune.measure import StageData
 from fslab.tune.space import Config, Space
 
 CHANGE, KEEP = "change", "keep"
@@ -65,14 +66,14 @@ class Stage:
     better: str
     alpha: float = ALPHA
 
-    def ask(self, measured: Measured, a: Config, b: Config) -> PairAnswer:
+    def ask(self, measured: StageData, a: Config, b: Config) -> Pair:
         """a against b on this stage's rounds (module doc)."""
         first = {r: v for r, v in measured.values.get(a, {}).items() if r in self.rounds}
         second = {r: v for r, v in measured.values.get(b, {}).items() if r in self.rounds}
         return decide_pair(first, second, self.better, self.margin, alpha=self.alpha,
                            family=max(1, self.family))
 
-    def helps(self, measured: Measured, a: Config, b: Config) -> tuple[bool, PairAnswer]:
+    def helps(self, measured: StageData, a: Config, b: Config) -> tuple[bool, Pair]:
         """Whether a is shown better than b, and the answer."""
         answer = self.ask(measured, a, b)
         return answer.decision == FASTER, answer
@@ -84,13 +85,13 @@ class Contribution:
 
     factor: int
     level: int  # the challenger's level of the factor
-    answer: PairAnswer  # with the option against without it (`context` says where)
+    answer: Pair  # with the option against without it (`context` says where)
     verdict: str  # CHANGE or KEEP
     context: Config = ()  # the configuration the option was taken back from
     alternatives: tuple[int, ...] = ()  # other levels shown equivalent to it
     not_separated: tuple[int, ...] = ()  # other levels the race kept, not shown equivalent
     instead_of: tuple[int, int] | None = None  # (factor, level) it may replace: either suffices
-    instead_answer: PairAnswer | None = None  # this option alone against that one alone
+    instead_answer: Pair | None = None  # this option alone against that one alone
 
 
 @dataclass
@@ -123,8 +124,8 @@ def ablation_family(changes: int, best: bool, others: int) -> int:
     return family
 
 
-def read_ablation(stage: Stage, measured: Measured, space: Space, challenger: Config,
-                  others: dict[int, list[int]], bundle: PairAnswer) -> Reading:
+def read_ablation(stage: Stage, measured: StageData, space: Space, challenger: Config,
+                  others: dict[int, list[int]], bundle: Pair) -> Reading:
     """Each change's contribution and the recommendation (module doc); `others`: the
     levels of each changed factor to hold against the challenger's; `bundle`: the
     challenger against the reference."""
@@ -158,7 +159,7 @@ def _log(ratio: float) -> float:
     return math.log(ratio) if ratio > 0 else 0.0
 
 
-def _walk(stage: Stage, measured: Measured, reference: Config, challenger: Config,
+def _walk(stage: Stage, measured: StageData, reference: Config, challenger: Config,
           reading: Reading, direction: float) -> None:
     """One or two changes, every subset measured: take back the changes not shown, the
     weakest first, until each left is shown within what is left (module doc)."""
@@ -195,7 +196,7 @@ def _walk(stage: Stage, measured: Measured, reference: Config, challenger: Confi
             reading.contributions[i] = _verdict(reading.contributions[i], KEEP)
 
 
-def _instead(stage: Stage, measured: Measured, reference: Config, challenger: Config,
+def _instead(stage: Stage, measured: StageData, reference: Config, challenger: Config,
              other: int, keep: int, found: Contribution) -> Contribution:
     """`other` alone against `keep` alone: named as its alternative when equivalent."""
     answer = stage.ask(measured, with_level(reference, other, challenger[other]),
@@ -207,7 +208,7 @@ def _instead(stage: Stage, measured: Measured, reference: Config, challenger: Co
                         instead_of=(keep, challenger[keep]), instead_answer=answer)
 
 
-def _others(stage: Stage, measured: Measured, challenger: Config, found: Contribution,
+def _others(stage: Stage, measured: StageData, challenger: Config, found: Contribution,
             levels: list[int]) -> Contribution:
     """The other levels of a changed factor: alternatives when shown equivalent, else not
     separated (module doc)."""
@@ -235,7 +236,7 @@ def forward_family(forward: int, candidates: int, best: bool) -> int:
         2 if best else 1)
 
 
-def read_forward(stage: Stage, measured: Measured, challenger: Config, start: Config,
+def read_forward(stage: Stage, measured: StageData, challenger: Config, start: Config,
                  forward: tuple[int, ...], reading: Reading) -> Config:
     """Each option of `forward` added back to `start` alone: the one shown to help most
     joins it, and another shown to help as much is named as its alternative; the

@@ -20,7 +20,7 @@ from scipy import special
 
 from fslab.core.metrics import METRIC_UNITS
 from fslab.core.units import format_value
-from fslab.tune.measure import Measured
+from fslab.tune.measure import StageData
 from fslab.tune.space import Bound, Config
 
 
@@ -66,7 +66,7 @@ def prediction_bound(values: Collection[float], level: float, upper: bool) -> fl
     return math.exp(centre + half if upper else centre - half)
 
 
-def standings(measured: Measured, bounds: tuple[Bound, ...], config: Config, rounds: range,
+def standings(measured: StageData, bounds: tuple[Bound, ...], config: Config, rounds: range,
               alpha: float, tried: int = 1) -> list[Standing]:
     """`config` against every bound on `rounds` (each at α over the bounds and the
     configurations `tried`)."""
@@ -80,7 +80,7 @@ def standings(measured: Measured, bounds: tuple[Bound, ...], config: Config, rou
     return out
 
 
-def keeps_all(measured: Measured, bounds: tuple[Bound, ...], config: Config, rounds: range,
+def keeps_all(measured: StageData, bounds: tuple[Bound, ...], config: Config, rounds: range,
               alpha: float, tried: int = 1) -> bool:
     """Whether the next fresh file system of `config` is shown to keep every bound."""
     return all(s.keeps for s in standings(measured, bounds, config, rounds, alpha, tried))

@@ -31,13 +31,14 @@ import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from fslab.analysis.pairs.decisions import AGAINST_BEST, BEHIND, EQUIVALENT, geomean, sign
+from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, EQUIVALENT
 from fslab.analysis.pairs.selection import BestSet
 from fslab.core.metrics import HIGHER
 from fslab.tune.against_best import POCOCK, Spending, against_best, breaks_bound
 from fslab.tune.budget import Budget
-from fslab.tune.measure import RACE, Measure, Measured, Question
+from fslab.tune.measure import RACE, Measure, Question, StageData
 from fslab.tune.space import Bound, Config, Space
 
 ONE = "one configuration left"
@@ -95,7 +96,7 @@ class Race:
     """A race as it stands."""
 
     entries: dict[Config, Entry]
-    measured: Measured
+    measured: StageData
     looks: list[Look] = field(default_factory=list)
     rounds: int = 0
     ended: str = ""
@@ -132,7 +133,7 @@ def race(measure: Measure, space: Space, candidates: list[tuple[Config, str]], r
     near the leaders when eliminations free room (module doc)."""
     first = candidates[:rules.width]
     queue = list(candidates[rules.width:])
-    state = Race({c: Entry(c, who) for c, who in first}, Measured(_unknown()))
+    state = Race({c: Entry(c, who) for c, who in first}, StageData(_unknown()))
     if not first:
         state.ended = NOT_RACED
         return state
@@ -172,13 +173,13 @@ def _look(state: Race, space: Space, rules: Rules) -> bool:
         if answer.word(AGAINST_BEST) == BEHIND and config not in broken:
             _drop(state, config, state.rounds,
                   f"behind the best after round {state.rounds} ({answer.ratio:.3g}×, "
-                  f"bound {answer.high if _higher(state) else answer.low:.3g}×)")
+                  f"bound {answer.ratio_ci_high if _higher(state) else answer.ratio_ci_low:.3g}×)")
     left = [c for c in state.alive() if c != found.best]
     return bool(left) and found.best is not None and all(
         c in found.against and found.against[c].decision == EQUIVALENT for c in left)
 
 
-def look_at(measured: Measured, configs: list[Config], rules: Rules,
+def look_at(measured: StageData, configs: list[Config], rules: Rules,
             eligible: list[Config]) -> BestSet[Config]:
     """The best of `configs` (among `eligible`) and each one's answer against it, each
     on the rounds it shares with the best (tune/against_best.py)."""
@@ -187,7 +188,7 @@ def look_at(measured: Measured, configs: list[Config], rules: Rules,
                         eligible)
 
 
-def eligible(measured: Measured, bounds: tuple[Bound, ...], configs: list[Config],
+def eligible(measured: StageData, bounds: tuple[Bound, ...], configs: list[Config],
              broken: Collection[Config]) -> list[Config]:
     """The configurations the best is chosen among: not shown past a bound, and each
     bounded metric's geometric mean so far inside it (a choice, not a claim: the
@@ -204,7 +205,7 @@ def eligible(measured: Measured, bounds: tuple[Bound, ...], configs: list[Config
     return out or [c for c in configs if c not in broken]
 
 
-def bound_breakers(measured: Measured, bounds: tuple[Bound, ...], configs: list[Config],
+def bound_breakers(measured: StageData, bounds: tuple[Bound, ...], configs: list[Config],
                    spending: Spending) -> dict[Config, str]:
     """The configurations whose bounded metric is shown beyond a bound: its one-sided
     bound (each configuration's own log interval, at the level of its rounds) lies past

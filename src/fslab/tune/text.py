@@ -126,7 +126,8 @@ def set_lines(one: Tuned) -> list[str]:
     for config in sorted(members, key=lambda c: (c != one.race.winner, space.changes(c), c)):
         answer = final.against.get(config)
         ratio = "the best" if config == final.best else (
-            f"{answer.ratio:.3g}× (CI {answer.low:.3g}–{answer.high:.3g}×)" if answer else "")
+            f"{answer.ratio:.3g}× (CI {answer.ratio_ci_low:.3g}–{answer.ratio_ci_high:.3g}×)"
+            if answer else "")
         shown.append(f"{space.describe(config)} {ratio}".strip())
     more = f"; {len(shown) - SET_SHOWN} more in tune_set.csv" if len(shown) > SET_SHOWN else ""
     out = [f"set ({len(members)} the race could not tell from the best, its simplest "

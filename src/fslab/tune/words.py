@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 
-from fslab.analysis.pairs.decisions import EQUIVALENT, FASTER, SLOWER, PairAnswer
+from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, Pair
+from fslab.core import units
 from fslab.core.cell_keys import level_label
 from fslab.core.metrics import HIGHER
 from fslab.core.units import format_bound
@@ -23,15 +24,14 @@ from fslab.tune.credit import CHANGE, Contribution
 from fslab.tune.space import Space
 
 
-def advantage(answer: PairAnswer, better: str) -> tuple[float, float, float]:
+def advantage(answer: Pair, better: str) -> tuple[float, float, float]:
     """(ratio, worse end, better end) in the metric's direction: above 1 is better."""
     if better == HIGHER:
-        return answer.ratio, answer.low, answer.high
-    turned = [1 / v if v > 0 else math.inf for v in (answer.ratio, answer.high, answer.low)]
-    return turned[0], turned[1], turned[2]
+        return answer.ratio, answer.ratio_ci_low, answer.ratio_ci_high
+    return units.turned(answer.ratio, answer.ratio_ci_low, answer.ratio_ci_high)
 
 
-def interval(answer: PairAnswer, better: str) -> str:
+def interval(answer: Pair, better: str) -> str:
     """'1.03–1.09×' in the metric's direction, or 'no interval'."""
     _, low, high = advantage(answer, better)
     if math.isnan(low):
@@ -39,7 +39,7 @@ def interval(answer: PairAnswer, better: str) -> str:
     return f"{format_bound(low)}–{format_bound(high)}×"
 
 
-def shown(answer: PairAnswer, better: str, margin: float) -> str:
+def shown(answer: Pair, better: str, margin: float) -> str:
     """What an answer showed of a gain (module doc): 'at least 1.04×', 'up to 1.06×, not
     shown', 'no effect within ±10 %', 'at most 0.9×', 'not measured'."""
     ratio, low, high = advantage(answer, better)
@@ -85,7 +85,7 @@ def option_line(space: Space, found: Contribution, verdict: str, better: str,
     return line
 
 
-def headline(space: Space, recommended_describe: str, answer: PairAnswer, better: str,
+def headline(space: Space, recommended_describe: str, answer: Pair, better: str,
              margin: float) -> str:
     """'-I 128 is 1.06× the reference (95 % CI 1.03–1.09×: at least 1.03× better)'."""
     ratio, _, _ = advantage(answer, better)
