@@ -145,7 +145,9 @@ def read_ablation(stage: Stage, measured: StageData, space: Space, challenger: C
         unexplained = direction * (_log(bundle.ratio) - sum(
             _log(answer.ratio) for _, answer in found.values()))
         if len(kept) >= 2 and unexplained > math.log(1 + stage.margin):
-            reading.forward = tuple(kept)  # more than the changes one at a time explain
+            # more than the changes one at a time explain: the strongest taken back may
+            # be needed without the others (either of them suffices)
+            reading.forward = (max(kept, key=lambda i: direction * _log(found[i][1].ratio)),)
         for i in kept:
             reading.contributions[i] = _verdict(reading.contributions[i], KEEP)
     for i, levels in others.items():

@@ -27,6 +27,7 @@ STAGE_COLUMNS = ["stage", "iterations", "ratio", "ratio_ci_low", "ratio_ci_high"
                  "in_set", "machine_s"]
 SET_COLUMNS = ["target", "workload", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
                "changes", "rounds", "winner", "proposed_by"]
+NOT_CONFIRMED = "not in the configuration confirmed"
 OPTION_COLUMNS = ["target", "workload", "factor", "level", "verdict", "contribution",
                   "contribution_ci_low", "contribution_ci_high", "alternatives",
                   "not_separated", "alternative_to", "shown", "reference", "source",
@@ -221,13 +222,13 @@ def _not_changed(one: Tuned, index: int) -> dict[str, Any]:
     """What is known of a factor the challenger left at its reference: the screen's
     effect of its level farthest from 1, or nothing."""
     if one.screen is None:
-        return {"source": "race", "contribution": math.nan, "shown": "not in the winner"}
+        return {"source": "race", "contribution": math.nan, "shown": NOT_CONFIRMED}
     effects = one.screen.factors[index].effects
     if not effects:
-        return {"source": "screen", "contribution": math.nan, "shown": "not in the winner"}
+        return {"source": "screen", "contribution": math.nan, "shown": NOT_CONFIRMED}
     ratio, low, high = max(effects.values(), key=lambda e: abs(math.log(e[0])))
     said = f"no effect within ±{one.margin:.0%}" if one.screen.factors[index].verdict == \
-        WITHIN else "not in the winner"
+        WITHIN else NOT_CONFIRMED
     return {"source": "screen", "contribution": ratio, "contribution_ci_low": low,
             "contribution_ci_high": high, "shown": said}
 

@@ -33,8 +33,9 @@ def sentence(one: Tuned) -> str:
     recommended = confirmation.recommended
     better = one.question.better
     if confirmation.challenger == space.reference:
-        return f"{head}: the race could not tell any configuration from the reference; " \
-               "the reference stays"
+        found = "the race could not tell any configuration from the reference" \
+            if one.race.entries else "the screen supported no change worth confirming"
+        return f"{head}: {found}; the reference stays"
     if recommended == space.reference:
         bundle = confirmation.bundle
         said = (f" ({space.describe(confirmation.challenger)}: {bundle.ratio:.3g}× the "
@@ -79,7 +80,8 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
             out.append(f"  {factor.name}: no effect within ±{one.margin:.0%} at any level "
                        f"in the screen; keep {level_label(factor.name, factor.reference)}")
         else:
-            out.append(f"  {factor.name}: not in the winner{_screened(one, index)}; keep "
+            out.append(f"  {factor.name}: not in the configuration confirmed"
+                       f"{_screened(one, index)}; keep "
                        f"{level_label(factor.name, factor.reference)}")
     out += [f"  {note}" for note in one.confirmation.notes]
     out += [f"  {line}" for line in latency_lines(one)]

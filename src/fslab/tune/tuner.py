@@ -95,6 +95,20 @@ def rankings(screened: Screen, space: Space) -> tuple[Callable[[Config], tuple[f
     return cautious, bold
 
 
+def unraced(screened: Screen, space: Space, margin: float) -> Config:
+    """Without a race, the configuration to confirm: the cautious reading's best, or the
+    bold reading's where the screen's model puts it beyond the margin of the cautious
+    one's (two options that help only together, each half the joint effect) — a
+    confirmation of fewer changes resolves more with the same runs."""
+    cautious, bold = rankings(screened, space)
+    every = [c for c in space.every() if c not in screened.measured.unmeasured]
+    careful, daring = min(every, key=cautious), min(every, key=bold)
+    direction = sign(screened.measured.question.better)
+    gain = direction * (screened.predicted.get(daring, 0.0) - screened.predicted.get(
+        careful, 0.0))
+    return daring if gain > math.log(1 + margin) else careful
+
+
 @dataclass(frozen=True)
 class StagePlan:
     """How a budget of `total` runs is shared before anything ran, and what a small
@@ -195,9 +209,11 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
         if challenger == space.reference and raced.best is not None:
             challenger = raced.best  # the reference is as good: does its best beat it?
     else:
-        challenger = next((c for c, _ in candidates[2:3] if any(c)), space.reference)
+        challenger = unraced(screened, space, margin) if screened else space.reference
     confirmed = confirm(measure, space, challenger, raced.best, raced.members(),
                         budget.left(), margin)
     budget.spend(sum(len(s.configs) * len(s.rounds) for s in confirmed.stages))
-    question = (confirmed.measured or raced.measured).question
+    measured = confirmed.measured or (raced.measured if raced.entries else None) or (
+        screened.measured if screened else raced.measured)
+    question = measured.question
     return Tuned(question, space, screened, raced, confirmed, margin, stages)
