@@ -131,8 +131,8 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     measured = measure(CONFIRM, range(1, first + 1), configs)
     better = measured.question.better
     stage = Stage(tuple(configs), range(1, first + 1), ablation_family(
-        space.changes(challenger), rival is not None,
-        sum(len(levels) for levels in others.values())), margin, better, alpha)
+        space.changes(challenger), sum(len(levels) for levels in others.values()),
+        rival is not None, best is not None), margin, better, alpha)
     bundle = stage.ask(measured, challenger, reference)
     reading = read_ablation(stage, measured, space, challenger, others, bundle)
     stages = [stage]
@@ -142,6 +142,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     if two and (chosen != challenger or reading.forward or fallback is not None) and (
             space.changes(challenger) >= 3 or fallback is not None):
         extra = [with_level(chosen, i, challenger[i]) for i in reading.forward]
+        rival = best if best not in (None, chosen) else None
         second = list(dict.fromkeys(c for c in [reference, chosen, rival, fallback, *extra]
                                     if c is not None))
         rounds = max(LEAST_ROUNDS, (runs - first * len(configs)) // len(second))
@@ -163,8 +164,8 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
                                 alpha) if space.bounds else top
     last = stages[-1]
     answer = last.ask(measured, chosen, reference) if chosen != reference else None
-    against = last.ask(measured, chosen, rival) if rival is not None and chosen != rival \
-        and rival in last.configs else None
+    against = last.ask(measured, chosen, best) if best is not None and chosen != best \
+        and best in last.configs else None
     found = Confirmation(reference, challenger, best, list(dict.fromkeys(
         c for s in stages for c in s.configs)), sum(len(s.rounds) for s in stages),
         measured, bundle, [reading.contributions[i] for i in sorted(reading.contributions)],

@@ -113,12 +113,13 @@ def ablation_configs(space: Space, challenger: Config, best: Config | None,
     return list(dict.fromkeys(out))
 
 
-def ablation_family(changes: int, best: bool, others: int) -> int:
+def ablation_family(changes: int, others: int, rival: bool, best: bool) -> int:
     """The questions an ablation of `changes` changes may answer: each contribution, each
-    other level, the challenger against the reference and the race's best; with two
-    changes, each alone against the reference and the race's best, and the two alone
-    against each other (every subset is measured: stage 1 may be the whole confirmation)."""
-    family = changes + others + 1 + best
+    other level, the challenger against the reference and against the race's best where
+    that is another configuration (`rival`); with two changes, each alone against the
+    reference and the race's best (`best`: the race had one), and the two alone against
+    each other (every subset is measured: stage 1 may be the whole confirmation)."""
+    family = changes + others + 1 + rival
     if changes == 2:
         family += 3 + 2 * best
     return family

@@ -132,7 +132,7 @@ def set_lines(one: Tuned) -> list[str]:
             if answer else "")
         shown.append(f"{space.describe(config)} {ratio}".strip())
     more = f"; {len(shown) - SET_SHOWN} more in tune_set.csv" if len(shown) > SET_SHOWN else ""
-    out = [f"set ({len(members)} the race could not tell from the best, its simplest "
+    out = [f"set ({len(members)} the race could not tell from the best, the winner "
            "first): " + "; ".join(shown[:SET_SHOWN]) + more]
     challenger = one.confirmation.challenger
     if one.race.winner == space.reference and challenger != space.reference:
