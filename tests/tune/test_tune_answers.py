@@ -142,3 +142,28 @@ def test_a_small_budget_shrinks_the_plan_and_says_what_it_gave_up(tmp_path):
         dry_run(space, Request(FIVE, 0.10, max_runs=20), 0.05, 1)
     assert "smallest plan" in str(caught.value) and "\n" not in str(caught.value)
     assert math.isfinite(float(str(caught.value).split("--max-runs ")[1].split()[0]))
+
+
+def test_the_simulator_multiplies_a_configurations_spread_by_its_cv_effects(tmp_path):
+    """cv_effects = {"noatime": 3}: every run with noatime spreads three times as far
+    (its SD of logs over 30 iterations about 3× the other target's), its mean unmoved."""
+    import numpy as np
+
+    from fslab.plan.loading import resolve
+    from fslab.plan.schema import CampaignFile, Overrides
+    from fslab.results.store import ResultsDir
+
+    parsed = CampaignFile.model_validate({
+        "name": "spread", "seed": 2, "ceiling": False, "iterations": 30,
+        "target": [{"name": name, "fs": "null", "mount_options": mount,
+                    "cv_effects": {"noatime": 3.0}}
+                   for name, mount in (("noisy", "noatime"), ("calm", "relatime"))],
+        "workload": [{"preset": "null", "options": {"cv": 0.05}}]})
+    api.run(resolve(parsed, Overrides(), Path.cwd()), out=tmp_path / "r",
+            lab=Lab(tmp_path / "lab"))
+    metrics = ResultsDir.open(tmp_path / "r").load_metrics()
+    logs = {t: np.log(g["value"].to_numpy()) for t, g in
+            metrics[metrics["metric"] == "iops"].groupby("target")}
+    ratio = logs["noisy"].std(ddof=1) / logs["calm"].std(ddof=1)
+    assert 2.0 < ratio < 4.5
+    assert abs(logs["noisy"].mean() - logs["calm"].mean()) < 0.1
