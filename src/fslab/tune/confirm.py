@@ -7,11 +7,13 @@ the reference, the challenger, the challenger without each change, the race's be
 the challenger with a changed factor at another level the race could not tell from it
 (tune/credit.py reads it). With one or two changes every subset of them is measured, and
 the recommendation is one of them: stage 1 is the whole confirmation. Otherwise — three
-changes or more, or a --subject-to bound — stage 2 measures the recommendation as it
-stands on rounds of its own: the reference, the recommendation, the race's best, each
-change stage 1 took back added back alone where two or more were (options either of which
-suffices are found there), and under a bound the best measured subset that keeps it
-(chosen among those tried with the level divided by their number). The headline ratio,
+changes or more of which stage 1 took some back, or a --subject-to bound the
+recommendation was not shown to keep — stage 2 measures the recommendation as it stands
+on rounds of its own (runs are kept for it: FIRST_SHARE goes to stage 1): the reference,
+the recommendation, the race's best, the strongest change stage 1 took back added back
+where the challenger's gain is more than its changes one at a time explain (options either
+of which suffices are found there), and under a bound the best measured subset that keeps
+it (chosen among those tried with the level divided by their number). The headline ratio,
 its interval, the comparison with the race's best and the latency check are the
 recommended configuration's own, from the last stage that measured it. Each stage's
 intervals are 95 % together over every question it may answer (`Stage.family`).
@@ -139,8 +141,10 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     chosen = reading.recommended
     notes = list(reading.notes)
     fallback = _fallback(measured, space, stage, chosen, alpha) if space.bounds else None
-    if two and (chosen != challenger or reading.forward or fallback is not None) and (
-            space.changes(challenger) >= 3 or fallback is not None):
+    needed = (space.changes(challenger) >= 3 and chosen != challenger) or bool(
+        reading.forward) or fallback is not None
+    pooled = not (needed and space.bounds)
+    if two and (chosen != reference or needed):
         extra = [with_level(chosen, i, challenger[i]) for i in reading.forward]
         rival = best if best not in (None, chosen) else None
         second = list(dict.fromkeys(c for c in [reference, chosen, rival, fallback, *extra]
@@ -160,14 +164,22 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
         elif chosen not in configs:
             notes.append(f"{space.describe(chosen)} (the challenger without the options "
                          "not shown to help) measured as it stands on fresh rounds")
-        chosen = _within_bounds(measured, space, stage, [top, chosen, fallback], notes,
-                                alpha) if space.bounds else top
-    last = stages[-1]
+        if needed and space.bounds:  # measured again: kept on the fresh rounds alone
+            chosen = _within_bounds(measured, space, stage, [top, chosen, fallback], notes,
+                                    alpha)
+        else:
+            chosen = top
+    # the recommendation's own questions on every round that measured it beside the
+    # reference (and the race's best): the last stage's, and stage 1's where it was there
+    # (not where a bound's check must be on the fresh rounds alone)
+    last = stages[-1] if len(stages) == 1 or not pooled else Stage(
+        stages[-1].configs, range(1, stages[-1].rounds.stop), stages[-1].family, margin,
+        better, alpha)
     answer = last.ask(measured, chosen, reference) if chosen != reference else None
     against = last.ask(measured, chosen, best) if best is not None and chosen != best \
         and best in last.configs else None
     found = Confirmation(reference, challenger, best, list(dict.fromkeys(
-        c for s in stages for c in s.configs)), sum(len(s.rounds) for s in stages),
+        c for one in stages for c in one.configs)), sum(len(one.rounds) for one in stages),
         measured, bundle, [reading.contributions[i] for i in sorted(reading.contributions)],
         chosen, answer, against, stages, notes=notes)
     if space.bounds:
