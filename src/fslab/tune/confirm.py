@@ -139,7 +139,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     reading = read_ablation(stage, measured, space, challenger, others, bundle)
     stages = [stage]
     chosen = reading.recommended
-    notes = list(reading.notes)
+    notes: list[str] = []
     fallback = _fallback(measured, space, stage, chosen, alpha) if space.bounds else None
     needed = (space.changes(challenger) >= 3 and chosen != challenger) or bool(
         reading.forward) or fallback is not None

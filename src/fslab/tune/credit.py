@@ -30,7 +30,7 @@ separated**, and said so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
 from fslab.analysis.pairs.decisions import decide_pair, sign
@@ -102,7 +102,6 @@ class Reading:
     contributions: dict[int, Contribution]
     recommended: Config
     forward: tuple[int, ...] = ()
-    notes: list[str] = field(default_factory=list)
 
 
 def ablation_configs(space: Space, challenger: Config, best: Config | None,
