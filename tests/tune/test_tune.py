@@ -313,7 +313,8 @@ def test_a_latency_bound_is_kept_on_fresh_data(tmp_path):
     """The simulator with latency: nodelalloc 1.25× faster, discard 1.3× faster but its
     completion latency 4× (Little's law lowers a faster configuration's latency; the
     reference's p99 is 3 ms, nodelalloc's 2.4 ms, with discard 7.4 ms, past the 5 ms
-    bound). The recommendation takes nodelalloc and never discard."""
+    bound). The recommendation takes nodelalloc and never discard, its next file
+    system's p99 shown to keep the bound, the reference's standing printed beside it."""
     parsed = CampaignFile.model_validate({
         "name": "lat", "seed": 4, "ceiling": False,
         "target": [{"name": "sim", "fs": "null",
@@ -332,3 +333,6 @@ def test_a_latency_bound_is_kept_on_fresh_data(tmp_path):
     verdicts = dict(zip(options["factor"], options["level"], strict=True))
     assert verdicts["mount_options.discard"] == "nodiscard", "\n".join(lines)
     assert verdicts["mount_options.alloc"] == "nodelalloc", "\n".join(lines)
+    said = "\n".join(lines)  # the next file system's bound, the reference's own beside it
+    assert "the recommendation: clat_p99_ns up to " in said and "keeps p99_clat<=5ms" in said
+    assert "the reference: clat_p99_ns up to " in said
