@@ -19,8 +19,8 @@ shared)/`max_rounds` by a Lan–DeMets spending function of the Pocock type, α�
 and spend the freed rounds on candidates near the leaders: the Pocock type spends α about
 evenly over the looks, so a configuration clearly behind leaves by mid-race; the
 O'Brien–Fleming type keeps nearly all of it for the last looks, when the race is about to
-end and a drop frees nothing (on 13 candidates at CV 10 % given 130 runs, configurations
-below 0.8 of the best were dropped in 60 % of races against 15–20 %). The boundaries are
+end and a drop frees nothing (benchmarks/tune_race's spread field: of the configurations
+below 0.8 of the best, 65 % dropped against 22 %). The boundaries are
 those of a
 running sum of independent normal rounds (`boundaries`: its density carried from look to
 look, Armitage, McPherson & Rowe 1969); each look's t test takes the nominal level of its
