@@ -233,7 +233,7 @@ def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):
     margin: it may be kept), -I 128 and acl never do; the terminal, tune.csv,
     tune_set.csv and tune_options.csv say the same, with the lines a person types."""
     request = Request(FACTORS, 0.10, max_runs=140)
-    lines = api.tune(simulator(22), request, tmp_path / "tune", lab=Lab(tmp_path / "lab"))
+    lines = api.tune(simulator(23), request, tmp_path / "tune", lab=Lab(tmp_path / "lab"))
     stats = tmp_path / "tune" / "stats"
     table = pd.read_csv(stats / "tune.csv", keep_default_na=False)
     for column in [*FACTORS, "stage", "iterations", "ratio", "ratio_ci_low",
@@ -266,6 +266,12 @@ def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):
     assert len(members) >= 1 and "ratio_ci_low" in members.columns
     said = "\n".join(lines)
     assert "the reference (95 % CI" in said and "better), measured as it stands" in said
+    # the race's best carried options that do nothing beside noatime: the ablation took
+    # them back and a second stage measured noatime alone, beside the race's best
+    assert "measured as it stands on fresh rounds" in said
+    assert "of the race's best (noatime, commit=60, acl" in said
+    reference = table[(table["stage"] == "confirm") & (table["status"] == "reference")]
+    assert int(chosen["iterations"]) < int(reference.iloc[0]["iterations"])
     assert "mount_options.atime: noatime at least " in said and ", change" in said
     assert "mkfs_options.inode" in said and "keep -I 256" in said
     assert "mount -o " in said and "noatime" in said and "machine time:" in said
