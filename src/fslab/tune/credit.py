@@ -158,6 +158,7 @@ def read_ablation(stage: Stage, measured: StageData, space: Space, challenger: C
 
 
 def _log(ratio: float) -> float:
+    """log of a ratio; 0 (no effect) where there is none to take (NaN, 0)."""
     return math.log(ratio) if ratio > 0 else 0.0
 
 
@@ -180,7 +181,7 @@ def _walk(stage: Stage, measured: StageData, reference: Config, challenger: Conf
                                     reference) for i in weak}
             either = [i for i in weak if alone[i][0]]
             if either:
-                keep = max(either, key=lambda i: direction * math.log(alone[i][1].ratio))
+                keep = max(either, key=lambda i: direction * _log(alone[i][1].ratio))
                 other = next(i for i in weak if i != keep)
                 current = without(current, other)
                 reading.contributions[keep] = Contribution(keep, challenger[keep],
@@ -189,8 +190,7 @@ def _walk(stage: Stage, measured: StageData, reference: Config, challenger: Conf
                     stage, measured, reference, challenger, other, keep,
                     reading.contributions[other])
                 break
-        weakest = min(weak, key=lambda i: direction * math.log(answers[i][1].ratio)
-                      if answers[i][1].ratio > 0 else -math.inf)
+        weakest = min(weak, key=lambda i: direction * _log(answers[i][1].ratio))
         current = without(current, weakest)
     reading.recommended = current
     for i in changed(challenger):
@@ -251,7 +251,7 @@ def read_forward(stage: Stage, measured: StageData, challenger: Config, start: C
     shown = [i for i in forward if found[i][0]]
     if not shown:
         return start
-    keep = max(shown, key=lambda i: direction * math.log(found[i][1].ratio))
+    keep = max(shown, key=lambda i: direction * _log(found[i][1].ratio))
     chosen = with_level(start, keep, challenger[keep])
     reading.contributions[keep] = Contribution(keep, challenger[keep], found[keep][1],
                                                CHANGE, start)
