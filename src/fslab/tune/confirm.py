@@ -182,8 +182,10 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
         c for one in stages for c in one.configs)), sum(len(one.rounds) for one in stages),
         measured, bundle, [reading.contributions[i] for i in sorted(reading.contributions)],
         chosen, answer, against, stages, notes=notes)
-    if space.bounds:
-        found.standing = {name: standings(measured, space.bounds, config, last.rounds, alpha)
+    if space.bounds:  # said on the rounds the bound was decided on
+        decided_on = stages[-1] if needed else stages[0]
+        found.standing = {name: standings(measured, space.bounds, config,
+                                          decided_on.rounds, alpha)
                           for name, config in (("recommended", chosen),
                                                ("reference", reference))}
     return found
