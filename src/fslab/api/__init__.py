@@ -28,6 +28,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
     serve,
     targets_table,
 )
+from fslab.api.pool import pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
     compare,
     load,

@@ -3,7 +3,9 @@ parts (history/parts.py) that any number of machines write at once, read through
 in memory: no writer waits on another, no reader waits on a writer.
 
 Tables (views of each reader's own in-memory DuckDB):
-    campaigns   one row per campaign: id, path, name, started, machine, labels (JSON)
+    campaigns   one row per campaign: id, path, name, started, machine, labels (JSON),
+                its sitting (its own id), host (the one it sat on) and plan (what its
+                sittings share: history/identity.py)
     labels      one row per campaign and label (machine facts, tools, the user's own)
     runs        a copy of each campaign's per-run table (stats/runs.parquet) with the
                 campaign id, whether the witness saw the run disturbed, and the
@@ -40,6 +42,12 @@ ENV_VAR = "FSLAB_CATALOGUE"
 DIR_NAME = "catalogue"
 TABLES = parts.TABLES
 CAMPAIGN_COLUMNS = ["campaign_id", "path", "name", "started", "machine", "labels", "added"]
+SITTING_COLUMNS = ["sitting", "host", "plan"]
+# Each as a catalogue written before sittings were recorded reads it: a campaign is its own
+# sitting on its machine; its plan is unknown (it pools with nothing).
+SITTING_OF = {"sitting": "coalesce(a.sitting, a.campaign_id) AS sitting",
+              "host": "coalesce(a.host, a.machine) AS host",
+              "plan": "a.plan::VARCHAR AS plan"}
 # A reader that lists parts while a writer deletes one it has superseded (after
 # parts.GRACE_S) tries again, this many times.
 READ_ATTEMPTS = 3
@@ -134,8 +142,11 @@ def _views(db: duckdb.DuckDBPyConnection, root: Path) -> None:
         GROUP BY 1, 2""")
     db.execute("CREATE TEMP TABLE current AS SELECT campaign_id, version, part FROM chosen "
                "WHERE NOT removed")
-    db.execute(f"CREATE VIEW campaigns AS SELECT {', '.join('a.' + c for c in CAMPAIGN_COLUMNS)} "
-               "FROM all_campaigns a JOIN current USING (campaign_id, version, part)")
+    present = {str(row[0]) for row in db.execute("DESCRIBE all_campaigns").fetchall()}
+    sitting = ", ".join(SITTING_OF[c] if c in present else SITTING_OF[c].replace(
+        f"a.{c}", "NULL") for c in SITTING_COLUMNS)
+    db.execute(f"CREATE VIEW campaigns AS SELECT {', '.join('a.' + c for c in CAMPAIGN_COLUMNS)}, "
+               f"{sitting} FROM all_campaigns a JOIN current USING (campaign_id, version, part)")
     wanted = {name for (name,) in db.execute("SELECT DISTINCT part FROM current").fetchall()}
     for table in TABLES[1:]:
         files = [p.table(table) for p in listed if p.name in wanted and p.table(table).exists()]
@@ -179,7 +190,7 @@ def _empty(table: str) -> str:
 
 
 def _empty_views(db: duckdb.DuckDBPyConnection) -> None:
-    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in CAMPAIGN_COLUMNS)
+    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in CAMPAIGN_COLUMNS + SITTING_COLUMNS)
     db.execute(f"CREATE VIEW campaigns AS SELECT {names} WHERE false")
     for table in TABLES[1:]:
         db.execute(f"CREATE VIEW {table} AS {_empty(table)}")

@@ -107,12 +107,13 @@ class CampaignRun:
     def describe_environment(self) -> None:
         """environment.json: the machine, tools and targets (a resume keeps what its
         participants recorded there)."""
-        from fslab.host.environment import capture
+        from fslab.host.environment import capture, sitting
 
         before = self.results.environment() if self.resume else {}
         environment = capture(self.lab.root, [tool for target in self.targets.values()
                                               for tool in target.tools])
         environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
+        environment["sitting"] = sitting(environment, simulated_host(self.campaign))
         environment.update({k: v for k, v in before.items() if k not in environment})
         self.results.write_environment(environment)
 
@@ -183,3 +184,11 @@ def _preload_the_analysis() -> None:
     from fslab.analysis.pipeline import preload
 
     preload()
+
+
+def simulated_host(campaign: Campaign) -> str:
+    """The host a simulator campaign names (the null workload's option `host`), or ''."""
+    for entry in campaign.workloads:
+        if entry.preset == "null" and entry.options.get("host"):
+            return str(entry.options["host"])
+    return ""

@@ -38,7 +38,6 @@ from scipy.special import stdtrit
 # 5 iterations' noise): docs/statistics.md.
 PRIOR_TAU = 0.05
 PRIOR_DF = 2.0
-HOLDS, MAY_NOT = "holds on a repeat here", "may not hold on a repeat"
 
 
 @dataclass(frozen=True)
