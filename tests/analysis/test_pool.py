@@ -22,19 +22,23 @@ CONTRACT = ["workload", "op", "metric", "primary", "a", "b", "k", "ratio", "rati
 
 
 def sitting(tmp_path: Path, seed: int, host: str = "h1", targets=("a", "b"),
-            sitting_sd: float = 0.05, jobs: int = 2, name: str = "sim") -> Path:
+            sitting_sd: float = 0.05, jobs: int = 2, name: str = "sim", scale: float = 1.15,
+            catalogue: Path | None = None) -> Path:
     """One sitting of a small simulator campaign (a 1.15× b) on simulated host `host`."""
     from fslab.host.lab import Lab
 
     parsed = CampaignFile.model_validate({
         "name": name, "iterations": 4, "seed": seed,
-        "target": [{"name": t, "fs": "null", "scale": 1.15 if t == "a" else 1.0}
+        "target": [{"name": t, "fs": "null", "scale": scale if t == "a" else 1.0}
                    for t in targets],
         "workload": [{"preset": "null", "options": {
             "jobs": jobs, "iops": 1000, "cv": 0.10, "drift": 0.05,
             "sitting": sitting_sd, "host": host}}]})
     out = tmp_path / f"{host}-{seed}"
-    api.run(resolve(parsed, Overrides(), Path.cwd()), out=out, lab=Lab(tmp_path / "lab"))
+    api.run(resolve(parsed, Overrides(), Path.cwd()), out=out, lab=Lab(tmp_path / "lab"),
+            catalogue=catalogue)
+    if catalogue is not None:
+        api.history_add(catalogue, [out])
     return out
 
 
@@ -145,3 +149,22 @@ def test_a_catalogue_written_before_sittings_reads_each_campaign_as_its_own_sitt
     assert found["sitting"].iloc[0] == found["campaign_id"].iloc[0]
     assert found["host"].iloc[0] == found["machine"].iloc[0]
     assert found["plan"].isna().all()
+
+
+def test_a_sitting_recorded_in_a_catalogue_says_whether_it_holds_on_a_repeat(tmp_path):
+    catalogue = tmp_path / "catalogue"
+    first = sitting(tmp_path, 1, scale=1.5, catalogue=catalogue)
+    said = (first / "stats" / "verdicts.txt").read_text()
+    assert "no two sittings of one campaign on h1" in said and "--again" in said
+    assert (pd.read_csv(first / "stats" / "pairwise.csv")["repeat_sittings"] == 0).all()
+    for seed in (2, 3):
+        sitting(tmp_path, seed, scale=1.5, catalogue=catalogue)
+    last = sitting(tmp_path, 4, scale=1.5, catalogue=catalogue)
+    pairwise = pd.read_csv(last / "stats" / "pairwise.csv")
+    assert (pairwise["repeat_sittings"] == 3).all()
+    assert (pairwise["repeat_low"] < pairwise["ratio_ci_low"]).all()
+    assert (pairwise["repeat_high"] > pairwise["ratio_ci_high"]).all()
+    said = (last / "stats" / "verdicts.txt").read_text()
+    assert said.count("a / b on a repeat") == 2
+    listed = fslab_here("history", "list", "--catalogue", str(catalogue))
+    assert "h1: sittings differ by ±" in listed.stdout and "from 4 sittings" in listed.stdout

@@ -66,7 +66,7 @@ def test_two_sittings_say_what_they_cannot():
     found = pool([0.1, 0.2], [0.03, 0.03])
     assert math.isnan(found.next_low) and found.note == TWO
     assert found.low < 0.15 < found.high
-    borrowed = pool([0.1, 0.2], [0.03, 0.03], spread=Spread(0.05, 1e-6, 12))
+    borrowed = pool([0.1, 0.2], [0.03, 0.03], spread=Spread(0.05, 14, 12))
     assert borrowed.note == BORROWED and borrowed.next_low < 0.15 < borrowed.next_high
     with pytest.raises(ValueError):
         pool([0.1], [0.03])
@@ -119,7 +119,7 @@ def test_host_spread_by_moments_and_prior():
 def test_repeat_interval_floor_is_root_two():
     """No spread between sittings: the repeat interval is √2 × today's (the next
     sitting's own noise), on today's degrees of freedom."""
-    low, high = repeat_interval(0.1, 0.02, 4, Spread(0.0, 0.0, 10))
+    low, high = repeat_interval(0.1, 0.02, 4, Spread(0.0, 50, 10))
     today = 2 * stats.t.isf(0.025, 4) * 0.02
     assert (high - low) / today == pytest.approx(math.sqrt(2))
 

@@ -15,6 +15,7 @@ from fslab.api.history import (  # noqa: F401  (the history's commands, one impo
     history_query,
     history_remove,
     history_report,
+    history_spreads,
     record_campaign,
 )
 from fslab.api.machine import (  # noqa: F401  (the machine's commands, one import away)
@@ -83,6 +84,7 @@ def run(
     budget: float | None = None,
     resolve: bool = False,
     resolve_budget: float | None = None,
+    catalogue: Path | None = None,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -95,7 +97,9 @@ def run(
     is refused before anything is made (`fslab run` passes 2 h unless --yes). With
     `resolve`, more iterations are measured only where a primary question is unresolved,
     until each is decided or the campaign's measuring time reaches `resolve_budget`
-    seconds (default: `budget`, else 2 h; fslab/run/resolve.py).
+    seconds (default: `budget`, else 2 h; fslab/run/resolve.py). With `catalogue` (the
+    catalogue it will be recorded in), its host's between-sitting spread is read from it
+    for the repeat intervals (pairwise.csv repeat_low, repeat_high; analysis/sittings).
     """
     from fslab.host.lab import Lab
     from fslab.run.orchestrator import RunOptions, run_campaign
@@ -106,7 +110,8 @@ def run(
                             force_device=force_device, progress=progress, until_ci=until_ci,
                             max_iterations=max_iterations, until_detectable=until_detectable,
                             rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                            budget=budget, resolve=resolve, resolve_budget=resolve_budget))
+                            budget=budget, resolve=resolve, resolve_budget=resolve_budget,
+                            catalogue=catalogue))
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,

@@ -184,7 +184,8 @@ def run(
                                  rerun_disturbed=rerun_disturbed,
                                  rerun_unsteady=rerun_unsteady,
                                  budget=None if yes else budget_s,
-                                 resolve=resolve, resolve_budget=budget_s)
+                                 resolve=resolve, resolve_budget=budget_s,
+                                 catalogue=catalogue)
             finally:
                 check.join()
     except KeyboardInterrupt:

@@ -80,11 +80,24 @@ def host_spread(path: Path | None, host: str, leave_out: str = "") -> Spread:
                 {"host": host, "leave": leave_out}).df()
     except UserError:
         return PRIOR
+    import dataclasses
+
     groups = []
+    sittings: set[str] = set()
     for row in found.itertuples():
         rows, _ = campaign_rows(where, str(row.name), host, str(row.plan))
         rows = rows[(rows["sitting"] != leave_out) & rows["primary"].astype(bool)]
         for _, pair in rows.groupby(["workload", "op", "metric", "a", "b"], sort=False):
             if len(pair) >= 2:
                 groups.append((pair["estimate"].tolist(), pair["se"].tolist()))
-    return spread(groups)
+                sittings |= set(pair["sitting"].astype(str))
+    found_spread = spread(groups)
+    return dataclasses.replace(found_spread, sittings=len(sittings)) if groups else found_spread
+
+
+def host_spreads(path: Path | None) -> list[tuple[str, Spread]]:
+    """Every host of the catalogue with its between-sitting spread (`fslab history list`)."""
+    with connect(Path(path) if path else None) as db:
+        hosts = [str(h) for (h,) in db.execute(
+            "SELECT DISTINCT host FROM campaigns WHERE host IS NOT NULL ORDER BY 1").fetchall()]
+    return [(host, host_spread(path, host)) for host in hosts]

@@ -61,6 +61,7 @@ class CampaignRun:
     hosts: tuple[Any, ...]
     beside: tuple[Beside, ...]  # participants of the rounds (run/participants.py)
     notes: tuple[str, ...] = ()  # what the checks before the campaign want said once
+    catalogue: Path | None = None  # where its host's history is (RunOptions.catalogue)
 
     @classmethod
     def start(cls, campaign: Campaign, out: Path, lab: Lab, *, resume: bool,
@@ -114,6 +115,9 @@ class CampaignRun:
                                               for tool in target.tools])
         environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
         environment["sitting"] = sitting(environment, simulated_host(self.campaign))
+        if self.catalogue is not None:
+            environment["sitting"]["spread"] = history_spread(
+                self.catalogue, environment["sitting"]["host"])
         environment.update({k: v for k, v in before.items() if k not in environment})
         self.results.write_environment(environment)
 
@@ -192,3 +196,20 @@ def simulated_host(campaign: Campaign) -> str:
         if entry.preset == "null" and entry.options.get("host"):
             return str(entry.options["host"])
     return ""
+
+
+def history_spread(catalogue: Path, host: str) -> dict[str, float]:
+    """The host's between-sitting spread in the catalogue (history/sittings.py), as
+    environment.json keeps it ("sitting" → "spread"); an unreadable catalogue counts as
+    none (the campaign never fails for its catalogue)."""
+    import dataclasses
+
+    from fslab.analysis.sittings.repeat import PRIOR
+    from fslab.core.errors import UserError
+    from fslab.history.sittings import host_spread
+
+    try:
+        found = host_spread(catalogue, host) if Path(catalogue).exists() else PRIOR
+    except (UserError, OSError):
+        found = PRIOR
+    return dataclasses.asdict(found)

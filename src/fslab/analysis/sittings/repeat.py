@@ -14,7 +14,10 @@ sittings it is shrunk toward a prior: τ0 = PRIOR_TAU on PRIOR_DF degrees of fre
 
     τ̃² = (PRIOR_DF · τ0² + df · τ̂²) / (PRIOR_DF + df),   df = Σ_g (k_g − 1),
 
-and its own uncertainty is kept (Var τ̂² ≈ 2 (τ̂² + s̄²)² / df, scaled by the shrinkage).
+on PRIOR_DF + df degrees of freedom: the conjugate (scaled inverse χ²) update of the prior
+as if the sittings' own effects were seen directly. (Counting the iterations' noise in
+τ̂²'s variance as well, by Welch–Satterthwaite, left a history of 4 df with t on about 1
+df and repeat intervals 25× wide: a history that small says little, but not nothing.)
 
 A repeat sitting's estimate differs from today's by both sittings' effects and both
 sittings' noise, so the repeat interval is y ± t(ν) · √(2 (τ̃² + s²)), ν by Welch–
@@ -45,18 +48,13 @@ class Spread:
     """A machine's between-sitting spread of ratios (log scale), shrunk toward the prior."""
 
     tau: float  # τ̃: what the repeat interval uses
-    tau2_var: float  # the variance of τ̃² (its own uncertainty)
+    tau_df: float  # its degrees of freedom: the prior's and the history's, PRIOR_DF + df
     sittings: int  # earlier sittings it rests on (0: the prior alone)
     raw_tau: float = math.nan  # τ̂ from the history alone (NaN: none)
     df: float = 0.0  # Σ (k_g − 1) of the history
 
-    @property
-    def tau_df(self) -> float:
-        """τ̃²'s effective degrees of freedom (2 τ̃⁴ / Var τ̃²)."""
-        return 2 * self.tau ** 4 / self.tau2_var if self.tau2_var > 0 else math.inf
 
-
-PRIOR = Spread(PRIOR_TAU, 2 * PRIOR_TAU ** 4 / PRIOR_DF, 0)
+PRIOR = Spread(PRIOR_TAU, PRIOR_DF, 0)
 
 
 def host_spread(groups: Iterable[tuple[Sequence[float], Sequence[float]]]) -> Spread:
@@ -65,7 +63,6 @@ def host_spread(groups: Iterable[tuple[Sequence[float], Sequence[float]]]) -> Sp
     between = within = 0.0
     df = 0
     count = 0
-    variances: list[float] = []
     for estimates, ses in groups:
         y = [float(v) for v in estimates]
         s2 = [float(v) ** 2 for v in ses]
@@ -77,16 +74,11 @@ def host_spread(groups: Iterable[tuple[Sequence[float], Sequence[float]]]) -> Sp
         within += (1 - 1 / k) * sum(s2)
         df += k - 1
         count += k
-        variances += s2
     if df == 0:
         return PRIOR
     raw = max(0.0, (between - within) / df)
-    weight = df / (PRIOR_DF + df)
-    shrunk = (1 - weight) * PRIOR_TAU ** 2 + weight * raw
-    own = sum(variances) / len(variances)
-    var = weight ** 2 * 2 * (raw + own) ** 2 / df + (1 - weight) ** 2 * 2 * PRIOR_TAU ** 4 \
-        / PRIOR_DF
-    return Spread(math.sqrt(shrunk), var, count, math.sqrt(raw), float(df))
+    shrunk = (PRIOR_DF * PRIOR_TAU ** 2 + df * raw) / (PRIOR_DF + df)
+    return Spread(math.sqrt(shrunk), PRIOR_DF + df, count, math.sqrt(raw), float(df))
 
 
 def satterthwaite(terms: Sequence[tuple[float, float]]) -> float:
