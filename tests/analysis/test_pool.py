@@ -168,3 +168,22 @@ def test_a_sitting_recorded_in_a_catalogue_says_whether_it_holds_on_a_repeat(tmp
     assert said.count("a / b on a repeat") == 2
     listed = fslab_here("history", "list", "--catalogue", str(catalogue))
     assert "h1: sittings differ by ±" in listed.stdout and "from 4 sittings" in listed.stdout
+
+
+def test_run_again_adds_sittings_and_pools_them_into_the_directory(tmp_path):
+    import tomllib
+
+    first = sitting(tmp_path, 1)
+    for number in (2, 3):
+        done = fslab_here("run", "--again", str(first), "--lab", str(tmp_path / "lab"))
+        assert done.returncode == 0, done.stderr
+        assert (first / "sittings" / str(number) / "stats" / "pairwise.csv").exists()
+    assert "Pooled 3 sittings of sim" in done.stdout
+    pooled = pd.read_csv(first / "stats" / "pooled.csv")
+    assert (pooled["k"] == 3).all() and pooled["next_low"].notna().all()
+    seeds = {tomllib.loads((d / "campaign.toml").read_text())["seed"]
+             for d in (first, first / "sittings" / "2", first / "sittings" / "3")}
+    assert len(seeds) == 3  # a new seed, so new draws: a new sitting
+    assert "Next time: the sittings pooled" in api.report(first).read_text()
+    assert_one_line_error(fslab_here("run", "--again", str(first), "--out", str(tmp_path)),
+                          "--again DIR runs DIR's own campaign")

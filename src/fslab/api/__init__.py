@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.api.again import again_campaign, pool_again  # noqa: F401  (`fslab run --again`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
     history_add,
     history_campaigns,

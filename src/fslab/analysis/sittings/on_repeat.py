@@ -30,8 +30,8 @@ def spread_of(recorded: dict[str, Any]) -> Spread:
 
 
 def with_repeat(pairwise: pd.DataFrame, spread: Spread) -> pd.DataFrame:
-    """pairwise.csv with repeat_low, repeat_high, repeat_sittings: each primary pair's repeat interval (none
-    without history: repeat_sittings 0)."""
+    """pairwise.csv with repeat_low, repeat_high and repeat_sittings: each primary pair's
+    repeat interval (none without history: repeat_sittings 0)."""
     out = pairwise.copy()
     lows, highs = [], []
     for _, row in out.iterrows():

@@ -77,7 +77,7 @@ def pooled_sentence(row: pd.Series, unit: str = "sitting") -> str:
     else:
         head += f"; next {unit}: cannot be said from {k}"
     spread = (f"{unit}s differ by τ = {100 * math.expm1(float(row['tau'])):.1f} %, "
-              f"I² {float(row['i2']):.0%}")
+              f"I² {100 * float(row['i2']):.0f} %")
     return f"{what} ({k} {unit}s): {head} ({spread})"
 
 
@@ -89,7 +89,8 @@ def decided_line(primary: pd.DataFrame) -> str:
     spent = ""
     if seconds.notna().any():
         total = float(seconds.sum())
-        spent = (f" in {format_duration(total)} of machine time "
-                 f"({format_duration(total / max(average, 1))} per question decided on average)")
+        spent = f" in {format_duration(total)} of machine time" + (
+            f" ({format_duration(total / average)} per question decided on average)"
+            if average else "")
     return (f"Decided {average} of {len(primary)} questions on average and {following} next "
             f"time{spent}.")
