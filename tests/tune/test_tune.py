@@ -314,3 +314,26 @@ def test_a_latency_bound_is_kept_on_fresh_data(tmp_path):
     verdicts = dict(zip(options["factor"], options["level"], strict=True))
     assert verdicts["mount_options.discard"] == "nodiscard", "\n".join(lines)
     assert verdicts["mount_options.alloc"] == "nodelalloc", "\n".join(lines)
+
+
+def test_tune_again_confirms_the_recommendation_in_new_sittings_and_pools_it(tmp_path):
+    """Issue 51: `fslab tune --again DIR` confirms DIR's recommendation in a new sitting and
+    pools each option's contribution: tune_options.csv gains sittings, next_low, next_high."""
+    factors = {"mount_options.atime": ["relatime", "noatime"],
+               "mount_options.acl": ["noacl", "acl"]}
+    request = Request(factors, 0.10, max_runs=40)
+    out = tmp_path / "tune"
+    api.tune(simulator(3, {"noatime": 1.3}), request, out, lab=Lab(tmp_path / "lab"))
+    first = pd.read_csv(out / "stats" / "tune_options.csv")
+    assert first.set_index("factor").loc["mount_options.atime", "verdict"] == "change"
+    for number in (2, 3):
+        done = fslab_here("tune", "--again", str(out), "--lab", str(tmp_path / "lab"))
+        assert done.returncode == 0, done.stderr
+        assert (out / "sittings" / str(number) / "confirm" / "format.json").exists()
+    table = pd.read_csv(out / "stats" / "tune_options.csv")
+    assert list(table.columns[:len(first.columns)]) == list(first.columns)
+    options = table.set_index("factor")
+    atime = options.loc["mount_options.atime"]
+    assert atime["sittings"] == 3 and atime["next_low"] < atime["pooled_contribution"]
+    assert atime["pooled_ci_low"] <= 1.3 <= atime["pooled_ci_high"]
+    assert "over 3 sittings" in done.stdout and "next sitting" in done.stdout

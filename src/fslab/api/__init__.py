@@ -44,6 +44,7 @@ from fslab.api.results import (  # noqa: F401  (results directories, one import 
 )
 from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune,
+    tune_again,
     tune_plan,
     tune_request,
     tune_resumed,
