@@ -130,7 +130,7 @@ def test_a_real_campaign_resolves_where_it_must_and_resumes_a_round(tmp_path):
 
 
 def test_a_pair_narrower_than_the_machines_spread_between_sittings_is_not_narrowed():
-    """Issue 51: once an open pair's standard error is below the host's between-sitting
+    """Issue 51: once an open pair's interval is narrower than the host's between-sitting
     spread, --resolve spends nothing more on it and says to run another sitting."""
     import math
 
@@ -141,7 +141,8 @@ def test_a_pair_narrower_than_the_machines_spread_between_sittings_is_not_narrow
     _, pairs = compare_targets(metrics, runs_of(metrics), looks=[5])
     open_pairs = pairs[pairs["primary"] & (pairs["decision"] == "unresolved")]
     assert len(open_pairs) == 1
-    se = float(open_pairs["se_log"].iloc[0])
+    row = open_pairs.iloc[0]
+    se = math.log(float(row["ratio_ci_high"]) / float(row["ratio_ci_low"])) / 2
     assert next_round(pairs, [], [5], 1e9, between=math.nan).cells  # no history: narrows
     bounded = next_round(pairs, [], [5], 1e9, between=2 * se)
     assert not bounded.cells and len(bounded.stopped) == 1

@@ -337,3 +337,22 @@ def test_tune_again_confirms_the_recommendation_in_new_sittings_and_pools_it(tmp
     assert atime["sittings"] == 3 and atime["next_low"] < atime["pooled_contribution"]
     assert atime["pooled_ci_low"] <= 1.3 <= atime["pooled_ci_high"]
     assert "over 3 sittings" in done.stdout and "next sitting" in done.stdout
+
+
+def test_a_steady_disk_stops_the_confirmation_where_it_would_outrun_the_sittings(tmp_path):
+    """Issue 51: on a steady disk (CV 1 %) a big budget would narrow each contribution to
+    well under the ±5 % sittings differ by; the confirmation stops there and says so."""
+    from fslab.tune.confirm import sitting_rounds
+
+    parsed = CampaignFile.model_validate({
+        "name": "steady", "seed": 2, "ceiling": False,
+        "target": [{"name": "sim", "fs": "null", "effects": {"noatime": 1.3}}],
+        "workload": [{"preset": "null", "options": {"cv": 0.01}}]})
+    request = Request({"mount_options.atime": ["relatime", "noatime"]}, 0.10, max_runs=120)
+    lines = api.tune(resolve(parsed, Overrides(), Path.cwd()), request, tmp_path / "tune",
+                     lab=Lab(tmp_path / "lab"))
+    said = "\n".join(lines)
+    assert "the confirmation stopped at 3 rounds" in said and "fslab tune --again" in said
+    noisy = {(0,): {r: 1000 * math.exp(0.1 * z) for r, z in enumerate([0.3, -1, 2, 0.5], 1)},
+             (1,): {r: 1300 * math.exp(0.1 * z) for r, z in enumerate([-0.8, 1, 0, 1.5], 1)}}
+    assert sitting_rounds(noisy, 2)[0] > 20  # a noisy disk keeps its rounds

@@ -97,7 +97,7 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
     (module doc): `noise` is stats/noise.csv, `runtime` the campaign's, `level` the next
     look's per-pair α. `between`: the machine's between-sitting spread of a ratio (log
     scale; a campaign recorded with --catalogue read it from its host's history): an open
-    pair whose standard error is below it is not narrowed further (SITTING_BOUND)."""
+    pair whose interval is narrower than it is not narrowed further (SITTING_BOUND)."""
     seconds = seconds_per_iteration(records)
     spent = sum(seconds.get((r.workload, r.target), 0.0) for r in records
                 if r.status == "ok")
@@ -111,9 +111,10 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
             else math.nan
         if row.decision != UNRESOLVED or math.isnan(needs):
             continue
-        if float(row.se_log) <= between:
+        half = math.log(float(row.ratio_ci_high) / float(row.ratio_ci_low)) / 2
+        if half <= between:
             stopped.append(SITTING_BOUND.format(
-                pair=f"{row.a} ? {row.b} on {row.workload}", own=100 * math.expm1(row.se_log),
+                pair=f"{row.a} ? {row.b} on {row.workload}", own=100 * math.expm1(half),
                 between=100 * math.expm1(between)))
             continue
         if math.isinf(needs):  # not at this length: perhaps at another (plan_workload)
@@ -146,7 +147,7 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
     return Round(cells, total, left_out, said, stopped)
 
 
-SITTING_BOUND = ("{pair} stops narrowing here: its standard error (±{own:.1f} %) is below "
+SITTING_BOUND = ("{pair} stops narrowing here: its interval (±{own:.1f} %) is narrower than "
                  "this machine's spread between sittings (±{between:.1f} %), so more "
                  "iterations in this sitting buy nothing that holds next time; run another "
                  "sitting instead: fslab run --again DIR")
