@@ -119,8 +119,10 @@ def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | 
         if found:
             raise UserError(f"{other.path} is not a sitting of {sittings[0].path}'s campaign: "
                             f"{'; '.join(found)} differ")
-    rows = pd.concat([sitting_rows(s.pairwise, s.sitting, s.host) for s in sittings],
-                     ignore_index=True)
+    from fslab.analysis.pairs.pair import pairs_of
+
+    rows = pd.concat([sitting_rows(pairs_of(s.pairwise), s.sitting, s.host)
+                      for s in sittings], ignore_index=True)
     name = str(sittings[0].campaign.get("name", ""))
     spread = _spread(catalogue, sittings) if len(sittings) == 2 and by == "sitting" else None
     return write_pool(rows, out, by, _margin(margin, sittings[0].campaign), name,

@@ -18,16 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.history.identity import Identity
+from fslab.history.parts import CAMPAIGN_COLUMNS, SITTING_COLUMNS
 
 if TYPE_CHECKING:
     import duckdb
 
 CELL_KEYS = ("campaign_id", "target", "workload", "op", "metric", "unit", "better",
              "primary", "workload_signature", "target_signature")
-CAMPAIGN_COLUMNS = ("campaign_id", "path", "name", "started", "machine", "labels", "added")
-# A campaign's sitting (its own id), the host it sat on and the plan its sittings share
-# (history/identity.py); a part written before them has none (the views fill them in).
-SITTING_COLUMNS = ("sitting", "host", "plan")
 
 
 @contextmanager

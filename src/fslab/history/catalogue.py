@@ -41,9 +41,8 @@ if TYPE_CHECKING:
 ENV_VAR = "FSLAB_CATALOGUE"
 DIR_NAME = "catalogue"
 TABLES = parts.TABLES
-CAMPAIGN_COLUMNS = ["campaign_id", "path", "name", "started", "machine", "labels", "added"]
-SITTING_COLUMNS = ["sitting", "host", "plan"]
-# Each as a catalogue written before sittings were recorded reads it: a campaign is its own
+# The sitting columns (parts.SITTING_COLUMNS), each as a catalogue written before
+# sittings were recorded reads it: a campaign is its own
 # sitting on its machine; its plan is unknown (it pools with nothing).
 SITTING_OF = {"sitting": "coalesce(a.sitting, a.campaign_id) AS sitting",
               "host": "coalesce(a.host, a.machine) AS host",
@@ -144,9 +143,10 @@ def _views(db: duckdb.DuckDBPyConnection, root: Path) -> None:
                "WHERE NOT removed")
     present = {str(row[0]) for row in db.execute("DESCRIBE all_campaigns").fetchall()}
     sitting = ", ".join(SITTING_OF[c] if c in present else SITTING_OF[c].replace(
-        f"a.{c}", "NULL") for c in SITTING_COLUMNS)
-    db.execute(f"CREATE VIEW campaigns AS SELECT {', '.join('a.' + c for c in CAMPAIGN_COLUMNS)}, "
-               f"{sitting} FROM all_campaigns a JOIN current USING (campaign_id, version, part)")
+        f"a.{c}", "NULL") for c in parts.SITTING_COLUMNS)
+    columns = ", ".join("a." + c for c in parts.CAMPAIGN_COLUMNS)
+    db.execute(f"CREATE VIEW campaigns AS SELECT {columns}, {sitting} "
+               "FROM all_campaigns a JOIN current USING (campaign_id, version, part)")
     wanted = {name for (name,) in db.execute("SELECT DISTINCT part FROM current").fetchall()}
     for table in TABLES[1:]:
         files = [p.table(table) for p in listed if p.name in wanted and p.table(table).exists()]
@@ -190,7 +190,8 @@ def _empty(table: str) -> str:
 
 
 def _empty_views(db: duckdb.DuckDBPyConnection) -> None:
-    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in CAMPAIGN_COLUMNS + SITTING_COLUMNS)
+    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in [*parts.CAMPAIGN_COLUMNS,
+                                                         *parts.SITTING_COLUMNS])
     db.execute(f"CREATE VIEW campaigns AS SELECT {names} WHERE false")
     for table in TABLES[1:]:
         db.execute(f"CREATE VIEW {table} AS {_empty(table)}")

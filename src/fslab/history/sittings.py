@@ -20,12 +20,12 @@ if TYPE_CHECKING:
 
 def campaign_rows(path: Path | None, name: str, host: str | None = None,
                   plan: str | None = None) -> tuple[pd.DataFrame, str]:
-    """(rows of SITTING_COLUMNS, what was left out) for every sitting of the campaign
+    """(rows of SITTING_PAIRS, what was left out) for every sitting of the campaign
     `name` (on `host`) of `plan`, by default the plan its newest sitting has; refused in
     one line when there is none."""
     import pandas as pd
 
-    from fslab.analysis.sittings.table import SITTING_COLUMNS
+    from fslab.analysis.sittings.table import SITTING_PAIRS
 
     where = "name = $name" + (" AND host = $host" if host else "")
     parameters = {"name": name, **({"host": host} if host else {})}
@@ -47,21 +47,21 @@ def campaign_rows(path: Path | None, name: str, host: str | None = None,
                             str(row.host)) for row in chosen.itertuples()]
     frames = [frame for frame in frames if not frame.empty]
     rows = (pd.concat(frames, ignore_index=True) if frames
-            else pd.DataFrame(columns=SITTING_COLUMNS))
+            else pd.DataFrame(columns=SITTING_PAIRS))
     return rows, note
 
 
 def sitting_pairs(runs: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
     """One sitting's pairs from its runs as the catalogue holds them (its primary
-    questions as recorded), as rows of SITTING_COLUMNS."""
-    from fslab.analysis.pairs.comparisons import compare_targets
+    questions as recorded), as rows of SITTING_PAIRS."""
+    from fslab.analysis.pairs.comparisons import compared_pairs
     from fslab.analysis.sittings.table import sitting_rows
 
     primary = runs[runs["primary"].astype(bool)]
     asked = {(str(w), str(o), str(m)) for w, o, m in
              primary[["workload", "op", "metric"]].drop_duplicates().itertuples(index=False)}
-    _, pairwise = compare_targets(runs, runs=runs.reset_index(drop=True), asked=asked)
-    return sitting_rows(pairwise, sitting, host)
+    _, pairs = compared_pairs(runs, runs=runs.reset_index(drop=True), asked=asked)
+    return sitting_rows(pairs, sitting, host)
 
 
 def host_spread(path: Path | None, host: str, leave_out: str = "") -> Spread:

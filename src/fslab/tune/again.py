@@ -21,7 +21,7 @@ import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
 from fslab.tune.confirm import CHANGE, LEAST_ROUNDS, confirm
-from fslab.tune.measure import CONFIRM, CampaignMeasure, Measured, questions_of, read
+from fslab.tune.measure import CONFIRM, CampaignMeasure, StageData, questions_of, read
 from fslab.tune.space import Config, Space
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def recommended_of(options: pd.DataFrame, space: Space) -> Config:
                  for f in space.factors)
 
 
-def contributions(measured: Measured, recommended: Config, margin: float
+def contributions(measured: StageData, recommended: Config, margin: float
                   ) -> dict[int, tuple[float, float]]:
     """{factor: (log contribution, its standard error)} of one sitting's confirmation: its
     challenger (the configuration with the most options changed) against it without
@@ -61,8 +61,8 @@ def contributions(measured: Measured, recommended: Config, margin: float
     out = {}
     for i, pair in asked.items():
         found = answers.get(pair)
-        if found is not None and found.pair is not None and found.pair.se_log > 0:
-            out[i] = (math.log(found.ratio), found.pair.se_log)
+        if found is not None and found.se_log > 0 and found.ratio > 0:
+            out[i] = (math.log(found.ratio), found.se_log)
     return out
 
 

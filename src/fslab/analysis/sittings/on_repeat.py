@@ -7,13 +7,12 @@ sentence per primary answer in the verdicts."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-import pandas as pd
-
-from fslab.analysis.pairs.decisions import UNRESOLVED, decided
+from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
 from fslab.analysis.sittings.repeat import Spread, as_percent, repeat_interval
-from fslab.core.metrics import HIGHER, METRIC_UNITS
 
 HOLDS, MAY_NOT = "holds on a repeat here", "may not hold on a repeat"
 NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {host}, so "
@@ -29,50 +28,51 @@ def spread_of(recorded: dict[str, Any]) -> Spread:
                   float(recorded.get("df", 0.0)))
 
 
-def with_repeat(pairwise: pd.DataFrame, spread: Spread) -> pd.DataFrame:
-    """pairwise.csv with repeat_low, repeat_high and repeat_sittings: each primary pair's
-    repeat interval (none without history: repeat_sittings 0)."""
-    out = pairwise.copy()
-    lows, highs = [], []
-    for _, row in out.iterrows():
-        low = high = math.nan
-        if bool(row["primary"]) and spread.sittings and float(row["se_log"]) > 0:
-            low, high = repeat_interval(math.log(float(row["ratio"])), float(row["se_log"]),
-                                        float(row["df"]), spread, float(row["alpha"]))
-        lows.append(math.exp(low))
-        highs.append(math.exp(high))
-    out["repeat_low"], out["repeat_high"] = lows, highs
-    out["repeat_sittings"] = [spread.sittings if bool(p) else 0 for p in out["primary"]]
+def with_repeat(pairs: Sequence[Pair], spread: Spread) -> list[Pair]:
+    """The pairs with each primary one's repeat interval (repeat_low, repeat_high) and the
+    earlier sittings it rests on (repeat_sittings; 0 without history: no interval)."""
+    out = []
+    for pair in pairs:
+        if pair.primary and spread.sittings and pair.se_log > 0:
+            low, high = repeat_interval(math.log(pair.ratio), pair.se_log, pair.df, spread,
+                                        pair.alpha)
+            pair = replace(pair, repeat_low=math.exp(low), repeat_high=math.exp(high),
+                           repeat_sittings=spread.sittings)
+        out.append(pair)
     return out
 
 
-def repeat_words(row: pd.Series, spread: Spread) -> str:
-    """'ext4 vs xfs on a repeat here: 1.05–1.40× — holds on a repeat here' (or may not)."""
+def on_a_repeat(pair: Pair) -> str:
+    """The rule's answer read off the pair's repeat interval (analysis.pairs.pair.decide
+    on the same pair with that interval): what a repeat here would decide."""
+    again = replace(pair, ratio_ci_low=pair.repeat_low, ratio_ci_high=pair.repeat_high,
+                    significant=pair.repeat_low > 1 or pair.repeat_high < 1)
+    return decide(again, pair.margin, needs=False).decision
+
+
+def repeat_words(pair: Pair, spread: Spread) -> str:
+    """'ext4 / xfs on a repeat: 1.05–1.40× (5 earlier sittings) — holds on a repeat here'."""
     from fslab.core.units import format_bound
 
-    better = METRIC_UNITS.get(str(row["metric"]), ("", HIGHER))[1]
-    low, high = float(row["repeat_low"]), float(row["repeat_high"])
-    again = decided(True, low > 1 or high < 1, float(row["ratio"]), low, high, better,
-                    float(row["margin"]))
-    holds = again == str(row["decision"])
-    verdict = HOLDS if holds else (f"{MAY_NOT}: sittings here differ by "
-                                   f"±{as_percent(spread.tau):.0f} %")
-    return (f"{row['a']} / {row['b']} on a repeat: {format_bound(low)}–{format_bound(high)}× "
-            f"({spread.sittings} earlier sittings) — {verdict}")
+    verdict = HOLDS if on_a_repeat(pair) == pair.decision else (
+        f"{MAY_NOT}: sittings here differ by ±{as_percent(spread.tau):.0f} %")
+    return (f"{pair.a} / {pair.b} on a repeat: {format_bound(pair.repeat_low)}–"
+            f"{format_bound(pair.repeat_high)}× ({pair.repeat_sittings} earlier sittings) — "
+            f"{verdict}")
 
 
-def repeat_rows(rows: list[dict[str, str]], pairwise: pd.DataFrame, spread: Spread,
+def repeat_rows(rows: list[dict[str, str]], pairs: Sequence[Pair], spread: Spread,
                 host: str) -> list[dict[str, str]]:
     """The verdicts' rows with, after each workload's, a sentence per decided primary
     pair on whether it holds on a repeat (or one line saying there is no history yet)."""
     if not spread.sittings:
         return [*rows, {"kind": "repeats", "workload": "", "text": NO_HISTORY.format(host=host)}]
-    decided_pairs = pairwise[pairwise["primary"].astype(bool)
-                             & (pairwise["decision"] != UNRESOLVED)
-                             & pairwise["repeat_low"].notna()]
-    said = {str(w): [{"kind": "repeat", "workload": str(w), "text": repeat_words(r, spread)}
-                     for _, r in group.iterrows()]
-            for w, group in decided_pairs.groupby("workload", sort=False)}
+    said: dict[str, list[dict[str, str]]] = {}
+    for pair in pairs:
+        if pair.primary and pair.decision not in ("", UNRESOLVED) and \
+                math.isfinite(pair.repeat_low):
+            said.setdefault(pair.workload, []).append(
+                {"kind": "repeat", "workload": pair.workload, "text": repeat_words(pair, spread)})
     out: list[dict[str, str]] = []
     for index, row in enumerate(rows):
         out.append(row)

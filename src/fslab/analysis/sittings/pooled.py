@@ -142,15 +142,20 @@ def ratio_interval(pooled: Pooled) -> tuple[float, float, float, float, float]:
 
 
 def decisions(pooled: Pooled, better: str, margin: float) -> tuple[str, str]:
-    """(on average, next time): each interval read by the verdicts' rule and margin
-    (analysis.pairs.decisions.decided) — faster or slower when it excludes 1, equivalent
-    inside the margin, else unresolved; no next interval is unresolved."""
-    from fslab.analysis.pairs.decisions import decided
+    """(on average, next time): each interval read by the verdicts' rule and margin — the
+    pooled estimate as a pair record with that interval, decided by analysis.pairs.pair.
+    decide: faster or slower when it excludes 1, equivalent inside the margin, else
+    unresolved; no next interval is unresolved."""
+    from dataclasses import replace
+
+    from fslab.analysis.pairs.pair import Pair, decide
 
     ratio, low, high, next_low, next_high = ratio_interval(pooled)
-    average = decided(math.isfinite(pooled.se) and pooled.se > 0, low > 1 or high < 1, ratio,
-                      low, high, better, margin)
-    shown = math.isfinite(pooled.next_low)
-    following = decided(shown, next_low > 1 or next_high < 1, ratio, next_low, next_high,
-                        better, margin)
-    return average, following
+    mean = Pair(ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, se_log=pooled.se,
+                better=better, significant=low > 1 or high < 1,
+                note="" if math.isfinite(pooled.se) and pooled.se > 0 else "no spread")
+    following = replace(mean, ratio_ci_low=next_low, ratio_ci_high=next_high,
+                        significant=next_low > 1 or next_high < 1,
+                        note="" if math.isfinite(next_low) else pooled.note or "no interval")
+    return (decide(mean, margin, needs=False).decision,
+            decide(following, margin, needs=False).decision)

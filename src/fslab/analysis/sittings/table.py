@@ -2,7 +2,7 @@
 (analysis.sittings.pooled), decided on average and next time by the verdicts' rule; and
 each sitting's own estimate beside it (pooled_sittings.csv: the forest plot's rows).
 
-Input: one row per sitting × pair (SITTING_COLUMNS), read off each sitting's pairwise.csv
+Input: one row per sitting × pair (SITTING_PAIRS), read off each sitting's pairwise.csv
 (`sitting_rows`) or, for a catalogue, the pairs its runs give. The primary pairs are one
 family, Bonferroni-adjusted together as the verdicts' are (a single pair: family 1):
 every interval of a primary row is at 1 − α/m; the others, exploratory, at 95 %.
@@ -11,11 +11,12 @@ every interval of a primary row is at 1 − α/m; the others, exploratory, at 95
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 
+from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.sittings.pooled import METHOD, decisions, fixed_effect, pool, ratio_interval
 from fslab.analysis.sittings.repeat import Spread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
@@ -23,7 +24,7 @@ from fslab.core.metrics import HIGHER, METRIC_UNITS
 ALPHA = 0.05
 By = Literal["sitting", "host"]
 PAIR = ["workload", "op", "metric", "primary", "a", "b"]
-SITTING_COLUMNS = ["sitting", "host", *PAIR, "estimate", "se", "df", "machine_s"]
+SITTING_PAIRS = ["sitting", "host", *PAIR, "estimate", "se", "df", "machine_s"]
 POOLED_COLUMNS = [*PAIR, "k", "ratio", "ratio_ci_low", "ratio_ci_high", "next_low",
                   "next_high", "tau", "i2", "decision", "next_decision", "machine_s", "by",
                   "units", "alpha", "family", "margin", "se_log", "fixed_ci_low",
@@ -31,18 +32,15 @@ POOLED_COLUMNS = [*PAIR, "k", "ratio", "ratio_ci_low", "ratio_ci_high", "next_lo
 FOREST_COLUMNS = [*PAIR, "unit", "ratio", "ratio_ci_low", "ratio_ci_high", "host"]
 
 
-def sitting_rows(pairwise: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
-    """One sitting's pairs (a pairwise.csv) as rows of SITTING_COLUMNS: its log ratio,
-    standard error, degrees of freedom and the machine seconds its runs took."""
-    usable = pairwise[pairwise["se_log"].astype(float) > 0]
-    machine = (usable["machine_s"].astype(float) if "machine_s" in usable
-               else pd.Series(math.nan, index=usable.index))
-    return pd.DataFrame({
-        "sitting": sitting, "host": host,
-        **{column: usable[column] for column in PAIR},
-        "estimate": np.log(usable["ratio"].astype(float)),
-        "se": usable["se_log"].astype(float), "df": usable["df"].astype(float),
-        "machine_s": machine}, columns=SITTING_COLUMNS).reset_index(drop=True)
+def sitting_rows(pairs: Sequence[Pair], sitting: str, host: str) -> pd.DataFrame:
+    """One sitting's pair records (its pairwise.csv: analysis.pairs.pair.pairs_of) as
+    rows of SITTING_PAIRS: each log ratio, standard error, degrees of freedom and the
+    machine seconds its runs took."""
+    return pd.DataFrame([
+        {"sitting": sitting, "host": host, "workload": p.workload, "op": p.op,
+         "metric": p.metric, "primary": p.primary, "a": p.a, "b": p.b,
+         "estimate": math.log(p.ratio), "se": p.se_log, "df": p.df, "machine_s": p.machine_s}
+        for p in pairs if p.se_log > 0 and p.ratio > 0], columns=SITTING_PAIRS)
 
 
 def units_of(rows: pd.DataFrame, by: By) -> pd.DataFrame:

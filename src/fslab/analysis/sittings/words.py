@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from fslab.analysis.pairs.decisions import EQUIVALENT, UNRESOLVED
+from fslab.analysis.pairs.pair import EQUIVALENT, UNRESOLVED
 from fslab.analysis.sittings.pooled import TWO
 from fslab.analysis.verdicts import advantage_words
 from fslab.core.metrics import HIGHER, METRIC_UNITS, title
