@@ -15,9 +15,9 @@ from fslab.analysis.sittings.pooled import BORROWED, TWO, fixed_effect, pool
 from fslab.analysis.sittings.repeat import (
     PRIOR,
     PRIOR_TAU,
-    Spread,
-    host_spread,
+    SittingSpread,
     repeat_interval,
+    spread_between_sittings,
 )
 
 CV = math.sqrt(math.log1p(0.01))
@@ -66,7 +66,7 @@ def test_two_sittings_say_what_they_cannot():
     found = pool([0.1, 0.2], [0.03, 0.03])
     assert math.isnan(found.next_low) and found.note == TWO
     assert found.low < 0.15 < found.high
-    borrowed = pool([0.1, 0.2], [0.03, 0.03], spread=Spread(0.05, 14, 12))
+    borrowed = pool([0.1, 0.2], [0.03, 0.03], spread=SittingSpread(0.05, 14, 12))
     assert borrowed.note == BORROWED and borrowed.next_low < 0.15 < borrowed.next_high
     with pytest.raises(ValueError):
         pool([0.1], [0.03])
@@ -104,22 +104,22 @@ def test_pooled_width_at_tau_zero_against_the_fixed_effect_pool():
 
 
 def test_host_spread_by_moments_and_prior():
-    assert host_spread([]) == PRIOR
+    assert spread_between_sittings([]) == PRIOR
     # one campaign of 3 sittings, zero noise: τ̂² is the sittings' variance
-    found = host_spread([([0.0, 0.1, 0.2], [0.0, 0.0, 0.0])])
+    found = spread_between_sittings([([0.0, 0.1, 0.2], [0.0, 0.0, 0.0])])
     assert found.raw_tau == pytest.approx(0.1)
     assert found.df == 2 and found.sittings == 3
     assert found.tau ** 2 == pytest.approx((2 * PRIOR_TAU ** 2 + 2 * 0.01) / 4)
     # many campaigns of sittings drawn with known τ: the estimate finds it
     rng = np.random.default_rng(2)
     groups = [sittings(rng, 4, 0.0, 0.1)[:2] for _ in range(200)]
-    assert host_spread(groups).tau == pytest.approx(0.1 * math.sqrt(2), rel=0.12)
+    assert spread_between_sittings(groups).tau == pytest.approx(0.1 * math.sqrt(2), rel=0.12)
 
 
 def test_repeat_interval_floor_is_root_two():
     """No spread between sittings: the repeat interval is √2 × today's (the next
     sitting's own noise), on today's degrees of freedom."""
-    low, high = repeat_interval(0.1, 0.02, 4, Spread(0.0, 50, 10))
+    low, high = repeat_interval(0.1, 0.02, 4, SittingSpread(0.0, 50, 10))
     today = 2 * stats.t.isf(0.025, 4) * 0.02
     assert (high - low) / today == pytest.approx(math.sqrt(2))
 
@@ -131,7 +131,7 @@ def test_repeat_interval_covers_the_following_sitting():
     for tau in (0.05, 0.10):
         covered = 0
         for _ in range(150):
-            spread = host_spread([sittings(rng, 5, 0.1, tau)[:2] for _ in range(3)])
+            spread = spread_between_sittings([sittings(rng, 5, 0.1, tau)[:2] for _ in range(3)])
             y, s, _ = sittings(rng, 2, 0.1, tau)
             low, high = repeat_interval(y[0], s[0], 4, spread)
             covered += low <= y[1] <= high

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
-    from fslab.api.pool import Pooled
+    from fslab.api.pool import PoolWritten
     from fslab.plan.loading import Campaign
 
 SITTINGS = "sittings"
@@ -51,7 +51,7 @@ def again_campaign(directory: Path, seed: int | None = None) -> tuple[Campaign, 
     return campaign, out
 
 
-def pool_again(directory: Path, catalogue: Path | None = None) -> Pooled | None:
+def pool_again(directory: Path, catalogue: Path | None = None) -> PoolWritten | None:
     """Every sitting of DIR pooled into DIR (None with one sitting so far)."""
     from fslab.api.pool import pool_dirs
 

@@ -19,14 +19,14 @@ from fslab.core.errors import UserError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fslab.analysis.sittings.repeat import Spread
+    from fslab.analysis.sittings.repeat import SittingSpread
 
 POOL_FILE = "pool.json"
 POOLED, FOREST, VERDICTS = "pooled.csv", "pooled_sittings.csv", "pooled_verdicts.txt"
 
 
 @dataclass(frozen=True)
-class Pooled:
+class PoolWritten:
     """What `fslab pool` wrote: where, the pooled table, each sitting's rows, the text."""
 
     out: Path
@@ -102,7 +102,7 @@ def _listed(names: Any) -> str:
 
 
 def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | None = None,
-              catalogue: Path | None = None) -> Pooled:
+              catalogue: Path | None = None) -> PoolWritten:
     """`fslab pool DIR DIR … --out OUT`: pool the sittings of one campaign (module
     docstring); `catalogue`: where the host's history is, for two sittings."""
     import pandas as pd
@@ -130,7 +130,7 @@ def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | 
 
 
 def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str | None = None,
-                   by: str = "sitting", margin: float | None = None) -> Pooled:
+                   by: str = "sitting", margin: float | None = None) -> PoolWritten:
     """`fslab pool --catalogue C --campaign NAME [--host H]`: every sitting the catalogue
     holds of the campaign's newest plan (on host H)."""
     from fslab.history.sittings import campaign_rows
@@ -157,17 +157,17 @@ def _margin(margin: float | None, campaign: dict[str, Any]) -> float:
     return parse_margin(given) if given is not None else DEFAULT_MARGIN
 
 
-def _spread(catalogue: Path | None, sittings: list[Sitting]) -> Spread | None:
+def _spread(catalogue: Path | None, sittings: list[Sitting]) -> SittingSpread | None:
     """The host's between-sitting spread from the catalogue (None: no catalogue there)."""
     if catalogue is None or not Path(catalogue).exists():
         return None
-    from fslab.history.sittings import host_spread
+    from fslab.history.sittings import history_spread
 
-    return host_spread(catalogue, sittings[0].host)
+    return history_spread(catalogue, sittings[0].host)
 
 
 def write_pool(rows: pd.DataFrame, out: Path, by: str, margin: float, campaign: str,
-               sources: list[str], spread: Spread | None) -> Pooled:
+               sources: list[str], spread: SittingSpread | None) -> PoolWritten:
     """Pool `rows` and write OUT's files (module docstring)."""
     from fslab.analysis.sittings.table import pooled_table
     from fslab.analysis.sittings.words import pooled_lines
@@ -187,7 +187,7 @@ def write_pool(rows: pd.DataFrame, out: Path, by: str, margin: float, campaign: 
     write_atomic(stats / VERDICTS, "\n".join(lines) + "\n")
     write_atomic(Path(out) / POOL_FILE, json.dumps(
         {"campaign": campaign, "by": by, "margin": margin, "sittings": sources}, indent=1))
-    return Pooled(Path(out), pooled, forest, lines)
+    return PoolWritten(Path(out), pooled, forest, lines)
 
 
 def is_pool_only(path: Path) -> bool:

@@ -15,7 +15,7 @@ from fslab.history.catalogue import connect
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fslab.analysis.sittings.repeat import Spread
+    from fslab.analysis.sittings.repeat import SittingSpread
 
 
 def campaign_rows(path: Path | None, name: str, host: str | None = None,
@@ -64,12 +64,12 @@ def sitting_pairs(runs: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
     return sitting_rows(pairs, sitting, host)
 
 
-def host_spread(path: Path | None, host: str, leave_out: str = "") -> Spread:
+def history_spread(path: Path | None, host: str, leave_out: str = "") -> SittingSpread:
     """This host's between-sitting spread of the primary pairs' ratios from every
     campaign it sat two or more sittings of (`leave_out`: a sitting not to count, the one
     being judged); the prior alone when there is none (analysis.sittings.repeat)."""
     from fslab.analysis.sittings.repeat import PRIOR
-    from fslab.analysis.sittings.repeat import host_spread as spread
+    from fslab.analysis.sittings.repeat import spread_between_sittings as spread
 
     where = Path(path) if path else None
     try:
@@ -95,9 +95,9 @@ def host_spread(path: Path | None, host: str, leave_out: str = "") -> Spread:
     return dataclasses.replace(found_spread, sittings=len(sittings)) if groups else found_spread
 
 
-def host_spreads(path: Path | None) -> list[tuple[str, Spread]]:
+def host_spreads(path: Path | None) -> list[tuple[str, SittingSpread]]:
     """Every host of the catalogue with its between-sitting spread (`fslab history list`)."""
     with connect(Path(path) if path else None) as db:
         hosts = [str(h) for (h,) in db.execute(
             "SELECT DISTINCT host FROM campaigns WHERE host IS NOT NULL ORDER BY 1").fetchall()]
-    return [(host, host_spread(path, host)) for host in hosts]
+    return [(host, history_spread(path, host)) for host in hosts]

@@ -116,7 +116,7 @@ class CampaignRun:
         environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
         environment["sitting"] = sitting(environment, simulated_host(self.campaign))
         if self.catalogue is not None:
-            environment["sitting"]["spread"] = history_spread(
+            environment["sitting"]["spread"] = recorded_spread(
                 self.catalogue, environment["sitting"]["host"])
         environment.update({k: v for k, v in before.items() if k not in environment})
         self.results.write_environment(environment)
@@ -198,7 +198,7 @@ def simulated_host(campaign: Campaign) -> str:
     return ""
 
 
-def history_spread(catalogue: Path, host: str) -> dict[str, float]:
+def recorded_spread(catalogue: Path, host: str) -> dict[str, float]:
     """The host's between-sitting spread in the catalogue (history/sittings.py), as
     environment.json keeps it ("sitting" → "spread"); an unreadable catalogue counts as
     none (the campaign never fails for its catalogue)."""
@@ -206,10 +206,10 @@ def history_spread(catalogue: Path, host: str) -> dict[str, float]:
 
     from fslab.analysis.sittings.repeat import PRIOR
     from fslab.core.errors import UserError
-    from fslab.history.sittings import host_spread
+    from fslab.history.sittings import history_spread as host_history
 
     try:
-        found = host_spread(catalogue, host) if Path(catalogue).exists() else PRIOR
+        found = host_history(catalogue, host) if Path(catalogue).exists() else PRIOR
     except (UserError, OSError):
         found = PRIOR
     return dataclasses.asdict(found)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
-from fslab.analysis.sittings.repeat import Spread, as_percent, repeat_interval
+from fslab.analysis.sittings.repeat import SittingSpread, as_percent, repeat_interval
 
 HOLDS, MAY_NOT = "holds on a repeat here", "may not hold on a repeat"
 NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {host}, so "
@@ -21,14 +21,14 @@ NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {
               "make that history.")
 
 
-def spread_of(recorded: dict[str, Any]) -> Spread:
-    """The Spread a run recorded (environment.json "sitting" → "spread")."""
-    return Spread(float(recorded["tau"]), float(recorded["tau_df"]),
+def spread_of(recorded: dict[str, Any]) -> SittingSpread:
+    """The SittingSpread a run recorded (environment.json "sitting" → "spread")."""
+    return SittingSpread(float(recorded["tau"]), float(recorded["tau_df"]),
                   int(recorded["sittings"]), float(recorded.get("raw_tau", math.nan)),
                   float(recorded.get("df", 0.0)))
 
 
-def with_repeat(pairs: Sequence[Pair], spread: Spread) -> list[Pair]:
+def with_repeat(pairs: Sequence[Pair], spread: SittingSpread) -> list[Pair]:
     """The pairs with each primary one's repeat interval (repeat_low, repeat_high) and the
     earlier sittings it rests on (repeat_sittings; 0 without history: no interval)."""
     out = []
@@ -50,7 +50,7 @@ def on_a_repeat(pair: Pair) -> str:
     return decide(again, pair.margin, needs=False).decision
 
 
-def repeat_words(pair: Pair, spread: Spread) -> str:
+def repeat_words(pair: Pair, spread: SittingSpread) -> str:
     """'ext4 / xfs on a repeat: 1.05–1.40× (5 earlier sittings) — holds on a repeat here'."""
     from fslab.core.units import format_bound
 
@@ -61,7 +61,7 @@ def repeat_words(pair: Pair, spread: Spread) -> str:
             f"{verdict}")
 
 
-def repeat_rows(rows: list[dict[str, str]], pairs: Sequence[Pair], spread: Spread,
+def repeat_rows(rows: list[dict[str, str]], pairs: Sequence[Pair], spread: SittingSpread,
                 host: str) -> list[dict[str, str]]:
     """The verdicts' rows with, after each workload's, a sentence per decided primary
     pair on whether it holds on a repeat (or one line saying there is no history yet)."""

@@ -23,7 +23,7 @@ N(0, s_i²) its iterations' noise.
   Thompson & Spiegelhalter 2009; t on k − 2 df around the random-effects mean), which
   covered a new sitting's true ratio in 87 % at τ = 0.05 here. It is given from k = 3:
   from two sittings the exact interval is t(1) = 12.7 times their spread, which decides
-  nothing; with the machine's own between-sitting spread (analysis.sittings.repeat.Spread:
+  nothing; with the machine's own between-sitting spread (analysis.sittings.repeat.SittingSpread:
   the catalogue's earlier sittings) τ is borrowed instead.
 
 benchmarks/pool_coverage compares these with other candidates by simulation with known
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtrit
 
-from fslab.analysis.sittings.repeat import Spread, satterthwaite
+from fslab.analysis.sittings.repeat import SittingSpread, satterthwaite
 
 METHOD = ("sittings as a random effect: the mean of their log ratios with a t interval on "
           "k − 1 df (HKSJ with equal weights: exact for balanced sittings); τ and I² by "
@@ -70,7 +70,7 @@ class Pooled:
 
 
 def pool(estimates: Sequence[float], ses: Sequence[float], level: float = 0.05,
-         spread: Spread | None = None, df: float = 4.0) -> Pooled:
+         spread: SittingSpread | None = None, df: float = 4.0) -> Pooled:
     """k ≥ 2 sittings' log ratios and standard errors → Pooled, each interval at 1 − level
     (module docstring). `spread`: the host's between-sitting spread, used for the next
     sitting when there are only two; `df`: each sitting's own degrees of freedom."""

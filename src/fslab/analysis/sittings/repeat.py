@@ -44,7 +44,7 @@ PRIOR_DF = 2.0
 
 
 @dataclass(frozen=True)
-class Spread:
+class SittingSpread:
     """A machine's between-sitting spread of ratios (log scale), shrunk toward the prior."""
 
     tau: float  # τ̃: what the repeat interval uses
@@ -54,10 +54,11 @@ class Spread:
     df: float = 0.0  # Σ (k_g − 1) of the history
 
 
-PRIOR = Spread(PRIOR_TAU, PRIOR_DF, 0)
+PRIOR = SittingSpread(PRIOR_TAU, PRIOR_DF, 0)
 
 
-def host_spread(groups: Iterable[tuple[Sequence[float], Sequence[float]]]) -> Spread:
+def spread_between_sittings(groups: Iterable[tuple[Sequence[float], Sequence[float]]]
+                            ) -> SittingSpread:
     """The spread from earlier sittings: each group one campaign × question's sittings
     (log ratios, standard errors), groups of fewer than 2 left out (module docstring)."""
     between = within = 0.0
@@ -78,7 +79,7 @@ def host_spread(groups: Iterable[tuple[Sequence[float], Sequence[float]]]) -> Sp
         return PRIOR
     raw = max(0.0, (between - within) / df)
     shrunk = (PRIOR_DF * PRIOR_TAU ** 2 + df * raw) / (PRIOR_DF + df)
-    return Spread(math.sqrt(shrunk), PRIOR_DF + df, count, math.sqrt(raw), float(df))
+    return SittingSpread(math.sqrt(shrunk), PRIOR_DF + df, count, math.sqrt(raw), float(df))
 
 
 def satterthwaite(terms: Sequence[tuple[float, float]]) -> float:
@@ -89,7 +90,7 @@ def satterthwaite(terms: Sequence[tuple[float, float]]) -> float:
     return total * total / spread if spread > 0 else math.inf
 
 
-def repeat_interval(estimate: float, se: float, df: float, spread: Spread,
+def repeat_interval(estimate: float, se: float, df: float, spread: SittingSpread,
                     level: float = 0.05) -> tuple[float, float]:
     """(low, high) on the log scale: where a repeat sitting's estimate should fall, at
     1 − level (module docstring)."""

@@ -18,7 +18,7 @@ import pandas as pd
 
 from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.sittings.pooled import METHOD, decisions, fixed_effect, pool, ratio_interval
-from fslab.analysis.sittings.repeat import Spread
+from fslab.analysis.sittings.repeat import SittingSpread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
 
 ALPHA = 0.05
@@ -58,7 +58,7 @@ def units_of(rows: pd.DataFrame, by: By) -> pd.DataFrame:
 
 
 def pooled_table(rows: pd.DataFrame, by: By = "sitting", margin: float = 0.10,
-                 spread: Spread | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 spread: SittingSpread | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(pooled, forest): POOLED_COLUMNS for every pair that two or more units measured,
     FOREST_COLUMNS for each unit's own estimate at the same level. `spread`: the host's
     between-sitting spread (a next interval from two sittings)."""
