@@ -329,7 +329,8 @@ def test_tune_again_confirms_the_recommendation_in_new_sittings_and_pools_it(tmp
     first = pd.read_csv(out / "stats" / "tune_options.csv")
     assert first.set_index("factor").loc["mount_options.atime", "verdict"] == "change"
     for number in (2, 3):
-        done = fslab_here("tune", "--again", str(out), "--lab", str(tmp_path / "lab"))
+        done = fslab_here("tune", "--again", str(out), "--lab", str(tmp_path / "lab"),
+                          "--seed", str(10 + number))  # a sitting is its seed
         assert done.returncode == 0, done.stderr
         assert (out / "sittings" / str(number) / "confirm" / "format.json").exists()
     table = pd.read_csv(out / "stats" / "tune_options.csv")
