@@ -178,7 +178,16 @@ def _plugin_statistics(data: ReportData, page: Page) -> None:
                     else "<p>Nothing to show.</p>"))
 
 
-SECTIONS: list[Section] = [_title, _verdict_section, sweep_section, aging_section.aging_runs,
+def _pooled(data: ReportData, page: Page) -> None:
+    """A directory whose sittings were pooled (`fslab run --again`): the pooled answers."""
+    if data.pooled is not None:
+        from fslab.report.pooled_section import pooled_section
+
+        pooled_section(page, *data.pooled)
+
+
+SECTIONS: list[Section] = [_title, _verdict_section, _pooled, sweep_section,
+                           aging_section.aging_runs,
                            _workloads, _intervals_section, _statistics, _plugin_statistics,
                            _failed_runs, _setup]
 

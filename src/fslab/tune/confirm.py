@@ -51,10 +51,18 @@ from fslab.tune.latency import Standing, keeps_all, standings
 from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.space import Config, Space
 
-__all__ = ["CHANGE", "KEEP", "Confirmation", "confirm", "least_runs"]
+__all__ = ["CHANGE", "KEEP", "Confirmation", "confirm", "least_runs", "sitting_rounds"]
 
 LEAST_ROUNDS = 3  # a paired t on fresh rounds has degrees of freedom from here
 FIRST_SHARE = 0.65  # of the confirmation's runs, stage 1's where a stage 2 may follow
+# Narrower than this, a contribution's interval says more than the next sitting will
+# keep: the spread of a ratio between sittings on one machine (the prior of
+# analysis/sittings/repeat.py, ±5 %; docs/statistics.md).
+SITTING_SPREAD = 0.05
+SITTING_NOTE = ("the confirmation stopped at {rounds} rounds: past them its intervals "
+                "(±{width:.1f} %) would be narrower than a machine's usual spread between "
+                "sittings (±{spread:.0f} %), and more rounds in this sitting buy nothing "
+                "that holds next time; confirm in another sitting: fslab tune --again DIR")
 
 
 @dataclass
@@ -75,6 +83,7 @@ class Confirmation:
     stages: list[Stage] = field(default_factory=list)
     standing: dict[str, list[Standing]] = field(default_factory=dict)  # recommended, reference
     notes: list[str] = field(default_factory=list)
+    capped: bool = False  # a stage stopped at `most_rounds` with runs left (issue 51)
 
     def verdict(self, factor: int) -> str:
         """CHANGE when the recommendation sets the factor away from its reference."""
@@ -110,11 +119,12 @@ def _second_size(space: Space) -> int:
 
 
 def confirm(measure: Measure, space: Space, challenger: Config, best: Config | None,
-            members: list[Config], runs: int, margin: float,
-            alpha: float = ALPHA) -> Confirmation:
-    """Confirm `challenger` with `runs` runs (module doc); `best`: the race's best,
-    `members`: its set, whose other levels of a changed factor are held against the
-    challenger's."""
+            members: list[Config], runs: int, margin: float, alpha: float = ALPHA,
+            most_rounds: int | None = None) -> Confirmation:
+    """Confirm `challenger` with `runs` runs (module doc), each stage in `most_rounds`
+    rounds at most (sitting_rounds: more buy nothing that holds next time); `best`: the
+    race's best, `members`: its set, whose other levels of a changed factor are held
+    against the challenger's."""
     reference = space.reference
     if challenger == reference:
         return Confirmation(reference, reference, best, [], 0, None, None, [], reference,
@@ -130,6 +140,9 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     share = min(int(FIRST_SHARE * runs), runs - LEAST_ROUNDS * _second_size(space)) \
         if two else runs
     first = max(LEAST_ROUNDS, share // len(configs))
+    most = max(LEAST_ROUNDS, most_rounds) if most_rounds is not None else first
+    capped = first > most
+    first = min(first, most)
     measured = measure(CONFIRM, range(1, first + 1), configs)
     better = measured.question.better
     stage = Stage(tuple(configs), range(1, first + 1), ablation_family(
@@ -150,6 +163,8 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
         second = list(dict.fromkeys(c for c in [reference, chosen, rival, fallback, *extra]
                                     if c is not None))
         rounds = max(LEAST_ROUNDS, (runs - first * len(configs)) // len(second))
+        capped = capped or rounds > most
+        rounds = min(rounds, max(most, LEAST_ROUNDS))
         numbers = range(first + 1, first + rounds + 1)
         measured = measure(CONFIRM, numbers, second)
         stage = Stage(tuple(second), numbers, forward_family(
@@ -181,7 +196,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     found = Confirmation(reference, challenger, best, list(dict.fromkeys(
         c for one in stages for c in one.configs)), sum(len(one.rounds) for one in stages),
         measured, bundle, [reading.contributions[i] for i in sorted(reading.contributions)],
-        chosen, answer, against, stages, notes=notes)
+        chosen, answer, against, stages, notes=notes, capped=capped)
     if space.bounds:  # said on the rounds the bound was decided on
         decided_on = stages[-1] if needed else stages[0]
         found.standing = {name: standings(measured, space.bounds, config,
@@ -189,6 +204,24 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
                           for name, config in (("recommended", chosen),
                                                ("reference", reference))}
     return found
+
+
+def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
+                   alpha: float = ALPHA) -> tuple[int, float]:
+    """(rounds, the half-width they give, in %): the fewest rounds at which a contribution's
+    interval (two configurations' difference, each with the spread of the block model of
+    the rounds seen so far, at α over `questions`) is as narrow as SITTING_SPREAD; a large
+    number when those rounds cannot tell (no residual)."""
+    from scipy.special import ndtri
+
+    from fslab.analysis.pairs.selection import block_fit
+
+    fit = block_fit(values)
+    if fit is None or not fit.sigma > 0:
+        return 10 ** 6, math.nan
+    z = float(ndtri(1 - alpha / (2 * max(1, questions))))
+    rounds = max(LEAST_ROUNDS, math.ceil(2 * (z * fit.sigma / SITTING_SPREAD) ** 2))
+    return rounds, 100 * math.expm1(z * fit.sigma * math.sqrt(2 / rounds))
 
 
 def _fallback(measured: StageData, space: Space, stage: Stage, recommended: Config,

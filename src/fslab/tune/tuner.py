@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from fslab.analysis.pairs.decisions import sign
 from fslab.core.errors import UserError
 from fslab.tune.budget import Budget
-from fslab.tune.confirm import Confirmation, confirm, least_runs
+from fslab.tune.confirm import (
+    SITTING_NOTE,
+    SITTING_SPREAD,
+    Confirmation,
+    confirm,
+    least_runs,
+    sitting_rounds,
+)
 from fslab.tune.design import MAX_RACE, neighbours, race_candidates, screen_design
 from fslab.tune.measure import Measure, Question
 from fslab.tune.race import MAX_ROUNDS, Race, Rules, race
@@ -99,14 +106,21 @@ def unraced(screened: Screen, space: Space, margin: float) -> Config:
     """Without a race, the configuration to confirm: the cautious reading's best, or the
     bold reading's where the screen's model puts it beyond the margin of the cautious
     one's (two options that help only together, each half the joint effect) — a
-    confirmation of fewer changes resolves more with the same runs."""
+    confirmation of fewer changes resolves more with the same runs; where neither
+    reading's intervals could tell anything from the reference (a screen of few degrees
+    of freedom), the best estimate, for the confirmation to judge on fresh data."""
     cautious, bold = rankings(screened, space)
     every = [c for c in space.every() if c not in screened.measured.unmeasured]
     careful, daring = min(every, key=cautious), min(every, key=bold)
     direction = sign(screened.measured.question.better)
     gain = direction * (screened.predicted.get(daring, 0.0) - screened.predicted.get(
         careful, 0.0))
-    return daring if gain > math.log(1 + margin) else careful
+    chosen = daring if gain > math.log(1 + margin) else careful
+    if chosen == space.reference:  # no interval could tell: the estimates, to be judged
+        plain = min(every, key=lambda c: (screened.breaks(space, c), -direction *
+                                          screened.predicted.get(c, 0.0), space.changes(c)))
+        chosen = plain if direction * screened.predicted.get(plain, 0.0) > 0 else chosen
+    return chosen
 
 
 @dataclass(frozen=True)
@@ -150,9 +164,13 @@ def plan_stages(space: Space, total: int) -> StagePlan:
                             "resolution III (main effects aliased with two-option "
                             "interactions)"))]
     wanted = CONFIRM_WANTED * 4
+    previous: list[Config] = []
     for number, (rounds, resolution, raced, given_up) in enumerate(steps):
         rows = screen_design(levels, int(SCREEN_SHARE * total) if not given_up else
                              total - reserve, rounds, resolution)
+        if resolution < 4 and rows == previous:  # the same design: nothing given up
+            given_up = given_up[:-1]
+        previous = rows
         room = total - len(rows) * rounds - reserve
         if raced and room >= RACE_LEAST * RACE_ROUNDS:
             return StagePlan(total, reserve, rows, rounds, raced, given_up)
@@ -210,8 +228,17 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
             challenger = raced.best  # the reference is as good: does its best beat it?
     else:
         challenger = unraced(screened, space, margin) if screened else space.reference
+    # issue 51: rounds past those at which a contribution's interval would be narrower
+    # than sittings differ by buy nothing that holds next time (confirm.sitting_rounds,
+    # from the race's rounds, or the screen's without a race)
+    seen = raced.measured.values if raced.entries else (
+        screened.measured.values if screened else {})
+    enough, narrowest = sitting_rounds(seen, space.changes(challenger) + 1)
     confirmed = confirm(measure, space, challenger, raced.best, raced.members(),
-                        budget.left(), margin)
+                        budget.left(), margin, most_rounds=enough)
+    if confirmed.capped:  # spend it in another sitting instead
+        confirmed.notes.append(SITTING_NOTE.format(rounds=enough, width=narrowest,
+                                                   spread=100 * SITTING_SPREAD))
     budget.spend(sum(len(s.configs) * len(s.rounds) for s in confirmed.stages))
     measured = confirmed.measured or (raced.measured if raced.entries else None) or (
         screened.measured if screened else raced.measured)
