@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -381,7 +382,8 @@ def test_a_steady_disk_stops_the_confirmation_where_it_would_outrun_the_sittings
     lines = api.tune(resolve(parsed, Overrides(), Path.cwd()), request, tmp_path / "tune",
                      lab=Lab(tmp_path / "lab"))
     said = "\n".join(lines)
-    assert "the confirmation stopped at 3 rounds" in said and "fslab tune --again" in said
+    stopped = re.search(r"the confirmation stopped at (\d+) rounds", said)
+    assert stopped and int(stopped.group(1)) <= 5 and "fslab tune --again" in said
     noisy = {(0,): {r: 1000 * math.exp(0.1 * z) for r, z in enumerate([0.3, -1, 2, 0.5], 1)},
              (1,): {r: 1300 * math.exp(0.1 * z) for r, z in enumerate([-0.8, 1, 0, 1.5], 1)}}
     assert sitting_rounds(noisy, 2)[0] > 20  # a noisy disk keeps its rounds

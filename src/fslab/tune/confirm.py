@@ -209,19 +209,24 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
 def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
                    alpha: float = ALPHA) -> tuple[int, float]:
     """(rounds, the half-width they give, in %): the fewest rounds at which a contribution's
-    interval (two configurations' difference, each with the spread of the block model of
-    the rounds seen so far, at α over `questions`) is as narrow as SITTING_SPREAD; a large
-    number when those rounds cannot tell (no residual)."""
-    from scipy.special import ndtri
+    interval — a paired t on that many rounds, its two configurations' spread that of the
+    block model of the rounds seen so far (its 90 % upper bound: a spread read from a few
+    rounds is often too small), at α over `questions` — is as narrow as SITTING_SPREAD;
+    a large number when those rounds cannot tell (no residual)."""
+    from scipy import stats
 
     from fslab.analysis.pairs.selection import block_fit
 
     fit = block_fit(values)
     if fit is None or not fit.sigma > 0:
         return 10 ** 6, math.nan
-    z = float(ndtri(1 - alpha / (2 * max(1, questions))))
-    rounds = max(LEAST_ROUNDS, math.ceil(2 * (z * fit.sigma / SITTING_SPREAD) ** 2))
-    return rounds, 100 * math.expm1(z * fit.sigma * math.sqrt(2 / rounds))
+    sigma = fit.sigma * math.sqrt(fit.df / float(stats.chi2.ppf(0.10, fit.df)))
+    level = 1 - alpha / (2 * max(1, questions))
+    for rounds in range(LEAST_ROUNDS, 10 ** 4):
+        half = float(stats.t.ppf(level, rounds - 1)) * sigma * math.sqrt(2 / rounds)
+        if half <= math.log1p(SITTING_SPREAD):
+            return rounds, 100 * math.expm1(half)
+    return 10 ** 6, math.nan
 
 
 def _fallback(measured: StageData, space: Space, stage: Stage, recommended: Config,
