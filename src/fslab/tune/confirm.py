@@ -140,7 +140,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     share = min(int(FIRST_SHARE * runs), runs - LEAST_ROUNDS * _second_size(space)) \
         if two else runs
     first = max(LEAST_ROUNDS, share // len(configs))
-    most = max(LEAST_ROUNDS, most_rounds) if most_rounds is not None else first
+    most = max(LEAST_ROUNDS, most_rounds) if most_rounds is not None else 10 ** 6
     capped = first > most
     first = min(first, most)
     measured = measure(CONFIRM, range(1, first + 1), configs)
@@ -164,7 +164,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
                                     if c is not None))
         rounds = max(LEAST_ROUNDS, (runs - first * len(configs)) // len(second))
         capped = capped or rounds > most
-        rounds = min(rounds, max(most, LEAST_ROUNDS))
+        rounds = min(rounds, most)
         numbers = range(first + 1, first + rounds + 1)
         measured = measure(CONFIRM, numbers, second)
         stage = Stage(tuple(second), numbers, forward_family(
