@@ -333,7 +333,7 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     one report every results directory gets, and it renders."""
     requires("mkfs.ext4", "losetup", "chromium")
     from fslab import api
-    from fslab.results.stats_files import TABLES
+    from fslab.analysis.step import table_files
     from tests.ingest.test_import_report import chromium
 
     runs = {}
@@ -345,7 +345,7 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
         runs[share] = out
     written = {p.name for p in (runs[0.5] / "stats").iterdir()}
     optional = ("hosts", "aged", "disturbed", "effects", "best")
-    assert {name for key, name in TABLES.items() if key not in optional
+    assert {name for key, name in table_files().items() if key not in optional
             } <= written  # the run ends with its analysis, as a campaign's does
     api.analyze(runs[0.5])
     assert {p.name for p in (runs[0.5] / "stats").iterdir()} == written

@@ -133,8 +133,8 @@ def analyze(directory: Path, full: bool = True) -> pd.DataFrame:
     DIR/stats/ and return the per-cell summary.
 
     Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) every
-    other table of stats/ (stats_files.TABLES: tests, pairs, rankings, verdicts, …;
-    analysis/pipeline.py). A run ends with the full analysis too.
+    other table of stats/ (each step's: tests, pairs, rankings, verdicts, …;
+    analysis/step.py). A run ends with the full analysis too.
     """
     from fslab.analysis.pipeline import analyze_results, write_summary
 

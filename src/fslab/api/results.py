@@ -95,7 +95,7 @@ def compare(base: Path, new: Path, margin: float | None = None,
         compare_cells,
         setting_differences,
     )
-    from fslab.analysis.pipeline import declared_primaries
+    from fslab.analysis.pairs.questions import declared_primaries
     from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
     base_dir, new_dir = open_results(base), open_results(new)

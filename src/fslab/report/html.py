@@ -161,16 +161,18 @@ def _intervals_section(data: ReportData, page: Page) -> None:
         page.chart(charts.intervals_chart(str(workload), rows))
 
 
-def _plugin_statistics(data: ReportData, page: Page) -> None:
-    """The plug-ins' statistics (analysis/statistic.py): each table under its method."""
+def _further_tables(data: ReportData, page: Page) -> None:
+    """The tables no part of the report names: the plug-ins' statistics
+    (analysis/statistic.py) and any step's table of its own (analysis/step.py), each
+    under its method."""
     analysis = data.analysis
     if not analysis.extra:
         return
     methods = dict(zip(analysis.methods.get("step", []), analysis.methods.get("method", []),
                        strict=True))
-    page.add("<h2>Further statistics</h2>")
+    page.add("<h2>Further tables</h2>")
     for name, frame in sorted(analysis.extra.items()):
-        step = name.removesuffix(".csv")  # a statistic's table is stats/NAME.csv
+        step = name.removesuffix(".csv")  # a statistic's or step's table is stats/NAME.csv
         said = methods.get(step, "")
         page.add(f"<h3 id='statistic-{esc(step)}'>{esc(step)}</h3>"
                  + (f"<p class='muted'>{esc(said)}</p>" if said else "")
@@ -179,7 +181,7 @@ def _plugin_statistics(data: ReportData, page: Page) -> None:
 
 
 SECTIONS: list[Section] = [_title, _verdict_section, sweep_section, aging_section.aging_runs,
-                           _workloads, _intervals_section, _statistics, _plugin_statistics,
+                           _workloads, _intervals_section, _statistics, _further_tables,
                            _failed_runs, _setup]
 
 

@@ -52,7 +52,8 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     from fslab.analysis.cells.observations import per_run
     from fslab.analysis.pairs.comparisons import compare_targets
     from fslab.analysis.pairs.power import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
-    from fslab.analysis.pipeline import campaign_settings, declared_primaries
+    from fslab.analysis.pairs.questions import declared_primaries
+    from fslab.analysis.pipeline import campaign_settings
     from fslab.results.store import ResultsDir
 
     room = max_iterations - pilot

@@ -255,7 +255,8 @@ def question_of(where: Path, target: str, job: str, objective: str) -> Question:
     from fslab.analysis.cells.observations import per_run
     from fslab.analysis.factors.levels import cell_levels, with_levels
     from fslab.analysis.factors.sweeps import job_questions
-    from fslab.analysis.pipeline import campaign_settings, declared_primaries
+    from fslab.analysis.pairs.questions import declared_primaries
+    from fslab.analysis.pipeline import campaign_settings
     from fslab.core.metrics import METRIC_UNITS
     from fslab.results.store import ResultsDir
 

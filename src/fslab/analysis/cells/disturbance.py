@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from fslab.analysis.step import Step
 from fslab.core.record import RunRecord
 
 COLUMNS = ["run_id", "target", "workload", "iteration", "disturbed", "others_cpu_pct",
@@ -68,3 +69,14 @@ def disturbance_note(table: pd.DataFrame) -> str | None:
             f"{worst['reasons']} (the worst, {worst['run_id']}). Their values include "
             f"that load, not only the file system: compare with care, or measure them "
             f"again with fslab run --rerun-disturbed.{redo}")
+
+
+def _seen(records: list[RunRecord]) -> tuple[pd.DataFrame, list[str]]:
+    """The witness's table, and the machine's notes for the verdicts' head."""
+    table = disturbance(records)
+    return table, [note for note in (disturbance_note(table), unsteady_note(records)) if note]
+
+
+STEP = Step("disturbance", reads=("records",), makes=("disturbed", "machine_notes"),
+            run=_seen, method=METHOD, tables={"disturbed": "disturbed.csv"},
+            optional=frozenset({"disturbed"}))

@@ -16,11 +16,18 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.factors.best import BEST, BEST_COLUMNS, NONE, WITHIN_REACH, best_table
-from fslab.analysis.factors.effects import EFFECT_COLUMNS, designs, effects_table, fit
+from fslab.analysis.factors.effects import (
+    EFFECT_COLUMNS,
+    designs,
+    effects_table,
+    fit,
+)
+from fslab.analysis.factors.effects import METHOD as EFFECTS_METHOD
 from fslab.analysis.factors.levels import factors_of, with_levels
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.questions import primary_questions
+from fslab.analysis.step import Step
 from fslab.core.cell_keys import declared_levels
 from fslab.core.metrics import HEADLINE_METRICS, title
 from fslab.core.units import format_bound
@@ -158,3 +165,17 @@ def _bound(value: Any) -> str:
 
 def _row(kind: str, workload: str, text: str) -> dict[str, str]:
     return {"kind": kind, "workload": workload, "text": text}
+
+
+def _swept(runs: pd.DataFrame, cells: pd.DataFrame, settings: dict[str, Any],
+           declared: dict[str, str], summary: pd.DataFrame, blocked: bool, margin: float,
+           pairs: list[Pair]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return analyse_sweep(runs, cells, settings, declared, summary, blocked, margin, pairs)
+
+
+STEP = Step("effects", reads=("runs", "cells", "settings", "declared", "summary", "blocked",
+                              "margin", "pairs"),
+            makes=("effects", "best"), run=_swept, method=EFFECTS_METHOD,
+            tables={"effects": "effects.csv", "best": "best.csv"},
+            optional=frozenset({"effects", "best"}),
+            stated=lambda done: not done["effects"].empty)

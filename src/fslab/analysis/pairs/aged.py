@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.pairs.pair import Pair
+from fslab.analysis.step import Step
 from fslab.core.metrics import HIGHER
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
@@ -74,3 +75,13 @@ def aged_verdicts(ages: pd.DataFrame) -> list[dict[str, str]]:
              "text": f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
                      f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
                      f"p_adj = {r.p_adj:.3g}): {r.verdict}"} for r in primary.itertuples()]
+
+
+def _aged(summary: pd.DataFrame, pairs: list[Pair], environment: dict[str, Any]
+          ) -> pd.DataFrame:
+    return aged_vs_fresh(summary, pairs, environment.get("targets", {}))
+
+
+STEP = Step("aged", reads=("summary", "pairs", "environment"), makes=("aged",), run=_aged,
+            method=METHOD, tables={"aged": "aged_vs_fresh.csv"}, optional=frozenset({"aged"}),
+            stated=lambda done: not done["aged"].empty)

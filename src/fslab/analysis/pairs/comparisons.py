@@ -14,10 +14,14 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
+from fslab.analysis.pairs import decisions, model
+from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteration
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.pairs.pair import Pair, decide, table_of
 from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
+from fslab.analysis.step import Step
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER
+from fslab.core.record import RunRecord
 from fslab.core.units import DEFAULT_MARGIN
 
 KEY = ["workload", "op", "metric"]
@@ -179,3 +183,23 @@ def _test_row(found: Comparison) -> dict[str, object]:
 
 def significant(p: float) -> bool:
     return bool(p == p and p < ALPHA)
+
+
+def _compared(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
+              blocked: bool, declared: dict[str, str], asked: set[QuestionKey],
+              margin: float, looks: list[int], weights: dict[str, dict[int, float]]
+              ) -> tuple[pd.DataFrame, list[Pair], pd.DataFrame]:
+    """(tests.csv, every pair, pairwise.csv) of a campaign."""
+    tests, pairs = compared_pairs(metrics, runs, blocked_allowed=blocked, declared=declared,
+                                  asked=asked, margin=margin,
+                                  seconds=seconds_per_iteration(records),
+                                  machine=machine_seconds(records), weights=weights,
+                                  looks=looks)
+    return tests, pairs, table_of(pairs)
+
+
+STEP = Step("comparisons", reads=("metrics", "runs", "records", "blocked", "declared", "asked",
+                                  "margin", "looks", "weights"),
+            makes=("tests", "pairs", "pairwise"), run=_compared,
+            rests_on=(("model", model.METHOD), ("decisions", decisions.METHOD)),
+            tables={"tests": "tests.csv", "pairwise": "pairwise.csv"})

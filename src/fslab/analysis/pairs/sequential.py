@@ -23,6 +23,7 @@ import numpy as np
 
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, compare
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
+from fslab.analysis.step import Step
 
 METHOD = ("Resolve (--resolve): the campaign measured more iterations only where a primary "
           "question was unresolved, deciding each pair at the first look whose interval "
@@ -113,3 +114,9 @@ def crossing(z: float, looks: int, first: int = 3) -> float:
         if n < last:
             density = np.convolve(density, kernel, mode="same")
     return crossed
+
+
+# A method without a table of its own: stated where the campaign resolved (its looks);
+# the comparisons decide at the looks (comparisons.compared_pairs).
+STEP = Step("sequential", reads=(), makes=(), method=METHOD,
+            stated=lambda done: bool(done["looks"]))
