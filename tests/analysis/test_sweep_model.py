@@ -15,6 +15,7 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.factors.levels import cell_levels
 from fslab.analysis.factors.sweeps import analyse_sweep
 from fslab.analysis.pairs.model import compare
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.workloads.null import NullWorkload
 
 SETTINGS = {"sweep": {"iops": ["1000", "2000"], "tag": ["a", "b"]}}
@@ -52,7 +53,8 @@ def simulated(seed: int, iterations: int = 5, cv: float = 0.10, drift: float = 0
 
 
 def effects_of(metrics: pd.DataFrame, settings: dict = SETTINGS) -> pd.DataFrame:
-    effects, _ = analyse_sweep(per_run(metrics), cell_levels(metrics), settings, {},
+    effects, _ = analyse_sweep(per_run(metrics), cell_levels(metrics),
+                               CampaignSettings.from_table(settings), {},
                                pd.DataFrame(), True, 0.10)
     return effects.set_index(["factor", "level"])
 

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.step import steps
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.lookups import PRELOADED
 from fslab.core.record import RunRecord
 from fslab.results.stats_files import ANALYSIS_TABLES, Analysis, write_index, write_tables
@@ -39,24 +40,15 @@ class Inputs:
     metrics: pd.DataFrame
     records: list[RunRecord]
     environment: dict[str, Any]
-    settings: dict[str, Any]  # the resolved campaign.toml ({} for imports)
+    settings: CampaignSettings  # campaign.toml, typed (the defaults for imports)
     intervals: pd.DataFrame | None = None  # fio's per-interval values (intervals.parquet)
 
     def values(self) -> dict[str, Any]:
         """What every step may read before any has run (analysis/step.py: INPUTS): these,
-        and the campaign's margin, looks and their weights, and whether iterations are
-        blocks (not for imports)."""
-        from fslab.analysis.pairs.sequential import iteration_weights
-        from fslab.core.units import DEFAULT_MARGIN, parse_margin
-
-        resolve = self.settings.get("resolve") or {}
+        and whether iterations are blocks (not for imports)."""
         return {"metrics": self.metrics, "records": self.records,
                 "environment": self.environment, "settings": self.settings,
-                "intervals": self.intervals,
-                "margin": parse_margin(self.settings.get("margin", DEFAULT_MARGIN)),
-                "looks": list(resolve.get("looks", [])),
-                "weights": iteration_weights(resolve),
-                "blocked": not self.environment.get("imported")}
+                "intervals": self.intervals, "blocked": not self.environment.get("imported")}
 
 
 def inputs_of(results: ResultsDir) -> Inputs:
@@ -69,13 +61,13 @@ def inputs_of(results: ResultsDir) -> Inputs:
     from fslab.results.intervals import load_intervals
 
     return Inputs(measured_metrics(results, categorical=True), records, environment,
-                  campaign_settings(results), load_intervals(results))
+                  results.campaign_settings(), load_intervals(results))
 
 
 def write_summary(results: ResultsDir) -> pd.DataFrame:
     """stats/summary.csv alone (`fslab.api.analyze(full=False)`): the steps up to it."""
     inputs = Inputs(measured_metrics(results), list(results.run_records()),
-                    results.environment(), campaign_settings(results))
+                    results.environment(), results.campaign_settings())
     summary = made(inputs, "summary")
     results.stats_dir.mkdir(exist_ok=True)
     write_atomic(results.stats_dir / "summary.csv", summary.to_csv(index=False))
@@ -87,20 +79,10 @@ def measured_metrics(results: ResultsDir, categorical: bool = False) -> pd.DataF
     iterations (which chose how many to run: fslab.run.adaptive) are left out, so that the
     choice cannot bias what it chose."""
     metrics = results.load_metrics(categorical=categorical)
-    pilot = int(campaign_settings(results).get("pilot", 0) or 0)
+    pilot = results.campaign_settings().pilot
     if pilot and not metrics.empty:
         metrics = metrics[metrics["iteration"].astype(int) > pilot].reset_index(drop=True)
     return metrics
-
-
-def campaign_settings(results: ResultsDir) -> dict[str, Any]:
-    """The resolved campaign.toml ({} for imports and directories without one)."""
-    import tomllib
-
-    try:
-        return tomllib.loads(results.campaign_path().read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's first "
@@ -156,7 +138,7 @@ def analyse(inputs: Inputs) -> Analysis:
         files.update({name: file for name, file in step.tables.items()
                       if name not in step.optional or not done[name].empty})
     statistics = done["statistics"]
-    pilot = int(inputs.settings.get("pilot", 0) or 0)
+    pilot = inputs.settings.pilot
     methods = pd.DataFrame(statements + statistics.methods + (
         [{"step": "adaptive", "method": PILOT_METHOD.format(pilot=pilot)}] if pilot else []),
         columns=["step", "method"])

@@ -19,6 +19,8 @@ from fslab.core import plugins
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fslab.core.campaign_settings import CampaignSettings
+
 
 @dataclass(frozen=True)
 class Measured:
@@ -75,10 +77,10 @@ class Computed:
     failures: list[str]
 
 
-def computed(runs: pd.DataFrame, summary: pd.DataFrame, settings: dict[str, Any],
+def computed(runs: pd.DataFrame, summary: pd.DataFrame, settings: CampaignSettings,
              records: list[Any], intervals: pd.DataFrame | None) -> Computed:
     """Each registered statistic computed from the campaign (a failure is its own line)."""
-    measured = Measured(runs, summary, settings, tuple(records), intervals)
+    measured = Measured(runs, summary, dict(settings.table), tuple(records), intervals)
     found = Computed({}, [], [])
     for statistic in registered():
         try:

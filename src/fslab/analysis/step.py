@@ -18,10 +18,11 @@ from typing import Any
 from fslab.core.lookups import ANALYSIS_STEPS
 
 # What every step may read before any has run: the measured rows (pilot iterations left
-# out), the run records, the environment, the resolved campaign ({} for imports) and its
-# values the analysis uses, fio's per-interval values (None without logs).
-INPUTS = ("metrics", "records", "environment", "settings", "intervals", "margin", "looks",
-          "weights", "blocked")
+# out), the run records, the environment, the campaign as recorded
+# (core.campaign_settings.CampaignSettings: its margin, looks, primary metrics …), fio's
+# per-interval values (None without logs) and whether iterations are blocks (not for
+# imports).
+INPUTS = ("metrics", "records", "environment", "settings", "intervals", "blocked")
 
 
 @dataclass(frozen=True)

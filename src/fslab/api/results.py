@@ -38,7 +38,7 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
 
         analysis = _current_analysis(results, say)
         data = ReportData(analysis, results.load_runs(), [ResultsSource(
-            results.path, "", {}, _campaign(results), results.environment())],
+            results.path, "", {}, results.campaign_settings(), results.environment())],
             load_intervals(results), _job_options(results)).named(
                 target_names(results.path, analysis.summary))
         output = Path(output or results.path / "report.html")
@@ -76,13 +76,6 @@ def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Any:
     return done
 
 
-def _campaign(results: ResultsDir) -> dict[str, Any]:
-    import tomllib
-
-    path = results.campaign_path()
-    return tomllib.loads(path.read_text()) if path.exists() else {}
-
-
 def compare(base: Path, new: Path, margin: float | None = None,
             output: Path | None = None) -> CampaignComparison:
     """Match the cells of two results directories (campaigns, imports or aging runs) and
@@ -96,15 +89,14 @@ def compare(base: Path, new: Path, margin: float | None = None,
         setting_differences,
     )
     from fslab.analysis.pairs.questions import declared_primaries
-    from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
     base_dir, new_dir = open_results(base), open_results(new)
-    base_settings, new_settings = _campaign(base_dir), _campaign(new_dir)
+    base_settings, new_settings = base_dir.campaign_settings(), new_dir.campaign_settings()
     if margin is None:
-        margin = parse_margin(base_settings.get("margin", DEFAULT_MARGIN))
+        margin = base_settings.margin
     declared = {**declared_primaries(_records(new_dir)), **declared_primaries(_records(base_dir))}
     cells = compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), margin, declared,
-                          tuple(base_settings.get("primary", ())))
+                          base_settings.primary)
     comparison = CampaignComparison(
         Path(base), Path(new), cells,
         setting_differences(base_dir.environment(), new_dir.environment(),
@@ -126,16 +118,15 @@ def _records(results: ResultsDir) -> list[Any]:
 def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
     """{target: its name as short as the campaign allows} ('data=journal' where every
     target is ext4 and only a mount option varies), for what prints a results directory."""
-    from fslab.core.cell_keys import declared_levels, factor_scopes
+    from fslab.core.cell_keys import factor_scopes
     from fslab.core.cell_keys import target_names as names_of
 
-    settings = _campaign(open_results(results_dir))
-    factors = [f for f in {**declared_levels(settings), **(settings.get("factors") or {})}
-               if f in summary.columns]
+    settings = open_results(results_dir).campaign_settings()
+    factors = [f for f in {**settings.levels, **settings.scopes} if f in summary.columns]
     if "target_base" not in summary or summary.empty:
         return {}
     cells = summary.drop_duplicates(["target", "workload"])
-    return names_of(cells, factor_scopes(settings, factors))
+    return names_of(cells, factor_scopes(settings.scopes, factors))
 
 
 def open_results(path: Path) -> ResultsDir:

@@ -217,10 +217,11 @@ class Import:
     def inputs(self) -> Inputs:
         """The rows as the analysis reads a results directory (analysis/pipeline.py)."""
         from fslab.analysis.pipeline import Inputs
+        from fslab.core.campaign_settings import CampaignSettings
         from fslab.core.metrics import metrics_frame
 
         return Inputs(metrics_frame(self.table, categorical=True), [], ENVIRONMENT,
-                      self.campaign)
+                      CampaignSettings.from_table(self.campaign))
 
     def finish(self) -> ImportReport:
         """Wait for the copies, then write the campaign, environment, metrics and report."""

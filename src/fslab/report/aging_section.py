@@ -71,7 +71,7 @@ def _setup_table(data: ReportData, targets: list[str]) -> str:
     for target in targets:
         source, name = _source_of(data, target)
         described: dict[str, Any] = (source.environment.get("targets") or {}).get(name, {})
-        aging = source.campaign.get("aging") or {}
+        aging = source.campaign.aging
         values = {"file system": f"{described.get('fs', '?')} ({described.get('fs_impl', '')})",
                   "image": format_bytes(described["image_size"])
                   if described.get("image_size") else "–",

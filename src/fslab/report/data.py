@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.results.stats_files import Analysis
 
 
@@ -20,7 +21,7 @@ class ResultsSource:
     path: Path
     label: str  # the directory's label ("" when it is the report's only one)
     targets: dict[str, str]  # its target names -> their labels in the report
-    campaign: dict[str, Any]
+    campaign: CampaignSettings
     environment: dict[str, Any]
 
 
@@ -71,11 +72,11 @@ class ReportData:
         return self.sources[0].environment
 
     @property
-    def campaign(self) -> dict[str, Any]:
+    def campaign(self) -> CampaignSettings:
         return self.sources[0].campaign
 
     @property
     def name(self) -> str:
         if len(self.sources) > 1:
             return " + ".join(source.label for source in self.sources)
-        return str(self.campaign.get("name", self.results_dir.name))
+        return self.campaign.name or self.results_dir.name

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
 from fslab.report.data import ReportData
@@ -214,19 +215,19 @@ def _environment(environment: dict[str, Any]) -> str:
                                        if target_rows else "")
 
 
-def _methodology(campaign: dict[str, Any], runs: pd.DataFrame, analysis: Analysis) -> str:
+def _methodology(campaign: CampaignSettings, runs: pd.DataFrame, analysis: Analysis) -> str:
     """How this campaign ran (its records), then each analysis step's own statement
     (stats/methods.csv, written by the step's module)."""
     dropped = int(runs["caches_dropped"].fillna(False).astype(bool).sum()) \
         if "caches_dropped" in runs else 0
     summary = analysis.summary
     items = [
-        f"Iterations: {campaign.get('iterations', 'unknown')} per (target, workload); a "
-        f"fresh file system per {campaign.get('fresh', 'iteration')}.",
+        f"Iterations: {campaign.iterations or 'unknown'} per (target, workload); a "
+        f"fresh file system per {campaign.fresh or 'iteration'}.",
         f"Order: (target, workload) pairs shuffled within each iteration with seed "
-        f"{campaign.get('seed', 'unknown')}.",
+        f"{'unknown' if campaign.seed is None else campaign.seed}.",
         f"Caches: synced and dropped before {dropped} of {len(runs)} runs.",
-        f"Runtime per fio job: {campaign.get('runtime', 'n/a')} s.",
+        f"Runtime per fio job: {campaign.runtime or 'n/a'} s.",
         *[str(method) for method in analysis.methods.get("method", [])],
         "Implementations: " + "; ".join(
             f"{t} = {i}" for t, i in summary.drop_duplicates("target")[

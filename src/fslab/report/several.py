@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.pipeline import Inputs, inputs_of
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.report.data import ResultsSource
 from fslab.results.store import ResultsDir
 
@@ -54,9 +55,9 @@ def several(directories: list[ResultsDir]) -> tuple[list[ResultsSource], Inputs]
                _shifted(env.get("ceilings_by_iteration") or {}, shift))
         environment["imported"] = environment.get("imported") or bool(env.get("imported"))
         environment.setdefault("memory_bytes", env.get("memory_bytes"))
-    primaries = {tuple(s.campaign.get("primary", ())) for s in labelled}
-    settings = {"name": " + ".join(s.label for s in labelled),
-                "primary": list(primaries.pop()) if len(primaries) == 1 else []}
+    primaries = {s.campaign.primary for s in labelled}
+    settings = CampaignSettings(name=" + ".join(s.label for s in labelled),
+                                primary=primaries.pop() if len(primaries) == 1 else ())
     return labelled, Inputs(pd.concat(metrics, ignore_index=True), records, environment,
                             settings)
 

@@ -4,7 +4,7 @@ its best configuration and those within reach."""
 
 from __future__ import annotations
 
-from fslab.core.cell_keys import declared_levels, is_numeric
+from fslab.core.cell_keys import is_numeric
 from fslab.report import sweep_charts
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
@@ -16,7 +16,7 @@ def sweep_section(data: ReportData, page: Page) -> None:
     if effects is None or effects.empty:
         return
     summary, best = data.analysis.summary, data.analysis.best
-    declared = declared_levels(data.campaign)
+    declared = data.campaign.levels
     page.add("<h2>Sweeps: which options, at what load</h2><p class='muted'>Each factor's "
              "effect is a ratio to its first level, from one model of the runs' logarithms "
              "with iterations as blocks (stats/effects.csv); bands are each cell's own 95 % "

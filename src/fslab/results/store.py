@@ -24,7 +24,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import orjson
@@ -36,6 +36,9 @@ from fslab.core.metrics import COLUMNS, factor_columns, metrics_frame, metrics_s
 from fslab.core.record import RunRecord
 from fslab.core.units import format_bytes
 from fslab.parsers.raw_files import DirFiles, RawFiles
+
+if TYPE_CHECKING:
+    from fslab.core.campaign_settings import CampaignSettings
 
 # Below this much free space on the results disk a campaign stops (a run's raw output
 # and record need a few MiB; a metrics table rewritten per run needs its size again).
@@ -139,6 +142,12 @@ class ResultsDir:
 
     def campaign_path(self) -> Path:
         return self.path / "campaign.toml"
+
+    def campaign_settings(self) -> CampaignSettings:
+        """campaign.toml, typed (the defaults for an import's, which has none)."""
+        from fslab.core.campaign_settings import CampaignSettings
+
+        return CampaignSettings.read(self.campaign_path())
 
     def write_environment(self, data: dict[str, Any]) -> None:
         write_json(self.path / "environment.json", data)

@@ -41,8 +41,8 @@ import pandas as pd
 from fslab.analysis.pairs.decisions import seconds_per_iteration
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, pairs_of
 from fslab.analysis.pairs.power import MAX_ITERATIONS
+from fslab.core.campaign_settings import LookCell
 from fslab.core.units import format_duration
-from fslab.plan.schema import LookCell
 
 if TYPE_CHECKING:
     from fslab.run.campaign_run import CampaignRun

@@ -29,6 +29,7 @@ from fslab.analysis.pairs.decisions import decide_pair, geomean
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import OVER_TIME, REGRESSED, UNRESOLVED
 from fslab.analysis.pairs.questions import primary_questions
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import headline_of_each
 from fslab.core.units import DEFAULT_MARGIN
 
@@ -144,12 +145,12 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
 
 
 def setting_differences(base_environment: dict[str, Any], new_environment: dict[str, Any],
-                        base_campaign: dict[str, Any], new_campaign: dict[str, Any]
+                        base_campaign: CampaignSettings, new_campaign: CampaignSettings
                         ) -> list[tuple[str, str, str]]:
     """(what, base, new) for every recorded setting that differs: the environment's, and
     an aging run's own settings (campaign.toml [aging]: utilisation, recipe, fstrim …)."""
     diffs = environment_differences(base_environment, new_environment)
-    base_aging, new_aging = base_campaign.get("aging") or {}, new_campaign.get("aging") or {}
+    base_aging, new_aging = base_campaign.aging, new_campaign.aging
     for key in sorted(set(base_aging) | set(new_aging)):
         a, b = base_aging.get(key, "–"), new_aging.get(key, "–")
         if a != b:

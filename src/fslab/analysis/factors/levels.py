@@ -6,12 +6,11 @@ it in campaign.toml's [factors]).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from fslab.analysis.cells.observations import with_cell_fields
 from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.cell_keys import (  # re-exported: the analysis reads scopes through here
     JOB,
     TARGET,
@@ -86,12 +85,12 @@ def full_configuration(key: CellKey, scopes: dict[str, str]) -> str:
     return cell_name(target, job_levels(key, scopes))
 
 
-def _levels(metrics: pd.DataFrame, cell_summary: pd.DataFrame, settings: dict[str, Any]
+def _levels(metrics: pd.DataFrame, cell_summary: pd.DataFrame, settings: CampaignSettings
             ) -> tuple[pd.DataFrame, dict[str, str], dict[str, str], pd.DataFrame]:
     """(each cell's fields, each factor's scope, each target's name as short as the
     campaign allows, summary.csv: the cells' summary with their fields as columns)."""
     cells = cell_levels(metrics)
-    scopes = factor_scopes(settings, factors_of(cells))
+    scopes = factor_scopes(settings.scopes, factors_of(cells))
     return cells, scopes, target_names(cells, scopes), with_levels(cell_summary, cells)
 
 

@@ -20,6 +20,7 @@ from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usa
 from fslab.analysis.pairs.pair import Pair, decide, table_of
 from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
 from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER
 from fslab.core.record import RunRecord
 from fslab.core.units import DEFAULT_MARGIN
@@ -64,7 +65,7 @@ def compared_pairs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     `asked`: the primary questions when the caller has them (analysis.pipeline);
     `machine`: each cell's machine seconds (decisions.machine_seconds), what each decision
     cost; `weights`: {workload: {iteration: weight}} of runs of another length
-    (analysis.pairs.sequential.iteration_weights).
+    (core.campaign_settings.CampaignSettings.weights).
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
@@ -187,19 +188,18 @@ def significant(p: float) -> bool:
 
 def _compared(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
               blocked: bool, declared: dict[str, str], asked: set[QuestionKey],
-              margin: float, looks: list[int], weights: dict[str, dict[int, float]]
-              ) -> tuple[pd.DataFrame, list[Pair], pd.DataFrame]:
+              settings: CampaignSettings) -> tuple[pd.DataFrame, list[Pair], pd.DataFrame]:
     """(tests.csv, every pair, pairwise.csv) of a campaign."""
     tests, pairs = compared_pairs(metrics, runs, blocked_allowed=blocked, declared=declared,
-                                  asked=asked, margin=margin,
+                                  asked=asked, margin=settings.margin,
                                   seconds=seconds_per_iteration(records),
-                                  machine=machine_seconds(records), weights=weights,
-                                  looks=looks)
+                                  machine=machine_seconds(records),
+                                  weights=settings.weights, looks=list(settings.looks))
     return tests, pairs, table_of(pairs)
 
 
 STEP = Step("comparisons", reads=("metrics", "runs", "records", "blocked", "declared", "asked",
-                                  "margin", "looks", "weights"),
+                                  "settings"),
             makes=("tests", "pairs", "pairwise"), run=_compared,
             rests_on=(("model", model.METHOD), ("decisions", decisions.METHOD)),
             tables={"tests": "tests.csv", "pairwise": "pairwise.csv"})

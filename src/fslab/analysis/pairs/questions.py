@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS
 from fslab.core.record import RunRecord
 
@@ -134,12 +134,11 @@ def declared_primaries(records: Iterable[RunRecord]) -> dict[str, str]:
     return out
 
 
-def _asked(runs: pd.DataFrame, records: list[RunRecord], settings: dict[str, Any]
+def _asked(runs: pd.DataFrame, records: list[RunRecord], settings: CampaignSettings
            ) -> tuple[set[QuestionKey], dict[str, str]]:
     declared = declared_primaries(records)
-    wanted = tuple(settings.get("primary", ()))
     return primary_questions(runs[runs["metric"].isin(HEADLINE_METRICS)], declared,
-                             wanted), declared
+                             settings.primary), declared
 
 
 STEP = Step("questions", reads=("runs", "records", "settings"), makes=("asked", "declared"),
