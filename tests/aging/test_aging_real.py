@@ -120,7 +120,7 @@ def test_free_space_histogram_sums_to_free_space(mounted_fs):
     mounted = mounted_fs("ext4")
     (mounted.path / "x").write_bytes(os.urandom(8 * MiB))
     os.sync()
-    free = probe("ext4", mounted.description["device"], str(mounted.path))
+    free = probe("ext4", mounted.description.device, str(mounted.path))
     stats = os.statvfs(mounted.path)
     assert free.free_bytes == stats.f_bfree * stats.f_frsize
     assert sum(h[3] for h in free.histogram) == free.free_bytes
@@ -181,7 +181,7 @@ def test_btrfs_free_space_tree_probe(mounted_fs):
     mounted = mounted_fs("btrfs")
     (mounted.path / "x").write_bytes(os.urandom(8 * MiB))
     os.sync()
-    free = probe("btrfs", mounted.description["device"], str(mounted.path))
+    free = probe("btrfs", mounted.description.device, str(mounted.path))
     assert free.not_measurable == "" and free.free_extents >= 1
     assert sum(h[3] for h in free.histogram) == free.free_bytes > 0
 

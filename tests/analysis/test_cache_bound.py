@@ -10,6 +10,7 @@ import pytest
 from fslab import api
 from fslab.analysis.cells.cachebound import CEILING_MARGIN, mark_cache_bound
 from fslab.core.record import RunRecord
+from fslab.core.run_parts import WorkloadMetadata
 from fslab.plan.loading import load_campaign
 from fslab.report.terminal import summary_tables
 from tests.conftest import requires
@@ -48,15 +49,19 @@ def test_above_the_ceiling_by_more_than_the_margin_is_cache_bound():
         CEILING_MARGIN * 0.99)
 
 
+def said(metadata: dict) -> WorkloadMetadata:
+    return WorkloadMetadata.from_json(metadata)
+
+
 def test_buffered_io_on_files_that_fit_in_ram_is_cache_bound_for_every_section():
     summary = pd.DataFrame([cell("ext4", "hpc/hpc-read", "read", "bw_bytes", 1.0),
                             cell("ext4", "seqread", "read", "bw_bytes", 1.0)])
     records = [
-        RunRecord(run_id="1", target="ext4", workload="hpc", workload_metadata={
-            "io": {"direct": False, "file_set_bytes": 64 * 2**20}},
+        RunRecord(run_id="1", target="ext4", workload="hpc", workload_metadata=said({
+            "io": {"direct": False, "file_set_bytes": 64 * 2**20}}),
             metrics=[{"workload": "hpc/hpc-read", "op": "read", "metric": "bw_bytes"}]),
-        RunRecord(run_id="2", target="ext4", workload="seqread", workload_metadata={
-            "io": {"direct": False, "file_set_bytes": 64 * GiB}}),  # larger than RAM
+        RunRecord(run_id="2", target="ext4", workload="seqread", workload_metadata=said({
+            "io": {"direct": False, "file_set_bytes": 64 * GiB}})),  # larger than RAM
     ]
     marked = mark_cache_bound(summary, records, {"memory_bytes": 24 * GiB})
     assert marked["cache_bound"].tolist() == [True, False]

@@ -24,7 +24,7 @@ def test_provision_describe_teardown(lab, fs):
     mounted = target.provision(session)
     try:
         assert os.path.ismount(mounted.path)
-        info = mounted.description
+        info = mounted.description.to_json()  # as run.json holds it
         assert info["fs"] == fs and info["fs_impl"].startswith("kernel ")
         assert info["image_size"] == GiB // 2
         assert "noatime" in info["mount_options"]
@@ -56,8 +56,8 @@ def test_a_target_that_asks_for_discard_keeps_it(lab):
     session = lab.open_session()
     mounted = target.provision(session)
     try:
-        assert "discard=async" in mounted.description["mount_options"]
-        assert "mount_options_added" not in mounted.description
+        assert "discard=async" in mounted.description.mount_options
+        assert "mount_options_added" not in mounted.description.details
     finally:
         target.teardown(session, mounted)
         session.close()
@@ -80,11 +80,12 @@ def test_a_loop_device_held_open_is_released_once_its_holder_lets_go(lab):
     """losetup -d of a device someone holds (udev probing it) only marks it to go: the
     release waits for it rather than leave a device on a deleted image."""
     requires("losetup")
+    from fslab.core.run_parts import TargetDescription
     from fslab.targets.base import Mounted
     from fslab.targets.common import attach_loop, make_image
 
     session = lab.open_session()
-    mounted = Mounted(path=lab.root, description={})
+    mounted = Mounted(path=lab.root, description=TargetDescription())
     device = attach_loop(session, mounted, make_image(session, mounted, "held", 1 << 20))
     holder = os.open(device, os.O_RDONLY)
     threading.Timer(0.5, os.close, (holder,)).start()
@@ -104,7 +105,7 @@ def test_dir_target_works_in_a_private_subdirectory(lab, tmp_path):
     mounted = target.provision(session)
     assert mounted.path.parent == data and mounted.path.name.startswith(".fslab-work-")
     (mounted.path / "scratch").write_text("x")
-    assert mounted.description["fs"] not in ("", "unknown")
+    assert mounted.description.fs not in ("", "unknown")
     target.teardown(session, mounted)
     session.close()
     assert [p.name for p in data.iterdir()] == ["user-file"]

@@ -57,8 +57,8 @@ def _job_options(results: ResultsDir) -> dict[str, dict[str, Any]]:
     """{job: its fio options as one of its runs recorded them} (the report's captions)."""
     found: dict[str, dict[str, Any]] = {}
     for record in results.run_records():
-        options = record.workload_metadata.get("job_options")
-        if isinstance(options, dict):
+        options = record.workload_metadata.section("job_options")
+        if options:
             found.setdefault(record.job or record.workload, options)
     return found
 

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from fslab.core.run_parts import TargetDescription
+
 # /sys/block/<dev>/stat, in order (Documentation/block/stat.rst); ticks in ms.
 STAT_FIELDS = ("read_ios", "read_merges", "read_sectors", "read_ticks", "write_ios",
                "write_merges", "write_sectors", "write_ticks", "in_flight", "io_ticks",
@@ -25,12 +27,11 @@ KEPT = ("read_ios", "write_ios", "read_merges", "write_merges", "read_ticks", "w
 SYS_BLOCK = Path("/sys/block")
 
 
-def members(description: dict[str, Any]) -> list[str]:
+def members(description: TargetDescription) -> list[str]:
     """The target's block devices, from its description: a mirror's members, or its one
     loop device (image-less and FUSE-on-file targets have none)."""
-    devices = description.get("devices") or (
-        [description["device"]] if description.get("device") else [])
-    return [Path(str(d)).name for d in devices]
+    devices = description.devices or ((description.device,) if description.device else ())
+    return [Path(d).name for d in devices]
 
 
 def _counters(name: str) -> dict[str, int] | None:
@@ -108,7 +109,7 @@ def split_rows(records: Iterable[Any]) -> list[dict[str, Any]]:
     for record in records:
         if record.status != "ok":
             continue
-        stats = record.workload_metadata.get("disk_stats") or {}
+        stats = record.workload_metadata.section("disk_stats")
         devices = stats.get("devices") or []
         if len(devices) < 2:
             continue

@@ -20,7 +20,7 @@ from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
 from fslab.ingest.importer import add_file_rows
-from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
+from fslab.parsers.registry import RawOutputError, parse_run
 from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def reparse(results_dir: Path) -> ReparseReport:
         if record.imported:
             add_file_rows(imported, record, parsed.measurements)
             continue
-        merge_derived(record.workload_metadata, parsed.metadata)
+        record.workload_metadata = record.workload_metadata.merged(parsed.metadata)
         columns = empty_columns()
         add_rows(columns, record.identity(), parsed.measurements, _host(record, default_host))
         record.metrics = rows(columns)

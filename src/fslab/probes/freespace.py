@@ -188,6 +188,6 @@ def of_mounted(place: Mounted) -> dict[str, Any]:
     description = place.description
     search_dir = next((str(Path(r.path).parent) for r in place.resources if r.kind == "file"),
                       "")
-    found = probe(str(description.get("fs", "")), str(description.get("device", "")),
-                  str(place.path), str(description.get("pool", "")), search_dir)
+    found = probe(description.fs, description.device, str(place.path), description.pool,
+                  search_dir)
     return asdict(found)

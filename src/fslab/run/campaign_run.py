@@ -112,7 +112,8 @@ class CampaignRun:
         before = self.results.environment() if self.resume else {}
         environment = capture(self.lab.root, [tool for target in self.targets.values()
                                               for tool in target.tools])
-        environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
+        environment["targets"] = {name: t.describe().to_json()
+                                  for name, t in self.targets.items()}
         environment.update({k: v for k, v in before.items() if k not in environment})
         self.results.write_environment(environment)
 

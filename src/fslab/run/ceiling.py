@@ -148,7 +148,7 @@ def by_iteration(store: ResultsDir) -> dict[str, Any]:
     found: dict[str, Any] = {}
     metrics = store.load_metrics()
     rounds = {record.run_id for record in store.run_records()
-              if record.workload_metadata.get("slices")}
+              if record.workload_metadata.sliced}
     rows = metrics[metrics["metric"].isin(CEILING_METRICS) & metrics["run_id"].isin(rounds)]
     for (workload, op, metric, iteration), value in rows.groupby(
             ["workload", "op", "metric", "iteration"], observed=True)["value"].mean().items():

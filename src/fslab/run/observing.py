@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fslab.core.run_parts import TargetDescription, Witness
 from fslab.host import diskstats
-from fslab.host.witness import Watcher, Witness
+from fslab.host.witness import Watcher
 from fslab.workloads.base import RunOutput
 from fslab.workloads.cpu_use import HostCpu, host_cpu, keep_host_cpu
 
@@ -38,7 +39,7 @@ class Observed:
 
 
 @contextmanager
-def observed(watcher: Watcher, description: dict[str, Any]) -> Iterator[Observed]:
+def observed(watcher: Watcher, description: TargetDescription) -> Iterator[Observed]:
     """Observe the block; `description` is the target's (it names the member devices)."""
     with (host_cpu() as cpu, watcher.watching() as witness,
           diskstats.sampled(diskstats.members(description)) as disks):

@@ -105,7 +105,7 @@ def _buffered_in_ram(records: Iterable[RunRecord],
     if not memory:  # imported results: no machine to compare with (and no need to read)
         return found
     for record in records:
-        io = record.workload_metadata.get("io") or {}
+        io = record.workload_metadata.section("io")
         if io.get("direct", True):
             continue
         size = int(io.get("file_set_bytes") or 0)

@@ -24,17 +24,15 @@ def disturbance(records: Iterable[RunRecord]) -> pd.DataFrame:
     rows = []
     for record in records:
         seen = record.witness
-        if not seen:
+        if not seen.seen:
             continue
         rows.append({"run_id": record.run_id, "target": record.target,
                      "workload": record.workload, "iteration": record.iteration,
-                     "disturbed": bool(seen.get("disturbed")),
-                     "others_cpu_pct": seen.get("others_cpu_pct"),
-                     "steal_pct": seen.get("steal_pct"),
-                     "psi_memory_pct": seen.get("psi_memory_pct"),
-                     "other_io_bytes_s": seen.get("other_io_bytes_s"),
-                     "reasons": "; ".join(seen.get("reasons") or []),
-                     "measured_again": bool(seen.get("rerun_of"))})
+                     "disturbed": seen.disturbed, "others_cpu_pct": seen.others_cpu_pct,
+                     "steal_pct": seen.steal_pct, "psi_memory_pct": seen.psi_memory_pct,
+                     "other_io_bytes_s": seen.other_io_bytes_s,
+                     "reasons": "; ".join(seen.reasons),
+                     "measured_again": seen.rerun_of is not None})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -126,11 +126,10 @@ def declared_primaries(records: Iterable[RunRecord]) -> dict[str, str]:
     metadata; by run id too, for the questions of a job file's sections)."""
     out: dict[str, str] = {}
     for record in records:
-        declared = record.workload_metadata.get("primary_metric")
-        if isinstance(declared, dict):
-            out.update({str(k): str(v) for k, v in declared.items()})
-        elif declared:
-            out[record.workload] = out[record.run_id] = str(declared)
+        said = record.workload_metadata
+        out.update(said.section_primaries)
+        if said.primary_metric:
+            out[record.workload] = out[record.run_id] = said.primary_metric
     return out
 
 
