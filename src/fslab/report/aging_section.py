@@ -16,7 +16,7 @@ import pandas as pd
 from fslab.core.metrics import title
 from fslab.core.units import format_bytes, format_value
 from fslab.report.data import ReportData, ResultsSource
-from fslab.report.page import Page, esc
+from fslab.report.page import Chart, Page, esc
 
 AGING = "aging"  # the workload of an aging run (aging/age.py)
 LATENCY = ("op_lat_p50_ns", "op_lat_mean_ns")
@@ -117,7 +117,7 @@ def _interval(row: Any) -> str:
     return text
 
 
-def _over_time(op: str, rows: pd.DataFrame) -> dict[str, Any]:
+def _over_time(op: str, rows: pd.DataFrame) -> Chart:
     data = [{"type": "scatter", "mode": "lines+markers", "name": str(target),
              "x": group["sample"].tolist(), "y": (group["value"] / 1e3).tolist()}
             for target, group in rows.sort_values("sample").groupby(
@@ -128,7 +128,7 @@ def _over_time(op: str, rows: pd.DataFrame) -> dict[str, Any]:
         "yaxis": {"title": {"text": "µs (log)"}, "type": "log"}}}
 
 
-def _evolution(rows: pd.DataFrame, metric: str, label: str) -> dict[str, Any] | None:
+def _evolution(rows: pd.DataFrame, metric: str, label: str) -> Chart | None:
     if rows.empty:
         return None
     data = [{"type": "scatter", "mode": "lines+markers", "name": str(target),
