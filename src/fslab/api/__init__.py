@@ -29,6 +29,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
     targets_table,
 )
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
+    analysed,
     compare,
     load,
     machine_time,
@@ -36,6 +37,7 @@ from fslab.api.results import (  # noqa: F401  (results directories, one import 
     open_results,
     report,
     results_dir,
+    results_view,
     runs,
     target_names,
 )
@@ -81,6 +83,8 @@ def run(
     budget: float | None = None,
     resolve: bool = False,
     resolve_budget: float | None = None,
+    catalogue: Path | None = None,
+    summarise: bool = False,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -93,18 +97,34 @@ def run(
     is refused before anything is made (`fslab run` passes 2 h unless --yes). With
     `resolve`, more iterations are measured only where a primary question is unresolved,
     until each is decided or the campaign's measuring time reaches `resolve_budget`
-    seconds (default: `budget`, else 2 h; fslab/run/resolve.py).
+    seconds (default: `budget`, else 2 h; fslab/run/resolve.py). With `catalogue`, the
+    finished campaign is recorded there (its results stand whatever the catalogue does).
+    With `summarise`, the result's `outcome` is what `fslab run` says of it
+    (report/run_text.py).
     """
     from fslab.host.lab import Lab
+    from fslab.report.run_text import RunOutcome, goal_text
     from fslab.run.orchestrator import RunOptions, run_campaign
 
-    return run_campaign(campaign, Path(out or campaign.out or default_out(campaign)),
-                        lab or Lab(), RunOptions(
-                            resume=resume, confirmed_devices=confirmed_devices,
-                            force_device=force_device, progress=progress, until_ci=until_ci,
-                            max_iterations=max_iterations, until_detectable=until_detectable,
-                            rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                            budget=budget, resolve=resolve, resolve_budget=resolve_budget))
+    result = run_campaign(campaign, Path(out or campaign.out or default_out(campaign)),
+                          lab or Lab(), RunOptions(
+                              resume=resume, confirmed_devices=confirmed_devices,
+                              force_device=force_device, progress=progress,
+                              until_ci=until_ci, max_iterations=max_iterations,
+                              until_detectable=until_detectable,
+                              rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
+                              budget=budget, resolve=resolve, resolve_budget=resolve_budget))
+    recorded, why = (record_campaign(catalogue, result.results.path) if catalogue
+                     else (None, ""))
+    if not summarise:
+        return result
+    counts = result.runner
+    result.outcome = RunOutcome(
+        results_view(result.results.path, result.analysis), counts.ok, counts.failed,
+        counts.skipped, counts.reruns, list(counts.warnings),
+        goal_text(until_ci, until_detectable), list(result.unconverged),
+        list(result.unresolved), catalogue, recorded, why)
+    return result
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
@@ -201,13 +221,6 @@ def stats_of(directory: Path) -> Any:
     return load_analysis(open_results(directory))
 
 
-def analysed(directory: Path) -> Any:
-    """Analyse a results directory, write stats/, and return the whole analysis."""
-    from fslab.analysis.pipeline import analyze_results
-
-    return analyze_results(open_results(directory))
-
-
 def parse_factor(text: str) -> tuple[str, list[str]]:
     """`--sweep`/`--factor NAME=V1,V2,...` -> (NAME, [V1, V2, ...]); one clear error."""
     from fslab.plan.levels import parse_flag
@@ -220,6 +233,16 @@ def plan_preview(plan: Any, targets: Any, lab_root: Path) -> Any:
     from fslab.plan.preview import plan_renderable
 
     return plan_renderable(plan, targets, lab_root)
+
+
+def dry_run(campaign: Campaign, lab_root: Path, confirmed_devices: frozenset[str] = frozenset(),
+            force_device: bool = False) -> tuple[Any, list[str]]:
+    """`fslab run --dry-run`: (the plan as text, what would stop the campaign before it
+    touched anything)."""
+    problems: list[str] = []
+    plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
+                            force_device=force_device, problems=problems)
+    return plan_preview(plan, targets, lab_root), problems
 
 
 def history_method() -> str:

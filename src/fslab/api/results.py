@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.analysis.across.compare import CampaignComparison
+    from fslab.report.run_text import ResultsView
 
 
 def report(results_dirs: Path | list[Path], output: Path | None = None,
@@ -162,6 +163,26 @@ def machine_time(results_dir: Path) -> Any:
     from fslab.results.costs import machine_time as of_results
 
     return of_results(open_results(results_dir))
+
+
+def analysed(directory: Path) -> Any:
+    """Analyse a results directory, write stats/, and return the whole analysis."""
+    from fslab.analysis.pipeline import analyze_results
+
+    return analyze_results(open_results(directory))
+
+
+def results_view(results_dir: Path, analysis: Any = None) -> ResultsView:
+    """A results directory as the terminal shows it (report/run_text.py): its analysis
+    (`analysis`, or stats/ as written, analysed once where it is missing or stale), runs,
+    target names, mirrors' read splits and machine time."""
+    from fslab.report.run_text import ResultsView
+
+    done = analysis if analysis is not None else analysed(results_dir)
+    spent = machine_time(results_dir)
+    return ResultsView(Path(results_dir), done, runs(results_dir),
+                       target_names(results_dir, done.summary), member_split(results_dir),
+                       spent.line() if spent is not None else None)
 
 
 def member_split(results_dir: Path) -> pd.DataFrame:

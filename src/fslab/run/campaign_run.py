@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from fslab.host.lab import Lab
     from fslab.plan.order import Plan
     from fslab.plan.schema import Campaign
+    from fslab.report.run_text import RunOutcome
     from fslab.run.adaptive import Goal
     from fslab.run.participants import Beside
     from fslab.run.runner import Progress, RunnerResult
@@ -46,6 +47,8 @@ class RunResult:
     unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
     unresolved: list[str] = field(default_factory=list)  # --resolve: what no budget reached
     analysis: Any = None  # the analysis the run ended with (stats_files.Analysis)
+    # what `fslab run` says of it (report/run_text.py; api.run fills it in)
+    outcome: RunOutcome | None = None
 
 
 @dataclass(frozen=True)
