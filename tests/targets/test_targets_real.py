@@ -139,7 +139,7 @@ def test_a_new_loop_image_file_system_is_one_profile(lab, tmp_path):
             '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
         result = api.run(load_campaign(tmp_path / "c.toml"), out=tmp_path / "r", lab=lab)
         assert result.runner.ok == 1 and result.runner.failed == 0
-        described = result.results.environment()["targets"]["ext4nj"]
+        described = result.results.environment().targets["ext4nj"].to_json()
         assert "^has_journal" in described["mkfs_command"]
         assert api.load(tmp_path / "r")["fs"].unique().tolist() == ["ext4nj"]
     finally:
@@ -171,7 +171,7 @@ def test_a_new_fuse_file_system_is_one_profile_of_the_same_type(lab, tmp_path):
             image_size="256M", file_size="16M", seed=1, rounds=1, ceiling=False))
         result = api.run(campaign, out=tmp_path / "r", lab=lab)
         assert (result.runner.ok, result.runner.failed) == (1, 0)
-        described = result.results.environment()["targets"]["ntfs64k"]
+        described = result.results.environment().targets["ntfs64k"].to_json()
         assert described["mkfs_command"][-3:] == ["-c", "65536", "<image>"]
         assert "(FUSE)" in api.load(tmp_path / "r")["fs_impl"].iloc[0]
         assert not leftovers(lab.root)

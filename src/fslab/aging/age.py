@@ -87,7 +87,7 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     finally:
         target.teardown(session, mounted)
         session.close()
-    write_environment(results, lab, spec.name, mounted.description.to_json(), target.tools)
+    write_environment(results, lab, spec.name, mounted.description, target.tools)
     save_aging_run(results, aging_run_record(out.name, spec, mounted.description, config,
                                              started))
     if kept is not None:  # what the image is: enough to reproduce it and to know its state
@@ -151,11 +151,13 @@ def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
 
 
 def write_environment(results: ResultsDir, lab: Lab, name: str,
-                      description: dict[str, Any], tools: tuple[str, ...]) -> None:
+                      description: TargetDescription, tools: tuple[str, ...]) -> None:
     """environment.json: the machine and tools, and the target as it was provisioned."""
     from fslab.host.environment import capture
 
-    results.write_environment({**capture(lab.root, tools), "targets": {name: description}})
+    environment = capture(lab.root, tools)
+    environment.targets = {name: description}
+    results.write_environment(environment)
 
 
 def aging_run_record(campaign: str, spec: TargetSpec, description: TargetDescription,

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 
 from fslab.core.dirformat import DirFormat
+from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
@@ -60,8 +61,8 @@ def upgrade(path: Path) -> ResultsDir:
     results = ResultsDir(path)
     results.write_campaign(campaign_settings(
         path.name, spec, config, str((record.get("image") or {}).get("kind", "none"))))
-    results.write_environment({"targets": {fs: described.to_json()},
-                               "note": f"upgraded from aging format {record.get('format', 1)}"})
+    results.write_environment(Environment(
+        targets={fs: described}, note=f"upgraded from aging format {record.get('format', 1)}"))
     started = float(record.get("started", 0.0) or 0.0)
     save_aging_run(results, aging_run_record(path.name, spec, described, config, started))
     write_json(path / FORMAT.marker, FORMAT.stamp())  # last: the upgrade counts once whole

@@ -15,6 +15,7 @@ import pandas as pd
 
 from fslab.analysis.step import steps
 from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
 from fslab.core.lookups import PRELOADED
 from fslab.core.record import RunRecord
 from fslab.results.stats_files import ANALYSIS_TABLES, Analysis, write_index, write_tables
@@ -39,7 +40,7 @@ class Inputs:
 
     metrics: pd.DataFrame
     records: list[RunRecord]
-    environment: dict[str, Any]
+    environment: Environment  # environment.json, typed
     settings: CampaignSettings  # campaign.toml, typed (the defaults for imports)
     intervals: pd.DataFrame | None = None  # fio's per-interval values (intervals.parquet)
 
@@ -48,7 +49,7 @@ class Inputs:
         and whether iterations are blocks (not for imports)."""
         return {"metrics": self.metrics, "records": self.records,
                 "environment": self.environment, "settings": self.settings,
-                "intervals": self.intervals, "blocked": not self.environment.get("imported")}
+                "intervals": self.intervals, "blocked": not self.environment.imported}
 
 
 def inputs_of(results: ResultsDir) -> Inputs:
@@ -57,7 +58,7 @@ def inputs_of(results: ResultsDir) -> Inputs:
     metric, no I/O of a run on this machine): they are not read (10^4 of them, packed in
     archives, cost an import's analysis a second)."""
     environment = results.environment()
-    records = [] if environment.get("imported") else list(results.run_records())
+    records = [] if environment.imported else list(results.run_records())
     from fslab.results.intervals import load_intervals
 
     return Inputs(measured_metrics(results, categorical=True), records, environment,

@@ -113,7 +113,7 @@ def compare(base: Path, new: Path, margin: float | None = None,
 
 def _records(results: ResultsDir) -> list[Any]:
     """A campaign's run records (an import's say nothing the analysis reads)."""
-    return [] if results.environment().get("imported") else list(results.run_records())
+    return [] if results.environment().imported else list(results.run_records())
 
 
 def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:

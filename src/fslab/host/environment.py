@@ -9,37 +9,37 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from fslab.core.environment_record import Environment
 from fslab.core.version import __version__
 from fslab.host import system
 
 TOOLS = ("fio", "losetup")  # every campaign's; the targets add their own (Target.tools)
 
 
-def capture(lab_root: Path, tools: Iterable[str] = ()) -> dict[str, Any]:
-    """Return a JSON-ready description of this machine and the tools a campaign uses
-    (fio and losetup, and `tools`: what its targets declare they run)."""
-    return {
-        "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "host": socket.gethostname(),
-        "kernel": platform.release(),
-        "kernel_version": platform.version(),
-        "machine": platform.machine(),
-        "cpu_model": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "memory_bytes": system.memory_bytes(),
-        "python": sys.version.split()[0],
-        "fslab": __version__,
-        "tools": {tool: system.tool_version(tool) for tool in dict.fromkeys((*TOOLS, *tools))},
-        "root": system.is_root(),
-        "lab_dir": str(lab_root),
-        "lab_fs": _fs_of(lab_root),
-        "disk_model": disk_model(lab_root),
-        "virtualization": _virtualization(),
-        "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
-        "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio"),
-    }
+def capture(lab_root: Path, tools: Iterable[str] = ()) -> Environment:
+    """This machine and the tools a campaign uses (fio and losetup, and `tools`: what its
+    targets declare they run)."""
+    return Environment(
+        captured_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        host=socket.gethostname(),
+        kernel=platform.release(),
+        kernel_version=platform.version(),
+        machine=platform.machine(),
+        cpu_model=_cpu_model(),
+        cpu_count=os.cpu_count(),
+        memory_bytes=system.memory_bytes(),
+        python=sys.version.split()[0],
+        fslab=__version__,
+        tools={tool: system.tool_version(tool) for tool in dict.fromkeys((*TOOLS, *tools))},
+        root=system.is_root(),
+        lab_dir=str(lab_root),
+        lab_fs=_fs_of(lab_root),
+        disk_model=disk_model(lab_root),
+        virtualization=_virtualization(),
+        dirty_ratio=_read("/proc/sys/vm/dirty_ratio"),
+        dirty_background_ratio=_read("/proc/sys/vm/dirty_background_ratio"),
+    )
 
 
 def _read(path: str) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.metrics import Measurement, add_rows, empty_columns
 from fslab.core.record import RunRecord
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 
 CHUNK = 256  # files per worker task (and per archive)
 File = tuple[str, str, str | None]  # import root, file, pattern
-ENVIRONMENT = {"imported": True,
-               "note": "results collected elsewhere: environment unknown to fslab"}
+ENVIRONMENT = Environment(imported=True,
+                          note="results collected elsewhere: environment unknown to fslab")
 
 
 @dataclass

@@ -42,7 +42,7 @@ def reparse(results_dir: Path) -> ReparseReport:
     if results.version < 3 and (results.path / "runs.csv").exists():  # store.FORMAT
         raise UserError(f"{results_dir} was imported without copies of its files (by fslab "
                         "before results format 3): import the original files again")
-    default_host = str(results.environment().get("host", ""))
+    default_host = results.environment().host
     report = ReparseReport()
     imported = empty_columns()  # an import's rows live in metrics.parquet alone
     previous: list[pd.DataFrame] = []  # the rows before, read once if a copy fails

@@ -70,7 +70,8 @@ def _setup_table(data: ReportData, targets: list[str]) -> str:
         if "outcome" in data.records else pd.Series(dtype=str)
     for target in targets:
         source, name = _source_of(data, target)
-        described: dict[str, Any] = (source.environment.get("targets") or {}).get(name, {})
+        found = source.environment.targets.get(name)
+        described = found.to_json() if found is not None else {}
         aging = source.campaign.aging
         values = {"file system": f"{described.get('fs', '?')} ({described.get('fs_impl', '')})",
                   "image": format_bytes(described["image_size"])

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
 from fslab.results.stats_files import Analysis
 
 
@@ -22,7 +23,7 @@ class ResultsSource:
     label: str  # the directory's label ("" when it is the report's only one)
     targets: dict[str, str]  # its target names -> their labels in the report
     campaign: CampaignSettings
-    environment: dict[str, Any]
+    environment: Environment
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class ReportData:
         return self.sources[0].path
 
     @property
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> Environment:
         return self.sources[0].environment
 
     @property

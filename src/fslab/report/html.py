@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
 
 import pandas as pd
 
 from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
 from fslab.report.data import ReportData
@@ -201,16 +201,14 @@ def _verdicts(verdicts: pd.DataFrame) -> str:
                                          strict=True))
 
 
-def _environment(environment: dict[str, Any]) -> str:
-    flat = {k: v for k, v in environment.items() if not isinstance(v, dict)}
+def _environment(environment: Environment) -> str:
+    flat = {k: v for k, v in environment.to_json().items() if not isinstance(v, dict)}
     rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in flat.items())
-    tools = environment.get("tools", {})
     rows += "".join(f"<tr><th>{esc(k)} version</th><td>{esc(v)}</td></tr>"
-                    for k, v in tools.items())
-    targets = environment.get("targets", {})
+                    for k, v in environment.tools.items())
     target_rows = "".join(
-        f"<tr><th>{esc(name)}</th><td>{esc(json.dumps(info, default=str))}</td></tr>"
-        for name, info in targets.items())
+        f"<tr><th>{esc(name)}</th><td>{esc(json.dumps(info.to_json(), default=str))}</td></tr>"
+        for name, info in environment.targets.items())
     return f"<table>{rows}</table>" + (f"<h3>Targets</h3><table>{target_rows}</table>"
                                        if target_rows else "")
 

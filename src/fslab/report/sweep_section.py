@@ -57,6 +57,6 @@ def job_caption(data: ReportData, job: str, factors: list[str]) -> str:
         return f"swept: {', '.join(factors)}"
     text = " ".join(f"{k}={v}" for k, v in options.items()
                     if k not in factors and k not in ("runtime", "size"))
-    version = (data.environment.get("tools") or {}).get("fio")
+    version = data.environment.tools.get("fio")
     head = f"fio {version}; " if version else ""
     return f"{head}{job}: {text}; swept: {', '.join(factors)}"

@@ -31,6 +31,7 @@ import orjson
 import tomli_w
 
 from fslab.core.dirformat import DirFormat
+from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.metrics import COLUMNS, factor_columns, metrics_frame, metrics_schema
 from fslab.core.record import RunRecord
@@ -149,12 +150,13 @@ class ResultsDir:
 
         return CampaignSettings.read(self.campaign_path())
 
-    def write_environment(self, data: dict[str, Any]) -> None:
-        write_json(self.path / "environment.json", data)
+    def write_environment(self, environment: Environment) -> None:
+        write_json(self.path / "environment.json", environment.to_json())
 
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> Environment:
+        """environment.json, typed (empty where there is none)."""
         path = self.path / "environment.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return Environment.from_json(json.loads(path.read_text()) if path.exists() else {})
 
     @contextmanager
     def room(self) -> Iterator[None]:

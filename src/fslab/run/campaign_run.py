@@ -112,12 +112,15 @@ class CampaignRun:
         participants recorded there)."""
         from fslab.host.environment import capture
 
-        before = self.results.environment() if self.resume else {}
         environment = capture(self.lab.root, [tool for target in self.targets.values()
                                               for tool in target.tools])
-        environment["targets"] = {name: t.describe().to_json()
-                                  for name, t in self.targets.items()}
-        environment.update({k: v for k, v in before.items() if k not in environment})
+        environment.targets = {name: t.describe() for name, t in self.targets.items()}
+        if self.resume:
+            before = self.results.environment()
+            environment.ceilings = before.ceilings
+            environment.ceilings_by_iteration = before.ceilings_by_iteration
+            environment.ceilings_reused = before.ceilings_reused
+            environment.more = {**before.more, **environment.more}
         self.results.write_environment(environment)
 
     def execute(self, progress: Progress | None, rerun_disturbed: bool,

@@ -30,6 +30,7 @@ from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import OVER_TIME, REGRESSED, UNRESOLVED
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
 from fslab.core.units import DEFAULT_MARGIN
 
@@ -144,7 +145,7 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
     return row
 
 
-def setting_differences(base_environment: dict[str, Any], new_environment: dict[str, Any],
+def setting_differences(base_environment: Environment, new_environment: Environment,
                         base_campaign: CampaignSettings, new_campaign: CampaignSettings
                         ) -> list[tuple[str, str, str]]:
     """(what, base, new) for every recorded setting that differs: the environment's, and
@@ -158,24 +159,26 @@ def setting_differences(base_environment: dict[str, Any], new_environment: dict[
     return diffs
 
 
-def environment_differences(
-    base: dict[str, Any], new: dict[str, Any]
-) -> list[tuple[str, str, str]]:
-    """(what, base, new) for every recorded setting that differs between two campaigns."""
+def environment_differences(base: Environment, new: Environment
+                            ) -> list[tuple[str, str, str]]:
+    """(what, base, new) for every recorded setting that differs between two campaigns
+    ('–' where one did not record it)."""
+    def shown(value: object) -> str:
+        return "–" if value in ("", None, 0) else str(value)
+
     diffs = []
     for key in ENVIRONMENT_KEYS:
-        if base.get(key) != new.get(key):
-            diffs.append((key, str(base.get(key, "–")), str(new.get(key, "–"))))
-    for tool in sorted(set(base.get("tools", {})) | set(new.get("tools", {}))):
-        a, b = base.get("tools", {}).get(tool, "–"), new.get("tools", {}).get(tool, "–")
+        if shown(base.fact(key)) != shown(new.fact(key)):
+            diffs.append((key, shown(base.fact(key)), shown(new.fact(key))))
+    for tool in sorted(set(base.tools) | set(new.tools)):
+        a, b = base.tools.get(tool, "–"), new.tools.get(tool, "–")
         if a != b:
-            diffs.append((f"{tool} version", str(a), str(b)))
-    base_targets, new_targets = base.get("targets", {}), new.get("targets", {})
-    for name in sorted(set(base_targets) & set(new_targets)):
+            diffs.append((f"{tool} version", a, b))
+    for name in sorted(set(base.targets) & set(new.targets)):
+        said, says = base.targets[name].to_json(), new.targets[name].to_json()
         for field in ("fs_impl", "mkfs_command", "mount_options_requested",
                       "mount_options_added", "image_size",
                       "loop_direct_io", "throttle", "properties"):
-            a, b = base_targets[name].get(field), new_targets[name].get(field)
-            if a != b:
-                diffs.append((f"{name} {field}", str(a), str(b)))
+            if said.get(field) != says.get(field):
+                diffs.append((f"{name} {field}", str(said.get(field)), str(says.get(field))))
     return diffs

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,6 +12,7 @@ from fslab.analysis.cells.median import median_ci
 from fslab.analysis.cells.observations import observations, per_run
 from fslab.analysis.cells.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
 from fslab.analysis.step import Step
+from fslab.core.environment_record import Environment
 from fslab.core.metrics import HIGHER, PROBE, SECTION
 from fslab.core.record import RunRecord
 
@@ -140,7 +140,7 @@ def _best_flags(summary: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 
 def cell_summary(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
-                 environment: dict[str, Any], asked: set[tuple[str, str, str]]
+                 environment: Environment, asked: set[tuple[str, str, str]]
                  ) -> pd.DataFrame:
     """The per-cell summary with cache-bound cells marked (analysis.cells.cachebound) and
     the primary questions' cells flagged (the history reads the flag)."""

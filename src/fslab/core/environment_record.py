@@ -1,0 +1,98 @@
+"""A results directory's environment (environment.json): the machine and the tools a
+campaign ran with (host/environment.py captures them), each target as it was provisioned,
+and the raw device's ceilings (run/ceiling.py). Typed where fslab reads it, the rest kept
+as it came; `to_json`/`from_json` are its file, and every environment.json fslab has
+written reads (an import's says only that it is one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from fslab.core.run_parts import TargetDescription
+
+# What the raw device delivered, {workload: {op: {metric: value}}}; per device.
+Ceiling = dict[str, dict[str, dict[str, float]]]
+Ceilings = dict[str, Ceiling]
+# The ceilings measured in each iteration's rounds: {workload: {op: {metric: {iteration:
+# value}}}} (the iteration as text: a JSON key).
+ByIteration = dict[str, dict[str, dict[str, dict[str, float]]]]
+
+# The machine's facts as text, each a key of environment.json.
+FACTS = ("captured_at", "host", "kernel", "kernel_version", "machine", "cpu_model", "python",
+         "fslab", "lab_dir", "lab_fs", "disk_model", "virtualization", "dirty_ratio",
+         "dirty_background_ratio", "note")
+
+
+@dataclass
+class Environment:
+    """What environment.json says (module doc)."""
+
+    captured_at: str = ""
+    host: str = ""
+    kernel: str = ""
+    kernel_version: str = ""
+    machine: str = ""
+    cpu_model: str = ""
+    cpu_count: int | None = None
+    memory_bytes: int = 0  # 0: not known (an import)
+    python: str = ""
+    fslab: str = ""
+    tools: dict[str, str] = field(default_factory=dict)  # tool -> its version
+    root: bool = False
+    lab_dir: str = ""
+    lab_fs: str = ""
+    disk_model: str = ""
+    virtualization: str = ""
+    dirty_ratio: str = ""
+    dirty_background_ratio: str = ""
+    targets: dict[str, TargetDescription] = field(default_factory=dict)
+    ceilings: Ceilings = field(default_factory=dict)
+    ceilings_by_iteration: ByIteration = field(default_factory=dict)
+    ceilings_reused: list[str] = field(default_factory=list)
+    imported: bool = False  # results collected elsewhere: the machine is not known
+    note: str = ""
+    more: dict[str, Any] = field(default_factory=dict)  # keys of another fslab, kept
+
+    def fact(self, name: str) -> object:
+        """One of its values by the key environment.json gives it (compare's list)."""
+        return getattr(self, name) if name in KNOWN else self.more.get(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """As environment.json holds it: what is known (a captured machine's every fact)."""
+        data: dict[str, Any] = {}
+        blank = Environment()
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if spec.name == "more" or (value == getattr(blank, spec.name) and not (
+                    self.captured_at and spec.name in MACHINE)):
+                continue
+            if spec.name == "targets":
+                value = {name: d.to_json() for name, d in value.items()}
+            data[spec.name] = value
+        return {**data, **self.more}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Environment:
+        if not isinstance(data, dict):
+            return cls()
+        values: dict[str, Any] = {k: str(data[k]) for k in FACTS if data.get(k) is not None}
+        if isinstance(data.get("cpu_count"), int):
+            values["cpu_count"] = data["cpu_count"]
+        if isinstance(data.get("memory_bytes"), int):
+            values["memory_bytes"] = data["memory_bytes"]
+        values["tools"] = {str(k): str(v) for k, v in (data.get("tools") or {}).items()}
+        values["root"] = bool(data.get("root"))
+        values["imported"] = bool(data.get("imported"))
+        values["targets"] = {str(name): TargetDescription.from_json(d)
+                             for name, d in (data.get("targets") or {}).items()}
+        values["ceilings"] = data.get("ceilings") or {}
+        values["ceilings_by_iteration"] = data.get("ceilings_by_iteration") or {}
+        values["ceilings_reused"] = [str(w) for w in data.get("ceilings_reused") or []]
+        return cls(**values, more={k: v for k, v in data.items() if k not in KNOWN})
+
+
+KNOWN = frozenset(spec.name for spec in fields(Environment)) - {"more"}
+# What every captured machine states (host/environment.capture), whatever its value.
+MACHINE = frozenset({*FACTS, "cpu_count", "memory_bytes", "tools", "root"}) - {"note"}
