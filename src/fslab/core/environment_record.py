@@ -19,10 +19,10 @@ Ceilings = dict[str, Ceiling]
 # value}}}} (the iteration as text: a JSON key).
 ByIteration = dict[str, dict[str, dict[str, dict[str, float]]]]
 
-# The machine's facts as text, each a key of environment.json.
-FACTS = ("captured_at", "host", "kernel", "kernel_version", "machine", "cpu_model", "python",
-         "fslab", "lab_dir", "lab_fs", "disk_model", "virtualization", "dirty_ratio",
-         "dirty_background_ratio", "note")
+# What fslab reads of the machine, as text; every other fact of it is kept as it came
+# (`facts`: the kernel's version string, the python, the lab's directory and its file
+# system, the virtualization, the dirty page ratios …), each a key of environment.json.
+FACTS = ("captured_at", "host", "kernel", "cpu_model", "fslab", "disk_model", "note")
 
 
 @dataclass
@@ -32,32 +32,25 @@ class Environment:
     captured_at: str = ""
     host: str = ""
     kernel: str = ""
-    kernel_version: str = ""
-    machine: str = ""
     cpu_model: str = ""
     cpu_count: int | None = None
     memory_bytes: int = 0  # 0: not known (an import)
-    python: str = ""
     fslab: str = ""
     tools: dict[str, str] = field(default_factory=dict)  # tool -> its version
-    root: bool = False
-    lab_dir: str = ""
-    lab_fs: str = ""
     disk_model: str = ""
-    virtualization: str = ""
-    dirty_ratio: str = ""
-    dirty_background_ratio: str = ""
     targets: dict[str, TargetDescription] = field(default_factory=dict)
     ceilings: Ceilings = field(default_factory=dict)
     ceilings_by_iteration: ByIteration = field(default_factory=dict)
     ceilings_reused: list[str] = field(default_factory=list)
     imported: bool = False  # results collected elsewhere: the machine is not known
     note: str = ""
+    facts: dict[str, Any] = field(default_factory=dict)  # the machine's other facts
     more: dict[str, Any] = field(default_factory=dict)  # keys of another fslab, kept
 
     def fact(self, name: str) -> object:
         """One of its values by the key environment.json gives it (compare's list)."""
-        return getattr(self, name) if name in KNOWN else self.more.get(name)
+        return getattr(self, name) if name in KNOWN else self.facts.get(name,
+                                                                         self.more.get(name))
 
     def to_json(self) -> dict[str, Any]:
         """As environment.json holds it: what is known (a captured machine's every fact)."""
@@ -65,13 +58,13 @@ class Environment:
         blank = Environment()
         for spec in fields(self):
             value = getattr(self, spec.name)
-            if spec.name == "more" or (value == getattr(blank, spec.name) and not (
+            if spec.name in ("facts", "more") or (value == getattr(blank, spec.name) and not (
                     self.captured_at and spec.name in MACHINE)):
                 continue
             if spec.name == "targets":
                 value = {name: d.to_json() for name, d in value.items()}
             data[spec.name] = value
-        return {**data, **self.more}
+        return {**data, **self.facts, **self.more}
 
     @classmethod
     def from_json(cls, data: Any) -> Environment:
@@ -83,16 +76,20 @@ class Environment:
         if isinstance(data.get("memory_bytes"), int):
             values["memory_bytes"] = data["memory_bytes"]
         values["tools"] = {str(k): str(v) for k, v in (data.get("tools") or {}).items()}
-        values["root"] = bool(data.get("root"))
         values["imported"] = bool(data.get("imported"))
         values["targets"] = {str(name): TargetDescription.from_json(d)
                              for name, d in (data.get("targets") or {}).items()}
         values["ceilings"] = data.get("ceilings") or {}
         values["ceilings_by_iteration"] = data.get("ceilings_by_iteration") or {}
         values["ceilings_reused"] = [str(w) for w in data.get("ceilings_reused") or []]
-        return cls(**values, more={k: v for k, v in data.items() if k not in KNOWN})
+        return cls(**values, facts={k: v for k, v in data.items() if k in MACHINE_FACTS},
+                   more={k: v for k, v in data.items()
+                         if k not in KNOWN and k not in MACHINE_FACTS})
 
 
-KNOWN = frozenset(spec.name for spec in fields(Environment)) - {"more"}
+KNOWN = frozenset(spec.name for spec in fields(Environment)) - {"facts", "more"}
 # What every captured machine states (host/environment.capture), whatever its value.
-MACHINE = frozenset({*FACTS, "cpu_count", "memory_bytes", "tools", "root"}) - {"note"}
+MACHINE = frozenset({*FACTS, "cpu_count", "memory_bytes", "tools"}) - {"note"}
+# The machine's facts fslab keeps and does not read (host/environment.capture).
+MACHINE_FACTS = frozenset({"kernel_version", "machine", "python", "root", "lab_dir", "lab_fs",
+                           "virtualization", "dirty_ratio", "dirty_background_ratio"})
