@@ -48,7 +48,7 @@ class Step:
         own = [(self.name, self.method)] if self.method else []
         return [{"step": name, "method": text} for name, text in (*own, *self.rests_on)]
 
-    def __call__(self, done: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(self, done: Mapping[str, Any]) -> dict[str, object]:
         """What it makes from what is done so far: {name: value}."""
         if self.run is None:
             return {}

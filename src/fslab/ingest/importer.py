@@ -315,7 +315,7 @@ def _refuse_same_path_twice(files: list[File]) -> None:
         seen[relative] = file
 
 
-def _csv(rows: list[dict[str, Any]]) -> str:
+def _csv(rows: list[dict[str, object]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["run_id"])
     writer.writeheader()

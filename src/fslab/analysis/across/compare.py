@@ -116,13 +116,13 @@ def _shown(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: bool,
-         family: int, margin: float, alpha: float) -> dict[str, Any]:
+         family: int, margin: float, alpha: float) -> dict[str, object]:
     """One cell: new/base from the model of pairs (base and new its two groups)."""
     a = base["value"].to_numpy(dtype=float)
     b = new["value"].to_numpy(dtype=float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     better = str(base["better"].iloc[0])
-    row: dict[str, Any] = {
+    row: dict[str, object] = {
         **dict(zip(CELL, key, strict=True)), "primary": question,
         "unit": str(base["unit"].iloc[0]), "better": better, "n_base": len(a),
         "n_new": len(b), "base_geomean": geomean(a), "new_geomean": geomean(b),
