@@ -52,7 +52,7 @@ class Environment:
         return getattr(self, name) if name in KNOWN else self.facts.get(name,
                                                                          self.more.get(name))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """As environment.json holds it: what is known (a captured machine's every fact)."""
         data: dict[str, Any] = {}
         blank = Environment()

@@ -105,7 +105,7 @@ class RunRecord:
                 "target_base": self.target_base or self.target,
                 "job": self.job or self.workload, **self.levels}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The record as run.json holds it (an import's empty run-only keys left out)."""
         data = {f.name: getattr(self, f.name) for f in FIELDS if f.name not in NOT_SAVED}
         for name in PARTS:

@@ -62,7 +62,7 @@ class Witness:
         """Whether anything was watched (an import's runs carry no witness)."""
         return self.seconds > 0 or self.disturbed or bool(self.reasons)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """As run.json holds it ({} where nothing was watched: an import's runs)."""
         data: dict[str, Any] = {}
         if not self.seen:
@@ -131,7 +131,7 @@ class TargetDescription:
     mount_options: str = ""  # as mounted
     details: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """As run.json and environment.json hold it: the fields that are set, then the
         details."""
         data: dict[str, Any] = {}
@@ -192,7 +192,7 @@ class WorkloadMetadata:
         found = self.more.get(key)
         return found if isinstance(found, dict) else {}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         data = dict(self.more)
         if self.section_primaries:
             data["primary_metric"] = dict(self.section_primaries)
@@ -227,10 +227,9 @@ class WorkloadMetadata:
         like `slices`, merged one level down)."""
         data = self.to_json()
         for key, value in derived.items():
-            if isinstance(value, dict) and isinstance(data.get(key), dict):
-                data[key] = {**data[key], **value}
-            else:
-                data[key] = value
+            have = data.get(key)
+            data[key] = {**have, **value} if isinstance(value, dict) and \
+                isinstance(have, dict) else value
         return WorkloadMetadata.from_json(data)
 
     def with_(self, **changes: Any) -> WorkloadMetadata:

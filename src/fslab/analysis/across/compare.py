@@ -74,7 +74,7 @@ class CampaignComparison:
         """A question decided worse: what `fslab compare` exits 1 on."""
         return self.count(REGRESSED) > 0
 
-    def as_json(self) -> list[dict[str, Any]]:
+    def as_json(self) -> list[dict[str, object]]:
         """One object per cell (JSON_FIELDS), NaN as null."""
         out = []
         for row in self.cells[JSON_FIELDS].to_dict("records"):
