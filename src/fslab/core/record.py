@@ -41,7 +41,7 @@ class RunRecord:
     scale: str = ""  # "quick" or "published" (the study's own scale); "": not recorded
     target_description: TargetDescription = field(default_factory=TargetDescription)
     workload_metadata: WorkloadMetadata = field(default_factory=WorkloadMetadata)
-    metrics: list[dict[str, Any]] = field(default_factory=list)
+    metrics: list[dict[str, object]] = field(default_factory=list)
     # An imported file: its path under the import root, what it is, what its path said.
     source: str = ""
     kind: str = ""
@@ -144,7 +144,7 @@ NOT_SAVED = ("extra", "archive")
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
     "dict[str, str]": (dict,), "dict[str, float]": (dict,), "dict[str, Any]": (dict,),
-    "list[dict[str, Any]]": (list,),
+    "list[dict[str, object]]": (list,),
 }
 
 

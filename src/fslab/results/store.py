@@ -296,7 +296,7 @@ class ResultsDir:
     def completed_run_ids(self) -> set[str]:
         return {record.run_id for record in self.run_records()}
 
-    def metric_rows(self) -> list[dict[str, Any]]:
+    def metric_rows(self) -> list[dict[str, object]]:
         """Every metrics row of every finished run."""
         rows = [row for record in self.run_records() for row in record.metrics]
         if self.version < CELL_FIELDS:
@@ -305,7 +305,7 @@ class ResultsDir:
             rows = [with_cell_fields(row) for row in rows]
         return rows
 
-    def rebuild_metrics(self, rows: list[dict[str, Any]] | None = None) -> int:
+    def rebuild_metrics(self, rows: list[dict[str, object]] | None = None) -> int:
         """Rewrite metrics.parquet from `rows` (default: every run record); return the count.
 
         Written with pyarrow alone: the runner does this after every run and should not

@@ -87,6 +87,9 @@ def headline_text(record: RunRecord | None, metric: str) -> str:
     if not rows:
         return ""
     row = next((m for m in rows if m.get("op") == "total"), rows[0])
-    value = format_value(float(row["value"]), str(row.get("unit", "")))
+    number = row["value"]
+    if not isinstance(number, int | float):  # a row of run.json: a number where it measured
+        return ""
+    value = format_value(float(number), str(row.get("unit", "")))
     unit = title(metric) if metric in ("iops", "ops_per_s") else ""
     return f"{row.get('op')} {value}{' ' + unit if unit else ''}"

@@ -147,7 +147,7 @@ class InSlices:
         output.metadata["primary_metric"] = part.run.workload.primary_metric
         if part.witnesses:
             output.metadata["witness"] = combine(part.witnesses).to_json()
-        if disks := diskstats.add_up(part.disks):
+        if disks := diskstats.add_up(part.disks).to_json():
             output.metadata["disk_stats"] = disks
         part.caches_dropped = bool(part.metadata.get("layout_pass", {})
                                    .get("caches_dropped", False))

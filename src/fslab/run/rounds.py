@@ -35,6 +35,7 @@ from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import Failure, error_failure
 from fslab.core.run_parts import TargetDescription, Witness
 from fslab.core.stopwatch import Stopwatch, timing
+from fslab.host.diskstats import DiskStats
 from fslab.plan.order import RunSpec
 from fslab.plan.schema import Campaign
 from fslab.workloads.base import RunOutput, Where
@@ -135,7 +136,7 @@ class Participant:
     failed: RunOutput | None = None  # why it takes no further part, when it does not
     slices: list[dict[str, Any]] = field(default_factory=list)
     witnesses: list[Witness] = field(default_factory=list)
-    disks: list[dict[str, Any]] = field(default_factory=list)  # diskstats per slice
+    disks: list[DiskStats] = field(default_factory=list)  # diskstats per slice
     cpu_seconds: float = 0.0
     wall: float = 0.0
     once: bool = False  # takes part in one round only (drawn from the seed)

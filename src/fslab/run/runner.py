@@ -82,7 +82,7 @@ class Runner:
     progress: Progress = field(default_factory=NoProgress)
     host: str = field(default_factory=socket.gethostname)
     hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
-    _rows: list[dict[str, Any]] = field(default_factory=list)
+    _rows: list[dict[str, object]] = field(default_factory=list)
     rerun_disturbed: bool = False  # measure disturbed runs again at their iteration's end
     rerun_unsteady: bool = False  # ... and runs whose throughput stepped or trended
     _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
