@@ -54,9 +54,9 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     return output
 
 
-def _job_options(results: ResultsDir) -> dict[str, dict[str, Any]]:
+def _job_options(results: ResultsDir) -> dict[str, dict[str, object]]:
     """{job: its fio options as one of its runs recorded them} (the report's captions)."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, object]] = {}
     for record in results.run_records():
         options = record.workload_metadata.section("job_options")
         if options:

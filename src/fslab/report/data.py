@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -37,7 +36,7 @@ class ReportData:
     sources: list[ResultsSource]
     intervals: pd.DataFrame | None = None  # fio's per-interval values (results/intervals.py)
     # {job: its fio options as its runs recorded them} (run.json: job_options)
-    job_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    job_options: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def named(self, names: dict[str, str]) -> ReportData:
         """The same data with every target shown by `names` (as short as the campaign

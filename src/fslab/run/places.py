@@ -20,7 +20,7 @@ from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
-from fslab.run.around_run import after_run, before_run
+from fslab.run.around_run import AroundRun, after_run, before_run
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
@@ -86,7 +86,7 @@ class Places:
     made_for: dict[str, str] = field(default_factory=dict)  # target -> the run it was made for
     _broken: dict[str, NotReady] = field(default_factory=dict)  # target -> why not made
     # run_id -> (its place, what run_probes recorded before it), until the run is saved
-    _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
+    _around: dict[str, tuple[Mounted, AroundRun | None]] = field(default_factory=dict)
     _provisions: int = 0
 
     def fresh_start(self) -> None:
@@ -124,7 +124,7 @@ class Places:
             self._around[run.run_id] = (place, before_run(place, run.target.options))
         return where, place.description
 
-    def after(self, run_id: str, metadata: dict[str, Any]) -> None:
+    def after(self, run_id: str, metadata: dict[str, object]) -> None:
         """A run's probes once it is over (its files still there)."""
         if run_id in self._around:
             place, around = self._around.pop(run_id)

@@ -134,7 +134,7 @@ class Participant:
     description: TargetDescription = field(default_factory=TargetDescription)
     metadata: dict[str, Any] = field(default_factory=dict)
     failed: RunOutput | None = None  # why it takes no further part, when it does not
-    slices: list[dict[str, Any]] = field(default_factory=list)
+    slices: list[dict[str, object]] = field(default_factory=list)
     witnesses: list[Witness] = field(default_factory=list)
     disks: list[DiskStats] = field(default_factory=list)  # diskstats per slice
     cpu_seconds: float = 0.0
