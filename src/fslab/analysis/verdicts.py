@@ -46,7 +46,7 @@ def advantage_words(metric: str, better: str) -> str:
 # of the table never parses text). verdicts.txt is the same rows as text, indented.
 VERDICT_COLUMNS = ["kind", "workload", "text"]
 INDENT = {"workload": "", "best": "", "factor": "  ", "question": "  ", "pair": "    ",
-          "caveat": "    "}
+          "caveat": "    ", "repeat": "    "}
 
 
 def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
@@ -302,20 +302,38 @@ def decided_row(pairwise: Sequence[Pair], machine_s: float,
     return [_row("decided", "", f"{text}; {len(open_pairs)} open: " + "; ".join(needs))]
 
 
+def _with_repeats(rows: list[dict[str, str]], repeats: list[dict[str, str]]
+                  ) -> list[dict[str, str]]:
+    """The rows with each workload's repeat rows (analysis/sittings/on_repeat.py) after
+    its own; those of no workload at the end."""
+    said: dict[str, list[dict[str, str]]] = {}
+    for row in repeats:
+        said.setdefault(row["workload"], []).append(row)
+    trailing = said.pop("", [])
+    out: list[dict[str, str]] = []
+    for index, row in enumerate(rows):
+        out.append(row)
+        workload = row.get("workload", "")
+        following = rows[index + 1]["workload"] if index + 1 < len(rows) else None
+        if workload in said and following != workload:
+            out += said.pop(workload)
+    return out + [line for lines in said.values() for line in lines] + trailing
+
+
 def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFrame,
              ranking: pd.DataFrame, tests: pd.DataFrame, pairs: list[Pair],
              effects: pd.DataFrame, best: pd.DataFrame, cells: pd.DataFrame,
              scopes: dict[str, str], names: dict[str, str], aged: pd.DataFrame,
-             drift_note: str | None, statistics: Computed, records: list[Any]
-             ) -> pd.DataFrame:
+             drift_note: str | None, statistics: Computed, records: list[Any],
+             repeat_rows: list[dict[str, str]]) -> pd.DataFrame:
     """stats/verdicts.csv: what the machine did (busy, unsteady), failed I/Os, the
     questions' answers, aged against fresh, the drift, statistics that failed, and the
     campaign's last line (decided_row)."""
     from fslab.analysis.pairs.aged import aged_verdicts
 
     rows = ([_row("machine", "", note) for note in machine_notes] + error_rows(runs)
-            + verdict_rows(headline, ranking, tests, pairs, effects, best, cells, scopes,
-                           names)
+            + _with_repeats(verdict_rows(headline, ranking, tests, pairs, effects, best, cells,
+                                         scopes, names), repeat_rows)
             + aged_verdicts(aged) + ([_row("drift", "", drift_note)] if drift_note else [])
             + [_row("statistic", "", line) for line in statistics.failures]
             + decided_row(pairs, sum(float(r.machine_s) for r in records), names))
@@ -324,5 +342,5 @@ def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFram
 
 STEP = Step("verdicts", reads=("machine_notes", "runs", "headline", "ranking", "tests", "pairs",
                                "effects", "best", "cells", "scopes", "names", "aged",
-                               "drift_note", "statistics", "records"),
+                               "drift_note", "statistics", "records", "repeat_rows"),
             makes=("verdicts",), run=verdicts, tables={"verdicts": "verdicts.csv"})

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.api.again import again_campaign, pool_again  # noqa: F401  (`fslab run --again`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
     history_add,
     history_campaigns,
@@ -15,6 +16,7 @@ from fslab.api.history import (  # noqa: F401  (the history's commands, one impo
     history_query,
     history_remove,
     history_report,
+    history_spreads,
     record_campaign,
 )
 from fslab.api.machine import (  # noqa: F401  (the machine's commands, one import away)
@@ -28,6 +30,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
     serve,
     targets_table,
 )
+from fslab.api.pool import pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
     analysed,
     compare,
@@ -43,6 +46,7 @@ from fslab.api.results import (  # noqa: F401  (results directories, one import 
 )
 from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune,
+    tune_again,
     tune_plan,
     tune_request,
     tune_resumed,
@@ -85,6 +89,7 @@ def run(
     resolve_budget: float | None = None,
     catalogue: Path | None = None,
     summarise: bool = False,
+    again: Path | None = None,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -97,10 +102,13 @@ def run(
     is refused before anything is made (`fslab run` passes 2 h unless --yes). With
     `resolve`, more iterations are measured only where a primary question is unresolved,
     until each is decided or the campaign's measuring time reaches `resolve_budget`
-    seconds (default: `budget`, else 2 h; fslab/run/resolve.py). With `catalogue`, the
-    finished campaign is recorded there (its results stand whatever the catalogue does).
-    With `summarise`, the result's `outcome` is what `fslab run` says of it
-    (report/run_text.py).
+    seconds (default: `budget`, else 2 h; fslab/run/resolve.py). With `catalogue` (the
+    catalogue it will be recorded in), its host's between-sitting spread is read from it
+    for the repeat intervals (pairwise.csv repeat_low, repeat_high; analysis/sittings).
+    With `summarise` (what `fslab run` does), the finished campaign is recorded in
+    `catalogue` (its results stand whatever the catalogue does), a new sitting of `again`
+    (api.again_campaign) is pooled with the directory's others, and the result's `outcome`
+    is what the command prints of it (report/run_text.py).
     """
     from fslab.host.lab import Lab
     from fslab.report.run_text import RunOutcome, goal_text
@@ -113,17 +121,21 @@ def run(
                               until_ci=until_ci, max_iterations=max_iterations,
                               until_detectable=until_detectable,
                               rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                              budget=budget, resolve=resolve, resolve_budget=resolve_budget))
-    recorded, why = (record_campaign(catalogue, result.results.path) if catalogue
-                     else (None, ""))
+                              budget=budget, resolve=resolve, resolve_budget=resolve_budget,
+                              catalogue=catalogue))
     if not summarise:
         return result
+    recorded, why = (record_campaign(catalogue, result.results.path) if catalogue
+                     else (None, ""))
+    pooled = pool_again(again, catalogue) if again is not None else None
     counts = result.runner
     result.outcome = RunOutcome(
         results_view(result.results.path, result.analysis), counts.ok, counts.failed,
         counts.skipped, counts.reruns, list(counts.warnings),
         goal_text(until_ci, until_detectable), list(result.unconverged),
-        list(result.unresolved), catalogue, recorded, why)
+        list(result.unresolved), catalogue, recorded, why,
+        list(pooled.lines) if pooled is not None else [],
+        again / "stats" / "pooled.csv" if pooled is not None and again is not None else None)
     return result
 
 

@@ -59,9 +59,10 @@ def remove(
 def list_(catalogue: CatalogueOption = None) -> None:
     """Every campaign in the catalogue with its labels."""
     from fslab import api
-    from fslab.report.terminal import campaigns_table
+    from fslab.report.terminal import campaigns_text
 
-    console.print(campaigns_table(api.history_campaigns(catalogue)))
+    show(console, campaigns_text(api.history_campaigns(catalogue),
+                                 api.history_spreads(catalogue)))
 
 
 @history_app.command("query")

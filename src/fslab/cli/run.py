@@ -124,6 +124,10 @@ def run(
         "--resolve", help="Then measure more iterations only where a primary question is "
         "unresolved, until each is decided or --budget is spent (with --resume: of a "
         "campaign already run).")] = False,
+    again: Annotated[Path | None, typer.Option(
+        "--again", metavar="DIR", help="Run DIR's campaign once more as a new sitting "
+        "(the same plan, a new seed, new file systems) into DIR/sittings/N, then pool "
+        "all of DIR's sittings into DIR/stats/pooled.csv.")] = None,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
@@ -143,7 +147,8 @@ def run(
         margin=margin, sweeps=_sweeps(sweep),
     )
     budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
-    campaign = _campaign(campaign_file, overrides, resume, out, dry_run)
+    campaign, out, resume = _campaign(campaign_file, overrides, resume, out, dry_run, again,
+                                      seed)
     devices = frozenset(confirm_device or [])
     the_lab = api.make_lab(lab)
     if dry_run:
@@ -167,7 +172,7 @@ def run(
                                  rerun_unsteady=rerun_unsteady,
                                  budget=None if yes else budget_s,
                                  resolve=resolve, resolve_budget=budget_s,
-                                 catalogue=catalogue, summarise=True)
+                                 catalogue=catalogue, summarise=True, again=again)
             finally:
                 check.join()
     except KeyboardInterrupt:
@@ -184,20 +189,28 @@ def run(
 
 
 def _campaign(campaign_file: Path | None, overrides: object, resume: bool, out: Path | None,
-              dry_run: bool) -> Any:
-    """The campaign the flags and the file describe (--resume: the one saved in --out,
-    and the line saying how far it got)."""
+              dry_run: bool, again: Path | None, seed: int | None
+              ) -> tuple[Any, Path | None, bool]:
+    """(the campaign the flags and the file describe, where it goes, whether it resumes):
+    --again DIR, DIR's own as a new sitting; --resume, the one saved in --out (and the
+    line saying how far it got)."""
     from fslab import api
 
     assert isinstance(overrides, api.Overrides)
+    if again is not None:
+        if resume or campaign_file is not None or out is not None:
+            raise UserError("--again DIR runs DIR's own campaign as a new sitting: drop the "
+                            "campaign file, --out and --resume")
+        campaign, out = api.again_campaign(again, seed)
+        return campaign, out, False
     if not resume:
-        return api.load_campaign(campaign_file, overrides)
+        return api.load_campaign(campaign_file, overrides), out, False
     if out is None:
         raise UserError("--resume needs --out DIR: the results directory to continue")
     campaign, line = api.resume_with(out, campaign_file, overrides)
     if not dry_run:
         console.print(line)
-    return campaign
+    return campaign, out, True
 
 
 def _dry_run(campaign: Any, lab_root: Path, devices: frozenset[str], force: bool) -> None:

@@ -22,7 +22,40 @@ ByIteration = dict[str, dict[str, dict[str, dict[str, float]]]]
 # What fslab reads of the machine, as text; every other fact of it is kept as it came
 # (`facts`: the kernel's version string, the python, the lab's directory and its file
 # system, the virtualization, the dirty page ratios …), each a key of environment.json.
-FACTS = ("captured_at", "host", "kernel", "cpu_model", "fslab", "disk_model", "note")
+FACTS = ("captured_at", "host", "boot_id", "kernel", "cpu_model", "fslab", "disk_model", "note")
+
+
+@dataclass
+class Sitting:
+    """What makes a results directory one sitting (environment.json "sitting"): the
+    machine, its boot, the start, the kernel, the tools and the lab's disk; with
+    --catalogue, the host's between-sitting spread as the campaign started (`spread`:
+    analysis.sittings.repeat.SittingSpread's fields)."""
+
+    host: str = ""
+    boot_id: str = ""
+    started: str = ""
+    kernel: str = ""
+    tools: dict[str, str] = field(default_factory=dict)
+    lab_disk: str = ""
+    spread: dict[str, float] | None = None
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"host": self.host, "boot_id": self.boot_id,
+                                   "started": self.started, "kernel": self.kernel,
+                                   "tools": self.tools, "lab_disk": self.lab_disk}
+        return {**data, "spread": self.spread} if self.spread is not None else data
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Sitting:
+        spread = data.get("spread")
+        tools = data.get("tools")
+        return cls(str(data.get("host") or ""), str(data.get("boot_id") or ""),
+                   str(data.get("started") or ""), str(data.get("kernel") or ""),
+                   {str(k): str(v) for k, v in tools.items()} if isinstance(tools, dict)
+                   else {}, str(data.get("lab_disk") or ""),
+                   {str(k): float(v) for k, v in spread.items()}
+                   if isinstance(spread, dict) else None)
 
 
 @dataclass
@@ -31,6 +64,7 @@ class Environment:
 
     captured_at: str = ""
     host: str = ""
+    boot_id: str = ""
     kernel: str = ""
     cpu_model: str = ""
     cpu_count: int | None = None
@@ -42,6 +76,7 @@ class Environment:
     ceilings: Ceilings = field(default_factory=dict)
     ceilings_by_iteration: ByIteration = field(default_factory=dict)
     ceilings_reused: list[str] = field(default_factory=list)
+    sitting: Sitting | None = None  # what makes this directory one sitting (issue 51)
     imported: bool = False  # results collected elsewhere: the machine is not known
     note: str = ""
     facts: dict[str, Any] = field(default_factory=dict)  # the machine's other facts
@@ -63,6 +98,8 @@ class Environment:
                 continue
             if spec.name == "targets":
                 value = {name: d.to_json() for name, d in value.items()}
+            elif spec.name == "sitting":
+                value = value.to_json()
             data[spec.name] = value
         return {**data, **self.facts, **self.more}
 
@@ -82,6 +119,8 @@ class Environment:
         values["ceilings"] = data.get("ceilings") or {}
         values["ceilings_by_iteration"] = data.get("ceilings_by_iteration") or {}
         values["ceilings_reused"] = [str(w) for w in data.get("ceilings_reused") or []]
+        if isinstance(data.get("sitting"), dict):
+            values["sitting"] = Sitting.from_json(data["sitting"])
         return cls(**values, facts={k: v for k, v in data.items() if k in MACHINE_FACTS},
                    more={k: v for k, v in data.items()
                          if k not in KNOWN and k not in MACHINE_FACTS})

@@ -73,6 +73,7 @@ ANALYSIS_STEPS: tuple[str, ...] = (
     "fslab.analysis.cells.summary",
     "fslab.analysis.factors.levels",
     "fslab.analysis.pairs.comparisons",
+    "fslab.analysis.sittings.on_repeat",
     "fslab.analysis.pairs.ranking",
     "fslab.analysis.cells.drift",
     "fslab.analysis.cells.disturbance",

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from fslab.core.environment_record import Environment
+from fslab.core.environment_record import Environment, Sitting
 from fslab.core.version import __version__
 from fslab.host import system
 
@@ -23,6 +23,7 @@ def capture(lab_root: Path, tools: Iterable[str] = ()) -> Environment:
     return Environment(
         captured_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         host=socket.gethostname(),
+        boot_id=_read("/proc/sys/kernel/random/boot_id"),
         kernel=platform.release(),
         cpu_model=_cpu_model(),
         cpu_count=os.cpu_count(),
@@ -37,6 +38,16 @@ def capture(lab_root: Path, tools: Iterable[str] = ()) -> Environment:
                "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
                "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio")},
     )
+
+
+def sitting(environment: Environment, host: str = "") -> Sitting:
+    """What makes a results directory one sitting: the machine (`host`, default the
+    environment's: a simulated campaign names its simulated host), its boot, the start,
+    the kernel, the tools' versions and the lab's disk (environment.json "sitting")."""
+    return Sitting(host=host or environment.host, boot_id=environment.boot_id,
+                   started=environment.captured_at, kernel=environment.kernel,
+                   tools=dict(environment.tools),
+                   lab_disk=environment.disk_model or str(environment.facts.get("lab_fs", "")))
 
 
 def _read(path: str) -> str:

@@ -181,7 +181,16 @@ def _further_tables(data: ReportData, page: Page) -> None:
                     else "<p>Nothing to show.</p>"))
 
 
-SECTIONS: list[Section] = [_title, _verdict_section, sweep_section, aging_section.aging_runs,
+def _pooled(data: ReportData, page: Page) -> None:
+    """A directory whose sittings were pooled (`fslab run --again`): the pooled answers."""
+    if data.pooled is not None:
+        from fslab.report.pooled_section import pooled_section
+
+        pooled_section(page, *data.pooled)
+
+
+SECTIONS: list[Section] = [_title, _verdict_section, _pooled, sweep_section,
+                           aging_section.aging_runs,
                            _workloads, _intervals_section, _statistics, _further_tables,
                            _failed_runs, _setup]
 

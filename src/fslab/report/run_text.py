@@ -48,6 +48,8 @@ class RunOutcome:
     catalogue: Path | None = None
     recorded: str | None = None  # what the catalogue recorded, or None with `not_recorded`
     not_recorded: str = ""
+    pooled: list[str] = field(default_factory=list)  # --again: the sittings' pooled answers
+    pooled_file: Path | None = None
 
 
 def _plain(text: str) -> Text:
@@ -121,6 +123,9 @@ def run_text(outcome: RunOutcome) -> tuple[list[RenderableType], list[Renderable
                f"{outcome.kept} kept from before"
                + (f", {outcome.reruns} measured again" if outcome.reruns else "") + ")")
     out += decided_text(outcome.view.analysis)
+    if outcome.pooled:
+        out.append(Text("\n".join(outcome.pooled)))
+        out.append(Text(f"Wrote {outcome.pooled_file}"))
     return out, err
 
 

@@ -217,6 +217,17 @@ def campaigns_table(rows: pd.DataFrame) -> RenderableType:
     return table
 
 
+def campaigns_text(rows: pd.DataFrame, spreads: list[str]) -> list[RenderableType]:
+    """`fslab history list`: the campaigns' table, then each host's between-sitting spread
+    of ratios (what a repeat interval reads), where the catalogue knows one."""
+    out: list[RenderableType] = [campaigns_table(rows)]
+    if spreads:
+        out.append(Text("Between-sitting spread of ratios, per host (what a repeat interval "
+                        "reads):"))
+        out += [Text("  " + line) for line in spreads]
+    return out
+
+
 def changes_text(series: list[Any], by: str, method: str) -> list[RenderableType]:
     """`fslab history changes`: each change as a sentence (regressions first, in red),
     then the count and the method (history/series.py: the series and their changes)."""

@@ -188,18 +188,19 @@ def significant(p: float) -> bool:
 
 def _compared(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
               blocked: bool, declared: dict[str, str], asked: set[QuestionKey],
-              settings: CampaignSettings) -> tuple[pd.DataFrame, list[Pair], pd.DataFrame]:
-    """(tests.csv, every pair, pairwise.csv) of a campaign."""
+              settings: CampaignSettings) -> tuple[pd.DataFrame, list[Pair]]:
+    """(tests.csv, every pair as compared) of a campaign (their table, pairwise.csv, once
+    the repeat intervals join them: analysis/sittings/on_repeat.py)."""
     tests, pairs = compared_pairs(metrics, runs, blocked_allowed=blocked, declared=declared,
                                   asked=asked, margin=settings.margin,
                                   seconds=seconds_per_iteration(records),
                                   machine=machine_seconds(records),
                                   weights=settings.weights, looks=list(settings.looks))
-    return tests, pairs, table_of(pairs)
+    return tests, pairs
 
 
 STEP = Step("comparisons", reads=("metrics", "runs", "records", "blocked", "declared", "asked",
                                   "settings"),
-            makes=("tests", "pairs", "pairwise"), run=_compared,
+            makes=("tests", "compared"), run=_compared,
             rests_on=(("model", model.METHOD), ("decisions", decisions.METHOD)),
-            tables={"tests": "tests.csv", "pairwise": "pairwise.csv"})
+            tables={"tests": "tests.csv"})
