@@ -26,7 +26,7 @@ FACTS = ("captured_at", "host", "boot_id", "kernel", "cpu_model", "fslab", "disk
 
 
 @dataclass
-class Sitting:
+class SittingFacts:
     """What makes a results directory one sitting (environment.json "sitting"): the
     machine, its boot, the start, the kernel, the tools and the lab's disk; with
     --catalogue, the host's between-sitting spread as the campaign started (`spread`:
@@ -47,7 +47,7 @@ class Sitting:
         return {**data, "spread": self.spread} if self.spread is not None else data
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> Sitting:
+    def from_json(cls, data: dict[str, object]) -> SittingFacts:
         spread = data.get("spread")
         tools = data.get("tools")
         return cls(str(data.get("host") or ""), str(data.get("boot_id") or ""),
@@ -76,7 +76,7 @@ class Environment:
     ceilings: Ceilings = field(default_factory=dict)
     ceilings_by_iteration: ByIteration = field(default_factory=dict)
     ceilings_reused: list[str] = field(default_factory=list)
-    sitting: Sitting | None = None  # what makes this directory one sitting (issue 51)
+    sitting: SittingFacts | None = None  # what makes this directory one sitting (issue 51)
     imported: bool = False  # results collected elsewhere: the machine is not known
     note: str = ""
     facts: dict[str, Any] = field(default_factory=dict)  # the machine's other facts
@@ -120,7 +120,7 @@ class Environment:
         values["ceilings_by_iteration"] = data.get("ceilings_by_iteration") or {}
         values["ceilings_reused"] = [str(w) for w in data.get("ceilings_reused") or []]
         if isinstance(data.get("sitting"), dict):
-            values["sitting"] = Sitting.from_json(data["sitting"])
+            values["sitting"] = SittingFacts.from_json(data["sitting"])
         return cls(**values, facts={k: v for k, v in data.items() if k in MACHINE_FACTS},
                    more={k: v for k, v in data.items()
                          if k not in KNOWN and k not in MACHINE_FACTS})

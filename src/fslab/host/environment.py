@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from fslab.core.environment_record import Environment, Sitting
+from fslab.core.environment_record import Environment, SittingFacts
 from fslab.core.version import __version__
 from fslab.host import system
 
@@ -40,11 +40,11 @@ def capture(lab_root: Path, tools: Iterable[str] = ()) -> Environment:
     )
 
 
-def sitting(environment: Environment, host: str = "") -> Sitting:
+def sitting(environment: Environment, host: str = "") -> SittingFacts:
     """What makes a results directory one sitting: the machine (`host`, default the
     environment's: a simulated campaign names its simulated host), its boot, the start,
     the kernel, the tools' versions and the lab's disk (environment.json "sitting")."""
-    return Sitting(host=host or environment.host, boot_id=environment.boot_id,
+    return SittingFacts(host=host or environment.host, boot_id=environment.boot_id,
                    started=environment.captured_at, kernel=environment.kernel,
                    tools=dict(environment.tools),
                    lab_disk=environment.disk_model or str(environment.facts.get("lab_fs", "")))
