@@ -10,13 +10,10 @@ margin is sized to its longest label, which Plotly would otherwise clip at the S
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
-from fslab.report.page import Page, esc
+from fslab.report.page import Chart, Page, esc
 
-Chart = dict[str, Any]
 CHAR_PX = 7.5  # the width of one character of a 12 px label, with room to spare
 ROW_PX = 26
 SET, DROPPED, WINNER = "#1f77b4", "#bbb", "#2ca02c"
@@ -93,6 +90,6 @@ def _intervals(labels: list[str], rows: pd.DataFrame, colours: list[str], title:
                        "shapes": [_one()]}}
 
 
-def _one() -> dict[str, Any]:
+def _one() -> Chart:
     return {"type": "line", "x0": 1, "x1": 1, "yref": "paper", "y0": 0, "y1": 1,
             "line": {"dash": "dot", "color": "#777"}}

@@ -15,11 +15,12 @@ from typing import Any
 from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import Failure, provision_failure
+from fslab.core.run_parts import TargetDescription
 from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
-from fslab.run.around_run import after_run, before_run
+from fslab.run.around_run import AroundRun, after_run, before_run
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
@@ -34,7 +35,8 @@ def provisioned(target: Target, session: Session, number: int) -> Mounted:
     """A fresh place for the runs that follow, stamped with when it was made and its
     number in the campaign: a run.json tells which runs shared one."""
     place = target.provision(session)
-    place.description["provisioned"] = {"at": time.time(), "number": number}
+    place.description = place.description.with_(
+        provisioned={"at": time.time(), "number": number})
     return place
 
 
@@ -48,7 +50,7 @@ def working_place(place: Mounted, run: RunSpec, hosts: tuple[Any, ...],
             shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(exist_ok=True)
     return Where(directory=workdir, device=place.device, layout_first=place.layout_first,
-                 cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
+                 cgroup=place.cgroup, quirk=place.description.quirk,
                  hosts=hosts, run_timeout=run_timeout, keep_files=place.keep_files,
                  root=Path(run.target.path) if hosts and run.target.path else place.path)
 
@@ -84,14 +86,14 @@ class Places:
     made_for: dict[str, str] = field(default_factory=dict)  # target -> the run it was made for
     _broken: dict[str, NotReady] = field(default_factory=dict)  # target -> why not made
     # run_id -> (its place, what run_probes recorded before it), until the run is saved
-    _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
+    _around: dict[str, tuple[Mounted, AroundRun | None]] = field(default_factory=dict)
     _provisions: int = 0
 
     def fresh_start(self) -> None:
         """A target that could not be made is tried again."""
         self._broken.clear()
 
-    def place_for(self, run: RunSpec) -> tuple[Where, dict[str, Any]]:
+    def place_for(self, run: RunSpec) -> tuple[Where, TargetDescription]:
         """A provisioned target, checked for space and probed, and a fresh working
         directory on it: the one place every run gets its target. A reused file system
         short of space is made afresh once, if no other run is on it: earlier runs'
@@ -112,7 +114,8 @@ class Places:
             with stopwatch.step(stopwatch.TEARDOWN):
                 self.teardown(name)
             place = self._provision(run)
-            place.description["reprovisioned"] = "space not reclaimed after earlier runs"
+            place.description = place.description.with_(
+                reprovisioned="space not reclaimed after earlier runs")
             where = working_place(place, run, self.hosts, self.run_timeout)
             short = lacks_space(place, run)
         if short:
@@ -121,7 +124,7 @@ class Places:
             self._around[run.run_id] = (place, before_run(place, run.target.options))
         return where, place.description
 
-    def after(self, run_id: str, metadata: dict[str, Any]) -> None:
+    def after(self, run_id: str, metadata: dict[str, object]) -> None:
         """A run's probes once it is over (its files still there)."""
         if run_id in self._around:
             place, around = self._around.pop(run_id)

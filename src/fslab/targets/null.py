@@ -7,8 +7,9 @@ whose options have known effects."""
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from fslab.core.run_parts import TargetDescription
 from fslab.host.lab import Session
 from fslab.targets.base import BaseTarget, Mounted
 
@@ -24,10 +25,11 @@ class NullTarget(BaseTarget):
                                                                   "latency_effects",
                                                                   "cv_effects"})
 
-    def describe(self) -> dict[str, Any]:
-        return {"target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
-                "scale": self.scale, "mount_options": self.spec.mount_options,
-                "mkfs_options": list(self.spec.mkfs_options)}
+    def describe(self) -> TargetDescription:
+        return TargetDescription.from_json({
+            "target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
+            "scale": self.scale, "mount_options": self.spec.mount_options,
+            "mkfs_options": list(self.spec.mkfs_options)})
 
     @property
     def scale(self) -> float:

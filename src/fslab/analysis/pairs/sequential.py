@@ -15,10 +15,9 @@ called the same within ±10 %).
 
 from __future__ import annotations
 
-from typing import Any
-
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, compare
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
+from fslab.analysis.step import Step
 
 METHOD = ("Resolve (--resolve): the campaign measured more iterations only where a primary "
           "question was unresolved, deciding each pair at the first look whose interval "
@@ -29,23 +28,6 @@ METHOD = ("Resolve (--resolve): the campaign measured more iterations only where
 def look_alpha(look: int, alpha: float = ALPHA) -> float:
     """The campaign-wide α that look `look` (1, 2, …) spends."""
     return alpha / 2 ** look
-
-
-def iteration_weights(resolve: dict[str, Any] | None) -> dict[str, dict[int, float]]:
-    """{workload: {iteration: weight}} of a campaign that resolves ([resolve] in
-    campaign.toml): each round's runs at the weight its plan gave them (their precision
-    relative to the campaign's own runs, run/resolve.py); the campaign's own iterations
-    weigh 1 and are left out."""
-    out: dict[str, dict[int, float]] = {}
-    looks = list((resolve or {}).get("looks", []))
-    for number, cells in enumerate((resolve or {}).get("cells", [])):
-        start = looks[number] if number < len(looks) else 0
-        for cell in cells:
-            workload, last = str(cell[1]), int(cell[2])
-            weight = float(cell[4]) if len(cell) > 4 else 1.0
-            for iteration in range(start + 1, last + 1):
-                out.setdefault(workload, {})[iteration] = weight
-    return out
 
 
 def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
@@ -69,3 +51,9 @@ def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
                 continue  # decided at an earlier look: its answer stands
             out[key] = (decide(pair, margin, needs=False), number)
     return out
+
+
+# A method without a table of its own: stated where the campaign resolved (its looks);
+# the comparisons decide at the looks (comparisons.compared_pairs).
+STEP = Step("sequential", reads=(), makes=(), method=METHOD,
+            stated=lambda done: bool(done["settings"].looks))
