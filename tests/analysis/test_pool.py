@@ -5,6 +5,7 @@ refusals, and the forest plots in the report."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -94,6 +95,66 @@ def test_two_sittings_say_what_they_cannot_and_bad_input_is_refused(tmp_path):
     assert pd.read_csv(out / "stats" / "pooled.csv")["next_low"].isna().all()
 
 
+def test_a_sitting_given_twice_is_refused_before_anything_is_analysed(tmp_path):
+    """The same directory twice (or a copy: the same campaign id) is one sitting: refused
+    in one line, nothing written; a refusal comes before any sitting is analysed (E2,
+    W8)."""
+    import shutil
+
+    one, two = sitting(tmp_path, 1), sitting(tmp_path, 2)
+    out = tmp_path / "pooled"
+    assert_one_line_error(fslab_here("pool", str(one), str(one), str(two), "--out", str(out)),
+                          "are the same sitting")
+    copy = tmp_path / "copy"
+    shutil.copytree(one, copy)
+    assert_one_line_error(fslab_here("pool", str(one), str(copy), "--out", str(out)),
+                          "are the same sitting")
+    assert not out.exists()
+    shutil.rmtree(two / "stats")
+    other = sitting(tmp_path, 3, targets=("a", "c"))
+    assert_one_line_error(fslab_here("pool", str(two), str(other), "--out", str(out)),
+                          "targets (a,b vs a,c)")
+    assert not (two / "stats").exists() and not out.exists()
+    done = fslab_here("pool", str(one), str(two), str(sitting(tmp_path, 4)), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert not (two / "stats").exists()  # analysed in memory: nothing written into it
+
+
+def test_two_sittings_borrow_tau_from_the_hosts_other_sittings(tmp_path):
+    """Two sittings pooled with the catalogue: both intervals borrow τ̃ from the host's
+    other sittings (the two pooled left out of it), and the τ̃ used is printed; with no
+    other sitting there is nothing to borrow; sittings of two hosts borrow from neither
+    (E1, W10)."""
+    catalogue = tmp_path / "catalogue"
+    dirs = [sitting(tmp_path, seed, catalogue=catalogue) for seed in (1, 2)]
+    out = tmp_path / "pooled"
+    alone = fslab_here("pool", *map(str, dirs), "--catalogue", str(catalogue), "--out",
+                       str(out))
+    assert alone.returncode == 0, alone.stderr
+    assert "Only two sittings" in alone.stdout and "borrow" not in alone.stdout
+    assert pd.read_csv(out / "stats" / "pooled.csv")["next_low"].isna().all()
+    for seed in (3, 4, 5):
+        sitting(tmp_path, seed, catalogue=catalogue)
+    done = fslab_here("pool", *map(str, dirs), "--catalogue", str(catalogue), "--out",
+                      str(out))
+    assert done.returncode == 0, done.stderr
+    pooled = pd.read_csv(out / "stats" / "pooled.csv")
+    assert (pooled["tau_sittings"] == 3).all() and pooled["next_low"].notna().all()
+    widths = [math.log(row.next_high / row.next_low) / math.log(row.ratio_ci_high
+                                                                 / row.ratio_ci_low)
+              for row in pooled.itertuples()]
+    assert widths == pytest.approx([math.sqrt(3)] * len(pooled))
+    assert "τ borrowed: a sitting's ratio moves ±" in done.stdout
+    assert "from 3 earlier sittings" in done.stdout and "next sitting " in done.stdout
+    away = sitting(tmp_path, 6, host="h2", catalogue=catalogue)
+    apart = fslab_here("pool", str(dirs[0]), str(away), "--catalogue", str(catalogue),
+                       "--out", str(tmp_path / "apart"))
+    assert apart.returncode == 0, apart.stderr
+    assert "two sittings of two hosts" in (tmp_path / "apart" / "stats" / "pooled.csv"
+                                           ).read_text()
+    assert "borrowed" not in apart.stdout
+
+
 def test_pool_from_the_catalogue_and_by_host(tmp_path):
     catalogue = tmp_path / "catalogue"
     dirs = [sitting(tmp_path, seed, host=f"h{seed}", sitting_sd=0.02) for seed in (1, 2, 3)]
@@ -168,7 +229,8 @@ def test_a_sitting_recorded_in_a_catalogue_says_whether_it_holds_on_a_repeat(tmp
     said = (last / "stats" / "verdicts.txt").read_text()
     assert said.count("a / b on a repeat") == 2
     listed = fslab_here("history", "list", "--catalogue", str(catalogue))
-    assert "h1: sittings differ by ±" in listed.stdout and "from 4 sittings" in listed.stdout
+    assert "h1: a sitting's ratio moves ±" in listed.stdout and "from 4 sittings" in listed.stdout
+    assert "  w1: ±" in listed.stdout and "  w2: ±" in listed.stdout  # each workload's own
 
 
 def test_run_again_adds_sittings_and_pools_them_into_the_directory(tmp_path):
@@ -188,3 +250,9 @@ def test_run_again_adds_sittings_and_pools_them_into_the_directory(tmp_path):
     assert "Next time: the sittings pooled" in api.report(first).read_text()
     assert_one_line_error(fslab_here("run", "--again", str(first), "--out", str(tmp_path)),
                           "--again DIR runs DIR's own campaign")
+    # what would change the plan is refused, not ignored (E7)
+    for flag in (["--iterations", "3"], ["--fs", "ext4"], ["--workloads", "w1"],
+                 ["--runtime", "2"]):
+        assert_one_line_error(fslab_here("run", "--again", str(first), *flag),
+                              f"--again repeats {first}'s plan: drop {flag[0]}")
+    assert not (first / "sittings" / "4").exists()

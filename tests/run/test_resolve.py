@@ -144,8 +144,14 @@ def test_a_pair_narrower_than_the_machines_spread_between_sittings_is_not_narrow
     assert len(open_pairs) == 1
     row = open_pairs.iloc[0]
     se = math.log(float(row["ratio_ci_high"]) / float(row["ratio_ci_low"])) / 2
-    assert next_round(pairs, [], [5], 1e9, between=math.nan).cells  # no history: narrows
-    bounded = next_round(pairs, [], [5], 1e9, between=2 * se)
+    from fslab.core.environment_record import SittingSpread
+
+    assert next_round(pairs, [], [5], 1e9, between=None).cells  # no history: narrows
+    bounded = next_round(pairs, [], [5], 1e9, between=SittingSpread(2 * se, 10, 5))
     assert not bounded.cells and len(bounded.stopped) == 1
     assert "fslab run --again DIR" in bounded.stopped[0]
-    assert next_round(pairs, [], [5], 1e9, between=se / 2).cells
+    assert next_round(pairs, [], [5], 1e9, between=SittingSpread(se / 2, 10, 5)).cells
+    # a workload's own spread, where the history has one, is the one read
+    workload = str(row["workload"])
+    own = SittingSpread(se / 2, 10, 5, workloads={workload: SittingSpread(2 * se, 4, 3)})
+    assert not next_round(pairs, [], [5], 1e9, between=own).cells

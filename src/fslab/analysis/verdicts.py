@@ -225,23 +225,40 @@ def pair_sentence(x: str, y: str, pair: Pair, word: str) -> str:
     """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)' of
     `pair` seen from x."""
     from fslab.analysis.pairs.ranking import evidence, size
-    from fslab.core.units import turned
 
     if not pair.estimable:
         return f"{x} vs {y}: not estimable (every iteration gave the same value)"
+    x, y, (ratio, _, _) = facing(x, y, pair)
+    return answer(x, y, pair, word, "95 % CI",
+                  f"; could have found {_mde(pair.mde_ratio)}{_needs(pair)}",
+                  f"; {evidence(pair.p_adj)}, {size(ratio)}")
+
+
+def facing(x: str, y: str, pair: Pair) -> tuple[str, str, tuple[float, float, float]]:
+    """(x, y, (ratio, low, high)): the pair seen from x as its answer is said — in its
+    metric's direction (above 1: better), from the side its estimate favours."""
+    from fslab.core.units import turned
+
     ratio, low, high = pair.advantage
     if ratio < 1:  # the pair, over the iterations both ran, leans the other way
-        x, y = y, x
-        ratio, low, high = turned(ratio, low, high)
-    interval = f"95 % CI {bound(low)}–{bound(high)}×"
+        return y, x, turned(ratio, low, high)
+    return x, y, (ratio, low, high)
+
+
+def answer(x: str, y: str, pair: Pair, word: str, label: str, open_tail: str = "",
+           decided_tail: str = "") -> str:
+    """The rule's answer of `pair` (seen from x) in words, its interval named `label`:
+    'x = y: the same within ±10 % (…)', 'x ? y: not resolved (…)' or 'x 2.1× faster than
+    y (…)' — the one place an answer is put in words (the verdicts, the pooled
+    sittings); each tail is added inside the brackets."""
+    x, y, (ratio, low, high) = facing(x, y, pair)
+    interval = f"{label} {bound(low)}–{bound(high)}×"
     if pair.decision == EQUIVALENT:
         return (f"{x} = {y}: the same within ±{pair.margin:.0%} ({x} {ratio:.3g}× {word}, "
                 f"{interval})")
     if not pair.significant:
-        return (f"{x} ? {y}: not resolved ({x} {ratio:.3g}× {word}, {interval}; could have "
-                f"found {_mde(pair.mde_ratio)}{_needs(pair)})")
-    return (f"{x} {ratio:.3g}× {word} than {y} ({interval}; {evidence(pair.p_adj)}, "
-            f"{size(ratio)})")
+        return f"{x} ? {y}: not resolved ({x} {ratio:.3g}× {word}, {interval}{open_tail})"
+    return f"{x} {ratio:.3g}× {word} than {y} ({interval}{decided_tail})"
 
 
 def _needs(pair: Pair) -> str:

@@ -56,7 +56,8 @@ def history_campaigns(catalogue: Path | None) -> pd.DataFrame:
 
 
 def history_spreads(catalogue: Path | None) -> list[str]:
-    """Each host's between-sitting spread of ratios, one line each (`fslab history list`)."""
+    """Each host's between-sitting spread of ratios, and each workload's where the history
+    has it, a line each (`fslab history list`)."""
     from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
     from fslab.history.sittings import host_spreads
 
@@ -67,10 +68,13 @@ def history_spreads(catalogue: Path | None) -> list[str]:
                          "DIR --catalogue C makes one); the prior is "
                          f"±{as_percent(PRIOR_TAU):.0f} %")
             continue
-        lines.append(f"{host}: sittings differ by ±{as_percent(spread.tau):.1f} % (from "
-                     f"{spread.sittings} sittings, {spread.df:.0f} df; ±"
-                     f"{as_percent(spread.raw_tau):.1f} % before shrinking toward "
+        lines.append(f"{host}: a sitting's ratio moves ±{as_percent(spread.tau):.1f} % "
+                     f"(1 SD; from {spread.sittings} sittings, {spread.df:.1f} effective "
+                     f"df; ±{as_percent(spread.raw_tau):.1f} % before shrinking toward "
                      f"±{as_percent(PRIOR_TAU):.0f} %)")
+        lines += [f"  {name}: ±{as_percent(own.tau):.1f} % (from {own.sittings} sittings, "
+                  f"{own.df:.1f} df; ±{as_percent(own.raw_tau):.1f} % before shrinking "
+                  f"toward the host's)" for name, own in spread.workloads.items()]
     return lines
 
 

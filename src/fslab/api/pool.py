@@ -1,25 +1,31 @@
 """`fslab pool`: several sittings (or machines) of one campaign pooled into answers that
 hold next time (analysis/sittings), from results directories or from the catalogue.
 
-Writes OUT/stats/pooled.csv (analysis.sittings.table.POOLED_COLUMNS), pooled_sittings.csv
-(each sitting's own interval: the forest plots), pooled_verdicts.txt and OUT/pool.json
-(what was pooled, and how). Bad input is refused in one line before anything is written:
-one sitting, or directories of different campaigns (naming what differs).
+Writes OUT/stats/pooled.csv (analysis.sittings.question.PooledQuestion's rows),
+pooled_sittings.csv (each sitting's own interval: the forest plots), pooled_verdicts.txt
+and OUT/pool.json (what was pooled, and how). Bad input is refused in one line before
+anything is analysed or written: one sitting, a sitting given twice, or directories of
+different campaigns (naming what differs).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fslab.analysis.sittings.repeat import SittingSpread
+    from fslab.analysis.pairs.pair import Pair
+    from fslab.analysis.sittings.question import PooledQuestion
+    from fslab.analysis.sittings.table import By
+    from fslab.core.campaign_settings import CampaignSettings
+    from fslab.core.environment_record import SittingSpread
 
 POOL_FILE = "pool.json"
 POOLED, FOREST, VERDICTS = "pooled.csv", "pooled_sittings.csv", "pooled_verdicts.txt"
@@ -27,12 +33,20 @@ POOLED, FOREST, VERDICTS = "pooled.csv", "pooled_sittings.csv", "pooled_verdicts
 
 @dataclass(frozen=True)
 class PoolWritten:
-    """What `fslab pool` wrote: where, the pooled table, each sitting's rows, the text."""
+    """What `fslab pool` wrote: where, the pooled questions (and pooled.csv as a table),
+    each sitting's rows, the text."""
 
     out: Path
-    pooled: pd.DataFrame
+    questions: list[PooledQuestion]
     forest: pd.DataFrame
     lines: list[str]
+
+    @property
+    def pooled(self) -> pd.DataFrame:
+        """stats/pooled.csv as written."""
+        from fslab.analysis.sittings.question import table_of
+
+        return table_of(self.questions)
 
 
 @dataclass(frozen=True)
@@ -42,152 +56,200 @@ class Sitting:
     path: Path
     sitting: str
     host: str
-    campaign: dict[str, Any]
-    pairwise: pd.DataFrame
+    settings: CampaignSettings
+    workloads: frozenset[str]  # what its runs measured
+    pairs: list[Pair]
 
 
-def read_sitting(path: Path) -> Sitting:
-    """A results directory's sitting: its pairs as its analysis left them (analysed once
-    when stats/ is missing or stale)."""
-    import tomllib
-
+def open_sitting(path: Path) -> Sitting:
+    """A results directory's sitting, its pairs not read yet (`with_pairs`)."""
     from fslab.history.identity import campaign_id
-    from fslab.results.stats_files import load_analysis
     from fslab.results.store import ResultsDir
 
     results = ResultsDir.open(Path(path))
+    environment = results.environment()
+    host = (environment.sitting.host if environment.sitting else "") or environment.host
+    return Sitting(Path(path), campaign_id(Path(path)), host, results.campaign_settings(),
+                   frozenset(r.workload for r in results.run_records()), [])
+
+
+def with_pairs(sitting: Sitting) -> Sitting:
+    """The sitting with its pairs as its analysis left them, or, where stats/ is missing
+    or stale, as an analysis in memory finds them (nothing is written into it)."""
+    from dataclasses import replace
+
+    from fslab.analysis.pairs.pair import pairs_of
+    from fslab.results.stats_files import load_analysis
+    from fslab.results.store import ResultsDir
+
+    results = ResultsDir.open(sitting.path)
     analysis = load_analysis(results)
     if analysis is None:
-        from fslab.analysis.pipeline import analyze_results
+        from fslab.analysis.pipeline import analyse, inputs_of
 
-        analysis = analyze_results(results)
-    environment = results.environment()
-    campaign_file = results.campaign_path()
-    campaign = tomllib.loads(campaign_file.read_text()) if campaign_file.exists() else {}
-    host = (environment.sitting.host if environment.sitting else "") or environment.host
-    return Sitting(Path(path), campaign_id(Path(path)), host, campaign, analysis.pairwise)
+        analysis = analyse(inputs_of(results))
+    return replace(sitting, pairs=pairs_of(analysis.pairwise))
 
 
-def differences(first: Sitting, other: Sitting) -> list[str]:
-    """What makes `other` not a sitting of `first`'s campaign: targets, workloads,
-    metrics (the primary questions) or settings, each named."""
+def same_sittings(sittings: list[Sitting]) -> str:
+    """What makes these not distinct sittings ('' when they are): a directory given twice,
+    or a copy of one (the same campaign id)."""
+    seen: dict[str, Path] = {}
+    for sitting in sittings:
+        if sitting.sitting in seen:
+            return (f"{sitting.path} and {seen[sitting.sitting]} are the same sitting "
+                    f"(campaign id {sitting.sitting}): give each sitting once")
+        seen[sitting.sitting] = sitting.path
+    return ""
+
+
+def plan_differences(first: Sitting, other: Sitting) -> list[str]:
+    """What makes `other` not a sitting of `first`'s campaign, read before any analysis:
+    targets, the workloads its runs measured, settings, each named."""
     from fslab.history.identity import PLAN_KEYS, target_signatures
 
-    def questions(sitting: Sitting) -> set[tuple[str, str, str]]:
-        rows = sitting.pairwise[sitting.pairwise["primary"].astype(bool)]
-        return {(str(w), str(o), str(m)) for w, o, m in
-                rows[["workload", "op", "metric"]].itertuples(index=False)}
-
     found = []
-    mine, theirs = target_signatures(first.campaign), target_signatures(other.campaign)
+    mine = target_signatures(first.settings.table)
+    theirs = target_signatures(other.settings.table)
     if set(mine) != set(theirs):
         found.append(f"targets ({_listed(mine)} vs {_listed(theirs)})")
     elif mine != theirs:
         changed = [name for name in mine if mine[name] != theirs[name]]
         found.append(f"targets' configuration ({', '.join(sorted(changed))})")
-    a, b = questions(first), questions(other)
-    if {q[0] for q in a} != {q[0] for q in b}:
-        found.append(f"workloads ({_listed({q[0] for q in a})} vs {_listed({q[0] for q in b})})")
-    elif a != b:
-        found.append(f"metrics ({_listed({q[2] for q in a ^ b})})")
+    if first.workloads != other.workloads:
+        found.append(f"workloads ({_listed(first.workloads)} vs {_listed(other.workloads)})")
     settings = [key for key in PLAN_KEYS if key not in ("target", "workload", "name")
-                and first.campaign.get(key) != other.campaign.get(key)]
+                and first.settings.table.get(key) != other.settings.table.get(key)]
     if settings:
         found.append(f"settings ({', '.join(settings)})")
     return found
 
 
-def _listed(names: Any) -> str:
+def question_differences(first: Sitting, other: Sitting) -> list[str]:
+    """What makes `other`'s primary questions not `first`'s: workloads or metrics."""
+    def questions(sitting: Sitting) -> set[tuple[str, str, str]]:
+        return {p.question for p in sitting.pairs if p.primary}
+
+    a, b = questions(first), questions(other)
+    if {q[0] for q in a} != {q[0] for q in b}:
+        return [f"workloads ({_listed({q[0] for q in a})} vs {_listed({q[0] for q in b})})"]
+    return [f"metrics ({_listed({q[2] for q in a ^ b})})"] if a != b else []
+
+
+def _listed(names: Iterable[object]) -> str:
     return ",".join(sorted(map(str, names))) or "none"
 
 
-def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | None = None,
-              catalogue: Path | None = None) -> PoolWritten:
-    """`fslab pool DIR DIR … --out OUT`: pool the sittings of one campaign (module
-    docstring); `catalogue`: where the host's history is, for two sittings."""
-    import pandas as pd
-
-    from fslab.analysis.sittings.table import sitting_rows
-
-    if len(dirs) < 2:
-        raise UserError(f"pooling needs two or more sittings of one campaign; got "
-                        f"{len(dirs)} ({', '.join(map(str, dirs)) or 'none'}): "
-                        "`fslab run --again DIR` runs another")
-    sittings = [read_sitting(path) for path in dirs]
+def _refuse_unlike(sittings: list[Sitting], differences: Callable[[Sitting, Sitting], list[str]]
+                   ) -> None:
     for other in sittings[1:]:
         found = differences(sittings[0], other)
         if found:
             raise UserError(f"{other.path} is not a sitting of {sittings[0].path}'s campaign: "
                             f"{'; '.join(found)} differ")
-    from fslab.analysis.pairs.pair import pairs_of
 
-    rows = pd.concat([sitting_rows(pairs_of(s.pairwise), s.sitting, s.host)
-                      for s in sittings], ignore_index=True)
-    name = str(sittings[0].campaign.get("name", ""))
-    spread = _spread(catalogue, sittings) if len(sittings) == 2 and by == "sitting" else None
-    return write_pool(rows, out, by, _margin(margin, sittings[0].campaign), name,
+
+def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | None = None,
+              catalogue: Path | None = None) -> PoolWritten:
+    """`fslab pool DIR DIR … --out OUT`: pool the sittings of one campaign (module
+    docstring); `catalogue`: where the host's history is, for two sittings. Everything is
+    checked before anything is analysed or written."""
+    import pandas as pd
+
+    from fslab.analysis.sittings.table import sitting_rows
+
+    unit = unit_of(by)
+    if len(dirs) < 2:
+        raise UserError(f"pooling needs two or more sittings of one campaign; got "
+                        f"{len(dirs)} ({', '.join(map(str, dirs)) or 'none'}): "
+                        "`fslab run --again DIR` runs another")
+    sittings = [open_sitting(path) for path in dirs]
+    twice = same_sittings(sittings)
+    if twice:
+        raise UserError(twice)
+    _refuse_unlike(sittings, plan_differences)
+    _refuse_hosts(unit, [s.host for s in sittings])
+    sittings = [with_pairs(s) for s in sittings]
+    _refuse_unlike(sittings, question_differences)
+    rows = pd.concat([sitting_rows(s.pairs, s.sitting, s.host) for s in sittings],
+                     ignore_index=True)
+    spread = None
+    if len(sittings) == 2 and unit == "sitting" and sittings[0].host == sittings[1].host:
+        spread = _spread(catalogue, sittings[0].host, {s.sitting for s in sittings})
+    return write_pool(rows, out, unit, margin if margin is not None else
+                      sittings[0].settings.margin, sittings[0].settings.name,
                       [str(s.path) for s in sittings], spread)
 
 
 def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str | None = None,
                    by: str = "sitting", margin: float | None = None) -> PoolWritten:
     """`fslab pool --catalogue C --campaign NAME [--host H]`: every sitting the catalogue
-    holds of the campaign's newest plan (on host H)."""
+    holds of the campaign's newest plan (on host H); two sittings of one host borrow τ
+    from its other sittings."""
+    from fslab.core.units import DEFAULT_MARGIN
     from fslab.history.sittings import campaign_rows
 
+    unit = unit_of(by)
     rows, note = campaign_rows(catalogue, campaign, host)
     count = rows["sitting"].nunique() if not rows.empty else 0
     if count < 2:
         raise UserError(f"pooling needs two or more sittings of one campaign; the catalogue "
                         f"holds {count} of {campaign}" + (f" on {host}" if host else "")
                         + ": `fslab run --again DIR` runs another")
-    done = write_pool(rows, out, by, _margin(margin, {}), campaign,
-                      sorted(set(rows["sitting"].astype(str))), None)
+    _refuse_hosts(unit, list(rows["host"].astype(str)))
+    hosts = set(rows["host"].astype(str))
+    spread = (_spread(catalogue, hosts.pop(), set(rows["sitting"].astype(str)))
+              if count == 2 and unit == "sitting" and len(hosts) == 1 else None)
+    done = write_pool(rows, out, unit, DEFAULT_MARGIN if margin is None else margin, campaign,
+                      sorted(set(rows["sitting"].astype(str))), spread)
     if note:
         done.lines.insert(1, note + ".")
     return done
 
 
-def _margin(margin: float | None, campaign: dict[str, Any]) -> float:
-    from fslab.core.units import DEFAULT_MARGIN, parse_margin
+def unit_of(by: str) -> By:
+    """--by as the pool's unit, refused in one line unless 'sitting' or 'host'."""
+    if by == "sitting":
+        return "sitting"
+    if by == "host":
+        return "host"
+    raise UserError(f"--by {by}: pool by 'sitting' or 'host'")
 
-    if margin is not None:
-        return margin
-    given = campaign.get("margin")
-    return parse_margin(given) if given is not None else DEFAULT_MARGIN
+
+def _refuse_hosts(by: By, hosts: list[str]) -> None:
+    if by == "host" and len(set(hosts)) < 2:
+        raise UserError(f"--by host needs sittings of two or more hosts; these are all of "
+                        f"{hosts[0] if hosts else 'none'}")
 
 
-def _spread(catalogue: Path | None, sittings: list[Sitting]) -> SittingSpread | None:
-    """The host's between-sitting spread from the catalogue (None: no catalogue there)."""
+def _spread(catalogue: Path | None, host: str, pooled: set[str]) -> SittingSpread | None:
+    """The host's between-sitting spread from the catalogue, the sittings being pooled
+    left out (None: no catalogue there)."""
     if catalogue is None or not Path(catalogue).exists():
         return None
     from fslab.history.sittings import history_spread
 
-    return history_spread(catalogue, sittings[0].host)
+    return history_spread(catalogue, host, leave_out=pooled)
 
 
-def write_pool(rows: pd.DataFrame, out: Path, by: str, margin: float, campaign: str,
+def write_pool(rows: pd.DataFrame, out: Path, by: By, margin: float, campaign: str,
                sources: list[str], spread: SittingSpread | None) -> PoolWritten:
     """Pool `rows` and write OUT's files (module docstring)."""
+    from fslab.analysis.sittings.question import table_of
     from fslab.analysis.sittings.table import pooled_table
     from fslab.analysis.sittings.words import pooled_lines
     from fslab.results.store import write_atomic
 
-    if by not in ("sitting", "host"):
-        raise UserError(f"--by {by}: pool by 'sitting' or 'host'")
-    if by == "host" and rows["host"].nunique() < 2:
-        raise UserError(f"--by host needs sittings of two or more hosts; these are all of "
-                        f"{rows['host'].iloc[0] if len(rows) else 'none'}")
-    pooled, forest = pooled_table(rows, by, margin, spread)  # type: ignore[arg-type]
-    lines = pooled_lines(pooled, campaign)
+    questions, forest = pooled_table(rows, by, margin, spread)
+    lines = pooled_lines(questions, campaign)
     stats = Path(out) / "stats"
     stats.mkdir(parents=True, exist_ok=True)
-    write_atomic(stats / POOLED, pooled.to_csv(index=False))
+    write_atomic(stats / POOLED, table_of(questions).to_csv(index=False))
     write_atomic(stats / FOREST, forest.to_csv(index=False))
     write_atomic(stats / VERDICTS, "\n".join(lines) + "\n")
     write_atomic(Path(out) / POOL_FILE, json.dumps(
         {"campaign": campaign, "by": by, "margin": margin, "sittings": sources}, indent=1))
-    return PoolWritten(Path(out), pooled, forest, lines)
+    return PoolWritten(Path(out), questions, forest, lines)
 
 
 def is_pool_only(path: Path) -> bool:
@@ -195,11 +257,14 @@ def is_pool_only(path: Path) -> bool:
     return (path / POOL_FILE).exists() and not (path / "format.json").exists()
 
 
-def read_pool(path: Path) -> tuple[str, pd.DataFrame, pd.DataFrame, list[str]]:
-    """(campaign name, pooled, forest, the pooled verdicts' lines) of a pooled directory."""
+def read_pool(path: Path) -> tuple[str, list[PooledQuestion], pd.DataFrame, list[str]]:
+    """(campaign name, the pooled questions, forest, the pooled verdicts' lines) of a
+    pooled directory."""
     import pandas as pd
+
+    from fslab.analysis.sittings.question import questions_of
 
     about = json.loads((path / POOL_FILE).read_text())
     stats = path / "stats"
-    return (str(about.get("campaign", path.name)), pd.read_csv(stats / POOLED),
+    return (str(about.get("campaign", path.name)), questions_of(pd.read_csv(stats / POOLED)),
             pd.read_csv(stats / FOREST), (stats / VERDICTS).read_text().splitlines())

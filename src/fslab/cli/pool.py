@@ -37,8 +37,6 @@ def pool(
     from fslab import api
     from fslab.core.units import parse_margin
 
-    if by not in ("sitting", "host"):
-        raise UserError(f"--by {by}: pool by 'sitting' or 'host'")
     if out is None:
         raise UserError("fslab pool needs --out DIR (where the pooled tables go)")
     fraction = None if margin is None else parse_margin(margin)

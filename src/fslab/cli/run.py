@@ -188,6 +188,16 @@ def run(
         raise typer.Exit(ExitCode.RUN_FAILURES)
 
 
+# The flags that would change a campaign's plan, by their Overrides field: --again repeats
+# the plan as it was, so each is refused with it (only --seed and --resolve go with it).
+PLAN_FLAGS = {"fs": "--fs", "preset": "--preset", "workloads": "--workloads",
+              "iterations": "--iterations", "runtime": "--runtime", "image_size": "--size",
+              "file_size": "--file-size", "fresh": "--fresh", "hosts": "--hosts",
+              "primary": "--primary", "rounds": "--rounds", "ceiling": "--no-ceiling",
+              "as_published": "--as-published", "labels": "--label", "margin": "--margin",
+              "sweeps": "--sweep"}
+
+
 def _campaign(campaign_file: Path | None, overrides: object, resume: bool, out: Path | None,
               dry_run: bool, again: Path | None, seed: int | None
               ) -> tuple[Any, Path | None, bool]:
@@ -201,6 +211,11 @@ def _campaign(campaign_file: Path | None, overrides: object, resume: bool, out: 
         if resume or campaign_file is not None or out is not None:
             raise UserError("--again DIR runs DIR's own campaign as a new sitting: drop the "
                             "campaign file, --out and --resume")
+        changed = [flag for field, flag in PLAN_FLAGS.items()
+                   if getattr(overrides, field) is not None]
+        if changed:
+            raise UserError(f"--again repeats {again}'s plan: drop {', '.join(changed)} (a "
+                            "new sitting runs the same plan with a new seed)")
         campaign, out = api.again_campaign(again, seed)
         return campaign, out, False
     if not resume:

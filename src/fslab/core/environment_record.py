@@ -7,6 +7,7 @@ written reads (an import's says only that it is one).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -25,12 +26,44 @@ ByIteration = dict[str, dict[str, dict[str, dict[str, float]]]]
 FACTS = ("captured_at", "host", "boot_id", "kernel", "cpu_model", "fslab", "disk_model", "note")
 
 
+@dataclass(frozen=True)
+class SittingSpread:
+    """A host's between-sitting spread of ratios (log scale: τ̃, the SD of a sitting's own
+    effect on a ratio's log), shrunk toward a prior (analysis/sittings/repeat.py
+    makes it), and each workload's own where the host's history has it, shrunk toward the
+    host's. Its JSON form is environment.json's "sitting" → "spread"."""
+
+    tau: float  # τ̃: what the repeat interval uses
+    tau_df: float  # its degrees of freedom: the prior's and the history's
+    sittings: int  # earlier sittings it rests on (0: the prior alone)
+    raw_tau: float = math.nan  # τ̂ from the history alone (NaN: none)
+    df: float = 0.0  # the history's effective degrees of freedom
+    workloads: dict[str, SittingSpread] = field(default_factory=dict)  # by workload
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "tau": self.tau, "tau_df": self.tau_df, "sittings": self.sittings,
+            "raw_tau": None if math.isnan(self.raw_tau) else self.raw_tau, "df": self.df}
+        if self.workloads:
+            data["workloads"] = {name: spread.to_json()
+                                 for name, spread in self.workloads.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SittingSpread:
+        raw = data.get("raw_tau")
+        workloads = data.get("workloads")
+        return cls(float(data["tau"]), float(data["tau_df"]), int(data["sittings"]),
+                   math.nan if raw is None else float(raw), float(data.get("df") or 0.0),
+                   {str(name): cls.from_json(value) for name, value in workloads.items()}
+                   if isinstance(workloads, dict) else {})
+
+
 @dataclass
 class SittingFacts:
     """What makes a results directory one sitting (environment.json "sitting"): the
     machine, its boot, the start, the kernel, the tools and the lab's disk; with
-    --catalogue, the host's between-sitting spread as the campaign started (`spread`:
-    analysis.sittings.repeat.SittingSpread's fields)."""
+    --catalogue, the host's between-sitting spread as the campaign started (`spread`)."""
 
     host: str = ""
     boot_id: str = ""
@@ -38,13 +71,13 @@ class SittingFacts:
     kernel: str = ""
     tools: dict[str, str] = field(default_factory=dict)
     lab_disk: str = ""
-    spread: dict[str, float] | None = None
+    spread: SittingSpread | None = None
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {"host": self.host, "boot_id": self.boot_id,
                                    "started": self.started, "kernel": self.kernel,
                                    "tools": self.tools, "lab_disk": self.lab_disk}
-        return {**data, "spread": self.spread} if self.spread is not None else data
+        return {**data, "spread": self.spread.to_json()} if self.spread is not None else data
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> SittingFacts:
@@ -54,8 +87,7 @@ class SittingFacts:
                    str(data.get("started") or ""), str(data.get("kernel") or ""),
                    {str(k): str(v) for k, v in tools.items()} if isinstance(tools, dict)
                    else {}, str(data.get("lab_disk") or ""),
-                   {str(k): float(v) for k, v in spread.items()}
-                   if isinstance(spread, dict) else None)
+                   SittingSpread.from_json(spread) if isinstance(spread, dict) else None)
 
 
 @dataclass

@@ -6,6 +6,7 @@ read from every campaign it sat two or more sittings of (analysis.sittings.repea
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,8 @@ from fslab.history.catalogue import connect
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fslab.analysis.sittings.repeat import SittingSpread
+    from fslab.analysis.sittings.repeat import HistoryGroup
+    from fslab.core.environment_record import SittingSpread
 
 
 def campaign_rows(path: Path | None, name: str, host: str | None = None,
@@ -64,35 +66,56 @@ def sitting_pairs(runs: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
     return sitting_rows(pairs, sitting, host)
 
 
-def history_spread(path: Path | None, host: str, leave_out: str = "") -> SittingSpread:
-    """This host's between-sitting spread of the primary pairs' ratios from every
-    campaign it sat two or more sittings of (`leave_out`: a sitting not to count, the one
-    being judged); the prior alone when there is none (analysis.sittings.repeat)."""
-    from fslab.analysis.sittings.repeat import PRIOR
-    from fslab.analysis.sittings.repeat import spread_between_sittings as spread
+def history_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
+                   ) -> SittingSpread:
+    """This host's between-sitting spread of the primary pairs' ratios, and each
+    workload's, from every campaign it sat two or more sittings of (`leave_out`: sittings
+    not to count — the ones being judged or pooled); the prior alone when there is none
+    (analysis.sittings.repeat)."""
+    from fslab.analysis.sittings.repeat import PRIOR, spread_between_sittings
 
     where = Path(path) if path else None
+    left = sorted(set(leave_out))
     try:
         with connect(where) as db:
             found = db.execute(
                 "SELECT name, plan, count(*) AS k FROM campaigns WHERE host = $host AND "
-                "plan IS NOT NULL AND sitting <> $leave GROUP BY ALL HAVING count(*) >= 2",
-                {"host": host, "leave": leave_out}).df()
+                "plan IS NOT NULL AND NOT list_contains($leave, sitting) GROUP BY ALL "
+                "HAVING count(*) >= 2", {"host": host, "leave": left}).df()
     except UserError:
         return PRIOR
-    import dataclasses
-
     groups = []
     sittings: set[str] = set()
     for row in found.itertuples():
         rows, _ = campaign_rows(where, str(row.name), host, str(row.plan))
-        rows = rows[(rows["sitting"] != leave_out) & rows["primary"].astype(bool)]
-        for _, pair in rows.groupby(["workload", "op", "metric", "a", "b"], sort=False):
-            if len(pair) >= 2:
-                groups.append((pair["estimate"].tolist(), pair["se"].tolist()))
-                sittings |= set(pair["sitting"].astype(str))
-    found_spread = spread(groups)
-    return dataclasses.replace(found_spread, sittings=len(sittings)) if groups else found_spread
+        rows = rows[~rows["sitting"].isin(left) & rows["primary"].astype(bool)]
+        for group, used in history_groups(rows):
+            groups.append(group)
+            sittings |= used
+    return spread_between_sittings(groups, len(sittings)) if groups else PRIOR
+
+
+def history_groups(rows: pd.DataFrame) -> list[tuple[HistoryGroup, set[str]]]:
+    """One campaign's sittings (rows of SITTING_PAIRS) as the groups its spread is read
+    from: one per workload, each question's sittings in it, its independent contrasts
+    (its targets less one, at most its pairs), and the sittings it holds."""
+    from fslab.analysis.sittings.repeat import HistoryGroup
+
+    out = []
+    for workload, own in rows.groupby("workload", sort=True, observed=True):
+        estimates, ses, used = [], [], set()
+        for _, question in own.groupby(["op", "metric", "a", "b"], sort=True, observed=True):
+            if question["sitting"].nunique() >= 2:
+                estimates.append(question["estimate"].astype(float).tolist())
+                ses.append(question["se"].astype(float).tolist())
+                used |= set(question["sitting"].astype(str))
+        if not estimates:
+            continue
+        pairs = own[["a", "b"]].drop_duplicates()
+        targets = set(pairs["a"].astype(str)) | set(pairs["b"].astype(str))
+        out.append((HistoryGroup(str(workload), estimates, ses,
+                                 max(1, min(len(pairs), len(targets) - 1))), used))
+    return out
 
 
 def host_spreads(path: Path | None) -> list[tuple[str, SittingSpread]]:

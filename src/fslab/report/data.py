@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fslab.analysis.sittings.question import PooledQuestion
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.results.stats_files import Analysis
@@ -39,7 +40,7 @@ class ReportData:
     job_options: dict[str, dict[str, object]] = field(default_factory=dict)
     # Its sittings pooled (stats/pooled.csv, pooled_sittings.csv, the pooled verdicts'
     # lines: `fslab run --again`), or None
-    pooled: tuple[pd.DataFrame, pd.DataFrame, list[str]] | None = None
+    pooled: tuple[list[PooledQuestion], pd.DataFrame, list[str]] | None = None
 
     def named(self, names: dict[str, str]) -> ReportData:
         """The same data with every target shown by `names` (as short as the campaign

@@ -5,23 +5,27 @@ estimate with its interval, and where the next sitting should fall."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from fslab.analysis.sittings.question import PooledQuestion
+from fslab.analysis.sittings.table import PAIR
+from fslab.analysis.sittings.words import UNIT_WORDS, spread_words
 from fslab.core.metrics import title
-from fslab.core.units import format_bound
-from fslab.report.page import Page, esc
+from fslab.report.page import Chart, Page, esc
 
-PAIR = ["workload", "op", "metric", "a", "b"]
 ON_AVERAGE, NEXT = "pooled: on average", "next {unit}"
+AS_ONE = "as one campaign (τ ignored)"  # the fixed-effect pool: what one sitting would claim
 
 
-def forest_chart(question: pd.Series, units: pd.DataFrame) -> dict[str, Any]:
+def forest_chart(question: PooledQuestion, units: pd.DataFrame) -> Chart:
     """A forest plot (Plotly spec) of one pooled question: one row per unit with its
-    interval, the pooled mean's, the next unit's; ratios a/b on a log axis."""
-    by = str(question["by"])
-    unit = "machine" if by == "host" else "sitting"
+    interval, the pooled mean's, the same runs read as one campaign's (the fixed-effect
+    pool: how much narrower an interval that ignores τ would claim to be), the next
+    unit's; ratios a/b on a log axis."""
+    unit = UNIT_WORDS.get(question.by, (question.by, ""))[0]
     labels = [f"{unit} {i + 1} ({str(row.unit)[:8]})" for i, row in
               enumerate(units.itertuples())]
     ratios = units["ratio"].astype(float).tolist()
@@ -29,24 +33,25 @@ def forest_chart(question: pd.Series, units: pd.DataFrame) -> dict[str, Any]:
     highs = units["ratio_ci_high"].astype(float).tolist()
     traces: list[dict[str, Any]] = [_points(f"each {unit}", labels, ratios, lows, highs,
                                             "#1f77b4", "circle")]
-    ratio = float(question["ratio"])
-    traces.append(_points(ON_AVERAGE, [ON_AVERAGE], [ratio],
-                          [float(question["ratio_ci_low"])],
-                          [float(question["ratio_ci_high"])], "#d62728", "diamond"))
-    next_low, next_high = float(question["next_low"]), float(question["next_high"])
+    ratio = question.ratio
+    traces.append(_points(ON_AVERAGE, [ON_AVERAGE], [ratio], [question.ratio_ci_low],
+                          [question.ratio_ci_high], "#d62728", "diamond"))
+    traces.append(_points(AS_ONE, [AS_ONE], [ratio], [question.fixed_ci_low],
+                          [question.fixed_ci_high], "#7f7f7f", "square-open"))
+    next_low, next_high = question.next_low, question.next_high
     if math.isfinite(next_low):
         label = NEXT.format(unit=unit)
         traces.append(_points(label, [label], [ratio], [next_low], [next_high], "#ff7f0e",
                               "diamond-open"))
-    order = list(reversed(labels + [ON_AVERAGE] + ([NEXT.format(unit=unit)]
-                                                   if math.isfinite(next_low) else [])))
-    what = title(str(question["metric"]), long=True)
-    level = 100 * (1 - float(question["alpha"]))
+    order = list(reversed(labels + [ON_AVERAGE, AS_ONE] + ([NEXT.format(unit=unit)]
+                                                           if math.isfinite(next_low)
+                                                           else [])))
+    what = title(question.metric, long=True)
+    level = 100 * (1 - question.alpha)
     return {"data": traces, "layout": {
-        "title": {"text": f"{question['workload']}: {what}, {question['a']} / "
-                          f"{question['b']} over {int(question['k'])} {unit}s "
-                          f"({level:.4g} % intervals)"},
-        "xaxis": {"type": "log", "title": {"text": f"{question['a']} / {question['b']}"}},
+        "title": {"text": f"{question.workload}: {what}, {question.a} / {question.b} over "
+                          f"{question.k} {unit}s ({level:.4g} % intervals)"},
+        "xaxis": {"type": "log", "title": {"text": f"{question.a} / {question.b}"}},
         "yaxis": {"categoryorder": "array", "categoryarray": order, "automargin": True},
         "shapes": [{"type": "line", "x0": 1, "x1": 1, "xref": "x", "yref": "paper",
                     "y0": 0, "y1": 1, "line": {"dash": "dot", "color": "#888"}}],
@@ -64,26 +69,27 @@ def _points(name: str, labels: list[str], ratios: list[float], lows: list[float]
             "hovertemplate": "%{y}: %{x:.4g}×<extra></extra>"}
 
 
-def pooled_section(page: Page, pooled: pd.DataFrame, forest: pd.DataFrame,
+def pooled_section(page: Page, pooled: Sequence[PooledQuestion], forest: pd.DataFrame,
                    lines: list[str]) -> None:
-    """The section: the pooled verdicts, then a forest plot per primary question."""
+    """The section: the pooled verdicts, then a forest plot per primary question, then
+    the spread each rests on."""
     page.add("<h2>Next time: the sittings pooled</h2><pre style='white-space: pre-wrap'>"
              + esc("\n".join(lines)) + "</pre>")
-    primary = pooled[pooled["primary"].astype(bool)] if not pooled.empty else pooled
-    for _, question in primary.iterrows():
+    primary = [q for q in pooled if q.primary]
+    for question in primary:
         mask = pd.Series(True, index=forest.index)
         for column in PAIR:
-            mask &= forest[column].astype(str) == str(question[column])
+            mask &= forest[column].astype(str) == str(getattr(question, column))
         page.chart(forest_chart(question, forest[mask]))
-    if not primary.empty:
-        spread = ", ".join(
-            f"{row.workload} {format_bound(math.expm1(float(row.tau)) * 100)} %"
-            for row in primary.itertuples())
-        page.add("<p class='muted'>" + esc(f"Between-sitting spread τ per question: {spread}.")
+    if primary:
+        unit = UNIT_WORDS.get(primary[0].by, (primary[0].by, ""))[0]
+        spread = "; ".join(f"{q.workload} {q.op} {title(q.metric)} {q.a}/{q.b}: "
+                           f"{spread_words(q, unit)}" for q in primary)
+        page.add("<p class='muted'>" + esc(f"Between {unit}s, per question: {spread}.")
                  + "</p>")
 
 
-def pooled_report(name: str, pooled: pd.DataFrame, forest: pd.DataFrame,
+def pooled_report(name: str, pooled: Sequence[PooledQuestion], forest: pd.DataFrame,
                   lines: list[str]) -> str:
     """A whole report of a pooled directory (`fslab pool --out D`, then `fslab report D`)."""
     page = Page(f"fslab report: {name} (pooled)")

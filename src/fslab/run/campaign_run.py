@@ -27,6 +27,7 @@ from fslab.plan.preflight import prepare
 from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
+    from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
     from fslab.plan.order import Plan
     from fslab.plan.schema import Campaign
@@ -205,12 +206,10 @@ def simulated_host(campaign: Campaign) -> str:
     return ""
 
 
-def recorded_spread(catalogue: Path, host: str) -> dict[str, float]:
-    """The host's between-sitting spread in the catalogue (history/sittings.py), as
-    environment.json keeps it ("sitting" → "spread"); an unreadable catalogue counts as
-    none (the campaign never fails for its catalogue)."""
-    import dataclasses
-
+def recorded_spread(catalogue: Path, host: str) -> SittingSpread:
+    """The host's between-sitting spread in the catalogue (history/sittings.py), for
+    environment.json ("sitting" → "spread"); an unreadable catalogue counts as none (the
+    campaign never fails for its catalogue)."""
     from fslab.analysis.sittings.repeat import PRIOR
     from fslab.core.errors import UserError
     from fslab.history.sittings import history_spread as host_history
@@ -219,4 +218,4 @@ def recorded_spread(catalogue: Path, host: str) -> dict[str, float]:
         found = host_history(catalogue, host) if Path(catalogue).exists() else PRIOR
     except (UserError, OSError):
         found = PRIOR
-    return dataclasses.asdict(found)
+    return found

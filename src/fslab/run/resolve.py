@@ -45,6 +45,7 @@ from fslab.core.campaign_settings import LookCell
 from fslab.core.units import format_duration
 
 if TYPE_CHECKING:
+    from fslab.core.environment_record import SittingSpread
     from fslab.run.campaign_run import CampaignRun
     from fslab.run.runner import Progress, RunnerResult
 
@@ -94,12 +95,15 @@ def start_looking(run: CampaignRun) -> CampaignRun:
 def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
                budget_s: float, noise: pd.DataFrame | None = None, runtime: int = 0,
                level: float | None = None, margin: float = 0.10,
-               between: float = math.nan) -> Round:
+               between: SittingSpread | None = None) -> Round:
     """The cells the next round measures, up to which iteration and at what run length
     (module doc): `noise` is stats/noise.csv, `runtime` the campaign's, `level` the next
-    look's per-pair α. `between`: the machine's between-sitting spread of a ratio (log
-    scale; a campaign recorded with --catalogue read it from its host's history): an open
-    pair whose interval is narrower than it is not narrowed further (SITTING_BOUND)."""
+    look's per-pair α. `between`: the machine's between-sitting spread of a ratio (a
+    campaign recorded with --catalogue read it from its host's history; each workload's
+    own where it has one): an open pair whose interval is narrower than it is not
+    narrowed further (SITTING_BOUND)."""
+    from fslab.analysis.sittings.repeat import as_percent, for_workload
+
     seconds = seconds_per_iteration(records)
     spent = sum(seconds.get((r.workload, r.target), 0.0) for r in records
                 if r.status == "ok")
@@ -112,10 +116,12 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
         if not pair.primary or pair.decision != UNRESOLVED or math.isnan(needs):
             continue
         half = math.log(pair.ratio_ci_high / pair.ratio_ci_low) / 2
-        if half <= between:
+        tau = (for_workload(between, pair.workload).tau if between is not None
+               and between.sittings else math.nan)
+        if half <= tau:
             stopped.append(SITTING_BOUND.format(
-                pair=f"{pair.a} ? {pair.b} on {pair.workload}", own=100 * math.expm1(half),
-                between=100 * math.expm1(between)))
+                pair=f"{pair.a} ? {pair.b} on {pair.workload}", own=as_percent(half),
+                between=as_percent(tau)))
             continue
         if math.isinf(needs):  # not at this length: perhaps at another (plan_workload)
             needs = float(MAX_ITERATIONS + 1)
@@ -146,7 +152,8 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
 
 
 SITTING_BOUND = ("{pair} stops narrowing here: its interval (±{own:.1f} %) is narrower than "
-                 "this machine's spread between sittings (±{between:.1f} %), so more "
+                 "this machine's spread between sittings (a sitting's ratio moves "
+                 "±{between:.1f} %, 1 SD), so more "
                  "iterations in this sitting buy nothing that holds next time; run another "
                  "sitting instead: fslab run --again DIR")
 
@@ -228,8 +235,7 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
     run = start_looking(run)
     left_out: list[str] = []
     sitting = run.results.environment().sitting
-    recorded = (sitting.spread if sitting else None) or {}
-    between = float(recorded["tau"]) if recorded.get("sittings") else math.nan
+    between = sitting.spread if sitting else None
     while len(run.campaign.looks) < MAX_LOOKS:
         write_intervals(run.results)  # the noise within runs comes from their logs
         done = analyze_results(run.results)

@@ -1,8 +1,10 @@
 """Would this sitting's answers hold on a repeat here? Each primary pair's repeat interval
-(analysis.sittings.repeat) from its host's between-sitting spread, which a campaign
-recorded with --catalogue read from the catalogue as it started (environment.json
-"sitting" → "spread"): pairwise.csv's repeat_low, repeat_high and repeat_sittings, and a
-sentence per primary answer in the verdicts."""
+(analysis.sittings.repeat) from its host's between-sitting spread — its workload's own
+where the history has it — which a campaign recorded with --catalogue read from the
+catalogue as it started (environment.json "sitting" → "spread"): pairwise.csv's
+repeat_low, repeat_high and repeat_sittings, and a sentence per primary answer in the
+verdicts. A repeat is what `fslab run --again` runs: the campaign's own iterations, a
+resolved campaign's first look's (fewer than it ended with: its noise weighs more)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from dataclasses import replace
 import pandas as pd
 
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide, table_of
-from fslab.analysis.sittings.repeat import SittingSpread, as_percent, repeat_interval
+from fslab.analysis.sittings.repeat import as_percent, for_workload, repeat_interval
 from fslab.analysis.step import Step
-from fslab.core.environment_record import Environment
+from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment, SittingSpread
 
 HOLDS, MAY_NOT = "holds on a repeat here", "may not hold on a repeat"
 NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {host}, so "
@@ -24,23 +27,21 @@ NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {
               "make that history.")
 
 
-def spread_of(recorded: dict[str, float]) -> SittingSpread:
-    """The SittingSpread a run recorded (environment.json "sitting" → "spread")."""
-    return SittingSpread(float(recorded["tau"]), float(recorded["tau_df"]),
-                  int(recorded["sittings"]), float(recorded.get("raw_tau", math.nan)),
-                  float(recorded.get("df", 0.0)))
-
-
-def with_repeat(pairs: Sequence[Pair], spread: SittingSpread) -> list[Pair]:
-    """The pairs with each primary one's repeat interval (repeat_low, repeat_high) and the
-    earlier sittings it rests on (repeat_sittings; 0 without history: no interval)."""
+def with_repeat(pairs: Sequence[Pair], spread: SittingSpread, repeat_iterations: int = 0
+                ) -> list[Pair]:
+    """The pairs with each primary one's repeat interval (repeat_low, repeat_high) from
+    its workload's spread, and the earlier sittings it rests on (repeat_sittings; 0
+    without history: no interval). `repeat_iterations`: what a repeat runs (0: as many
+    as each pair rests on)."""
     out = []
     for pair in pairs:
         if pair.primary and spread.sittings and pair.se_log > 0:
-            low, high = repeat_interval(math.log(pair.ratio), pair.se_log, pair.df, spread,
-                                        pair.alpha)
+            ratio = pair.iterations / repeat_iterations if repeat_iterations else 1.0
+            own = for_workload(spread, pair.workload)
+            low, high = repeat_interval(math.log(pair.ratio), pair.se_log, pair.df, own,
+                                        pair.alpha, max(ratio, 1.0))
             pair = replace(pair, repeat_low=math.exp(low), repeat_high=math.exp(high),
-                           repeat_sittings=spread.sittings)
+                           repeat_sittings=own.sittings)
         out.append(pair)
     return out
 
@@ -57,8 +58,9 @@ def repeat_words(pair: Pair, spread: SittingSpread) -> str:
     """'ext4 / xfs on a repeat: 1.05–1.40× (5 earlier sittings) — holds on a repeat here'."""
     from fslab.core.units import format_bound
 
+    own = for_workload(spread, pair.workload)
     verdict = HOLDS if on_a_repeat(pair) == pair.decision else (
-        f"{MAY_NOT}: sittings here differ by ±{as_percent(spread.tau):.0f} %")
+        f"{MAY_NOT}: a sitting's ratio moves ±{as_percent(own.tau):.0f} % (1 SD) here")
     return (f"{pair.a} / {pair.b} on a repeat: {format_bound(pair.repeat_low)}–"
             f"{format_bound(pair.repeat_high)}× ({pair.repeat_sittings} earlier sittings) — "
             f"{verdict}")
@@ -76,19 +78,18 @@ def repeat_sentences(pairs: Sequence[Pair], spread: SittingSpread, host: str
             and math.isfinite(pair.repeat_low)]
 
 
-def _repeats(compared: list[Pair], environment: Environment
+def _repeats(compared: list[Pair], environment: Environment, settings: CampaignSettings
              ) -> tuple[list[Pair], pd.DataFrame, list[dict[str, str]]]:
     """(every pair, with its repeat interval where the run recorded its host's spread;
     pairwise.csv; the verdicts' rows on repeats)."""
     sitting = environment.sitting
     if sitting is None or sitting.spread is None:
         return compared, table_of(compared), []
-    spread = spread_of(sitting.spread)
-    pairs = with_repeat(compared, spread)
-    return pairs, table_of(pairs), repeat_sentences(pairs, spread, sitting.host)
+    pairs = with_repeat(compared, sitting.spread, settings.looks[0] if settings.looks else 0)
+    return pairs, table_of(pairs), repeat_sentences(pairs, sitting.spread, sitting.host)
 
 
 # Every reader of the pairs reads them with their repeat intervals (none without history).
-STEP = Step("repeats", reads=("compared", "environment"),
+STEP = Step("repeats", reads=("compared", "environment", "settings"),
             makes=("pairs", "pairwise", "repeat_rows"), run=_repeats,
             tables={"pairwise": "pairwise.csv"})

@@ -15,16 +15,22 @@ N(0, s_i²) its iterations' noise.
   variances, as HKSJ does, let its coverage fall to 90 % at τ = 0 here: each s_i rests on
   n − 1 = 4 df, and weights from noisy variances favour the sittings that happened to
   look steady.
-- **τ and I²** (Higgins & Thompson 2002): Paule–Mandel τ² and I² from `combine_effects`.
+- **τ and I²**: Paule–Mandel τ² (Paule & Mandel 1982), and I² = (Q − (k − 1))/Q from
+  Cochran's Q (Higgins & Thompson 2002), by `combine_effects`.
 - **The next sitting** ("next time"): where the next sitting's estimate should fall,
   ȳ ± t(k − 1) · s_y · √(1 + 1/k) — the exact prediction interval of one more draw of the
   same normal (it holds the next sitting's own iterations' noise, so it holds its true
   ratio too). It stands in for the Higgins–Thompson–Spiegelhalter interval (Higgins,
   Thompson & Spiegelhalter 2009; t on k − 2 df around the random-effects mean), which
-  covered a new sitting's true ratio in 87 % at τ = 0.05 here. It is given from k = 3:
-  from two sittings the exact interval is t(1) = 12.7 times their spread, which decides
-  nothing; with the machine's own between-sitting spread (analysis.sittings.repeat.SittingSpread:
-  the catalogue's earlier sittings) τ is borrowed instead.
+  covered a new sitting's true ratio in 86.5–90.5 % at τ = 0.05 and k ≥ 5 here. It is
+  given from k = 3: from two sittings the exact interval is t(1) = 12.7 times their
+  spread, which decides nothing.
+- **Two sittings with the host's history** (`spread`: analysis.sittings.repeat, the
+  catalogue's earlier sittings of this host, the pooled sittings left out): τ is borrowed,
+  for the mean and the next sitting alike — ȳ ± t(ν) · √((τ̃² + s̄²)/k) and
+  ȳ ± t(ν) · √((τ̃² + s̄²)(1 + 1/k)), s̄² the sittings' mean squared standard error, ν by
+  Welch–Satterthwaite over τ̃²'s degrees of freedom and the sittings' own: the next
+  interval is then always √3 × the mean's, so what holds next time holds on average.
 
 benchmarks/pool_coverage compares these with other candidates by simulation with known
 truth (docs/statistics.md: which was chosen and why).
@@ -39,17 +45,20 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtrit
 
-from fslab.analysis.sittings.repeat import SittingSpread, satterthwaite
+from fslab.analysis.pairs.pair import Pair
+from fslab.analysis.sittings.repeat import quantile, satterthwaite
+from fslab.core.environment_record import SittingSpread
 
 METHOD = ("sittings as a random effect: the mean of their log ratios with a t interval on "
-          "k − 1 df (HKSJ with equal weights: exact for balanced sittings); τ and I² by "
-          "Paule–Mandel; the next sitting's estimate by the exact prediction interval "
-          "t(k − 1) · s · √(1 + 1/k), from 3 sittings (2: τ from the host's history)")
+          "k − 1 df (HKSJ with equal weights: exact for balanced sittings); τ by "
+          "Paule–Mandel and I² from Cochran's Q (Higgins–Thompson); the next sitting's "
+          "estimate by the exact prediction interval t(k − 1) · s · √(1 + 1/k), from 3 "
+          "sittings (2: τ borrowed from the host's history for both intervals)")
 TWO = ("two sittings: an interval for the mean (on 1 degree of freedom) but none for the next "
        "sitting — two points cannot tell the sittings' spread; the host's history can "
        "(fslab history add, or record campaigns with --catalogue), or a third sitting "
        "(fslab run --again DIR)")
-BORROWED = "two sittings: the next sitting's interval borrows τ from this host's history"
+BORROWED = "two sittings: both intervals borrow τ from this host's history"
 
 
 @dataclass(frozen=True)
@@ -63,49 +72,49 @@ class Pooled:
     high: float
     next_low: float  # where the next sitting's estimate should fall (NaN: cannot be said)
     next_high: float
-    tau: float  # between-sitting SD of the log ratio (Paule–Mandel)
-    i2: float  # share of the sittings' spread that is between them
+    tau: float  # between-sitting SD of the log ratio (Paule–Mandel, of these sittings)
+    i2: float  # share of the sittings' spread that is between them (Cochran's Q)
     fixed_se: float  # the fixed-effect (inverse-variance) standard error, for comparison
     note: str = ""
+    borrowed_tau: float = math.nan  # τ̃ the intervals used, borrowed (NaN: not borrowed)
+    borrowed_sittings: int = 0  # the earlier sittings it rests on
 
 
 def pool(estimates: Sequence[float], ses: Sequence[float], level: float = 0.05,
          spread: SittingSpread | None = None, df: float = 4.0) -> Pooled:
     """k ≥ 2 sittings' log ratios and standard errors → Pooled, each interval at 1 − level
-    (module docstring). `spread`: the host's between-sitting spread, used for the next
-    sitting when there are only two; `df`: each sitting's own degrees of freedom."""
+    (module docstring). `spread`: the host's between-sitting spread for this question,
+    borrowed when there are only two; `df`: each sitting's own degrees of freedom."""
     y = np.asarray(estimates, dtype=float)
     s = np.asarray(ses, dtype=float)
     k = len(y)
     if k < 2:
         raise ValueError("pooling needs at least 2 sittings")
     estimate = float(y.mean())
-    sd = float(y.std(ddof=1))
-    se = sd / math.sqrt(k)
-    crit = float(stdtrit(k - 1, 1 - level / 2))
     tau, i2, fixed_se = heterogeneity(y, s)
+    if k == 2 and spread is not None and spread.sittings > 0:
+        known, own = spread.tau ** 2, float(np.mean(s * s))
+        crit = quantile(satterthwaite([(known, spread.tau_df), (own, k * df)]), level)
+        se = math.sqrt((known + own) / k)
+        half = crit * math.sqrt((known + own) * (1 + 1 / k))
+        return Pooled(k, estimate, se, estimate - crit * se, estimate + crit * se,
+                      estimate - half, estimate + half, tau, i2, fixed_se, BORROWED,
+                      spread.tau, spread.sittings)
+    sd = float(y.std(ddof=1)) if np.ptp(y) > 0 else 0.0  # identical: exactly none
+    se = sd / math.sqrt(k)
+    crit = quantile(k - 1, level)
     next_low = next_high = math.nan
-    note = ""
     if k >= 3:
         half = crit * sd * math.sqrt(1 + 1 / k)
         next_low, next_high = estimate - half, estimate + half
-    elif spread is not None and spread.sittings > 0:
-        known, own = spread.tau ** 2, float(np.mean(s * s))
-        # the next estimate less the mean of two: 2τ² + own noise, (τ² + own) / 2 of it
-        variance = (known + own) * (1 + 1 / k)
-        nu = satterthwaite([(known, spread.tau_df), (own, k * df)])
-        half = float(stdtrit(min(nu, 1e6), 1 - level / 2)) * math.sqrt(variance)
-        next_low, next_high = estimate - half, estimate + half
-        note = BORROWED
-    else:
-        note = TWO
     return Pooled(k, estimate, se, estimate - crit * se, estimate + crit * se, next_low,
-                  next_high, tau, i2, fixed_se, note)
+                  next_high, tau, i2, fixed_se, "" if k >= 3 else TWO)
 
 
 def heterogeneity(estimates: np.ndarray, ses: np.ndarray) -> tuple[float, float, float]:
-    """(τ, I², the fixed-effect standard error): Paule–Mandel τ² and I² by statsmodels'
-    `combine_effects` (a sitting of identical values weighs as a very precise one)."""
+    """(τ, I², the fixed-effect standard error): Paule–Mandel τ², and I² from Cochran's Q
+    (Higgins & Thompson 2002), by statsmodels' `combine_effects` (a sitting of identical
+    values weighs as a very precise one)."""
     import warnings
 
     from statsmodels.stats.meta_analysis import combine_effects
@@ -141,21 +150,31 @@ def ratio_interval(pooled: Pooled) -> tuple[float, float, float, float, float]:
             math.exp(pooled.next_low), math.exp(pooled.next_high))
 
 
-def decisions(pooled: Pooled, better: str, margin: float) -> tuple[str, str]:
-    """(on average, next time): each interval read by the verdicts' rule and margin — the
-    pooled estimate as a pair record with that interval, decided by analysis.pairs.pair.
-    decide: faster or slower when it excludes 1, equivalent inside the margin, else
-    unresolved; no next interval is unresolved."""
-    from dataclasses import replace
+NO_SPREAD = "the sittings gave the same estimate: no spread to read an interval from"
 
-    from fslab.analysis.pairs.pair import Pair, decide
+
+def as_pair(ratio: float, low: float, high: float, better: str, note: str = "") -> Pair:
+    """An interval about a pooled ratio as the pair record the verdicts' rule reads: it
+    excludes 1 or not; without an interval (`note`, or none to read: NaN, or sittings
+    that agree exactly) it is not estimable."""
+    if not note and not (math.isfinite(low) and math.isfinite(high)):
+        note = "no interval"
+    elif not note and high <= low:
+        note = NO_SPREAD
+    return Pair(ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, better=better,
+                significant=not note and (low > 1 or high < 1), note=note)
+
+
+def decisions(pooled: Pooled, better: str, margin: float) -> tuple[str, str]:
+    """(on average, next time): each interval read by the verdicts' rule and margin (the
+    pooled estimate as a pair record with that interval, decided by analysis.pairs.pair.
+    decide): faster or slower when it excludes 1, equivalent inside the margin, else
+    unresolved; no interval is unresolved."""
+    from fslab.analysis.pairs.pair import decide
 
     ratio, low, high, next_low, next_high = ratio_interval(pooled)
-    mean = Pair(ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, se_log=pooled.se,
-                better=better, significant=low > 1 or high < 1,
-                note="" if math.isfinite(pooled.se) and pooled.se > 0 else "no spread")
-    following = replace(mean, ratio_ci_low=next_low, ratio_ci_high=next_high,
-                        significant=next_low > 1 or next_high < 1,
-                        note="" if math.isfinite(next_low) else pooled.note or "no interval")
+    mean = as_pair(ratio, low, high, better)
+    following = as_pair(ratio, next_low, next_high, better,
+                        "" if math.isfinite(next_low) else pooled.note or "no interval")
     return (decide(mean, margin, needs=False).decision,
             decide(following, margin, needs=False).decision)

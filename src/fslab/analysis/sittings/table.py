@@ -1,5 +1,6 @@
 """stats/pooled.csv: every pair of several sittings (or machines) of one campaign pooled
-(analysis.sittings.pooled), decided on average and next time by the verdicts' rule; and
+(analysis.sittings.pooled), decided on average and next time by the verdicts' rule (a
+PooledQuestion each: analysis/sittings/question.py); and
 each sitting's own estimate beside it (pooled_sittings.csv: the forest plot's rows).
 
 Input: one row per sitting × pair (SITTING_PAIRS), read off each sitting's pairwise.csv
@@ -17,18 +18,25 @@ from typing import Literal
 import pandas as pd
 
 from fslab.analysis.pairs.pair import Pair
-from fslab.analysis.sittings.pooled import METHOD, decisions, fixed_effect, pool, ratio_interval
-from fslab.analysis.sittings.repeat import SittingSpread
+from fslab.analysis.sittings.pooled import (
+    METHOD,
+    TWO,
+    decisions,
+    fixed_effect,
+    pool,
+    ratio_interval,
+)
+from fslab.analysis.sittings.question import PooledQuestion
+from fslab.analysis.sittings.repeat import for_workload
+from fslab.core.environment_record import SittingSpread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
 
 ALPHA = 0.05
 By = Literal["sitting", "host"]
 PAIR = ["workload", "op", "metric", "primary", "a", "b"]
 SITTING_PAIRS = ["sitting", "host", *PAIR, "estimate", "se", "df", "machine_s"]
-POOLED_COLUMNS = [*PAIR, "k", "ratio", "ratio_ci_low", "ratio_ci_high", "next_low",
-                  "next_high", "tau", "i2", "decision", "next_decision", "machine_s", "by",
-                  "units", "alpha", "family", "margin", "se_log", "fixed_ci_low",
-                  "fixed_ci_high", "note", "method"]
+TWO_HOSTS = ("two sittings of two hosts: no next interval — neither host's history "
+             "speaks for the pair, and two points cannot tell their spread")
 FOREST_COLUMNS = [*PAIR, "unit", "ratio", "ratio_ci_low", "ratio_ci_high", "host"]
 
 
@@ -58,46 +66,62 @@ def units_of(rows: pd.DataFrame, by: By) -> pd.DataFrame:
 
 
 def pooled_table(rows: pd.DataFrame, by: By = "sitting", margin: float = 0.10,
-                 spread: SittingSpread | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(pooled, forest): POOLED_COLUMNS for every pair that two or more units measured,
+                 spread: SittingSpread | None = None, family: int | None = None
+                 ) -> tuple[list[PooledQuestion], pd.DataFrame]:
+    """(pooled, forest): a PooledQuestion for every pair that two or more units measured,
     FOREST_COLUMNS for each unit's own estimate at the same level. `spread`: the host's
-    between-sitting spread (a next interval from two sittings)."""
+    between-sitting spread, each workload's own (repeat.for_workload), borrowed by two
+    sittings of that host; `family`: the primary questions' Bonferroni family (default:
+    how many there are; 1: each at 1 − ALPHA)."""
+    from scipy.special import stdtrit
+
     units = units_of(rows, by)
     groups = [(key, group) for key, group in units.groupby(PAIR, sort=True, observed=True)
               if group["unit"].nunique() >= 2]
-    family = max(1, sum(1 for key, _ in groups if bool(key[3])))
+    for key, group in groups:
+        if group["unit"].nunique() != len(group):
+            raise ValueError(f"{'/'.join(map(str, key))}: a sitting is given twice")
+    family = family or max(1, sum(1 for key, _ in groups if bool(key[3])))
     pooled, forest = [], []
     for key, group in groups:
-        primary = bool(key[3])
+        asked = dict(zip(PAIR, key, strict=True))
+        primary = bool(asked["primary"])
         level = ALPHA / family if primary else ALPHA
+        borrowed = None
+        if spread is not None and by == "sitting" and group["host"].nunique() == 1:
+            borrowed = for_workload(spread, str(asked["workload"]))
         found = pool(group["estimate"].to_numpy(float), group["se"].to_numpy(float), level,
-                     spread if by == "sitting" else None,
-                     float(group["df"].mean()) if len(group) else 4.0)
+                     borrowed, float(group["df"].mean()))
         ratio, low, high, next_low, next_high = ratio_interval(found)
-        better = METRIC_UNITS.get(str(key[2]), ("", HIGHER))[1]
+        better = METRIC_UNITS.get(str(asked["metric"]), ("", HIGHER))[1]
         # what one campaign of all the sittings' iterations would claim (τ ignored)
         _, fixed_low, fixed_high = fixed_effect(group["estimate"], group["se"], group["df"],
                                                 level)
         decision, following = decisions(found, better, margin) if primary else ("", "")
-        pooled.append({**dict(zip(PAIR, key, strict=True)), "k": found.k, "ratio": ratio,
-                       "ratio_ci_low": low, "ratio_ci_high": high, "next_low": next_low,
-                       "next_high": next_high, "tau": found.tau, "i2": found.i2,
-                       "decision": decision, "next_decision": following,
-                       "machine_s": float(group["machine_s"].sum(min_count=1)),
-                       "by": by, "units": ";".join(map(str, group["unit"])),
-                       "alpha": level, "family": family if primary else 1,
-                       "margin": margin, "se_log": found.se,
-                       "fixed_ci_low": math.exp(fixed_low),
-                       "fixed_ci_high": math.exp(fixed_high), "note": found.note,
-                       "method": METHOD})
-        from scipy.special import stdtrit
-
+        pooled.append(PooledQuestion(
+            workload=str(asked["workload"]), op=str(asked["op"]), metric=str(asked["metric"]),
+            primary=primary, a=str(asked["a"]), b=str(asked["b"]), k=found.k, ratio=ratio,
+            ratio_ci_low=low, ratio_ci_high=high, next_low=next_low, next_high=next_high,
+            tau=found.tau, i2=found.i2, decision=decision, next_decision=following,
+            machine_s=float(group["machine_s"].sum(min_count=1)), by=by,
+            units=";".join(map(str, group["unit"])), alpha=level,
+            family=family if primary else 1, margin=margin, se_log=found.se,
+            fixed_ci_low=math.exp(fixed_low), fixed_ci_high=math.exp(fixed_high),
+            note=_two_hosts(found.note, group, by), method=METHOD,
+            tau_borrowed=found.borrowed_tau, tau_sittings=found.borrowed_sittings,
+            better=better))
         for unit in group.itertuples():
             crit = float(stdtrit(max(float(unit.df), 1.0), 1 - level / 2))
-            forest.append({**dict(zip(PAIR, key, strict=True)), "unit": str(unit.unit),
+            forest.append({**asked, "unit": str(unit.unit),
                            "ratio": math.exp(float(unit.estimate)),
                            "ratio_ci_low": math.exp(float(unit.estimate) - crit * unit.se),
                            "ratio_ci_high": math.exp(float(unit.estimate) + crit * unit.se),
                            "host": str(unit.host)})
-    return (pd.DataFrame(pooled, columns=POOLED_COLUMNS),
-            pd.DataFrame(forest, columns=FOREST_COLUMNS))
+    return pooled, pd.DataFrame(forest, columns=FOREST_COLUMNS)
+
+
+def _two_hosts(note: str, group: pd.DataFrame, by: By) -> str:
+    """Two sittings of two hosts borrow no host's history: say so."""
+    if note == TWO and by == "sitting" and group["host"].nunique() > 1:
+        return TWO_HOSTS
+    return note
