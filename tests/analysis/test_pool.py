@@ -256,3 +256,36 @@ def test_run_again_adds_sittings_and_pools_them_into_the_directory(tmp_path):
         assert_one_line_error(fslab_here("run", "--again", str(first), *flag),
                               f"--again repeats {first}'s plan: drop {flag[0]}")
     assert not (first / "sittings" / "4").exists()
+
+
+def test_the_repeat_interval_through_the_catalogue_against_known_truth(tmp_path):
+    """The repeat path end to end (B2): five sittings of a simulator campaign recorded in
+    a catalogue (each target's level moves by S = 0.10 per sitting: a ratio's τ is 0.14),
+    a sixth started with --catalogue reads its host's spread as it starts
+    (environment.json), and its repeat intervals hold a seventh sitting's estimates."""
+    from fslab.results.store import ResultsDir
+
+    catalogue = tmp_path / "catalogue"
+    for seed in range(1, 6):
+        sitting(tmp_path, seed, sitting_sd=0.10, jobs=4, catalogue=catalogue)
+    today = sitting(tmp_path, 6, sitting_sd=0.10, jobs=4, catalogue=catalogue)
+    following = sitting(tmp_path / "next", 7, sitting_sd=0.10, jobs=4)
+    spread = ResultsDir.open(today).environment().sitting.spread
+    assert spread.sittings == 5 and set(spread.workloads) == {"w1", "w2", "w3", "w4"}
+    assert 0.07 < spread.tau < 0.25  # the truth: √2 × 0.10
+    pairs = pd.read_csv(today / "stats" / "pairwise.csv").set_index("workload")
+    estimates = pd.read_csv(following / "stats" / "pairwise.csv").set_index("workload")
+    assert (pairs["repeat_sittings"] == 5).all()
+    held = ((pairs["repeat_low"] <= estimates["ratio"])
+            & (estimates["ratio"] <= pairs["repeat_high"]))
+    assert held.sum() >= 3, pd.concat([pairs[["repeat_low", "repeat_high"]],
+                                       estimates["ratio"]], axis=1)
+    # each sitting's pairs were derived once, beside the parts, and read back the same (C10)
+    from fslab.history.sittings import history_spread
+
+    from fslab.history.identity import campaign_id
+
+    derived = sorted((catalogue / "derived" / "sitting_pairs").glob("*.parquet"))
+    assert len(derived) == 5
+    assert history_spread(catalogue, "h1", leave_out={campaign_id(today)}) == spread
+    assert sorted((catalogue / "derived" / "sitting_pairs").glob("*.parquet")) == derived

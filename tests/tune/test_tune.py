@@ -31,6 +31,7 @@ from fslab.tune.simulated import SimulatedMeasure
 from fslab.tune.space import parse_bound, space_of
 from fslab.tune.tuner import tune_question
 from fslab.tune.unsafe import check_space
+from tests.cli.test_cli import assert_one_line_error
 from tests.conftest import fslab_here
 
 EFFECTS = {"noatime": 1.25, "commit=60": 1.1, "noatime+commit=60": 0.95, "-I 128": 0.85}
@@ -355,11 +356,27 @@ def test_tune_again_confirms_the_recommendation_in_new_sittings_and_pools_it(tmp
     api.tune(simulator(3, {"noatime": 1.3}), request, out, lab=Lab(tmp_path / "lab"))
     first = pd.read_csv(out / "stats" / "tune_options.csv")
     assert first.set_index("factor").loc["mount_options.atime", "verdict"] == "change"
+    # this host's history: three sittings of another campaign, recorded in a catalogue
+    from fslab.results.store import ResultsDir
+    from tests.analysis.test_pool import sitting
+
+    environment = ResultsDir.open(out / "confirm").environment()
+    host = environment.sitting.host if environment.sitting else environment.host
+    catalogue = tmp_path / "catalogue"
+    for seed in (1, 2, 3):
+        sitting(tmp_path / "history", seed, host=host, catalogue=catalogue)
+    assert_one_line_error(fslab_here("tune", "--again", str(out), "--factor",
+                                     "mount_options.atime=relatime,noatime"),
+                          "drop --factor")
     for number in (2, 3):
         done = fslab_here("tune", "--again", str(out), "--lab", str(tmp_path / "lab"),
-                          "--seed", str(10 + number))  # a sitting is its seed
+                          "--seed", str(10 + number), "--catalogue", str(catalogue))
         assert done.returncode == 0, done.stderr
         assert (out / "sittings" / str(number) / "confirm" / "format.json").exists()
+        if number == 2:  # two sittings borrow the host's spread: a next interval (C1)
+            two = pd.read_csv(out / "stats" / "tune_options.csv").set_index("factor")
+            assert two.loc["mount_options.atime", "sittings"] == 2
+            assert math.isfinite(two.loc["mount_options.atime", "next_low"]), done.stdout
     table = pd.read_csv(out / "stats" / "tune_options.csv")
     assert list(table.columns[:len(first.columns)]) == list(first.columns)
     options = table.set_index("factor")

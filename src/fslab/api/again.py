@@ -5,6 +5,7 @@ pooled.csv (api/pool.py). DIR itself is sitting 1."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,12 +18,28 @@ if TYPE_CHECKING:
 SITTINGS = "sittings"
 
 
-def sittings_of(directory: Path) -> list[Path]:
-    """DIR and its further sittings (DIR/sittings/N that finished: each has stats/), in
-    order."""
+def sittings_of(directory: Path, finished: Callable[[Path], bool] | None = None
+                ) -> list[Path]:
+    """DIR and its further sittings that finished (DIR/sittings/N: by default each has
+    stats/; `finished` says otherwise, e.g. a tune's confirmation analysed), in order."""
+    done = finished or (lambda p: (p / "stats").is_dir())
     found = sorted((p for p in (Path(directory) / SITTINGS).glob("*")
-                    if p.name.isdigit() and (p / "stats").is_dir()), key=lambda p: int(p.name))
+                    if p.name.isdigit() and done(p)), key=lambda p: int(p.name))
     return [Path(directory), *found]
+
+
+def next_sitting(directory: Path, seed: int | None, own: int | None) -> tuple[Path, int]:
+    """(where DIR's next sitting goes, its seed): DIR/sittings/N, N one past every sitting
+    begun there (one that did not finish keeps its number, and is not pooled), under
+    `seed`, else a random one; refused in one line when it is DIR's own `own` (the same
+    seed, the same sitting)."""
+    taken = {int(p.name) for p in (Path(directory) / SITTINGS).glob("*") if p.name.isdigit()}
+    number = max(taken | {1}) + 1
+    chosen = seed if seed is not None else secrets.randbelow(2 ** 31 - 1) + 1
+    if chosen == own:
+        raise UserError(f"--seed {chosen} is {directory}'s own: a new sitting needs a new "
+                        "seed")
+    return Path(directory) / SITTINGS / str(number), chosen
 
 
 def again_campaign(directory: Path, seed: int | None = None) -> tuple[Campaign, Path]:
@@ -36,17 +53,11 @@ def again_campaign(directory: Path, seed: int | None = None) -> tuple[Campaign, 
         raise UserError(f"{directory} is a pooled directory: give the results directory of "
                         "the campaign's first sitting")
     campaign = resume_campaign(directory)
-    taken = {int(p.name) for p in (directory / SITTINGS).glob("*") if p.name.isdigit()}
-    number = max(taken | {1}) + 1
-    used = {campaign.seed}
-    campaign.seed = seed if seed is not None else secrets.randbelow(2 ** 31 - 1) + 1
-    if campaign.seed in used:
-        raise UserError(f"--seed {campaign.seed} is DIR's own: a new sitting needs a new seed")
+    out, campaign.seed = next_sitting(directory, seed, campaign.seed)
     if campaign.looks:  # a campaign that resolved: its own iterations, not its looks'
         campaign.iterations = campaign.looks[0]
         campaign.looks, campaign.look_cells = [], []
     campaign.first_iteration = 1
-    out = directory / SITTINGS / str(number)
     campaign.out = str(out)
     return campaign, out
 

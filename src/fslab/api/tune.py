@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
+    from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
     from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
@@ -76,32 +77,43 @@ def tune_resumed(out: Path) -> tuple[Campaign, TuneRequest]:
 
 
 def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | None = None,
-               seed: int | None = None) -> list[str]:
+               seed: int | None = None, catalogue: Path | None = None) -> list[str]:
     """`fslab tune --again DIR`: DIR's recommendation and its ablation confirmed in a new
-    sitting (DIR/sittings/N, a new seed) and each option's contribution pooled over every
-    sitting into DIR/stats/tune_options.csv (tune/again.py); the lines to print."""
-    import secrets
-
-    from fslab.api.again import SITTINGS
+    sitting (DIR/sittings/N, a new seed: api/again.next_sitting, as `fslab run --again`)
+    and each option's contribution pooled over every sitting that finished into
+    DIR/stats/tune_options.csv (tune/again.py); with two sittings and a `catalogue`, τ is
+    borrowed from this host's history. The lines to print."""
+    from fslab.api.again import next_sitting, sittings_of
     from fslab.host.lab import Lab
     from fslab.results.store import write_atomic
-    from fslab.tune.again import again
+    from fslab.tune.again import again, confirmed
 
     directory = Path(directory)
     if not (directory / "stats" / "tune_options.csv").exists():
         raise UserError(f"{directory} holds no finished tune (stats/tune_options.csv): "
                         "give the --out of a `fslab tune` that ended")
     campaign, request = tune_resumed(directory)
-    before = sorted((p for p in (directory / SITTINGS).glob("*") if p.name.isdigit()),
-                    key=lambda p: int(p.name))
-    number = max([1, *(int(p.name) for p in before)]) + 1
-    old = campaign.seed
-    campaign.seed = seed if seed is not None else secrets.randbelow(2 ** 30) + 1
-    if campaign.seed == old:
-        raise UserError(f"--seed {old} is the tune's own: a new sitting needs a new seed")
+    earlier = sittings_of(directory, confirmed)
+    out, campaign.seed = next_sitting(directory, seed, campaign.seed)
     space = request.space([t.fs for t in campaign.targets])
-    table, lines = again(directory, campaign, space, request.margin,
-                         [directory, *before, directory / SITTINGS / str(number)],
-                         lab or Lab(), progress)
+    spread = _host_spread(catalogue, directory) if len(earlier) == 1 else None
+    table, lines = again(directory, campaign, space, request.margin, [*earlier, out],
+                         lab or Lab(), progress, spread)
     write_atomic(directory / "stats" / "tune_options.csv", table.to_csv(index=False))
     return lines
+
+
+def _host_spread(catalogue: Path | None, directory: Path) -> SittingSpread | None:
+    """The between-sitting spread of the host the tune ran on, from the catalogue (None:
+    none given)."""
+    if catalogue is None or not Path(catalogue).exists():
+        return None
+    from fslab.history.sittings import history_spread
+    from fslab.results.store import ResultsDir
+    from fslab.tune.measure import CONFIRM
+
+    for found in sorted(Path(directory).rglob(f"{CONFIRM}/format.json")):
+        environment = ResultsDir.open(found.parent).environment()
+        host = (environment.sitting.host if environment.sitting else "") or environment.host
+        return history_spread(catalogue, host)
+    return None

@@ -61,6 +61,9 @@ def tune(
     again: Annotated[Path | None, typer.Option(
         "--again", metavar="DIR", help="Confirm DIR's recommendation and its ablation in "
         "a new sitting and pool each option's contribution over every sitting.")] = None,
+    catalogue: Annotated[Path | None, typer.Option(
+        "--catalogue", help="With --again: the catalogue whose earlier sittings of this "
+        "host give the spread two sittings borrow for their next interval.")] = None,
     lab: LabOption = None,
 ) -> None:
     """Find the few options that matter for a workload and their best setting within a
@@ -72,10 +75,24 @@ def tune(
         if resume or campaign_file is not None or out is not None:
             raise UserError("--again DIR confirms DIR's own tune in a new sitting: drop the "
                             "campaign file, --out and --resume")
-        for line in api.tune_again(again, lab=api.make_lab(lab), seed=seed):
+        given = {"--factor": factor, "--budget": budget, "--max-runs": max_runs,
+                 "--margin": margin, "--objective": objective, "--subject-to": subject_to,
+                 "--allow-unsafe": allow_unsafe or None, "--fs": fs, "--preset": preset,
+                 "--workloads": workloads, "--runtime": runtime, "--size": size,
+                 "--rounds": rounds, "--no-ceiling": no_ceiling or None,
+                 "--dry-run": dry_run or None}
+        changed = [flag for flag, value in given.items() if value is not None]
+        if changed:
+            raise UserError(f"--again confirms {again}'s own tune: drop {', '.join(changed)} "
+                            "(a new sitting confirms the same recommendation, new seed)")
+        for line in api.tune_again(again, lab=api.make_lab(lab), seed=seed,
+                                   catalogue=catalogue):
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"Wrote {again / 'stats' / 'tune_options.csv'}", highlight=False)
         return
+    if catalogue is not None:
+        raise UserError("--catalogue goes with --again DIR (the host's spread for two "
+                        "sittings)")
     if resume:
         if out is None:
             raise UserError("--resume needs --out DIR: the tune to continue")

@@ -14,6 +14,7 @@ from fslab.core.errors import UserError
 from fslab.history.catalogue import connect
 
 if TYPE_CHECKING:
+    import duckdb
     import pandas as pd
 
     from fslab.analysis.sittings.repeat import HistoryGroup
@@ -25,32 +26,46 @@ def campaign_rows(path: Path | None, name: str, host: str | None = None,
     """(rows of SITTING_PAIRS, what was left out) for every sitting of the campaign
     `name` (on `host`) of `plan`, by default the plan its newest sitting has; refused in
     one line when there is none."""
-    import pandas as pd
-
-    from fslab.analysis.sittings.table import SITTING_PAIRS
-
     where = "name = $name" + (" AND host = $host" if host else "")
     parameters = {"name": name, **({"host": host} if host else {})}
     with connect(path) as db:
-        found = db.execute(f"SELECT campaign_id, sitting, host, plan, started FROM campaigns "
-                           f"WHERE {where} ORDER BY started, campaign_id", parameters).df()
+        found = db.execute(f"SELECT campaign_id, sitting, host, plan, started, added FROM "
+                           f"campaigns WHERE {where} ORDER BY started, campaign_id",
+                           parameters).df()
         if found.empty:
             on = f" on host {host}" if host else ""
             raise UserError(f"no campaign named {name!r}{on} in the catalogue "
                             "(`fslab history list` shows them)")
         plan = plan or found["plan"].iloc[-1]
         chosen = found[found["plan"] == plan] if plan is not None else found.iloc[-1:]
-        runs = db.execute("SELECT * FROM runs WHERE campaign_id IN (SELECT unnest($ids))",
-                          {"ids": list(chosen["campaign_id"])}).df()
+        rows = sittings_rows(db, path, chosen)
     left = len(found) - len(chosen)
     note = (f"{left} sitting{'s' * (left != 1)} of an earlier plan of {name} left out "
             "(other targets, workloads or settings)") if left else ""
-    frames = [sitting_pairs(runs[runs["campaign_id"] == row.campaign_id], str(row.sitting),
-                            str(row.host)) for row in chosen.itertuples()]
-    frames = [frame for frame in frames if not frame.empty]
-    rows = (pd.concat(frames, ignore_index=True) if frames
-            else pd.DataFrame(columns=SITTING_PAIRS))
     return rows, note
+
+
+def sittings_rows(db: duckdb.DuckDBPyConnection, path: Path | None, chosen: pd.DataFrame
+                  ) -> pd.DataFrame:
+    """Rows of SITTING_PAIRS of the `chosen` campaigns (campaign_id, sitting, host, added):
+    each sitting's pairs as derived once (history/sitting_pairs.py), fitted on its runs
+    where they were not yet."""
+    import pandas as pd
+
+    from fslab.analysis.sittings.table import SITTING_PAIRS
+    from fslab.history.sitting_pairs import cached_pairs
+
+    about = {str(r.campaign_id): r for r in chosen.itertuples()}
+
+    def fit(ids: list[str]) -> dict[str, pd.DataFrame]:
+        runs = db.execute("SELECT * FROM runs WHERE campaign_id IN (SELECT unnest($ids))",
+                          {"ids": ids}).df()
+        return {c: sitting_pairs(runs[runs["campaign_id"] == c], str(about[c].sitting),
+                                 str(about[c].host)) for c in ids}
+
+    frames = [f for f in cached_pairs(path, chosen, fit) if not f.empty]
+    return (pd.concat(frames, ignore_index=True) if frames
+            else pd.DataFrame(columns=SITTING_PAIRS))
 
 
 def sitting_pairs(runs: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
@@ -71,25 +86,32 @@ def history_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
     """This host's between-sitting spread of the primary pairs' ratios, and each
     workload's, from every campaign it sat two or more sittings of (`leave_out`: sittings
     not to count — the ones being judged or pooled); the prior alone when there is none
-    (analysis.sittings.repeat)."""
+    (analysis.sittings.repeat). One read of the catalogue; each sitting's pairs derived
+    once (history/sitting_pairs.py)."""
     from fslab.analysis.sittings.repeat import PRIOR, spread_between_sittings
 
     where = Path(path) if path else None
     left = sorted(set(leave_out))
     try:
         with connect(where) as db:
-            found = db.execute(
-                "SELECT name, plan, count(*) AS k FROM campaigns WHERE host = $host AND "
-                "plan IS NOT NULL AND NOT list_contains($leave, sitting) GROUP BY ALL "
-                "HAVING count(*) >= 2", {"host": host, "leave": left}).df()
+            chosen = db.execute(
+                "SELECT campaign_id, sitting, host, name, plan, added FROM campaigns WHERE "
+                "host = $host AND plan IS NOT NULL AND NOT list_contains($leave, sitting) "
+                "QUALIFY count(*) OVER (PARTITION BY name, plan) >= 2 "
+                "ORDER BY name, plan, started, campaign_id", {"host": host, "leave": left}
+            ).df()
+            rows = sittings_rows(db, where, chosen) if not chosen.empty else None
     except UserError:
         return PRIOR
+    if rows is None or rows.empty:
+        return PRIOR
+    campaign_of = dict(zip(chosen["sitting"].astype(str), chosen["name"].astype(str) + "\0"
+                           + chosen["plan"].astype(str), strict=True))
+    rows = rows[rows["primary"].astype(bool)]
     groups = []
     sittings: set[str] = set()
-    for row in found.itertuples():
-        rows, _ = campaign_rows(where, str(row.name), host, str(row.plan))
-        rows = rows[~rows["sitting"].isin(left) & rows["primary"].astype(bool)]
-        for group, used in history_groups(rows):
+    for _, campaign in rows.groupby(rows["sitting"].astype(str).map(campaign_of), sort=True):
+        for group, used in history_groups(campaign):
             groups.append(group)
             sittings |= used
     return spread_between_sittings(groups, len(sittings)) if groups else PRIOR

@@ -26,13 +26,21 @@ from fslab.tune.measure import CONFIRM, CampaignMeasure, StageData, questions_of
 from fslab.tune.space import Config, Space
 
 if TYPE_CHECKING:
+    from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
     from fslab.plan.loading import Campaign
     from fslab.run.runner import Progress
 
 ROUNDS = max(LEAST_ROUNDS, 5)  # a repeat confirms on the tuner's least confirmation
 POOLED = ["sittings", "pooled_contribution", "pooled_ci_low", "pooled_ci_high", "next_low",
-          "next_high", "next_verdict"]
+          "next_high", "next_verdict", "pooled_decision"]
+
+
+def confirmed(sitting: Path) -> bool:
+    """Whether a sitting of a tune finished: every confirmation in it was analysed (a
+    confirmation is analysed once, at its end)."""
+    found = list(sitting.rglob(f"{CONFIRM}/format.json"))
+    return bool(found) and all((f.parent / "stats").is_dir() for f in found)
 
 
 def recommended_of(options: pd.DataFrame, space: Space) -> Config:
@@ -67,11 +75,14 @@ def contributions(measured: StageData, recommended: Config, margin: float
 
 
 def again(directory: Path, campaign: Campaign, space: Space, margin: float,
-          sittings: list[Path], lab: Lab, progress: Progress | None = None
-          ) -> tuple[pd.DataFrame, list[str]]:
+          sittings: list[Path], lab: Lab, progress: Progress | None = None,
+          spread: SittingSpread | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Confirm in the last of `sittings` (a new directory) and pool over all of them:
-    (tune_options.csv with POOLED, the lines to print)."""
-    from fslab.analysis.sittings.pooled import pool, ratio_interval
+    (tune_options.csv with POOLED, the lines to print). `spread`: the host's, borrowed
+    by two sittings (analysis/sittings/pooled.py)."""
+    from fslab.analysis.sittings.pooled import decisions, pool, ratio_interval
+    from fslab.analysis.sittings.repeat import for_workload
+    from fslab.analysis.sittings.words import next_words
     from fslab.plan.levels import path_name
 
     options = pd.read_csv(directory / "stats" / "tune_options.csv")
@@ -100,7 +111,7 @@ def again(directory: Path, campaign: Campaign, space: Space, margin: float,
         question = measure.question
         found: dict[int, list[tuple[float, float]]] = {}
         for root in sittings:
-            if question is None or not (place(root) / CONFIRM / "format.json").exists():
+            if question is None or not (place(root) / CONFIRM / "stats").is_dir():
                 continue
             measured = read(place(root) / CONFIRM, space, question, until=10 ** 6)
             for i, value in contributions(measured, recommended, margin).items():
@@ -112,15 +123,20 @@ def again(directory: Path, campaign: Campaign, space: Space, margin: float,
             if len(values) < 2:
                 options.loc[row, "sittings"] = len(values)
                 continue
-            pooled = pool([v for v, _ in values], [s for _, s in values], ALPHA / family)
+            pooled = pool([v for v, _ in values], [s for _, s in values], ALPHA / family,
+                          None if spread is None else for_workload(spread, job))
             ratio, low, high, next_low, next_high = ratio_interval(pooled)
-            sign = 1 if question is not None and question.better == "higher" else -1
-            helps = (next_low > 1) if sign > 0 else (next_high < 1)
-            verdict = "holds next time" if helps else "may not hold next time"
+            decision, following = decisions(pooled, question.better if question else
+                                             "higher", margin)
+            holds = next_words(decision, following)
             options.loc[row, POOLED] = [len(values), ratio, low, high, next_low, next_high,
-                                        verdict if math.isfinite(next_low) else ""]
-            shown = (f"next sitting {next_low:.3g}–{next_high:.3g}×: {verdict}"
-                     if math.isfinite(next_low) else "next sitting: not from 2 sittings")
+                                        holds, decision]
+            shown = (f"next sitting {next_low:.3g}–{next_high:.3g}×" + (f": {holds}" if holds
+                                                                        else "")
+                     if math.isfinite(next_low) else
+                     "next sitting: not from 2 sittings (give --catalogue to borrow this "
+                     "host's spread, or run --again once more)")
             lines.append(f"{job} on {target}: {name}: {(ratio - 1) * 100:+.0f} % over "
-                         f"{len(values)} sittings (CI {low:.3g}–{high:.3g}×); {shown}")
+                         f"{len(values)} sittings, {decision} (CI {low:.3g}–{high:.3g}×); "
+                         f"{shown}")
     return options, lines

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import FASTER, Pair
+from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
 from fslab.tune.credit import (
     CHANGE,
     KEEP,
@@ -55,14 +56,14 @@ __all__ = ["CHANGE", "KEEP", "Confirmation", "confirm", "least_runs", "sitting_r
 
 LEAST_ROUNDS = 3  # a paired t on fresh rounds has degrees of freedom from here
 FIRST_SHARE = 0.65  # of the confirmation's runs, stage 1's where a stage 2 may follow
-# Narrower than this, a contribution's interval says more than the next sitting will
-# keep: the spread of a ratio between sittings on one machine (the prior of
-# analysis/sittings/repeat.py, ±5 %; docs/statistics.md).
-SITTING_SPREAD = 0.05
+# Narrower than the spread of a ratio between sittings on one machine (the prior of
+# analysis/sittings/repeat.py, PRIOR_TAU, ±5 %; docs/statistics.md), a contribution's
+# interval says more than the next sitting will keep.
 SITTING_NOTE = ("the confirmation stopped at {rounds} rounds: past them its intervals "
                 "(±{width:.1f} %) would be narrower than a machine's usual spread between "
-                "sittings (±{spread:.0f} %), and more rounds in this sitting buy nothing "
-                "that holds next time; confirm in another sitting: fslab tune --again DIR")
+                "sittings (a ratio moves ±{spread:.0f} %, 1 SD), and more rounds in this "
+                "sitting buy nothing that holds next time; confirm in another sitting: "
+                "fslab tune --again DIR")
 
 
 @dataclass
@@ -211,7 +212,8 @@ def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
     """(rounds, the half-width they give, in %): the fewest rounds at which a contribution's
     interval — a paired t on that many rounds, its two configurations' spread that of the
     block model of the rounds seen so far (its 90 % upper bound: a spread read from a few
-    rounds is often too small), at α over `questions` — is as narrow as SITTING_SPREAD;
+    rounds is often too small), at α over `questions` — is as narrow as the prior spread
+    between sittings (analysis.sittings.repeat.PRIOR_TAU, log scale);
     a large number when those rounds cannot tell (no residual)."""
     from scipy import stats
 
@@ -224,8 +226,8 @@ def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
     level = 1 - alpha / (2 * max(1, questions))
     for rounds in range(LEAST_ROUNDS, 10 ** 4):
         half = float(stats.t.ppf(level, rounds - 1)) * sigma * math.sqrt(2 / rounds)
-        if half <= math.log1p(SITTING_SPREAD):
-            return rounds, 100 * math.expm1(half)
+        if half <= PRIOR_TAU:
+            return rounds, as_percent(half)
     return 10 ** 6, math.nan
 
 

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fslab.analysis.pairs.decisions import sign
+from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
 from fslab.core.errors import UserError
 from fslab.tune.budget import Budget
 from fslab.tune.confirm import (
     SITTING_NOTE,
-    SITTING_SPREAD,
     Confirmation,
     confirm,
     least_runs,
@@ -238,7 +238,7 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
                         budget.left(), margin, most_rounds=enough)
     if confirmed.capped:  # spend it in another sitting instead
         confirmed.notes.append(SITTING_NOTE.format(rounds=enough, width=narrowest,
-                                                   spread=100 * SITTING_SPREAD))
+                                                   spread=as_percent(PRIOR_TAU)))
     budget.spend(sum(len(s.configs) * len(s.rounds) for s in confirmed.stages))
     measured = confirmed.measured or (raced.measured if raced.entries else None) or (
         screened.measured if screened else raced.measured)
