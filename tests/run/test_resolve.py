@@ -155,3 +155,28 @@ def test_a_pair_narrower_than_the_machines_spread_between_sittings_is_not_narrow
     workload = str(row["workload"])
     own = SittingSpread(se / 2, 10, 5, workloads={workload: SittingSpread(2 * se, 4, 3)})
     assert not next_round(pairs, [], [5], 1e9, between=own).cells
+
+
+def test_a_repeat_plans_from_its_campaigns_noise_where_that_knows_more(tmp_path):
+    """A further sitting (DIR/sittings/N, fslab run --again) plans --resolve from DIR's
+    noise estimates where DIR measured a cell on more iterations (issue 51, item 6: a
+    repeat need not learn the machine's noise again); its own elsewhere; a directory
+    that is no sitting of another reads its own."""
+    import pandas as pd
+
+    from fslab.run.resolve import noise_beside
+
+    def noise(iterations: dict[str, int], between: float) -> pd.DataFrame:
+        return pd.DataFrame([{"target": t, "workload": "w", "op": "read", "metric": "iops",
+                              "iterations": n, "sigma_between": between}
+                             for t, n in iterations.items()])
+
+    first = tmp_path / "dir"
+    (first / "stats").mkdir(parents=True)
+    noise({"a": 30, "b": 5}, 0.1).to_csv(first / "stats" / "noise.csv", index=False)
+    own = noise({"a": 5, "b": 5, "c": 5}, 0.3)
+    found = noise_beside(first / "sittings" / "2", own).set_index("target")
+    assert found.loc["a", "sigma_between"] == 0.1 and found.loc["a", "iterations"] == 30
+    assert found.loc["b", "sigma_between"] == 0.3  # as many iterations: its own
+    assert found.loc["c", "sigma_between"] == 0.3 and len(found) == 3
+    assert noise_beside(tmp_path / "elsewhere", own) is own

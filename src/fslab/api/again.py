@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
+from fslab.results.store import SITTINGS
 
 if TYPE_CHECKING:
     from fslab.api.pool import PoolWritten
     from fslab.plan.loading import Campaign
-
-SITTINGS = "sittings"
 
 
 def sittings_of(directory: Path, finished: Callable[[Path], bool] | None = None

@@ -150,10 +150,11 @@ def _refuse_unlike(sittings: list[Sitting], differences: Callable[[Sitting, Sitt
 
 
 def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | None = None,
-              catalogue: Path | None = None) -> PoolWritten:
+              catalogue: Path | None = None, family: int | None = None) -> PoolWritten:
     """`fslab pool DIR DIR … --out OUT`: pool the sittings of one campaign (module
-    docstring); `catalogue`: where the host's history is, for two sittings. Everything is
-    checked before anything is analysed or written."""
+    docstring); `catalogue`: where the host's history is, for two sittings; `family`:
+    the primary questions' Bonferroni family (default: how many there are; 1: each at
+    95 %). Everything is checked before anything is analysed or written."""
     import pandas as pd
 
     from fslab.analysis.sittings.table import sitting_rows
@@ -178,7 +179,7 @@ def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | 
         spread = _spread(catalogue, sittings[0].host, {s.sitting for s in sittings})
     return write_pool(rows, out, unit, margin if margin is not None else
                       sittings[0].settings.margin, sittings[0].settings.name,
-                      [str(s.path) for s in sittings], spread)
+                      [str(s.path) for s in sittings], spread, family)
 
 
 def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str | None = None,
@@ -233,14 +234,15 @@ def _spread(catalogue: Path | None, host: str, pooled: set[str]) -> SittingSprea
 
 
 def write_pool(rows: pd.DataFrame, out: Path, by: By, margin: float, campaign: str,
-               sources: list[str], spread: SittingSpread | None) -> PoolWritten:
+               sources: list[str], spread: SittingSpread | None, family: int | None = None
+               ) -> PoolWritten:
     """Pool `rows` and write OUT's files (module docstring)."""
     from fslab.analysis.sittings.question import table_of
     from fslab.analysis.sittings.table import pooled_table
     from fslab.analysis.sittings.words import pooled_lines
     from fslab.results.store import write_atomic
 
-    questions, forest = pooled_table(rows, by, margin, spread)
+    questions, forest = pooled_table(rows, by, margin, spread, family)
     lines = pooled_lines(questions, campaign)
     stats = Path(out) / "stats"
     stats.mkdir(parents=True, exist_ok=True)

@@ -37,30 +37,33 @@ def _file(root: Path, campaign_id: str, added: str) -> Path:
 
 def cached_pairs(path: Path | None, sittings: pd.DataFrame,
                  fit: Callable[[list[str]], dict[str, pd.DataFrame]]) -> list[pd.DataFrame]:
-    """Each sitting's rows of SITTING_PAIRS (`sittings`: its campaign_id and added, in
-    order): read where derived before, else `fit` (campaign ids → their rows) and
-    written for next time."""
-    import pandas as pd
-
+    """The sittings' rows of SITTING_PAIRS (`sittings`: each one's campaign_id and
+    added): those derived before read in one pass, the others fitted (`fit`: campaign ids
+    → their rows) and written for next time."""
     root = resolve_path(path)
     keep = root.is_dir() and not is_legacy(root)
     files = {str(r.campaign_id): _file(root, str(r.campaign_id), str(r.added))
              for r in sittings.itertuples()}
-    found: dict[str, pd.DataFrame] = {}
+    there = {c: f for c, f in files.items() if f.exists()} if keep else {}
+    read = _read(list(there.values())) if there else None
+    missing = [c for c in files if read is None or c not in there]
+    fitted = fit(missing) if missing else {}
     if keep:
-        for campaign, file in files.items():
-            try:
-                found[campaign] = pd.read_parquet(file)
-            except (OSError, ValueError):
-                continue
-    missing = [c for c in files if c not in found]
-    if missing:
-        fitted = fit(missing)
-        found.update(fitted)
-        if keep:
-            for campaign, frame in fitted.items():
-                _write(files[campaign], frame)
-    return [found[c] for c in files if c in found]
+        for campaign, frame in fitted.items():
+            _write(files[campaign], frame)
+    return ([read] if read is not None else []) + list(fitted.values())
+
+
+def _read(files: list[Path]) -> pd.DataFrame | None:
+    """The rows of these derived files, in one pass (None: they do not read)."""
+    import duckdb
+
+    listed = ", ".join("'" + str(f).replace("'", "''") + "'" for f in files)
+    try:
+        return duckdb.connect().execute(
+            f"SELECT * FROM read_parquet([{listed}], union_by_name = true)").df()
+    except duckdb.Error:
+        return None
 
 
 def _write(file: Path, frame: pd.DataFrame) -> None:

@@ -107,37 +107,37 @@ def history_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
         return PRIOR
     campaign_of = dict(zip(chosen["sitting"].astype(str), chosen["name"].astype(str) + "\0"
                            + chosen["plan"].astype(str), strict=True))
-    rows = rows[rows["primary"].astype(bool)]
-    groups = []
-    sittings: set[str] = set()
-    for _, campaign in rows.groupby(rows["sitting"].astype(str).map(campaign_of), sort=True):
-        for group, used in history_groups(campaign):
-            groups.append(group)
-            sittings |= used
+    groups, sittings = history_groups(rows[rows["primary"].astype(bool)], campaign_of)
     return spread_between_sittings(groups, len(sittings)) if groups else PRIOR
 
 
-def history_groups(rows: pd.DataFrame) -> list[tuple[HistoryGroup, set[str]]]:
-    """One campaign's sittings (rows of SITTING_PAIRS) as the groups its spread is read
-    from: one per workload, each question's sittings in it, its independent contrasts
-    (its targets less one, at most its pairs), and the sittings it holds."""
+def history_groups(rows: pd.DataFrame, campaign_of: dict[str, str]
+                   ) -> tuple[list[HistoryGroup], set[str]]:
+    """(the groups a spread is read from, the sittings they hold): rows of SITTING_PAIRS
+    of several campaigns (`campaign_of`: each sitting's campaign) as one group per
+    campaign × workload, each question's sittings in it, with its independent contrasts
+    (its targets less one, at most its pairs)."""
     from fslab.analysis.sittings.repeat import HistoryGroup
 
-    out = []
-    for workload, own in rows.groupby("workload", sort=True, observed=True):
-        estimates, ses, used = [], [], set()
-        for _, question in own.groupby(["op", "metric", "a", "b"], sort=True, observed=True):
-            if question["sitting"].nunique() >= 2:
-                estimates.append(question["estimate"].astype(float).tolist())
-                ses.append(question["se"].astype(float).tolist())
-                used |= set(question["sitting"].astype(str))
-        if not estimates:
+    found: dict[tuple[str, str], dict[tuple[str, ...], list[tuple[str, float, float]]]] = {}
+    for row in rows[["sitting", "workload", "op", "metric", "a", "b", "estimate", "se"]
+                    ].itertuples(index=False):
+        sitting = str(row.sitting)
+        group = found.setdefault((campaign_of.get(sitting, ""), str(row.workload)), {})
+        group.setdefault((str(row.op), str(row.metric), str(row.a), str(row.b)), []).append(
+            (sitting, float(row.estimate), float(row.se)))
+    groups, used = [], set()
+    for (_, workload), questions in sorted(found.items()):
+        kept = {q: v for q, v in questions.items() if len({s for s, _, _ in v}) >= 2}
+        if not kept:
             continue
-        pairs = own[["a", "b"]].drop_duplicates()
-        targets = set(pairs["a"].astype(str)) | set(pairs["b"].astype(str))
-        out.append((HistoryGroup(str(workload), estimates, ses,
-                                 max(1, min(len(pairs), len(targets) - 1))), used))
-    return out
+        pairs = {(a, b) for _, _, a, b in kept}
+        targets = {t for pair in pairs for t in pair}
+        groups.append(HistoryGroup(workload, [[y for _, y, _ in v] for v in kept.values()],
+                                   [[e for _, _, e in v] for v in kept.values()],
+                                   max(1, min(len(pairs), len(targets) - 1))))
+        used |= {s for v in kept.values() for s, _, _ in v}
+    return groups, used
 
 
 def host_spreads(path: Path | None) -> list[tuple[str, SittingSpread]]:

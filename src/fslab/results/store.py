@@ -74,6 +74,8 @@ FORMAT = DirFormat("results", "format.json", unstamped=0, history={
 CELL_FIELDS = 5  # the first format whose rows carry target_base and job
 FAILURE_KINDS = 6  # the first format whose failed runs carry their kind
 RUN_RECORD = "run.json"
+# DIR/sittings/N: a further sitting of the campaign in DIR (fslab run --again, tune --again)
+SITTINGS = "sittings"
 
 
 def record_json(record: RunRecord) -> bytes:

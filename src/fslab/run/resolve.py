@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -211,6 +212,26 @@ def plan_workload(rows: list[Pair], targets: set[str], more: int, noise: pd.Data
     return best if best is not None else same_length
 
 
+def noise_beside(path: Path, own: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The planner's noise estimates (stats/noise.csv) for a sitting at `path`: each
+    cell's own, or, in a further sitting of DIR (DIR/sittings/N), DIR's where DIR
+    measured the cell on more iterations (a --resolve that went on there) — a repeat need
+    not learn again what its campaign's first sitting already knows of the machine's
+    noise (issue 51, item 6)."""
+    from fslab.results.store import SITTINGS
+
+    first = path.parent.parent / "stats" / "noise.csv"
+    if path.parent.name != SITTINGS or not first.exists():
+        return own
+    earlier = pd.read_csv(first)
+    if own is None or own.empty:
+        return earlier
+    key = ["target", "workload", "op", "metric"]
+    both = pd.concat([own.assign(own=1), earlier.assign(own=0)], ignore_index=True)
+    chosen = both.sort_values(["iterations", "own"], ascending=False, kind="stable")
+    return chosen.drop_duplicates(key).drop(columns="own").reset_index(drop=True)
+
+
 def _between(components: Any) -> float:
     """The spread between file systems a plan assumes: its estimate moved towards the top
     of its interval by BETWEEN_DOUBT (a few iterations often put it near 0, and a plan on
@@ -240,7 +261,8 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
         write_intervals(run.results)  # the noise within runs comes from their logs
         done = analyze_results(run.results)
         planned = next_round(done.pairwise, list(run.results.run_records()),
-                             run.campaign.looks, budget_s, done.extra.get("noise.csv"),
+                             run.campaign.looks, budget_s,
+                             noise_beside(run.results.path, done.extra.get("noise.csv")),
                              run.campaign.runtime, look_alpha(len(run.campaign.looks) + 1),
                              run.campaign.margin, between)
         left_out = planned.left_out
