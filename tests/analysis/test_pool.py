@@ -252,7 +252,7 @@ def test_run_again_adds_sittings_and_pools_them_into_the_directory(tmp_path):
                           "--again DIR runs DIR's own campaign")
     # what would change the plan is refused, not ignored (E7)
     for flag in (["--iterations", "3"], ["--fs", "ext4"], ["--workloads", "w1"],
-                 ["--runtime", "2"]):
+                 ["--runtime", "2"], ["--until-ci", "5"]):
         assert_one_line_error(fslab_here("run", "--again", str(first), *flag),
                               f"--again repeats {first}'s plan: drop {flag[0]}")
     assert not (first / "sittings" / "4").exists()

@@ -147,6 +147,12 @@ def run(
         margin=margin, sweeps=_sweeps(sweep),
     )
     budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
+    adaptive = [flag for flag, value in (("--until-ci", until_ci),
+                                         ("--until-detectable", until_detectable))
+                if value is not None]
+    if again is not None and adaptive:
+        raise UserError(f"--again repeats {again}'s plan: drop {', '.join(adaptive)} (a new "
+                        "sitting runs the same iterations; --resolve may follow it)")
     campaign, out, resume = _campaign(campaign_file, overrides, resume, out, dry_run, again,
                                       seed)
     devices = frozenset(confirm_device or [])
