@@ -280,10 +280,9 @@ def test_the_repeat_interval_through_the_catalogue_against_known_truth(tmp_path)
             & (estimates["ratio"] <= pairs["repeat_high"]))
     assert held.sum() >= 3, pd.concat([pairs[["repeat_low", "repeat_high"]],
                                        estimates["ratio"]], axis=1)
-    # each sitting's pairs were derived once, beside the parts, and read back the same (C10)
-    from fslab.history.sittings import history_spread
-
+    # each sitting's pairs were derived once, beside the parts, and read back the same
     from fslab.history.identity import campaign_id
+    from fslab.history.sittings import history_spread
 
     derived = sorted((catalogue / "derived" / "sitting_pairs").glob("*.parquet"))
     assert len(derived) == 5
