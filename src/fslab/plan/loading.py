@@ -39,6 +39,7 @@ from fslab.plan.schema import (  # re-exported: the campaign's types, one import
 from fslab.plan.sweep import campaign_factors, check_sweep
 from fslab.plan.target_entries import resolve_targets, slug
 from fslab.targets import IMAGE_LESS
+from fslab.workloads.aging_levels import age_levels
 from fslab.workloads.fio.distributed import parse_hosts
 from fslab.workloads.suites import get_suite
 
@@ -120,6 +121,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         cells=[entry.key() for entry in parsed.cells],
         first_iteration=parsed.first_iteration,
         tune=dict(parsed.tune),
+        age_levels={name: dict(values) for name, values in parsed.age_levels.items()},
+        age_reuse=parsed.age_reuse,
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
@@ -132,6 +135,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
     campaign.file_size = (
         _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
     )
+    age_levels(campaign.age_levels)  # each level the campaign defines, checked
     check_sweep(campaign)
     return campaign
 

@@ -132,6 +132,11 @@ class CampaignFile(BaseModel):
     # `fslab tune`'s space and limits: NAME = [levels] (the first the reference), and
     # budget, max_runs, margin, objective, subject_to, allow_unsafe (tune/request.py).
     tune: dict[str, Any] = {}
+    # Aging levels of the `age` factor changed or added ([age_levels.NAME]: an aging
+    # config's keys: workloads/aging_levels.py), and whether each target × level is aged
+    # once and copied for every run (age_reuse) instead of aged per file system.
+    age_levels: dict[str, dict[str, Any]] = {}
+    age_reuse: bool = False
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -184,6 +189,8 @@ class Campaign:
     tune: dict[str, Any] = field(default_factory=dict)  # [tune]: `fslab tune`'s space
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
+    age_levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # [age_levels]
+    age_reuse: bool = False  # age once per target × level, copy the image for each run
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
@@ -223,6 +230,11 @@ class Campaign:
             data["first_iteration"] = self.first_iteration
         if self.tune:
             data["tune"] = dict(self.tune)
+        if self.age_levels:
+            data["age_levels"] = {name: dict(values) for name, values in
+                                  self.age_levels.items()}
+        if self.age_reuse:
+            data["age_reuse"] = True
         if self.looks:
             data["resolve"] = {"looks": list(self.looks),
                                "cells": [[list(cell) for cell in cells]

@@ -1,7 +1,7 @@
 """The null target: a plain directory in the lab, for testing the harness itself; with
-`scale`, mount and mkfs options and an `effects` table (and a `latency_effects` one, the
-same keys multiplying latency), a simulated device for the simulator (workloads/null.py)
-whose options have known effects."""
+`scale`, mount and mkfs options, a level of `age` and an `effects` table (and a
+`latency_effects` one, the same keys multiplying latency), a simulated device for the
+simulator (workloads/null.py) whose options have known effects."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from typing import Any, ClassVar
 
 from fslab.host.lab import Session
-from fslab.targets.base import BaseTarget, Mounted
+from fslab.targets.base import AGE_LEVEL, BaseTarget, Mounted
 
 SIMULATOR_FILE = "simulator.json"  # the simulated target, for the null workload to read
 
@@ -25,7 +25,13 @@ class NullTarget(BaseTarget):
     def describe(self) -> dict[str, Any]:
         return {"target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
                 "scale": self.scale, "mount_options": self.spec.mount_options,
-                "mkfs_options": list(self.spec.mkfs_options)}
+                "mkfs_options": list(self.spec.mkfs_options),
+                **({AGE_LEVEL: self.age_level} if self.age_level else {})}
+
+    @property
+    def age_level(self) -> str:
+        """The level of `age` this target stands for ('': none): a level of its effects."""
+        return str(self.spec.options.get(AGE_LEVEL, ""))
 
     @property
     def scale(self) -> float:
@@ -42,5 +48,6 @@ class NullTarget(BaseTarget):
             "mount_options": self.spec.mount_options,
             "mkfs_options": list(self.spec.mkfs_options),
             "effects": dict(self.spec.options.get("effects") or {}),
+            AGE_LEVEL: self.age_level,
             "latency_effects": dict(self.spec.options.get("latency_effects") or {})}))
         return mounted

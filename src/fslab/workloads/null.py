@@ -156,8 +156,11 @@ class NullWorkload(Capabilities):
     def effect(self, target: dict[str, Any], table: str = "effects") -> float:
         """The product of the target's effects (or `table`'s) whose options are all
         present (effect)."""
+        levels = dict(self.levels)
+        if target.get("age_level"):  # the target's level of `age` (targets/null.py)
+            levels["age"] = str(target["age_level"])
         return effect(target.get(table) or {}, str(target.get("mount_options", "")),
-                      tuple(target.get("mkfs_options") or ()), self.levels)
+                      tuple(target.get("mkfs_options") or ()), levels)
 
     def _latency(self, run_name: str, target: dict[str, Any], iops: float) -> dict[str, float]:
         """Completion latency in ns consistent with `iops` (module doc)."""
@@ -177,8 +180,8 @@ def effect(effects: dict[str, float], mount_options: str, mkfs_options: tuple[st
            levels: dict[str, str]) -> float:
     """The true ratio a configuration has: the product of every effect whose key is
     present — a mount option as written ("noatime", "commit=60"), mkfs options in order
-    ("-I 128"), a workload's option as name=level ("iodepth=16") — and "a+b" when all
-    its parts are."""
+    ("-I 128"), a workload's option or the target's age as name=level ("iodepth=16",
+    "age=thesis-80") — and "a+b" when all its parts are."""
     mounted = {part.strip() for part in mount_options.split(",") if part.strip()}
     options = {f"{name}={level}" for name, level in levels.items()}
 
