@@ -124,7 +124,7 @@ PILOT_METHOD = ("Adaptive runs (--until-ci, --until-detectable): the campaign's 
 # Every module analyse() runs, for loading ahead (fslab import loads them while its files
 # are parsed: importer.load_analysis_libraries).
 STEP_MODULES = sorted({*METHOD_STEPS, "aged", "hosts", "comparisons", "verdicts", "sweeps",
-                       "sequential"})
+                       "sequential", "aging_ranking"})
 
 
 def step_module(step: str) -> str:
@@ -142,13 +142,14 @@ def load_steps() -> None:
 
 
 def method_statements(*, hosts: bool, aged: bool, pilot: int,
-                      sweep: bool = False, looks: bool = False) -> pd.DataFrame:
+                      sweep: bool = False, looks: bool = False,
+                      aging: bool = False) -> pd.DataFrame:
     """stats/methods.csv: (step, method), one row per analysis step this campaign used,
     each step's own statement (its module's METHOD)."""
     import importlib
 
     steps = (METHOD_STEPS + ["hosts"] * hosts + ["aged"] * aged + ["effects"] * sweep
-             + ["sequential"] * looks)
+             + ["sequential"] * looks + ["aging_ranking"] * aging)
     rows = [{"step": step,
              "method": importlib.import_module(step_module(step)).METHOD}
             for step in steps]
@@ -240,8 +241,14 @@ def analyse(inputs: Inputs) -> Analysis:
     seen = disturbance(records)
     busy = disturbance_note(seen)
     unsteady = unsteady_note(records)
+    from fslab.analysis.factors.aging_ranking import aging_labels, aging_ranking, aging_verdicts
+
+    aging = aging_ranking(runs, cells, pairs,
+                          parse_margin(settings.get("margin", DEFAULT_MARGIN)),
+                          list((settings.get("sweep") or {}).get("age", [])))
     verdicts = pd.DataFrame(
-        ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
+        aging_verdicts(aging, aging_labels(records, settings))  # the aging question first
+        + ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
         + ([{"kind": "machine", "workload": "", "text": unsteady}] if unsteady else [])
         + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs, effects, best,
                                           cells, scopes, names)
@@ -253,11 +260,12 @@ def analyse(inputs: Inputs) -> Analysis:
     methods = method_statements(
         hosts=not spread.empty, aged=not ages.empty,
         pilot=int(settings.get("pilot", 0) or 0), sweep=not effects.empty,
-        looks=bool((settings.get("resolve") or {}).get("looks")))
+        looks=bool((settings.get("resolve") or {}).get("looks")), aging=not aging.empty)
     return Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
                     pairwise=pairs, verdicts=verdicts, headline=headline, ranking=ranking,
                     drift=drift_table, hosts=spread, aged=ages, disturbed=seen,
                     probe_states=probe_states(metrics), effects=effects, best=best,
+                    aging_ranking=aging,
                     methods=pd.concat([methods, pd.DataFrame(extra_methods,
                                                              columns=methods.columns)],
                                       ignore_index=True),

@@ -30,6 +30,8 @@ BUILTIN: tuple[str, ...] = (
     "fslab.workloads.bonnie",
     "fslab.workloads.null",
     "fslab.analysis.cells.noise",
+    "fslab.analysis.cells.aging_series",
+    "fslab.analysis.pairs.aging_trend",
 )
 
 # Kinds of target (targets/__init__.py): the class that runs a file system's profile, by
@@ -72,7 +74,8 @@ ANALYSIS_STEPS: dict[str, str] = {
     **{step: f"fslab.analysis.pairs.{step}" for step in (
         "questions", "model", "decisions", "ranking", "power", "aged", "comparisons",
         "sequential")},
-    **{step: f"fslab.analysis.factors.{step}" for step in ("effects", "sweeps")},
+    **{step: f"fslab.analysis.factors.{step}" for step in ("effects", "sweeps",
+                                                           "aging_ranking")},
     "verdicts": "fslab.analysis.verdicts",
 }
 # What a campaign's parse stage and analysis load, heavy ones first (imported on their

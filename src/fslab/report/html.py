@@ -12,6 +12,7 @@ import pandas as pd
 
 from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
+from fslab.report.aging_figures import aging_figures
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
 from fslab.report.sweep_section import sweep_section
@@ -172,20 +173,29 @@ def _plugin_statistics(data: ReportData, page: Page) -> None:
     for name, frame in sorted(analysis.extra.items()):
         step = name.removesuffix(".csv")  # a statistic's table is stats/NAME.csv
         said = methods.get(step, "")
+        shown = table(frame, list(frame.columns)) if not frame.empty else \
+            "<p>Nothing to show.</p>"
+        if len(frame) > FOLDED_ROWS:  # a long table (a figure's data) behind a fold
+            shown = f"<details><summary>{len(frame)} rows</summary>{shown}</details>"
         page.add(f"<h3 id='statistic-{esc(step)}'>{esc(step)}</h3>"
-                 + (f"<p class='muted'>{esc(said)}</p>" if said else "")
-                 + (table(frame, list(frame.columns)) if not frame.empty
-                    else "<p>Nothing to show.</p>"))
+                 + (f"<p class='muted'>{esc(said)}</p>" if said else "") + shown)
 
 
-SECTIONS: list[Section] = [_title, _verdict_section, sweep_section, aging_section.aging_runs,
-                           _workloads, _intervals_section, _statistics, _plugin_statistics,
+FOLDED_ROWS = 40
+
+
+SECTIONS: list[Section] = [_title, _verdict_section, sweep_section,
+                           aging_section.aging_runs, aging_figures, _workloads,
+                           _intervals_section, _statistics, _plugin_statistics,
                            _failed_runs, _setup]
 
 
 # How each kind of verdict row (stats/verdicts.csv) is shown: a heading, a ranking
 # sentence, or a sentence set in under its ranking.
-VERDICT_TAGS = {"workload": "<h3>{}</h3>", "pair": "<p class='verdict pair'>{}</p>",
+VERDICT_TAGS = {"workload": "<h3>{}</h3>", "aging_heading": "<h3>{}</h3>",
+                "aging": "<p class='verdict pair'>{}</p>",
+                "aging_label": "<p class='verdict pair muted'>{}</p>",
+                "pair": "<p class='verdict pair'>{}</p>",
                 "caveat": "<p class='verdict pair'>{}</p>",
                 "best": "<p class='verdict'><b>{}</b></p>",
                 "factor": "<p class='verdict pair'>{}</p>"}

@@ -41,6 +41,7 @@ class Analysis:
     probe_states: pd.DataFrame  # states probed during runs, in order (aging runs)
     effects: pd.DataFrame  # a sweep's factor effects (effects.csv; empty without a sweep)
     best: pd.DataFrame  # a sweep's best configurations and those within reach (best.csv)
+    aging_ranking: pd.DataFrame  # fs × age: does the ranking survive aging (empty otherwise)
     # the plug-ins' statistics (analysis/statistic.py): file in stats/ -> its table
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
 
@@ -65,6 +66,9 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
        "best.csv names configurations as shortly as the job's allow",
     7: "the plug-ins' statistics: a table each (analysis.json lists them under extra); "
        "the probes' states of an aging run in probe_states.csv (was series.csv)",
+    8: "aging_ranking.csv (an `age` factor: the ranking fresh and aged, the interaction "
+       "decided); verdicts.csv rows of kinds aging_heading, aging_family, aging, "
+       "aging_label first",
 })
 INDEX = STATS.marker
 # Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
@@ -73,9 +77,10 @@ TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.
           "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv",
           "verdicts": "verdicts.csv", "methods": "methods.csv",
           "probe_states": "probe_states.csv",
-          "effects": "effects.csv", "best": "best.csv"}
+          "effects": "effects.csv", "best": "best.csv", "aging_ranking": "aging_ranking.csv"}
 # written only when not empty
-OPTIONAL = frozenset({"hosts", "aged", "disturbed", "probe_states", "effects", "best"})
+OPTIONAL = frozenset({"hosts", "aged", "disturbed", "probe_states", "effects", "best",
+                      "aging_ranking"})
 
 
 def write_tables(results: ResultsDir, done: Analysis) -> None:

@@ -92,8 +92,9 @@ class Ager:
         if level is None or place.path is None:
             return
         if spec.options.get("image"):  # age_reuse: a copy of the image aged once
-            place.description["aging"] = {"level": level.name, "reused": True,
-                                          "image": spec.options["image"]}
+            place.description["aging"] = {
+                "level": level.name, "reused": True, "image": spec.options["image"],
+                "not_here": [f"{level.name}: {line}" for line in level.cannot]}
             if spec.name not in self.reused:  # its figures once, with its first place
                 self.reused.add(spec.name)
                 self.summaries[run.run_id] = {**place.description["aging"],

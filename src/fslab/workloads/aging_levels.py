@@ -62,6 +62,16 @@ class AgeLevel:
     def values(self) -> dict[str, Any]:
         return {key: param.value for key, param in self.settings.items()}
 
+    def to_json(self) -> dict[str, Any]:
+        """The level for `fslab presets --json`: every setting with its source."""
+        from fslab.workloads.provenance import STUDIES
+
+        return {"description": self.description,
+                **({"study": self.study, "cite": STUDIES[self.study].cite}
+                   if self.study else {}),
+                "settings": {key: param.to_json() for key, param in self.settings.items()},
+                "cannot_here": list(self.cannot)}
+
 
 _OURS = fslab("fslab's recipe at a campaign's scale")
 _PROBED = Param(PROBES, fslab("enough columns for the free-space heat map"))
@@ -157,7 +167,6 @@ LEVELS: dict[str, AgeLevel] = {level.name: level for level in (
     _thesis(80),
     _thesis(99),
 )}
-THESIS_LEVELS = ("thesis-80", "thesis-99")
 
 
 def campaign_level(name: str, given: dict[str, Any]) -> AgeLevel:
