@@ -71,8 +71,8 @@ def test_the_table_its_columns_and_its_words_come_first(tmp_path):
     lines = (tmp_path / "out" / "stats" / "verdicts.txt").read_text().splitlines()
     assert lines[0] == HEADING
     assert "2 interactions" in lines[1]
-    assert any(line.startswith("w1 IOPS, a vs b at thesis-99: the ranking changes: a ahead "
-                               "fresh, b ahead at thesis-99") for line in lines[:5])
+    assert any(line.startswith("  w1 IOPS, a vs b at thesis-99: the ranking changes: a "
+                               "ahead fresh, b ahead at thesis-99") for line in lines[:5])
     methods = pd.read_csv(tmp_path / "out" / "stats" / "methods.csv")
     assert "aging_ranking" in set(methods["step"])
 

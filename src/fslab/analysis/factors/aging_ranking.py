@@ -246,7 +246,10 @@ def aging_verdicts(table: pd.DataFrame, labels: list[str]) -> list[dict[str, str
     """The verdicts' first part: the heading, how the interactions were adjusted, one
     sentence per pair, level and workload, and the labels (aging/outcomes)."""
     if table.empty:
-        return []
+        return ([_verdict("aging_heading", "", HEADING), _verdict(
+            "aging_family", "", "No two file systems ran at the reference level and an aged "
+            "one: nothing to rank.")] + [_verdict("aging_label", "", line) for line in labels]
+                if labels else [])
     family = int(table["family"].max())
     level = 100 * (1 - ALPHA / family)
     counts = table["decision"].value_counts()
