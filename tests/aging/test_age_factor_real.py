@@ -15,7 +15,7 @@ import pytest
 from fslab import api
 from fslab.analysis.factors.aging_ranking import DECISIONS, HEADING
 from fslab.plan.loading import CampaignFile, Overrides, resolve
-from tests.conftest import requires
+from tests.conftest import fslab_here, requires
 
 CONTRACT = ["workload", "metric", "a", "b", "age", "ratio_fresh", "ratio_fresh_ci_low",
             "ratio_fresh_ci_high", "ratio_aged", "ratio_aged_ci_low", "ratio_aged_ci_high",
@@ -103,3 +103,22 @@ def test_age_reuse_ages_once_and_says_so(tmp_path, lab):
     assert record["target_description"]["state"] == "aged"
     verdicts = (out / "stats" / "verdicts.txt").read_text()
     assert "Aged images reused (age_reuse = true)" in verdicts
+
+
+@pytest.mark.privileged
+def test_age_as_published_lists_every_parameter_with_its_source(tmp_path, lab):
+    """`fslab age --as-published` (here with a few operations: the full run is about 100,000
+    per GiB) keeps the thesis's metadata image and lists every parameter with its source."""
+    requires("mkfs.ext4", "losetup", "e2freefrag", "e2image")
+    out = tmp_path / "aged"
+    result = fslab_here("age", "--as-published", "--fs", "ext4", "--size", "256M", "--ops",
+                        "2000", "--out", str(out), "--lab", str(lab.root))
+    assert result.returncode == 0, result.stderr
+    assert "As published: the aging thesis's aging at 80% utilisation" in result.stdout
+    assert "not here: the thesis aged HDDs and SSDs" in " ".join(result.stdout.split())
+    record = json.loads((out / "runs" / "aging" / "aging.json").read_text())
+    listed = record["parameters"]
+    assert {p["source"] for p in listed.values()} == {"study", "fslab's choice", "campaign"}
+    assert listed["ops"] == {"value": 2000, "source": "campaign", "why": "--ops given"}
+    assert listed["file_choice"]["source"] == "study" and listed["image"]["value"] == "metadata"
+    assert record["config"]["file_choice"] == "gaussian" and (out / "image.meta").exists()
