@@ -9,7 +9,7 @@ from typing import Any
 
 from fslab.aging.config import AgingConfig
 from fslab.core.errors import UserError
-from fslab.workloads.aging_levels import RELATIVE, AgeLevel
+from fslab.workloads.aging_levels import RELATIVE, AgeLevel, planned_ops
 from fslab.workloads.provenance import Param, fslab
 
 GiB = 1024**3
@@ -32,7 +32,7 @@ def level_config(level: AgeLevel, capacity: int, seed: int) -> AgingConfig:
         raise UserError(f"age level {level.name}: {key}: {error['msg']}") from None
     gib = capacity / GiB
     if relative.get("ops_per_gib"):
-        config.ops = max(100, round(float(relative["ops_per_gib"]) * gib))
+        config.ops = planned_ops(level, capacity)
     if relative.get("files_per_gib"):
         config.max_files = max(100, round(float(relative["files_per_gib"]) * gib))
     probes = int(relative.get("probes") or 0)

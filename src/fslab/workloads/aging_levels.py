@@ -169,6 +169,15 @@ LEVELS: dict[str, AgeLevel] = {level.name: level for level in (
 )}
 
 
+def planned_ops(level: AgeLevel, capacity: int) -> int | None:
+    """The operations a level's aging stops at on `capacity` bytes (None: its stop is
+    not a count)."""
+    values = level.values()
+    if values.get("ops_per_gib"):
+        return max(100, round(float(values["ops_per_gib"]) * capacity / 1024**3))
+    return int(values["ops"]) if values.get("ops") else None
+
+
 def campaign_level(name: str, given: dict[str, Any]) -> AgeLevel:
     """A level as a campaign gives it (`[age_levels.NAME]`): a built-in level's settings
     with the campaign's over them, or a level of its own (default recipe: interleaved)."""
