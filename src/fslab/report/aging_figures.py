@@ -39,12 +39,18 @@ def aging_figures(data: ReportData, page: Page) -> None:
         page.add(_ranking_table(ranking))
     if not series.empty:
         free = series[series["kind"] == "free"]
+        if not free.empty:
+            page.add("<h3>Free space over the aging</h3>")
         for (target, _), rows in free.groupby(["target", "level"], sort=True, dropna=False):
             page.chart(free_space_map(str(target), rows))
         used = series[series["kind"] == "used"]
+        if not used.empty:
+            page.add("<h3>Used extents, fresh and aged</h3>")
         for target, rows in used.groupby("target", sort=True):
             page.chart(used_extents_chart(str(target), rows))
         latency = series[series["kind"] == "latency"]
+        if not latency.empty:
+            page.add("<h3>Latency of each operation over time</h3>")
         for op, rows in latency.groupby("op", sort=True):
             page.chart(latency_chart(str(op), rows, trend))
     if not trend.empty:
