@@ -14,7 +14,8 @@ import pytest
 
 from fslab import api
 from fslab.analysis.factors.aging_ranking import DECISIONS, HEADING
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
 from tests.conftest import fslab_here, requires
 
 CONTRACT = ["workload", "metric", "a", "b", "age", "ratio_fresh", "ratio_fresh_ci_low",

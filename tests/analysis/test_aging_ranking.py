@@ -19,9 +19,10 @@ from fslab.analysis.factors.aging_ranking import (
     SAME,
     decide,
 )
-from fslab.analysis.pairs.decisions import EQUIVALENT, FASTER, SLOWER, UNRESOLVED
+from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED
 from fslab.core.errors import UserError
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
 
 CONTRACT = ["workload", "metric", "a", "b", "age", "ratio_fresh", "ratio_fresh_ci_low",
             "ratio_fresh_ci_high", "ratio_aged", "ratio_aged_ci_low", "ratio_aged_ci_high",

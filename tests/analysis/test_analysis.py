@@ -10,7 +10,7 @@ from fslab.analysis.across.compare import compare_cells
 from fslab.analysis.cells.median import median_ci
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.cells.stats import mad_outliers
-from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.comparisons import compared_pairs
 from fslab.analysis.pairs.model import NOT_ESTIMABLE, cliffs_delta, compare, magnitude
 from fslab.analysis.verdicts import rankings
 from tests.conftest import verdict_lines
@@ -70,7 +70,7 @@ def metrics_frame(values: dict[str, list[float]], metric="iops", better="higher"
 def verdicts_of(metrics):
     from fslab.analysis.cells.summary import summarize
 
-    tests, pairs = compare_targets(metrics)
+    tests, pairs = compared_pairs(metrics)
     runs = per_run(metrics)
     headline, ranking = rankings(summarize(metrics), tests, pairs, runs)
     return headline, ranking, verdict_lines(headline, ranking, tests, pairs)

@@ -12,7 +12,8 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.factors.best import BEST, NONE, WITHIN_REACH, best_table
 from fslab.analysis.factors.levels import cell_levels, with_levels
 from fslab.analysis.factors.sweeps import analyse_sweep, best_sentence
-from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.comparisons import compared_pairs
+from fslab.analysis.pairs.pair import Pair, table_of
 from tests.analysis.test_sweep_model import SETTINGS, simulated
 
 QUESTIONS = {"w1": ("read", "iops")}
@@ -23,7 +24,7 @@ def swept(seed: int, iterations: int = 3, scales: dict[str, float] | None = None
     """(runs with their levels, pairwise) of a simulated sweep, as the pipeline has them."""
     metrics = simulated(seed, iterations=iterations, cv=0.25, scales=scales)
     runs = per_run(metrics)
-    _, pairwise = compare_targets(metrics, runs)
+    _, pairwise = compared_pairs(metrics, runs)
     return with_levels(runs, cell_levels(metrics)), pairwise
 
 
@@ -39,7 +40,8 @@ def test_a_pair_on_the_bests_own_variant_has_the_verdicts_answer():
         alone = best_table(runs, QUESTIONS, True, 0.10, set())  # its own family only
         top = best[best["role"] == BEST].iloc[0]
         variant = str(top["variant"])
-        primary = pairwise[(pairwise["workload"] == variant) & pairwise["primary"]]
+        table = table_of(pairwise)
+        primary = table[(table["workload"] == variant) & table["primary"]]
         (pair,) = primary.itertuples()
         other = pair.b if pair.a == top["target"] else pair.a
         listed = best[(best["target"] == other) & (best["variant"] == variant)]
@@ -86,7 +88,7 @@ def test_the_other_pairs_are_one_family_and_a_sentence_never_contradicts_a_pair(
     assert ("within reach" in sentence) != ("behind it" in sentence)
 
 
-def _primary_names(best: pd.DataFrame, pairwise: pd.DataFrame) -> set[str]:
+def _primary_names(best: pd.DataFrame, pairwise: list[Pair]) -> set[str]:
     """The configurations whose pair with the best is a primary pair of the verdicts."""
     top = best[best["role"] == BEST].iloc[0]
     return {str(c) for c, v in zip(best["configuration"], best["variant"], strict=True)
@@ -116,7 +118,7 @@ def test_a_sweep_campaign_always_writes_a_best_row_per_swept_job():
     best.csv is written) and says why nothing is crowned."""
     metrics = simulated(2)
     runs = per_run(metrics)
-    _, pairwise = compare_targets(metrics, runs)
+    _, pairwise = compared_pairs(metrics, runs)
     summary = runs[["target", "workload"]].drop_duplicates().assign(cache_bound=True)
     _, best = analyse_sweep(runs, cell_levels(metrics), SETTINGS, {}, summary, True, 0.10,
                             pairwise)

@@ -198,8 +198,8 @@ def test_the_labs_ceilings_are_reused_while_device_job_and_day_are_the_same(tmp_
 def test_the_ceiling_joins_the_rounds_of_the_first_iterations_only() -> None:
     """The ceiling's runs beside each iteration's group: in iterations 1 and 2, none
     after (cachebound pairs each cell with the iterations that have one)."""
-    from fslab.plan.loading import Overrides
     from fslab.plan.order import make_plan
+    from fslab.plan.schema import Overrides
     from fslab.run.ceiling import CEILING_ITERATIONS, CeilingBeside, _raw_spec
 
     plan = make_plan(load_campaign(None, Overrides(fs=["ext4", "xfs"], workloads=["randread"],

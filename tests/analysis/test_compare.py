@@ -13,7 +13,7 @@ import pandas as pd
 
 from fslab.analysis.across.compare import compare_cells
 from fslab.analysis.pairs.comparisons import compare_targets
-from fslab.analysis.pairs.decisions import within_margin
+from fslab.analysis.pairs.pair import within_margin
 
 SIGMA = math.sqrt(math.log1p(0.10 ** 2))  # CV 10 %
 

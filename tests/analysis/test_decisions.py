@@ -103,13 +103,13 @@ def test_needs_iterations_is_where_the_pair_resolves_four_times_in_five():
     """A pair measured at 3 iterations: at the iterations it says it needs, simulated
     pairs with the measured ratio and spread resolve (exclude 1 or fall inside the
     margin) about 4 times in 5 — never much less."""
-    from fslab.analysis.pairs.decisions import needs_of
     from fslab.analysis.pairs.model import t_inference
+    from fslab.analysis.pairs.pair import Pair, decide
 
     sd, ratio, level, limit = 0.08, 1.06, 0.05, math.log(1.10)
-    row = pd.Series({"ratio": ratio, "alpha": level, "n_pairs": 3, "n_a": 3, "n_b": 3,
-                     "se_log": sd / math.sqrt(3), "sd_log_a": sd, "sd_log_b": sd})
-    needs = needs_of(row, 0.10)
+    pair = Pair(ratio=ratio, alpha=level, n_pairs=3, n_a=3, n_b=3, se_log=sd / math.sqrt(3),
+                sd_log_a=sd, sd_log_b=sd, test="paired t")
+    needs = decide(pair, 0.10).needs_iterations
     assert 3 < needs < 100
     rng = np.random.default_rng(7)
     n = int(needs)

@@ -66,7 +66,7 @@ def test_seed000_blocked_pair_equals_statsmodels_two_way_ols():
     two = {"ext4": SEED000["ext4"], "btrfs": SEED000["btrfs"]}
     (pair,) = compare(groups_of(two)).pairs
     coef, low, high, p = ols_two_way(two, "btrfs", "ext4")  # pairs are sorted: btrfs/ext4
-    assert pair.model == BLOCKED
+    assert pair.test == BLOCKED
     assert math.log(pair.ratio) == pytest.approx(coef, rel=1e-9)
     assert math.log(pair.ratio_ci_low) == pytest.approx(low, rel=1e-9)
     assert math.log(pair.ratio_ci_high) == pytest.approx(high, rel=1e-9)
@@ -99,7 +99,7 @@ def test_unblocked_is_welch_on_logs_as_scipy_and_statsmodels_compute_it():
     rng = np.random.default_rng(4)
     a, b = rng.lognormal(5, 0.1, 4), rng.lognormal(5.3, 0.4, 6)
     (pair,) = compare({"a": dict(enumerate(a)), "b": dict(enumerate(b))}, False).pairs
-    assert pair.model == UNBLOCKED
+    assert pair.test == UNBLOCKED
     reference = stats.ttest_ind(np.log(a), np.log(b), equal_var=False)
     assert pair.p_value == pytest.approx(reference.pvalue, rel=1e-9)
     low, high = CompareMeans(DescrStatsW(np.log(a)), DescrStatsW(np.log(b))).tconfint_diff(

@@ -12,6 +12,7 @@ import pandas as pd
 
 from fslab.analysis.cells.noise import best_runtime, estimate, within_spread
 from fslab.analysis.pairs.model import compare, weighted_mean
+from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.sequential import look_alpha
 from fslab.run.resolve import plan_workload
 from tests.analysis.test_simulator import run_sim
@@ -84,8 +85,7 @@ def pytest_approx(value: float) -> object:
 
 
 def plan_for(between: float, within: float, fixed: float) -> object:
-    row = pd.Series({"workload": "w1", "ratio": 1.06, "se_log": 0.03, "n_pairs": 5,
-                     "family": 1})
+    row = Pair(workload="w1", ratio=1.06, se_log=0.03, n_pairs=5, family=1)
     noise = pd.DataFrame([{"target": t, "workload": "w1", "sigma_between": between,
                            "sigma_between_high": between, "sigma_within_1s": within,
                            "fixed_cost_s": fixed, "runtime_s": 2.0,
@@ -106,7 +106,8 @@ def test_a_campaign_with_variance_components_writes_noise_and_machine_time(tmp_p
     machine_s (each run 3 s fixed + 3 s measured: 6 s), the campaign's decided line."""
     from pathlib import Path
 
-    from fslab.plan.loading import CampaignFile, Overrides, resolve
+    from fslab.plan.loading import resolve
+    from fslab.plan.schema import CampaignFile, Overrides
 
     parsed = CampaignFile.model_validate({
         "name": "noise", "iterations": 6, "seed": 2, "runtime": 3, "ceiling": False,

@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
 from tests.conftest import fslab_here
 
 

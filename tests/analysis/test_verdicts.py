@@ -10,7 +10,8 @@ import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.cells.summary import summarize
-from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.comparisons import compared_pairs
+from fslab.analysis.pairs.pair import pairs_of, table_of
 from fslab.analysis.pairs.questions import primary_metric
 from fslab.analysis.pairs.ranking import chain, evidence, size
 from fslab.analysis.verdicts import bound, rankings
@@ -56,9 +57,10 @@ def default_shaped(scales: dict[str, float], seed: int = 1, iterations: int = 5,
 
 def analysed(metrics: pd.DataFrame):
     runs = per_run(metrics)
-    tests, pairs = compare_targets(metrics, runs)
-    headline, ranking = rankings(summarize(metrics, runs), tests, pairs, runs)
-    return tests, pairs, headline, ranking, verdict_lines(headline, ranking, tests, pairs)
+    tests, found = compared_pairs(metrics, runs)
+    headline, ranking = rankings(summarize(metrics, runs), tests, found, runs)
+    return tests, table_of(found), headline, ranking, verdict_lines(headline, ranking, tests,
+                                                                    found)
 
 
 def test_default_shape_fits_one_screen_with_one_ranking_per_workload():
@@ -105,15 +107,15 @@ def pairs_frame(significant: set[tuple[str, str]], names: list[str]) -> pd.DataF
 
 def test_a_chain_cuts_only_where_every_pair_across_differs():
     names = ["a", "b", "c"]
-    assert chain(names, pairs_frame({("a", "b"), ("a", "c"), ("b", "c")}, names),
-                 "higher") == "a > b > c"
-    assert chain(names, pairs_frame({("a", "c"), ("b", "c")}, names), "higher") == "a ? b > c"
+    assert chain(names, pairs_of(pairs_frame({("a", "b"), ("a", "c"), ("b", "c")}, names))
+                 ) == "a > b > c"
+    assert chain(names, pairs_of(pairs_frame({("a", "c"), ("b", "c")}, names))) == "a ? b > c"
     # a beats c, but b sits between and beats neither: no clean cut, and it is said
-    assert chain(names, pairs_frame({("a", "c")}, names), "higher") == "a ? b ? c; but a > c"
-    assert chain(names, pairs_frame(set(), names), "higher") == "a ? b ? c"
+    assert chain(names, pairs_of(pairs_frame({("a", "c")}, names))) == "a ? b ? c; but a > c"
+    assert chain(names, pairs_of(pairs_frame(set(), names))) == "a ? b ? c"
     same = pairs_frame({("a", "c"), ("b", "c")}, names)
     same.loc[(same.a == "a") & (same.b == "b"), "decision"] = "equivalent"
-    assert chain(names, same, "higher") == "a = b > c"  # the same within the margin
+    assert chain(names, pairs_of(same)) == "a = b > c"  # the same within the margin
 
 
 def test_words_for_evidence_and_size_and_bounds_that_never_read_as_one():

@@ -53,7 +53,8 @@ def test_not_root(monkeypatch):
     from fslab import api
     from fslab.core.errors import UserError
     from fslab.host import system
-    from fslab.plan.loading import Overrides, load_campaign
+    from fslab.plan.loading import load_campaign
+    from fslab.plan.schema import Overrides
 
     monkeypatch.setattr(system, "is_root", lambda: False)
     campaign = load_campaign(None, Overrides(fs=["xfs"]))

@@ -15,7 +15,8 @@ import pytest
 from fslab import api
 from fslab.history import catalogue, writing
 from fslab.history.changes import best_split, best_splits, detect, interval
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
 from tests.conftest import fslab_here, requires
 
 VERSIONS = [f"1.{i}" for i in range(1, 17)]

@@ -12,9 +12,10 @@ import time
 
 from fslab import api
 from fslab.analysis.pipeline import analyze_results
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
 from fslab.plan.order import make_plan
 from fslab.plan.preflight import build_targets
+from fslab.plan.schema import Overrides
 from fslab.results.store import ResultsDir
 from fslab.run.runner import Runner
 from fslab.workloads import NullWorkload

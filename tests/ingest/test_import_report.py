@@ -16,7 +16,8 @@ from fslab.ingest.paths import compile_pattern, guess_fields
 from fslab.parsers.dd import parse_dd
 from fslab.parsers.fio import ALL_CLIENTS, parse_fio
 from fslab.parsers.fio_load import extract_json
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from tests.conftest import FIXTURES, fslab_here, requires
 
 FIO = FIXTURES / "fio"

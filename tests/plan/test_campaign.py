@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from fslab.core.errors import UserError
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
 from fslab.plan.order import make_plan
+from fslab.plan.schema import Overrides
 from fslab.plan.workload_entries import build_workloads
 from fslab.workloads.base import Where
 

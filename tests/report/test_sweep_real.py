@@ -13,7 +13,8 @@ import pytest
 
 from fslab import api
 from fslab.core.errors import UserError
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from tests.conftest import REPO, requires
 
 

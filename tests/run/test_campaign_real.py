@@ -6,7 +6,8 @@ import tomllib
 import pytest
 
 from fslab import api
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from tests.conftest import requires
 
 

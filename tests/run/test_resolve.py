@@ -14,8 +14,9 @@ from fslab import api
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.comparisons import compare_targets
 from fslab.host.lab import Lab
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
 from fslab.plan.order import make_plan
+from fslab.plan.schema import CampaignFile, Overrides
 from fslab.run.resolve import MAX_LOOKS, next_round
 from fslab.workloads.null import NullWorkload
 

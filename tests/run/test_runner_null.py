@@ -9,9 +9,10 @@ import pytest
 from fslab import api
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
 from fslab.plan.order import make_plan
 from fslab.plan.preflight import build_targets
+from fslab.plan.schema import Overrides
 from fslab.results.store import FORMAT, ResultsDir
 from fslab.run.runner import Runner
 from fslab.workloads import NullWorkload

@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from fslab import api
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from fslab.results.intervals import load_intervals
 from fslab.results.store import ResultsDir
 from tests.conftest import requires

@@ -14,7 +14,8 @@ from fslab import api
 from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.host.lab import Lab
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from fslab.targets import availability_table
 from fslab.targets.zfs import running_daemons
 from tests.conftest import leftovers, requires

@@ -153,7 +153,8 @@ def test_a_new_fuse_file_system_is_one_profile_of_the_same_type(lab, tmp_path):
     requires("mkntfs", "ntfs-3g", "losetup", "fio")
     from fslab import api
     from fslab.host import system
-    from fslab.plan.loading import Overrides, load_campaign
+    from fslab.plan.loading import load_campaign
+    from fslab.plan.schema import Overrides
     from fslab.targets import REGISTRY, register_profile
     from fslab.targets.profiles import FUSE, PROFILES, FsProfile
 

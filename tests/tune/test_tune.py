@@ -17,7 +17,8 @@ from fslab import api
 from fslab.analysis.pairs.sequential import pocock_level
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
-from fslab.plan.loading import CampaignFile, Overrides, resolve
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
 from fslab.tune.budget import Budget
 from fslab.tune.confirm import confirm
 from fslab.tune.design import race_candidates, screen_design
@@ -174,7 +175,8 @@ def test_the_confirmation_credits_each_option_on_fresh_data():
     verdicts = {c.factor: c.verdict for c in done.contributions}
     assert verdicts == {0: "change", 1: "change", 2: "keep"}
     assert done.recommended == (1, 1, 0, 0) and len(done.configs) == 5
-    assert done.bundle is not None and done.bundle.low <= 1.625 <= done.bundle.high
+    assert done.bundle is not None and \
+        done.bundle.ratio_ci_low <= 1.625 <= done.bundle.ratio_ci_high
 
 
 def test_pocock_levels_spend_alpha_over_the_looks():

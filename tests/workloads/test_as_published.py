@@ -4,7 +4,8 @@ with its place in the study, what this machine cannot do named, the rest still p
 import pytest
 import tomli_w
 
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from tests.conftest import fslab_here
 
 

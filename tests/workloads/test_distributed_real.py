@@ -10,7 +10,8 @@ import pytest
 from fslab import api
 from fslab.core.errors import UserError
 from fslab.parsers.fio import ALL_CLIENTS
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from fslab.workloads.fio.distributed import Host, parse_hosts, preflight
 from tests.conftest import requires
 

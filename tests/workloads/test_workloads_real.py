@@ -8,7 +8,8 @@ import pytest
 
 from fslab import api
 from fslab.parsers.bonnie import TOO_FAST_NOTE, find_csv_line, parse_bonnie
-from fslab.plan.loading import Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Overrides
 from fslab.plan.workload_entries import build_workloads
 from fslab.workloads.base import Where
 from tests.conftest import FIXTURES, fslab_here, requires

@@ -141,7 +141,8 @@ def aging_target(fs: str, size: str, mkfs_options: str | None = None,
                  mount_options: str | None = None, direct_io: bool | None = None,
                  device: str | None = None) -> TargetSpec:
     """The target to age, from the options a [[target]] would take."""
-    from fslab.plan.loading import CampaignFile, Overrides, resolve
+    from fslab.plan.loading import resolve
+    from fslab.plan.schema import CampaignFile, Overrides
     from fslab.plan.target_entries import entry_from_flag
 
     entry = entry_from_flag(fs)

@@ -183,7 +183,7 @@ def analyse(inputs: Inputs) -> Analysis:
     from fslab.analysis.cells.hosts import host_spread
     from fslab.analysis.cells.observations import per_run, probe_states
     from fslab.analysis.pairs.aged import aged_verdicts, aged_vs_fresh
-    from fslab.analysis.pairs.comparisons import compare_targets
+    from fslab.analysis.pairs.comparisons import compared_pairs
     from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteration
     from fslab.analysis.pairs.questions import primary_questions
     from fslab.analysis.pairs.sequential import iteration_weights
@@ -206,14 +206,14 @@ def analyse(inputs: Inputs) -> Analysis:
     summary["primary"] = [key in asked for key in zip(
         summary["workload"].astype(str), summary["op"].astype(str),
         summary["metric"].astype(str), strict=True)]  # the history reads it
-    tests, pairs = compare_targets(metrics, runs,
-                                   blocked_allowed=not environment.get("imported"),
-                                   declared=declared, campaign_primary=wanted, asked=asked,
-                                   margin=parse_margin(settings.get("margin", DEFAULT_MARGIN)),
-                                   seconds=seconds_per_iteration(records),
-                                   machine=machine_seconds(records),
-                                   weights=iteration_weights(settings.get("resolve")),
-                                   looks=list((settings.get("resolve") or {}).get("looks", [])))
+    tests, pairs = compared_pairs(metrics, runs,
+                                  blocked_allowed=not environment.get("imported"),
+                                  declared=declared, campaign_primary=wanted, asked=asked,
+                                  margin=parse_margin(settings.get("margin", DEFAULT_MARGIN)),
+                                  seconds=seconds_per_iteration(records),
+                                  machine=machine_seconds(records),
+                                  weights=iteration_weights(settings.get("resolve")),
+                                  looks=list((settings.get("resolve") or {}).get("looks", [])))
     spread = host_spread(metrics)
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
     drift_table, shared = iteration_drift(runs)
@@ -261,8 +261,10 @@ def analyse(inputs: Inputs) -> Analysis:
         hosts=not spread.empty, aged=not ages.empty,
         pilot=int(settings.get("pilot", 0) or 0), sweep=not effects.empty,
         looks=bool((settings.get("resolve") or {}).get("looks")), aging=not aging.empty)
+    from fslab.analysis.pairs.pair import table_of
+
     return Analysis(metrics=metrics, runs=runs, summary=summary, tests=tests,
-                    pairwise=pairs, verdicts=verdicts, headline=headline, ranking=ranking,
+                    pairwise=table_of(pairs), verdicts=verdicts, headline=headline, ranking=ranking,
                     drift=drift_table, hosts=spread, aged=ages, disturbed=seen,
                     probe_states=probe_states(metrics), effects=effects, best=best,
                     aging_ranking=aging,

@@ -9,11 +9,13 @@ default campaign (every pair stays in pairwise.csv and behind a fold in the repo
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.ranking import RANKING_COLUMNS, Oriented, orient, rank
+from fslab.analysis.pairs.pair import EQUIVALENT, UNRESOLVED, Pair, views
+from fslab.analysis.pairs.ranking import RANKING_COLUMNS, rank
 from fslab.core.cell_keys import level_label
 from fslab.core.metrics import HIGHER, title
 from fslab.core.units import format_bound as bound
@@ -40,7 +42,7 @@ def advantage_words(metric: str, better: str) -> str:
     return "better" if better == HIGHER else "lower"
 
 
-def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
+def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: Sequence[Pair],
              runs: pd.DataFrame, names: dict[str, str] | None = None
              ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(headline: one row per primary question, ranking: one row per ranked target); the
@@ -55,8 +57,7 @@ def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: pd.DataFrame,
         if test.test == "none":
             heads.append({**base, "verdict": f"not compared: {test.reason}"})
             continue
-        pairs = pairwise[(pairwise.workload == test.workload) & (pairwise.op == test.op)
-                         & (pairwise.metric == test.metric)]
+        pairs = [p for p in pairwise if p.question == question]
         cached = cache_bound(summary, question[0])
         table, text = rank(runs, pairs, question, better, set(cached), names)
         left_out = [f"{t} is cache-bound, not ranked ({why})" for t, why in sorted(cached.items())]
@@ -82,7 +83,7 @@ INDENT = {"workload": "", "best": "", "factor": "  ", "question": "  ", "pair": 
 
 
 def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
-                 pairwise: pd.DataFrame, effects: pd.DataFrame | None = None,
+                 pairwise: Sequence[Pair], effects: pd.DataFrame | None = None,
                  best: pd.DataFrame | None = None, cells: pd.DataFrame | None = None,
                  scopes: dict[str, str] | None = None,
                  names: dict[str, str] | None = None) -> list[dict[str, str]]:
@@ -118,9 +119,9 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
                       if job in sweeps and levels else "")
             for head in headline[headline["workload"].astype(str) == workload].itertuples():
                 rows += _question_rows(head, ranking, pairwise, prefix, names or {})
-    exploratory = pairwise[~pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
-    if len(exploratory):
-        excludes = int(exploratory["significant"].astype(bool).sum())
+    exploratory = [p for p in pairwise if not p.primary]
+    if exploratory:
+        excludes = sum(p.significant for p in exploratory)
         rows.append(_row("exploratory", "", f"Exploratory (estimates, not verdicts): "
                          f"{len(exploratory)} comparisons of other metrics, each with its own "
                          f"95 % interval ({excludes} exclude 1, as about "
@@ -155,14 +156,13 @@ def _family_rows(headline: pd.DataFrame) -> list[dict[str, str]]:
             _row("meaning", "", POWER_MEANING)]
 
 
-def _look_rows(pairwise: pd.DataFrame) -> list[dict[str, str]]:
+def _look_rows(pairwise: Sequence[Pair]) -> list[dict[str, str]]:
     """How a campaign that resolved (--resolve) decided its pairs, look by look."""
-    if pairwise.empty or "look" not in pairwise or not pairwise["look"].notna().any():
+    primary = [p for p in pairwise if p.primary and p.look is not None]
+    if not any(p.look is not None for p in pairwise):
         return []
-    primary = pairwise[pairwise["primary"].astype(bool) & pairwise["look"].notna()]
-    decided = primary[primary["decision"] != "unresolved"]
-    counts = decided["look"].astype(int).value_counts().sort_index()
-    parts = [f"{n} at look {int(k)}" for k, n in counts.items()]
+    decided = [p.look for p in primary if p.look is not None and p.decision != UNRESOLVED]
+    parts = [f"{decided.count(k)} at look {k}" for k in sorted(set(decided))]
     left = len(primary) - len(decided)
     return [_row("family", "", (
         "Looks (fslab run --resolve): more iterations were measured only where a question "
@@ -219,7 +219,7 @@ def _row(kind: str, workload: str, text: str) -> dict[str, str]:
     return {"kind": kind, "workload": workload, "text": text}
 
 
-def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
+def _question_rows(head: object, ranking: pd.DataFrame, pairwise: Sequence[Pair],
                    prefix: str = "", names: dict[str, str] | None = None
                    ) -> list[dict[str, str]]:
     workload, op, metric = head.workload, head.op, head.metric  # type: ignore[attr-defined]
@@ -237,10 +237,9 @@ def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
     out = [_row("question", workload, f"{prefix}{what} ({n} {observed}): {ranking_text}")]
     best = str(rows["best"].iloc[0])
     word = advantage_words(str(metric), str(better))
-    pairs = pairwise[(pairwise.workload == workload) & (pairwise.op == op)
-                     & (pairwise.metric == metric)]
+    seen = views(p for p in pairwise if p.question == (workload, op, metric))
     for row in rows.iloc[1:].itertuples():
-        pair = orient(pairs, best, str(row.target), str(better))
+        pair = seen.get((best, str(row.target)))
         if pair is not None:
             shown = names or {}
             out.append(_row("pair", workload, pair_sentence(
@@ -255,48 +254,43 @@ def _question_rows(head: object, ranking: pd.DataFrame, pairwise: pd.DataFrame,
     return out
 
 
-def pair_sentence(x: str, y: str, pair: Oriented, word: str) -> str:
-    """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)'."""
+def pair_sentence(x: str, y: str, pair: Pair, word: str) -> str:
+    """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)' of
+    `pair` seen from x."""
     from fslab.analysis.pairs.ranking import evidence, size
     from fslab.core.units import turned
 
     if not pair.estimable:
         return f"{x} vs {y}: not estimable (every iteration gave the same value)"
-    ratio, low, high = pair.advantage, pair.low, pair.high
+    ratio, low, high = pair.advantage
     if ratio < 1:  # the pair, over the iterations both ran, leans the other way
         x, y = y, x
         ratio, low, high = turned(ratio, low, high)
     interval = f"95 % CI {bound(low)}–{bound(high)}×"
-    if pair.decision == "equivalent":
+    if pair.decision == EQUIVALENT:
         return (f"{x} = {y}: the same within ±{pair.margin:.0%} ({x} {ratio:.3g}× {word}, "
                 f"{interval})")
     if not pair.significant:
         return (f"{x} ? {y}: not resolved ({x} {ratio:.3g}× {word}, {interval}; could have "
-                f"found {_mde(pair.mde)}{_needs(pair)})")
+                f"found {_mde(pair.mde_ratio)}{_needs(pair)})")
     return (f"{x} {ratio:.3g}× {word} than {y} ({interval}; {evidence(pair.p_adj)}, "
             f"{size(ratio)})")
 
 
-def _needs(pair: Oriented) -> str:
+def _needs(pair: Pair) -> str:
     """'; needs 23 iterations, about 4 min more: fslab run --resume …' (unresolved)."""
     from fslab.analysis.pairs.decisions import resolve_command
+    from fslab.core.units import format_duration
 
-    if pair.decision != "unresolved" or pair.needs != pair.needs:
+    needs = pair.needs_iterations
+    if pair.decision != UNRESOLVED or needs != needs:
         return ""
-    if math.isinf(pair.needs):
+    if math.isinf(needs):
         return "; more than 100 iterations would not resolve it at this spread"
     if pair.needs_seconds != pair.needs_seconds:  # not fslab's own campaign (an import)
-        return f"; needs {pair.needs:.0f} iterations"
-    return (f"; needs {pair.needs:.0f} iterations, about {_duration(pair.needs_seconds)} "
-            f"more: {resolve_command(pair.needs)}")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"; needs {needs:.0f} iterations"
+    about = format_duration(pair.needs_seconds, rough=True)
+    return f"; needs {needs:.0f} iterations, about {about} more: {resolve_command(needs)}"
 
 
 def cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
@@ -342,33 +336,29 @@ def _mde(mde: float) -> str:
     return "n/a" if mde != mde or math.isinf(mde) else f"{mde:.3g}×"
 
 
-def decided_row(pairwise: pd.DataFrame, machine_s: float,
+def decided_row(pairwise: Sequence[Pair], machine_s: float,
                 names: dict[str, str] | None = None) -> list[dict[str, str]]:
     """The campaign's last line: how many primary questions it decided in how much machine
     time, and what each open one needs ('Decided 7 of 10 questions in 9 min 12 s of
     machine time; 3 open: ext4 ? xfs on randread needs 12 iterations, about 77 s; …')."""
-    from fslab.analysis.pairs.decisions import UNRESOLVED
     from fslab.core.units import format_duration
 
-    if pairwise.empty or "decision" not in pairwise:
+    primary = [p for p in pairwise if p.primary and p.decision]
+    if not primary:
         return []
-    primary = pairwise[pairwise["primary"].astype(bool)]
-    if primary.empty:
-        return []
-    open_rows = primary[primary["decision"] == UNRESOLVED]
+    open_pairs = [p for p in primary if p.decision == UNRESOLVED]
     spent = f" in {format_duration(machine_s)} of machine time" if machine_s > 0 else ""
-    text = f"Decided {len(primary) - len(open_rows)} of {len(primary)} questions{spent}"
-    if open_rows.empty:
+    text = f"Decided {len(primary) - len(open_pairs)} of {len(primary)} questions{spent}"
+    if not open_pairs:
         return [_row("decided", "", text + ".")]
     needs = []
-    for row in open_rows.itertuples():
-        wanted = float(row.needs_iterations) if row.needs_iterations == row.needs_iterations \
-            else math.nan
+    for pair in open_pairs:
+        wanted = pair.needs_iterations
         what = ("more than 100 iterations would not do" if math.isinf(wanted) else
                 f"needs {wanted:.0f} iterations" + (
-                    f", about {_duration(float(row.needs_seconds))}"
-                    if row.needs_seconds == row.needs_seconds else "")
+                    f", about {format_duration(pair.needs_seconds, rough=True)}"
+                    if pair.needs_seconds == pair.needs_seconds else "")
                 if math.isfinite(wanted) else "cannot be told")
-        a, b = (names or {}).get(str(row.a), row.a), (names or {}).get(str(row.b), row.b)
-        needs.append(f"{a} ? {b} on {row.workload} {what}")
-    return [_row("decided", "", f"{text}; {len(open_rows)} open: " + "; ".join(needs))]
+        a, b = (names or {}).get(pair.a, pair.a), (names or {}).get(pair.b, pair.b)
+        needs.append(f"{a} ? {b} on {pair.workload} {what}")
+    return [_row("decided", "", f"{text}; {len(open_pairs)} open: " + "; ".join(needs))]

@@ -59,8 +59,7 @@ if TYPE_CHECKING:
     from fslab.host.lab import CleanupReport, Lab
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
-    from fslab.plan.loading import Campaign
-    from fslab.plan.schema import Overrides
+    from fslab.plan.schema import Campaign, Overrides
     from fslab.run.runner import Progress
     from fslab.targets import TargetSpec
 

@@ -26,7 +26,7 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     analysed together in memory (nothing is written into them); the report goes to
     `output` (default: report.html here).
     """
-    from fslab.report.data import ReportData, Source
+    from fslab.report.data import ReportData, ResultsSource
     from fslab.report.html import build_report
     from fslab.results.store import write_atomic
 
@@ -37,7 +37,7 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
         from fslab.results.intervals import load_intervals
 
         analysis = _current_analysis(results, say)
-        data = ReportData(analysis, results.load_runs(), [Source(
+        data = ReportData(analysis, results.load_runs(), [ResultsSource(
             results.path, "", {}, _campaign(results), results.environment())],
             load_intervals(results), _job_options(results)).named(
                 target_names(results.path, analysis.summary))

@@ -10,7 +10,7 @@ from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
-    from fslab.plan.loading import Campaign
+    from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
     from fslab.tune.request import Request as TuneRequest
 
@@ -67,7 +67,8 @@ def tune_plan(campaign: Campaign, request: TuneRequest) -> list[str]:
 
 def tune_resumed(out: Path) -> tuple[Campaign, TuneRequest]:
     """The campaign and request of the tune in `out` (`fslab tune --resume --out DIR`)."""
-    from fslab.plan.loading import Overrides, load_campaign
+    from fslab.plan.loading import load_campaign
+    from fslab.plan.schema import Overrides
     from fslab.tune.request import load
 
     request = load(Path(out))

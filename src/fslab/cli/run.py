@@ -18,7 +18,7 @@ from fslab.cli.app import (
     exit_interrupted,
     parse_labels,
 )
-from fslab.cli.summary import print_decided, print_summary
+from fslab.cli.summary import print_decision_line, print_summary
 from fslab.core.errors import ExitCode, UserError
 
 
@@ -224,6 +224,6 @@ def run(
                   f"{result.runner.failed} failed, {result.runner.skipped} kept from before"
                   + (f", {result.runner.reruns} measured again" if result.runner.reruns
                      else "") + ")")
-    print_decided(result.analysis or api.analysed(result.results.path))
+    print_decision_line(result.analysis or api.analysed(result.results.path))
     if result.runner.failed:
         raise typer.Exit(ExitCode.RUN_FAILURES)

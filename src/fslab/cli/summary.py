@@ -29,7 +29,7 @@ def print_summary(results_dir: Path, analysis: Any = None, decided: bool = True)
     if spent is not None:
         console.print(spent.line(), markup=False, highlight=False)
     if decided:
-        print_decided(analysis)
+        print_decision_line(analysis)
     if "disturbed" in runs and runs["disturbed"].astype(bool).any():
         busy = runs[runs["disturbed"].astype(bool)]
         console.print(f"[yellow]{len(busy)} of {len(runs)} runs ran while the machine was "
@@ -38,7 +38,7 @@ def print_summary(results_dir: Path, analysis: Any = None, decided: bool = True)
                       "again.[/yellow]")
 
 
-def print_decided(analysis: Any) -> None:
+def print_decision_line(analysis: Any) -> None:
     """'Decided 7 of 10 questions in 9 min 12 s of machine time; 3 open: …'."""
     verdicts = analysis.verdicts
     for line in verdicts.loc[verdicts["kind"] == "decided", "text"]:

@@ -10,7 +10,8 @@ the analysis, the history and the report read the fields and never take a name a
 Names are rendering: `cell_name` gives the full one (what the `target` and `workload`
 columns and run ids hold: "ext4 mount_options=noatime", "randread iodepth=16");
 `short_names` gives the shortest that still tells the cells of one context apart: where
-every cell is ext4 and only a mount option varies, "data=journal".
+every cell is ext4 and only a mount option varies, "data=journal" (at the longest, every
+field's label: `CellKey.label`).
 """
 
 from __future__ import annotations
@@ -54,8 +55,9 @@ class CellKey:
         """As campaign.toml's `cells` holds it."""
         return {"target": self.target, "job": self.job, "levels": dict(self.levels)}
 
-    def name(self) -> str:
-        """The full name: target, levels, job ('ext4 noatime randread')."""
+    def label(self) -> str:
+        """Every field as its label, target, levels, job ('ext4 noatime randread'): the
+        longest of short_names' names (cell_name writes a variant's own name)."""
         return " ".join([self.target, *(level_label(f, v) for f, v in self.levels),
                          self.job])
 
@@ -101,9 +103,9 @@ def short_names(keys: Sequence[CellKey]) -> list[str]:
         parts = [key.target] if len(targets) > 1 else []
         parts += [level_label(f, v) for f, v in key.levels if f in varying]
         parts += [key.job] if len(jobs) > 1 else []
-        names.append(" ".join(parts) or (key.target if len(keys) == 1 else key.name()))
+        names.append(" ".join(parts) or (key.target if len(keys) == 1 else key.label()))
     if len(set(names)) < len(set(keys)):
-        return [key.name() for key in keys]
+        return [key.label() for key in keys]
     return names
 
 

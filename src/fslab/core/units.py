@@ -89,7 +89,7 @@ def parse_rate(text: str) -> float:
     return float(match.group(1)) * _RATE_UNITS[match.group(2)]
 
 
-# Two results within this of each other are "the same" (analysis/pairs/decisions.py),
+# Two results within this of each other are "the same" (analysis/pairs/pair.py),
 # unless a campaign or command says otherwise (--margin): the one default of every command.
 DEFAULT_MARGIN = 0.10
 
@@ -118,8 +118,12 @@ def format_bound(value: float) -> str:
     return f"{value:.9g}"
 
 
-def format_duration(seconds: float) -> str:
-    """'1 h 05 min', '3 min 20 s', '45 s'."""
+def format_duration(seconds: float, rough: bool = False) -> str:
+    """'1 h 05 min', '3 min 20 s', '45 s'; `rough` (a time to come, an estimate): '45 s',
+    '4 min', '1.5 h'."""
+    if rough:
+        return (f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+                if seconds < 5400 else f"{seconds / 3600:.1f} h")
     hours, rest = divmod(round(seconds), 3600)
     minutes, secs = divmod(rest, 60)
     return (f"{hours} h {minutes:02d} min" if hours else

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.history.identity import Identity
+from fslab.history.parts import CAMPAIGN_COLUMNS
 
 if TYPE_CHECKING:
     import duckdb
 
 CELL_KEYS = ("campaign_id", "target", "workload", "op", "metric", "unit", "better",
              "primary", "workload_signature", "target_signature")
-CAMPAIGN_COLUMNS = ("campaign_id", "path", "name", "started", "machine", "labels", "added")
 
 
 @contextmanager

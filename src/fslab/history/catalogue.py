@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 ENV_VAR = "FSLAB_CATALOGUE"
 DIR_NAME = "catalogue"
 TABLES = parts.TABLES
-CAMPAIGN_COLUMNS = ["campaign_id", "path", "name", "started", "machine", "labels", "added"]
 # A reader that lists parts while a writer deletes one it has superseded (after
 # parts.GRACE_S) tries again, this many times.
 READ_ATTEMPTS = 3
@@ -134,7 +133,8 @@ def _views(db: duckdb.DuckDBPyConnection, root: Path) -> None:
         GROUP BY 1, 2""")
     db.execute("CREATE TEMP TABLE current AS SELECT campaign_id, version, part FROM chosen "
                "WHERE NOT removed")
-    db.execute(f"CREATE VIEW campaigns AS SELECT {', '.join('a.' + c for c in CAMPAIGN_COLUMNS)} "
+    columns = ", ".join("a." + c for c in parts.CAMPAIGN_COLUMNS)
+    db.execute(f"CREATE VIEW campaigns AS SELECT {columns} "
                "FROM all_campaigns a JOIN current USING (campaign_id, version, part)")
     wanted = {name for (name,) in db.execute("SELECT DISTINCT part FROM current").fetchall()}
     for table in TABLES[1:]:
@@ -179,7 +179,7 @@ def _empty(table: str) -> str:
 
 
 def _empty_views(db: duckdb.DuckDBPyConnection) -> None:
-    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in CAMPAIGN_COLUMNS)
+    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in parts.CAMPAIGN_COLUMNS)
     db.execute(f"CREATE VIEW campaigns AS SELECT {names} WHERE false")
     for table in TABLES[1:]:
         db.execute(f"CREATE VIEW {table} AS {_empty(table)}")

@@ -45,6 +45,8 @@ FORMAT = DirFormat("catalogue", "catalogue.json", unstamped=1, history={
 PARTS = "parts"
 TMP_PREFIX = ".tmp-"
 TABLES = ("campaigns", "labels", "runs", "cells")
+# The campaigns table's columns (text), beside its version and removed flag.
+CAMPAIGN_COLUMNS = ("campaign_id", "path", "name", "started", "machine", "labels", "added")
 # A superseded part is deleted only when older than this: a reader that listed it before
 # the part superseding it was renamed into place has long finished reading.
 GRACE_S = 600.0

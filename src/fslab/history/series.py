@@ -14,14 +14,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fslab.analysis.pairs.decisions import (
+from fslab.analysis.pairs.pair import (
     IMPROVED,
     OVER_TIME,
     REGRESSED,
     SAME,
     UNRESOLVED,
-    decided,
-    word,
+    Pair,
+    decide,
 )
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.history import catalogue
@@ -151,14 +151,15 @@ def build(path: Path | None, by: str | None = None, across_machines: bool = Fals
 
 
 def change_decision(change: Change, better: str, alpha: float, margin: float) -> str:
-    """The verdicts' rule (analysis.pairs.decisions.decided) for a change after/before:
-    regressed or improved when its search-adjusted p is below α and its interval
+    """The verdicts' rule (analysis.pairs.pair.decide) for a change after/before, as a
+    pair: regressed or improved when its search-adjusted p is below α and its interval
     excludes 1, the same when the interval lies within ±margin, else unresolved."""
     low, high = change.ratio_ci_low, change.ratio_ci_high
-    significant = change.p_value <= alpha and not low <= 1 <= high
-    found = decided(low == low and high == high, significant, change.ratio, low, high,
-                    better, margin)
-    return word(found, OVER_TIME)
+    pair = Pair(a="after", b="before", test="change point", ratio=change.ratio, ratio_ci_low=low,
+                ratio_ci_high=high, p_value=change.p_value, p_adj=change.p_value,
+                alpha=alpha, significant=change.p_value <= alpha and not low <= 1 <= high,
+                better=better, note="" if low == low and high == high else "no interval")
+    return decide(pair, margin, needs=False).word(OVER_TIME)
 
 
 def changes(path: Path | None, by: str | None = None, since: str | None = None,

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from fslab.core.errors import UserError
 from fslab.history import parts
 from fslab.history.catalogue import (
-    CAMPAIGN_COLUMNS,
     TABLES,
     connect,
     is_legacy,
@@ -115,7 +114,7 @@ def remove(path: Path | None, campaign_id: str) -> str:
     version = parts.new_version(after=known[campaign_id][1])
     tombstone = duckdb.connect(":memory:")
     try:
-        columns = ", ".join(f"{c} VARCHAR" for c in CAMPAIGN_COLUMNS)
+        columns = ", ".join(f"{c} VARCHAR" for c in parts.CAMPAIGN_COLUMNS)
         tombstone.execute(f"CREATE TABLE campaigns ({columns}, version VARCHAR, "
                           "removed BOOLEAN)")
         tombstone.execute("INSERT INTO campaigns VALUES (?, ?, '', '', '', '{}', ?, ?, true)",

@@ -20,18 +20,12 @@ from fslab.core.metrics import HEADLINE_METRICS
 from fslab.core.toml_file import read_toml
 from fslab.core.units import parse_duration, parse_size
 from fslab.plan.levels import level_text
-from fslab.plan.schema import (  # re-exported: the campaign's types, one import away
+from fslab.plan.schema import (
     AUTO_FILE_SIZE_CAP,
-    DEFAULT_IMAGE_SIZE,
-    DEFAULT_ITERATIONS,
     DEFAULT_PRESET,
-    DEFAULT_ROUNDS,
-    DEFAULT_RUNTIME_S,
     FILL_FRACTION,
-    MAX_FILL,
     Campaign,
     CampaignFile,
-    Fresh,
     LookCell,
     Overrides,
     WorkloadEntry,
@@ -42,14 +36,6 @@ from fslab.targets import IMAGE_LESS
 from fslab.workloads.aging_levels import age_levels
 from fslab.workloads.fio.distributed import parse_hosts
 from fslab.workloads.suites import get_suite
-
-__all__ = [
-    "AUTO_FILE_SIZE_CAP", "DEFAULT_IMAGE_SIZE", "DEFAULT_ITERATIONS", "DEFAULT_PRESET",
-    "DEFAULT_ROUNDS", "DEFAULT_RUNTIME_S", "FILL_FRACTION", "MAX_FILL", "Campaign",
-    "CampaignFile", "Fresh", "LookCell", "Overrides", "WorkloadEntry", "load_campaign",
-    "max_numjobs",
-    "resolve", "workload_names",
-]
 
 
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:

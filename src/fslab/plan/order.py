@@ -6,7 +6,7 @@ import random
 from dataclasses import dataclass, field
 
 from fslab.core.cell_keys import CellKey, Level, path_name
-from fslab.plan.loading import Campaign, LookCell
+from fslab.plan.schema import Campaign, LookCell
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
 from fslab.workloads.base import Workload
@@ -135,7 +135,7 @@ def check_space(plan: Plan) -> None:
     """Refuse, before formatting anything, a workload whose files cannot fit an image."""
     from fslab.core.errors import UserError
     from fslab.core.units import format_bytes
-    from fslab.plan.loading import MAX_FILL
+    from fslab.plan.schema import MAX_FILL
     from fslab.targets import IMAGE_LESS
 
     # A job's variants lie on a target together (laid out before their rounds).

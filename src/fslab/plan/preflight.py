@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
-    from fslab.plan.loading import Campaign
     from fslab.plan.order import Plan
+    from fslab.plan.schema import Campaign
     from fslab.targets import Target
     from fslab.workloads.fio.distributed import Host
 

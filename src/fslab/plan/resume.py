@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from fslab.core.errors import UserError
-from fslab.plan.loading import Campaign, Overrides, load_campaign
+from fslab.plan.loading import load_campaign
+from fslab.plan.schema import Campaign, Overrides
 from fslab.results.store import ResultsDir
 
 

@@ -114,7 +114,7 @@ class CampaignFile(BaseModel):
     # The user's own labels (kernel = "6.12.3", commit = "abc123"): the history orders and
     # compares campaigns by them (history/).
     labels: dict[str, str | int | float | bool] = {}
-    # Two targets within this of each other are "the same" (analysis/pairs/decisions.py).
+    # Two targets within this of each other are "the same" (analysis/pairs/pair.py).
     margin: str | float = DEFAULT_MARGIN
     # Factors of the design: NAME = [levels] (plan/sweep.py); one level sets the option.
     sweep: dict[str, list[Any]] = {}

@@ -16,7 +16,7 @@ import pandas as pd
 
 from fslab.core.metrics import title
 from fslab.core.units import format_bytes, format_value
-from fslab.report.data import ReportData, Source
+from fslab.report.data import ReportData, ResultsSource
 from fslab.report.page import Page, esc
 
 AGING = "aging"  # the workload of an aging run (aging/age.py)
@@ -51,7 +51,7 @@ def aging_runs(data: ReportData, page: Page) -> None:
                                   label))
 
 
-def _source_of(data: ReportData, target: str) -> tuple[Source, str]:
+def _source_of(data: ReportData, target: str) -> tuple[ResultsSource, str]:
     """The directory a target came from, and its name there."""
     for source in data.sources:
         for name, label in source.targets.items():

@@ -14,7 +14,7 @@ from fslab.results.stats_files import Analysis
 
 
 @dataclass(frozen=True)
-class Source:
+class ResultsSource:
     """One results directory a report draws on, and how its targets are labelled there."""
 
     path: Path
@@ -32,7 +32,7 @@ class ReportData:
 
     analysis: Analysis
     records: pd.DataFrame  # status of every run (runs table)
-    sources: list[Source]
+    sources: list[ResultsSource]
     intervals: pd.DataFrame | None = None  # fio's per-interval values (results/intervals.py)
     # {job: its fio options as its runs recorded them} (run.json: job_options)
     job_options: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -16,17 +16,17 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.pipeline import Inputs, inputs_of
-from fslab.report.data import Source
+from fslab.report.data import ResultsSource
 from fslab.results.store import ResultsDir
 
 ITERATION_STRIDE = 1000  # the second directory's iteration 1 is 1001, the third's 2001
 
 
-def several(directories: list[ResultsDir]) -> tuple[list[Source], Inputs]:
-    """Each directory as a labelled Source, and their analysis inputs as one campaign
+def several(directories: list[ResultsDir]) -> tuple[list[ResultsSource], Inputs]:
+    """Each directory as a labelled ResultsSource, and their analysis inputs as one campaign
     (see the module doc). Directory labels are their names, numbered where two share one."""
     names = [d.path.name for d in directories]
-    labelled: list[Source] = []
+    labelled: list[ResultsSource] = []
     metrics, records = [], []
     environment: dict[str, Any] = {"targets": {}, "ceilings": {}, "ceilings_by_iteration": {}}
     for number, results in enumerate(directories):
@@ -35,7 +35,7 @@ def several(directories: list[ResultsDir]) -> tuple[list[Source], Inputs]:
         inputs = inputs_of(results)
         targets = sorted({record.target for record in inputs.records})
         label_of = {t: label if len(targets) == 1 else f"{label}:{t}" for t in targets}
-        labelled.append(Source(results.path, label, label_of, inputs.settings,
+        labelled.append(ResultsSource(results.path, label, label_of, inputs.settings,
                                inputs.environment))
         shift = number * ITERATION_STRIDE
         frame = inputs.metrics.astype({"target": str, "run_id": str})
@@ -61,7 +61,7 @@ def several(directories: list[ResultsDir]) -> tuple[list[Source], Inputs]:
                             settings)
 
 
-def run_tables(directories: list[ResultsDir], labelled: list[Source]) -> pd.DataFrame:
+def run_tables(directories: list[ResultsDir], labelled: list[ResultsSource]) -> pd.DataFrame:
     """Every directory's runs table (ResultsDir.load_runs), labelled as `several` labels
     its rows."""
     tables = []

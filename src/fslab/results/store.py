@@ -4,7 +4,7 @@
     DIR/campaign.toml      the resolved campaign (seed included)
     DIR/environment.json   host, kernel, CPU, RAM, tool versions
     DIR/runs/<run_id>/     raw output (job.fio, fio.json, stderr.txt, ...) and run.json
-                           (run_record.RunRecord)
+                           (core/record.RunRecord)
     DIR/runs/<name>.zip    runs packed in one file, the same <run_id>/ entries inside: an
                            import's files (a copy of each, and its run.json), 256 a file
     DIR/metrics.parquet    the tidy metrics table, rebuilt after every run
@@ -51,7 +51,7 @@ FORMAT = DirFormat("results", "format.json", unstamped=0, history={
     3: "an import keeps its files as runs: a copy of each beside its run.json (source, "
        "kind, tool, fields) under <run_id>/ in runs/import-NNNNN.zip, so `fslab reparse` "
        "parses them again; runs.csv is no longer written (format 2 imports are still read "
-       "through it); run.json is one typed record (run_record.RunRecord)",
+       "through it); run.json is one typed record (core/record.RunRecord)",
     4: "an aging run (fslab age) is a results directory: runs/aging/ holds the engine's raw "
        "output, its rows are per-operation latency by section of the run (note 'section') "
        "and the probes' states (note 'probe', sample = operations done); aging "

@@ -37,8 +37,8 @@ from fslab.workloads.aging_levels import FRESH, AgeLevel, age_levels
 if TYPE_CHECKING:
     from fslab.core.record import RunRecord
     from fslab.host.lab import Lab
-    from fslab.plan.loading import Campaign
     from fslab.plan.order import Plan, RunSpec
+    from fslab.plan.schema import Campaign
     from fslab.results.store import ResultsDir
 
 AGED_DIR = "aged"  # DIR/aged/<target>/i<iteration>/ (reused: DIR/aged/<target>/)

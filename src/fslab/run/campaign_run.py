@@ -28,8 +28,8 @@ from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
-    from fslab.plan.loading import Campaign
     from fslab.plan.order import Plan
+    from fslab.plan.schema import Campaign
     from fslab.run.adaptive import Goal
     from fslab.run.participants import Beside
     from fslab.run.runner import Progress, RunnerResult

@@ -27,8 +27,8 @@ from typing import Any
 
 from fslab.host import system
 from fslab.host.lab import Lab
-from fslab.plan.loading import Campaign
 from fslab.plan.order import Plan, RunSpec, make_plan
+from fslab.plan.schema import Campaign
 from fslab.results.store import ResultsDir
 from fslab.targets import IMAGE_LESS, Target, TargetSpec, make_target
 from fslab.workloads.fio import FioWorkload

@@ -12,7 +12,7 @@ from fslab.run.campaign_run import CampaignRun, RunResult, both
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
-    from fslab.plan.loading import Campaign
+    from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
 
 

@@ -152,7 +152,7 @@ def run_names(runs: Sequence[RunSpec]) -> dict[CellKey, str]:
     randwrite' where only ext4's options vary, 'ext4 randread' where targets do."""
     cells = list(dict.fromkeys(run.cell for run in runs))
     jobs_named = len({cell.job for cell in cells}) > 1  # short_names names them then
-    return {cell: name if jobs_named or name == cell.name() else f"{name} {cell.job}"
+    return {cell: name if jobs_named or name == cell.label() else f"{name} {cell.job}"
             for cell, name in zip(cells, short_names(cells), strict=True)}
 
 

@@ -3,7 +3,7 @@ until each is decided or the budget is spent.
 
 After the campaign's own iterations (its first look) the analysis decides every primary
 pair: faster, slower, the same within the margin, or unresolved with the iterations it
-needs at the next look's level (analysis.pairs.decisions, analysis.pairs.sequential). Each workload
+needs at the next look's level (analysis.pairs.pair, analysis.pairs.sequential). Each workload
 with unresolved pairs is given the iterations its neediest pair asks for, on the targets
 of those pairs only, cheapest workloads first, while the campaign's measuring time stays
 within `--budget`; a workload that is resolved (random 4 KiB jobs often are after 5
@@ -38,8 +38,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.pairs.decisions import UNRESOLVED, seconds_per_iteration
+from fslab.analysis.pairs.decisions import seconds_per_iteration
+from fslab.analysis.pairs.pair import UNRESOLVED, Pair, pairs_of
 from fslab.analysis.pairs.power import MAX_ITERATIONS
+from fslab.core.units import format_duration
 from fslab.plan.schema import LookCell
 
 if TYPE_CHECKING:
@@ -96,23 +98,19 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
     seconds = seconds_per_iteration(records)
     spent = sum(seconds.get((r.workload, r.target), 0.0) for r in records
                 if r.status == "ok")
-    wanted: dict[str, tuple[int, set[str], list[Any]]] = {}  # workload -> (more, targets, rows)
+    wanted: dict[str, tuple[int, set[str], list[Pair]]] = {}  # workload -> (more, targets, …)
     # a question of one section of a job file is answered by its job's runs
     run_workload = {str(row["workload"]): r.workload for r in records for row in r.metrics}
-    primary = pairwise[pairwise["primary"].astype(bool)] if not pairwise.empty else pairwise
-    for row in primary.itertuples():
-        needs = float(row.needs_iterations) if row.needs_iterations == row.needs_iterations \
-            else math.nan
-        if row.decision != UNRESOLVED or math.isnan(needs):
+    for pair in pairs_of(pairwise):
+        needs = pair.needs_iterations
+        if not pair.primary or pair.decision != UNRESOLVED or math.isnan(needs):
             continue
         if math.isinf(needs):  # not at this length: perhaps at another (plan_workload)
             needs = float(MAX_ITERATIONS + 1)
-        workload = run_workload.get(str(row.workload), str(row.workload))
-        have = _count(row.n_pairs)
-        have = have if have >= 2 else min(_count(row.n_a), _count(row.n_b))
+        workload = run_workload.get(pair.workload, pair.workload)
         more, targets, rows = wanted.get(workload, (0, set(), []))
-        wanted[workload] = (max(more, int(needs) - have), targets | {str(row.a), str(row.b)},
-                            [*rows, row])
+        wanted[workload] = (max(more, int(needs) - pair.iterations),
+                            targets | {pair.a, pair.b}, [*rows, pair])
     plans = {w: plan_workload(rows, targets, more, noise, runtime, level, margin,
                               {t: seconds.get((w, t), math.nan) for t in targets})
              for w, (more, targets, rows) in wanted.items()}
@@ -126,7 +124,7 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
             continue
         if spent + total + cost > budget_s:
             left_out.append(f"{workload}: {plan.more} more iterations, about "
-                            f"{cost / 60:.0f} min, past the budget")
+                            f"{format_duration(cost, rough=True)}, past the budget")
             continue
         total += cost
         said.append(f"{workload}: {plan.said}")
@@ -135,7 +133,7 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
     return Round(cells, total, left_out, said)
 
 
-def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataFrame | None,
+def plan_workload(rows: list[Pair], targets: set[str], more: int, noise: pd.DataFrame | None,
                   runtime: int, level: float | None, margin: float,
                   per_run_s: dict[str, float]) -> WorkloadPlan:
     """The run length among LENGTHS (and the runs at it) that resolves every open pair of
@@ -143,13 +141,12 @@ def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataF
     campaign's length and `more` runs where they cannot be told (module doc)."""
     from fslab.analysis.cells.noise import components_of
     from fslab.analysis.pairs.needs import needs_at_length
-    from fslab.core.units import format_duration
 
     same_length = WorkloadPlan(more, 0, 1.0, more * sum(per_run_s.values()),
                                f"{more} more runs of the campaign's length")
     if more > MAX_ITERATIONS:  # too many at this length: nothing, unless another does it
         same_length = WorkloadPlan(0, 0, 1.0, math.inf, "more than 100 runs: left open")
-    workload = str(rows[0].workload)
+    workload = rows[0].workload
     found = [] if noise is None or noise.empty else [
         components_of(row) for _, row in noise[
             (noise["workload"].astype(str) == workload)
@@ -167,10 +164,10 @@ def plan_workload(rows: list[Any], targets: set[str], more: int, noise: pd.DataF
         relative = (between + within / length) / variance_now
         needed = 0
         for row in rows:
-            have = _count(row.n_pairs)
-            sd = float(row.se_log) * math.sqrt(have) if have >= 2 else math.nan
-            total = needs_at_length(float(row.ratio), sd, have, relative, level / float(
-                row.family), margin, PLAN_POWER) if have >= 2 else math.nan
+            have = row.n_pairs
+            sd = row.spread.paired_sd
+            total = needs_at_length(row.ratio, sd, have, relative, level / row.family,
+                                    margin, PLAN_POWER) if have >= 2 else math.nan
             if not math.isfinite(total):
                 needed = -1
                 break
@@ -234,11 +231,3 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
         outcome = both(outcome, run.execute(progress, rerun_disturbed,
                                             rerun_unsteady=rerun_unsteady))
     return run, outcome, left_out
-
-
-def _count(value: Any) -> int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return 0
-    return int(number) if math.isfinite(number) else 0

@@ -41,8 +41,6 @@ from fslab.workloads.base import RunOutput, Where
 from fslab.workloads.fio import FioWorkload, RunRefused
 from fslab.workloads.fio import slices as fio_slices
 
-DEFAULT_ROUNDS = 6
-
 
 def whole_because(run: RunSpec, campaign: Campaign, hosts: bool) -> str | None:
     """Why this run is measured in one piece, or None when it is sliced and interleaved

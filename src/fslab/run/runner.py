@@ -27,11 +27,11 @@ from fslab.plan.levels import path_name
 from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.aging_places import ager_of, aging_text
+from fslab.run.finished import RunFacts, finished_record, headline_text
 from fslab.run.observing import observed
 from fslab.run.participants import Beside
 from fslab.run.pieces import way_for
 from fslab.run.places import Places, release
-from fslab.run.record import Finished, finished_record, headline_text
 from fslab.run.rounds import Participant, measure_in_rounds, whole_because
 from fslab.targets import Target
 from fslab.workloads.base import RunOutput, Where
@@ -208,7 +208,7 @@ class Runner:
                 self.progress.run_finished(run, status, f"measured again: {reason}".strip())
 
     def _headline(self, run: RunSpec) -> str:
-        """The finished run's primary value, for the progress lines (run/record.py), and
+        """The finished run's primary value, for the progress lines (run/finished.py), and
         the aging of the place made for it (aging time is machine time)."""
         metric = run.workload.primary_metric
         record = self.results.run_record(run.run_id)
@@ -265,7 +265,7 @@ class Runner:
             self.places.after(run.run_id, output.metadata)
             if part.where is not None:
                 release(part.where)
-            record = finished_record(self.plan.campaign, run, output, Finished(
+            record = finished_record(self.plan.campaign, run, output, RunFacts(
                 part.description, part.started, part.caches_dropped,
                 store.run_dir(run.run_id), self.host))
         record.steps = part.watch.rounded()

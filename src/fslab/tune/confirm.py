@@ -21,11 +21,11 @@ import math
 from dataclasses import dataclass, field
 
 from fslab.analysis.cells.stats import log_ci
-from fslab.analysis.pairs.decisions import FASTER, PairAnswer
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import FASTER, Pair
 from fslab.analysis.pairs.selection import block_answers
 from fslab.core.cell_keys import level_label
-from fslab.tune.measure import CONFIRM, Measure, Measured
+from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.space import Bound, Config, Space
 
 CHANGE, KEEP = "change", "keep"
@@ -38,7 +38,7 @@ class Contribution:
 
     factor: int
     level: int  # the challenger's level of the factor
-    answer: PairAnswer
+    answer: Pair
     verdict: str  # CHANGE or KEEP
     alternatives: tuple[int, ...] = ()  # other levels the race could not tell from it
 
@@ -52,11 +52,11 @@ class Confirmation:
     challenger: Config
     configs: list[Config]
     rounds: int
-    measured: Measured | None
-    bundle: PairAnswer | None  # challenger / reference
+    measured: StageData | None
+    bundle: Pair | None  # challenger / reference
     contributions: list[Contribution]
     recommended: Config
-    recommended_answer: PairAnswer | None  # recommended / reference, where measured
+    recommended_answer: Pair | None  # recommended / reference, where measured
     notes: list[str] = field(default_factory=list)
 
     def verdict(self, factor: int) -> str:
@@ -123,7 +123,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, members: list[Co
                         found.get((recommended, reference)), notes)
 
 
-def within_bounds(measured: Measured, space: Space, configs: list[Config],
+def within_bounds(measured: StageData, space: Space, configs: list[Config],
                   recommended: Config, alpha: float) -> Config:
     """The best measured configuration with only options of `recommended` that is shown
     faster than the reference and shown to keep every bound (the reference when none)."""
@@ -154,7 +154,7 @@ def alternatives(space: Space, challenger: Config, factor: int,
                      level if j == factor else v for j, v in enumerate(challenger)) in members)
 
 
-def keeps_bounds(measured: Measured, bounds: tuple[Bound, ...], config: Config,
+def keeps_bounds(measured: StageData, bounds: tuple[Bound, ...], config: Config,
                  alpha: float) -> str:
     """'' when `config` is shown to keep every bound on these rounds (its own one-sided
     bound at α over the bounds lies inside it), else why not."""
@@ -177,8 +177,8 @@ def option_line(space: Space, contribution: Contribution, verdict: str) -> str:
     factor = space.factors[contribution.factor]
     level = level_label(factor.name, factor.levels[contribution.level])
     answer = contribution.answer
-    interval = (f"{answer.low:.3g}–{answer.high:.3g}×" if answer.low == answer.low
-                else "no interval")
+    low, high = answer.ratio_ci_low, answer.ratio_ci_high
+    interval = f"{low:.3g}–{high:.3g}×" if low == low else "no interval"
     size = (f"{(answer.ratio - 1) * 100:+.0f} %" if answer.ratio == answer.ratio
             else "not measured")
     if verdict == CHANGE:
@@ -190,7 +190,7 @@ def option_line(space: Space, contribution: Contribution, verdict: str) -> str:
         return line
     if contribution.verdict == CHANGE:
         effect = "helps, but not within the bounds"
-    elif math.isnan(answer.low) or answer.low <= 1 <= answer.high:
+    elif math.isnan(low) or low <= 1 <= high:
         effect = "no effect shown"
     else:
         effect = "it hurts"

@@ -61,7 +61,7 @@ class Question:
 
 
 @dataclass
-class Measured:
+class StageData:
     """What a stage measured so far: each configuration's objective by round, each
     bounded metric's, the configurations of which nothing could be measured (and why:
     'refused: …' where the file system would not be made, 'failed: …' otherwise), and the
@@ -73,10 +73,10 @@ class Measured:
     unmeasured: dict[Config, Unmeasured] = field(default_factory=dict)
     seconds: dict[Config, float] = field(default_factory=dict)
 
-    def only(self, configs: Sequence[Config]) -> Measured:
+    def only(self, configs: Sequence[Config]) -> StageData:
         """The same, for `configs` only."""
         keep = set(configs)
-        return Measured(self.question, {c: v for c, v in self.values.items() if c in keep},
+        return StageData(self.question, {c: v for c, v in self.values.items() if c in keep},
                         {m: {c: v for c, v in g.items() if c in keep}
                          for m, g in self.bounded.items()},
                         {c: w for c, w in self.unmeasured.items() if c in keep},
@@ -86,7 +86,7 @@ class Measured:
 class Measure(Protocol):
     """Measure `configs` in `rounds` of `stage`; what the stage measured so far."""
 
-    def __call__(self, stage: str, rounds: range, configs: Sequence[Config]) -> Measured: ...
+    def __call__(self, stage: str, rounds: range, configs: Sequence[Config]) -> StageData: ...
 
 
 @dataclass
@@ -102,7 +102,7 @@ class CampaignMeasure:
     progress: Progress | None = None
     question: Question | None = None
 
-    def __call__(self, stage: str, rounds: range, configs: Sequence[Config]) -> Measured:
+    def __call__(self, stage: str, rounds: range, configs: Sequence[Config]) -> StageData:
         from fslab.run.orchestrator import RunOptions, run_campaign
 
         where = self.out / stage
@@ -159,7 +159,7 @@ def stage_campaign(base: Campaign, space: Space, target: str, job: str, stage: s
         CellKey(target, job, tuple(space.levels(config).items())) for config in configs])
 
 
-def read(where: Path, space: Space, question: Question, until: int) -> Measured:
+def read(where: Path, space: Space, question: Question, until: int) -> StageData:
     """What a stage's directory holds of the question in rounds up to `until` (a resumed
     tune finds later rounds on disk: its looks must not see them early), by
     configuration: each run's value, read by the levels it recorded (core/cell_keys.py),
@@ -170,7 +170,7 @@ def read(where: Path, space: Space, question: Question, until: int) -> Measured:
 
     results = ResultsDir.open(where)
     metrics = results.load_metrics()
-    found = Measured(question)
+    found = StageData(question)
     metrics = metrics[metrics["iteration"].astype(int) <= until] if not metrics.empty \
         else metrics
     if not metrics.empty:

@@ -33,13 +33,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fslab.analysis.cells.stats import log_ci
-from fslab.analysis.pairs.decisions import AGAINST_BEST, BEHIND, EQUIVALENT, sign
+from fslab.analysis.pairs.decisions import sign
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, EQUIVALENT, Pair
 from fslab.analysis.pairs.selection import BLOCKS, BestSet, best_and_within_reach
 from fslab.analysis.pairs.sequential import pocock_level
 from fslab.core.metrics import HIGHER
 from fslab.tune.budget import Budget
-from fslab.tune.measure import RACE, Measure, Measured, Question
+from fslab.tune.measure import RACE, Measure, Question, StageData
 from fslab.tune.space import Bound, Config, Space
 
 ONE = "one configuration left"
@@ -95,7 +96,7 @@ class Race:
     """A race as it stands."""
 
     entries: dict[Config, Entry]
-    measured: Measured
+    measured: StageData
     looks: list[Look] = field(default_factory=list)
     rounds: int = 0
     ended: str = ""
@@ -126,7 +127,7 @@ def race(measure: Measure, space: Space, candidates: list[tuple[Config, str]], r
     near the leaders when eliminations free room (module doc)."""
     first = candidates[:rules.width]
     queue = list(candidates[rules.width:])
-    state = Race({c: Entry(c, who) for c, who in first}, Measured(_unknown()))
+    state = Race({c: Entry(c, who) for c, who in first}, StageData(_unknown()))
     while True:
         alive = state.alive()
         if state.rounds and len(alive) <= 1:
@@ -164,13 +165,18 @@ def _look(state: Race, space: Space, rules: Rules) -> bool:
         if answer.word(AGAINST_BEST) == BEHIND and config not in broken:
             _drop(state, config, state.rounds,
                   f"behind the best after round {state.rounds} ({answer.ratio:.3g}×, "
-                  f"bound {answer.high if _higher(state) else answer.low:.3g}×)")
+                  f"bound {_bound(answer, _higher(state)):.3g}×)")
     left = [c for c in state.alive() if c != found.best]
     return bool(left) and found.best is not None and all(
         c in found.against and found.against[c].decision == EQUIVALENT for c in left)
 
 
-def look_at(measured: Measured, configs: list[Config], margin: float, level: float,
+def _bound(answer: Pair, higher: bool) -> float:
+    """The bound of an answer's interval on the side that puts it behind the best."""
+    return answer.ratio_ci_high if higher else answer.ratio_ci_low
+
+
+def look_at(measured: StageData, configs: list[Config], margin: float, level: float,
             eligible: list[Config]) -> BestSet[Config]:
     """The best of `configs` (among `eligible`) and each one's answer against it, each
     bound one-sided at `level`."""
@@ -180,7 +186,7 @@ def look_at(measured: Measured, configs: list[Config], margin: float, level: flo
                                  eligible=eligible)
 
 
-def bound_breakers(measured: Measured, bounds: tuple[Bound, ...], configs: list[Config],
+def bound_breakers(measured: StageData, bounds: tuple[Bound, ...], configs: list[Config],
                    level: float) -> dict[Config, str]:
     """The configurations whose bounded metric is shown beyond a bound: its one-sided
     bound at `level` (each configuration's own log interval) lies past it."""

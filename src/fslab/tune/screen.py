@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fslab.analysis.pairs.decisions import within_margin
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import within_margin
 from fslab.core.cell_keys import level_label
-from fslab.tune.measure import SCREEN, Measure, Measured, Values
+from fslab.tune.measure import SCREEN, Measure, StageData, Values
 from fslab.tune.space import Config, Space
 
 MATTERS, WITHIN, UNTOLD, UNESTIMATED = ("matters", "within the margin", "not resolved",
@@ -70,7 +70,7 @@ class Screen:
     rows: list[Config]
     rounds: int
     factors: list[FactorScreen]
-    measured: Measured
+    measured: StageData
     predicted: dict[Config, float] = field(default_factory=dict)  # log ratio to reference
     # the same with each level's effect at its interval's end nearer 1 (0 where the
     # interval holds 1): what the evidence supports, not what the noise suggests

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fslab.core.metrics import HIGHER
-from fslab.tune.measure import Measured, Question
+from fslab.tune.measure import Question, StageData
 from fslab.tune.space import Config
 
 
@@ -39,7 +39,7 @@ class SimulatedMeasure:
     seen: dict[str, dict[Config, dict[int, float]]] = field(default_factory=dict)
     seen_latency: dict[str, dict[Config, dict[int, float]]] = field(default_factory=dict)
 
-    def __call__(self, stage: str, rounds: range, configs: Sequence[Config]) -> Measured:
+    def __call__(self, stage: str, rounds: range, configs: Sequence[Config]) -> StageData:
         values = self.seen.setdefault(stage, {})
         latencies = self.seen_latency.setdefault(stage, {})
         for r in rounds:
@@ -56,7 +56,7 @@ class SimulatedMeasure:
                     latencies.setdefault(config, {})[r] = self.latency(config) * math.exp(own)
         bounded = {"clat_p99_ns": {c: dict(v) for c, v in latencies.items()}} \
             if self.latency is not None else {}
-        return Measured(Question("sim", "w1", "read", "iops", self.better),
+        return StageData(Question("sim", "w1", "read", "iops", self.better),
                         {c: dict(v) for c, v in values.items()}, bounded)
 
     def _draw(self, stage: str, number: int, config: tuple[int, ...]) -> float:

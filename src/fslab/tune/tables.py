@@ -10,13 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.pairs.decisions import (
-    AGAINST_BEST,
-    AGAINST_REFERENCE,
-    PairAnswer,
-    decide_pair,
-    geomean,
-)
+from fslab.analysis.pairs.decisions import decide_pair, geomean
+from fslab.analysis.pairs.pair import AGAINST_BEST, AGAINST_REFERENCE, EQUIVALENT, Pair
 from fslab.core.cell_keys import level_label
 from fslab.tune.confirm import CHANGE, KEEP, Confirmation
 from fslab.tune.race import SAME
@@ -109,8 +104,8 @@ def _measured(one: Tuned, space: Space, stage: str, config: Config,
         found.update(ratio=1.0)
     elif reference and values:
         answer = decide_pair(values, reference, one.question.better, one.margin)
-        found.update(ratio=answer.ratio, ratio_ci_low=answer.low, ratio_ci_high=answer.high,
-                     decision=answer.word(AGAINST_REFERENCE))
+        found.update(ratio=answer.ratio, ratio_ci_low=answer.ratio_ci_low,
+                     ratio_ci_high=answer.ratio_ci_high, decision=answer.word(AGAINST_REFERENCE))
     return found
 
 
@@ -123,7 +118,7 @@ def _race_status(one: Tuned, space: Space, config: Config, members: set[Config])
     if config == space.reference:
         return "reference"
     if config in members and one.race.final is not None and config in one.race.final.against:
-        same = one.race.final.against[config].word(AGAINST_BEST) == "equivalent"
+        same = one.race.final.against[config].word(AGAINST_BEST) == EQUIVALENT
         return "same" if same or one.race.ended == SAME else "survived"
     return "survived"
 
@@ -144,8 +139,8 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
     elif config == confirmation.recommended:
         answer = confirmation.recommended_answer
     if answer is not None:
-        row.update(ratio=answer.ratio, ratio_ci_low=answer.low, ratio_ci_high=answer.high,
-                   decision=answer.word(AGAINST_REFERENCE))
+        row.update(ratio=answer.ratio, ratio_ci_low=answer.ratio_ci_low,
+                   ratio_ci_high=answer.ratio_ci_high, decision=answer.word(AGAINST_REFERENCE))
     if config == space.reference:
         row["decision"] = ""
     return row
@@ -166,8 +161,8 @@ def set_table(tuned: list[Tuned]) -> pd.DataFrame:
             rows.append({**space.levels(config), "target": one.question.target,
                          "workload": one.question.job,
                          "ratio": 1.0 if config == final.best else _of(answer, "ratio"),
-                         "ratio_ci_low": _of(answer, "low"),
-                         "ratio_ci_high": _of(answer, "high"),
+                         "ratio_ci_low": _of(answer, "ratio_ci_low"),
+                         "ratio_ci_high": _of(answer, "ratio_ci_high"),
                          "decision": "best" if config == final.best else (
                              answer.word(AGAINST_BEST) if answer else ""),
                          "changes": space.changes(config),
@@ -199,8 +194,9 @@ def options_table(tuned: list[Tuned]) -> pd.DataFrame:
                 row.update(
                     level=factor.levels[found.level] if verdict == CHANGE
                     else factor.reference, verdict=verdict,
-                    contribution=found.answer.ratio, contribution_ci_low=found.answer.low,
-                    contribution_ci_high=found.answer.high, source="confirm",
+                    contribution=found.answer.ratio,
+                    contribution_ci_low=found.answer.ratio_ci_low,
+                    contribution_ci_high=found.answer.ratio_ci_high, source="confirm",
                     alternatives=";".join(factor.levels[i] for i in found.alternatives))
             else:
                 row.update(level=factor.reference, verdict=KEEP, alternatives="",
@@ -244,7 +240,8 @@ def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
                 race.append({"question": head, "configuration": space.describe(config),
                              "round": look.round,
                              "ratio": 1.0 if config == look.found.best else _of(answer, "ratio"),
-                             "low": _of(answer, "low"), "high": _of(answer, "high"),
+                             "low": _of(answer, "ratio_ci_low"),
+                             "high": _of(answer, "ratio_ci_high"),
                              "in_set": config in members,
                              "winner": config == one.race.winner,
                              "dropped_at": one.race.entries[config].dropped_at
@@ -262,12 +259,12 @@ def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
             "options": pd.DataFrame(options)}
 
 
-def _option_point(head: str, label: str, answer: PairAnswer, verdict: str) -> dict[str, Any]:
-    return {"question": head, "option": label, "ratio": answer.ratio, "low": answer.low,
-            "high": answer.high, "verdict": verdict}
+def _option_point(head: str, label: str, answer: Pair, verdict: str) -> dict[str, Any]:
+    return {"question": head, "option": label, "ratio": answer.ratio,
+            "low": answer.ratio_ci_low, "high": answer.ratio_ci_high, "verdict": verdict}
 
 
-def _of(answer: PairAnswer | None, name: str) -> float:
+def _of(answer: Pair | None, name: str) -> float:
     return float(getattr(answer, name)) if answer is not None else math.nan
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from fslab.analysis.pairs.decisions import AGAINST_REFERENCE, FASTER, SLOWER
+from fslab.analysis.pairs.pair import AGAINST_REFERENCE, FASTER, SLOWER
 from fslab.core.cell_keys import level_label
 from fslab.core.units import format_bound, format_duration
 from fslab.tune.confirm import option_line
@@ -36,8 +36,9 @@ def sentence(one: Tuned) -> str:
                "the reference stays"
     answer = confirmation.recommended_answer or confirmation.bundle
     assert answer is not None
-    interval = (f"95 % CI {format_bound(answer.low)}–{format_bound(answer.high)}×"
-                if answer.low == answer.low else "no interval")
+    low, high = answer.ratio_ci_low, answer.ratio_ci_high
+    interval = (f"95 % CI {format_bound(low)}–{format_bound(high)}×" if low == low
+                else "no interval")
     if recommended == space.reference:
         said = answer.word(AGAINST_REFERENCE) if answer.decision in (FASTER, SLOWER) \
             else "not told apart"
@@ -97,7 +98,8 @@ def set_lines(one: Tuned) -> list[str]:
     for config in sorted(members, key=lambda c: (c != one.race.winner, space.changes(c), c)):
         answer = final.against.get(config)
         ratio = "the best" if config == final.best else (
-            f"{answer.ratio:.3g}× (CI {answer.low:.3g}–{answer.high:.3g}×)" if answer else "")
+            f"{answer.ratio:.3g}× (CI {answer.ratio_ci_low:.3g}–{answer.ratio_ci_high:.3g}×)"
+            if answer else "")
         shown.append(f"{space.describe(config)} {ratio}".strip())
     more = f"; {len(shown) - SET_SHOWN} more in tune_set.csv" if len(shown) > SET_SHOWN else ""
     out = [f"set ({len(members)} the race could not tell from the best, its simplest "

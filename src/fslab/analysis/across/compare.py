@@ -1,5 +1,5 @@
 """`fslab compare BASE NEW`: two results directories, cell by cell, decided by the rule
-of the verdicts (analysis.pairs.decisions.decided): improved, regressed, the same within
+of the verdicts (analysis.pairs.pair.decide): improved, regressed, the same within
 the margin, or unresolved with the iterations that would resolve it.
 
 Each cell (target × workload × op × headline metric present in both) is a ratio new/base
@@ -25,14 +25,9 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
-from fslab.analysis.pairs.decisions import (
-    OVER_TIME,
-    REGRESSED,
-    UNRESOLVED,
-    decide_pair,
-    geomean,
-)
+from fslab.analysis.pairs.decisions import decide_pair, geomean
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import OVER_TIME, REGRESSED, UNRESOLVED
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.core.metrics import headline_of_each
 from fslab.core.units import DEFAULT_MARGIN
@@ -132,20 +127,19 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
         "family": family if question else 1, "margin": margin,
         "decision": UNRESOLVED if question else "", "needs_iterations": math.nan,
         "note": "" if question else EXPLORATORY}
-    answer = decide_pair(dict(enumerate(b.tolist())), dict(enumerate(a.tolist())), better,
-                         margin, paired=False, alpha=alpha, family=family if question else 1,
-                         not_blocks="two campaigns: their iterations are not blocks")
-    pair = answer.pair
-    if pair is None:
-        return {**row, "ratio": answer.ratio, "ratio_ci_low": math.nan,
+    pair = decide_pair(dict(enumerate(b.tolist())), dict(enumerate(a.tolist())), better,
+                       margin, paired=False, alpha=alpha, family=family if question else 1,
+                       not_blocks="two campaigns: their iterations are not blocks")
+    if not pair.compared:
+        return {**row, "ratio": pair.ratio, "ratio_ci_low": math.nan,
                 "ratio_ci_high": math.nan, "p_adj": math.nan, "alpha": math.nan,
-                "mde_ratio": math.nan, "note": f"no interval: {answer.note}"}
-    row.update(ratio=answer.ratio, ratio_ci_low=answer.low, ratio_ci_high=answer.high,
-               p_adj=pair.p_adj, alpha=pair.alpha, mde_ratio=pair.mde_ratio,
-               note=pair.note or row["note"])
+                "mde_ratio": math.nan, "note": f"no interval: {pair.note}"}
+    row.update(ratio=pair.ratio, ratio_ci_low=pair.ratio_ci_low,
+               ratio_ci_high=pair.ratio_ci_high, p_adj=pair.p_adj, alpha=pair.alpha,
+               mde_ratio=pair.mde_ratio, note=pair.note or row["note"])
     if question:
-        row["decision"] = answer.word(OVER_TIME)
-        row["needs_iterations"] = answer.needs
+        row["decision"] = pair.word(OVER_TIME)
+        row["needs_iterations"] = pair.needs_iterations
     return row
 
 

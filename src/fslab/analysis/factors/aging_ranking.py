@@ -10,7 +10,7 @@ their quotient, the interaction, decided.
   targets, its levels measured in the same rounds), so each iteration gives one contrast,
   log a_aged − log b_aged − log a_fresh + log b_fresh, and the interaction's interval is
   the paired t on those contrasts (the pairs' one decision rule and margin:
-  analysis.pairs.decisions), Bonferroni-adjusted over every interaction of the campaign
+  analysis.pairs.pair), Bonferroni-adjusted over every interaction of the campaign
   (workloads × pairs × aged levels). Its coverage and its false "the ranking changes"
   rate are checked on the simulator with known interactions (benchmarks/aging_ranking).
 
@@ -29,19 +29,21 @@ A false "the ranking changes" needs the interaction's adjusted test to reject: a
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.pairs.decisions import (
+from fslab.analysis.pairs.decisions import decide_pair
+from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import (
     EQUIVALENT,
     FASTER,
     SLOWER,
     UNRESOLVED,
-    decide_pair,
-    swapped,
+    Pair,
+    views,
 )
-from fslab.analysis.pairs.model import ALPHA
 from fslab.core.metrics import HIGHER, title
 from fslab.core.units import format_bound, turned
 
@@ -69,50 +71,44 @@ METHOD = ("Does the ranking survive aging (aging_ranking.csv): for every pair of
           "unresolved.")
 
 
-def aging_ranking(runs: pd.DataFrame, cells: pd.DataFrame, pairwise: pd.DataFrame,
+def aging_ranking(runs: pd.DataFrame, cells: pd.DataFrame, pairwise: Sequence[Pair],
                   margin: float, declared: list[str] | None = None,
                   alpha: float = ALPHA) -> pd.DataFrame:
     """stats/aging_ranking.csv (module doc); empty without an `age` factor of two or more
     levels on two or more file systems. `declared`: the levels in the campaign's order."""
-    if AGE not in cells or runs.empty or pairwise.empty or "decision" not in pairwise:
+    if AGE not in cells or runs.empty or not pairwise:
         return pd.DataFrame(columns=COLUMNS)
     where = {str(t): (str(base), str(level)) for t, base, level in zip(
         cells["target"], cells["target_base"], cells[AGE], strict=True)
         if isinstance(level, str) and level}
-    found = set(level for _, level in where.values())
+    found = {level for _, level in where.values()}
     levels = [level for level in declared or [] if level in found]
     levels += sorted(found - set(levels))
     reference = FRESH if FRESH in levels else (levels[0] if levels else "")
     aged = [level for level in levels if level != reference]
-    variant = {found: name for name, found in where.items()}
-    primary = pairwise[pairwise["primary"].astype(bool)]
-    questions = list(dict.fromkeys(zip(primary["workload"].astype(str),
-                                       primary["op"].astype(str),
-                                       primary["metric"].astype(str), strict=True)))
+    variant = {place: name for name, place in where.items()}
+    questions: dict[tuple[str, str, str], list[Pair]] = {}
+    for pair in pairwise:
+        if pair.primary:
+            questions.setdefault(pair.question, []).append(pair)
+    bases = sorted({base for base, level in where.values() if level == reference})
     planned = []
-    for workload, op, metric in questions:
-        rows = pairwise[(pairwise["workload"].astype(str) == workload)
-                        & (pairwise["op"].astype(str) == op)
-                        & (pairwise["metric"].astype(str) == metric)]
+    for (workload, op, metric), asked in questions.items():
+        seen = views(asked)
         values = _values(runs, workload, op, metric)
-        bases = sorted({base for base, level in where.values() if level == reference})
         for i, a in enumerate(bases):
             for b in bases[i + 1:]:
-                fresh = _pair(rows, variant.get((a, reference)), variant.get((b, reference)))
+                fresh_a, fresh_b = variant[(a, reference)], variant[(b, reference)]
+                fresh = seen.get((fresh_a, fresh_b))
                 for level in aged:
                     va, vb = variant.get((a, level)), variant.get((b, level))
-                    if va is None or vb is None:
+                    if va is None or vb is None or fresh is None:
                         continue
                     planned.append((workload, op, metric, a, b, level, fresh,
-                                    _pair(rows, va, vb),
-                                    _quotients(values, va, vb),
-                                    _quotients(values, variant[(a, reference)],
-                                               variant[(b, reference)])))
+                                    seen.get((va, vb)), _quotients(values, va, vb),
+                                    _quotients(values, fresh_a, fresh_b)))
     family = max(1, len(planned))
-    better = dict(zip(runs["metric"].astype(str), runs["better"].astype(str), strict=False)) \
-        if "better" in runs else {}
-    out = [_row(item, reference, better.get(item[2], HIGHER), margin, alpha, family)
-           for item in planned]
+    out = [_row(item, reference, margin, alpha, family) for item in planned]
     return pd.DataFrame(out, columns=COLUMNS)
 
 
@@ -137,47 +133,27 @@ def _quotients(values: dict[str, dict[int, float]], a: str, b: str) -> dict[int,
     return {i: first[i] / second[i] for i in sorted(set(first) & set(second))}
 
 
-def _pair(rows: pd.DataFrame, a: str | None, b: str | None) -> dict[str, Any] | None:
-    """The verdicts' pair a against b (turned when pairwise.csv holds it as b, a)."""
-    if a is None or b is None:
-        return None
-    found = rows[((rows["a"] == a) & (rows["b"] == b)) | ((rows["a"] == b) & (rows["b"] == a))]
-    if found.empty:
-        return None
-    row = found.iloc[0]
-    ratio, low, high = (float(row["ratio"]), float(row["ratio_ci_low"]),
-                        float(row["ratio_ci_high"]))
-    decision = str(row["decision"]) if isinstance(row["decision"], str) else UNRESOLVED
-    if row["a"] != a:
-        ratio, low, high = turned(ratio, low, high)
-        decision = swapped(decision)
-    return {"ratio": ratio, "low": low, "high": high, "decision": decision}
-
-
-def _row(item: tuple[Any, ...], reference: str, better: str, margin: float, alpha: float,
+def _row(item: tuple[Any, ...], reference: str, margin: float, alpha: float,
          family: int) -> dict[str, Any]:
     workload, op, metric, a, b, level, fresh, aged, q_aged, q_fresh = item
     nan = math.nan
+    better = fresh.better
     answer = decide_pair(q_aged, q_fresh, better, margin, paired=True, alpha=alpha,
                          family=family)
-    fresh_word = fresh["decision"] if fresh else UNRESOLVED
-    aged_word = aged["decision"] if aged else UNRESOLVED
-    decision = decide(answer.decision, fresh_word, aged_word)
-    pair = answer.pair
+    aged_word = aged.decision if aged is not None else UNRESOLVED
+    decision = decide(answer.decision, fresh.decision, aged_word)
     row = {"workload": workload, "metric": metric, "a": a, "b": b, "age": level,
-           "ratio_fresh": fresh["ratio"] if fresh else nan,
-           "ratio_fresh_ci_low": fresh["low"] if fresh else nan,
-           "ratio_fresh_ci_high": fresh["high"] if fresh else nan,
-           "ratio_aged": aged["ratio"] if aged else nan,
-           "ratio_aged_ci_low": aged["low"] if aged else nan,
-           "ratio_aged_ci_high": aged["high"] if aged else nan,
-           "interaction": answer.ratio, "interaction_ci_low": answer.low,
-           "interaction_ci_high": answer.high, "decision": decision, "op": op,
-           "better": better, "reference": reference, "fresh_decision": fresh_word,
+           "ratio_fresh": fresh.ratio, "ratio_fresh_ci_low": fresh.ratio_ci_low,
+           "ratio_fresh_ci_high": fresh.ratio_ci_high,
+           "ratio_aged": aged.ratio if aged is not None else nan,
+           "ratio_aged_ci_low": aged.ratio_ci_low if aged is not None else nan,
+           "ratio_aged_ci_high": aged.ratio_ci_high if aged is not None else nan,
+           "interaction": answer.ratio, "interaction_ci_low": answer.ratio_ci_low,
+           "interaction_ci_high": answer.ratio_ci_high, "decision": decision, "op": op,
+           "better": better, "reference": reference, "fresh_decision": fresh.decision,
            "aged_decision": aged_word, "interaction_decision": answer.decision,
-           "interaction_p_adj": pair.p_adj if pair is not None else nan,
-           "alpha": alpha / family, "family": family,
-           "n": pair.n_pairs if pair is not None else len(set(q_aged) & set(q_fresh))}
+           "interaction_p_adj": answer.p_adj, "alpha": alpha / family, "family": family,
+           "n": answer.n_pairs if answer.compared else len(set(q_aged) & set(q_fresh))}
     row["detail"] = detail(row, answer.note)
     return row
 

@@ -23,6 +23,7 @@ when none is, the job's row says so (role `none`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -30,20 +31,12 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.factors.levels import CELL_COLUMNS, keys
-from fslab.analysis.pairs.decisions import (
-    AGAINST_BEST,
-    EQUIVALENT,
-    FASTER,
-    UNRESOLVED,
-    best_of,
-    geomean,
-    word,
-)
+from fslab.analysis.pairs.decisions import best_of, geomean
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import AGAINST_BEST, EQUIVALENT, UNRESOLVED, Pair
 from fslab.analysis.pairs.selection import PAIRS, best_and_within_reach
 from fslab.core.cell_keys import CellKey, short_names
 from fslab.core.metrics import factor_columns
-from fslab.core.units import turned
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
                 "variant", "geomean", "n", "ratio", "ratio_ci_low", "ratio_ci_high",
@@ -80,11 +73,11 @@ class Job:
 
 def best_table(runs: pd.DataFrame, questions: dict[str, tuple[str, str]],
                blocked_allowed: bool, margin: float, cache_bound: set[tuple[str, str]],
-               pairwise: pd.DataFrame | None = None, alpha: float = ALPHA) -> pd.DataFrame:
-    """stats/best.csv: per swept job, its best configuration and those within reach."""
+               pairwise: Sequence[Pair] = (), alpha: float = ALPHA) -> pd.DataFrame:
+    """stats/best.csv: per swept job, its best configuration and those within reach
+    (`pairwise`: the campaign's pairs, whose primary ones answer for themselves)."""
     jobs = [job for job in (_job(runs, name, op, metric, cache_bound)
                             for name, (op, metric) in questions.items()) if job]
-    pairwise = pairwise if pairwise is not None else pd.DataFrame()
     primary = [{name: _primary_row(pairwise, job, name) for name in job.groups
                 if name != job.best} for job in jobs]
     family = sum(1 for rows in primary for found in rows.values() if found is None) or 1
@@ -129,8 +122,7 @@ def _job(runs: pd.DataFrame, name: str, op: str, metric: str,
 
 
 def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha: float,
-              primary: dict[CellKey, tuple[float, float, float, float, str] | None]
-              ) -> list[dict[str, Any]]:
+              primary: dict[CellKey, Pair | None]) -> list[dict[str, Any]]:
     """The job's best and those within reach; `primary` holds each other configuration's
     primary pair with the best where it has one (_primary_row)."""
     base = {"workload": job.job, "op": job.op, "metric": job.metric, "better": job.better}
@@ -152,51 +144,34 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
     found = best_and_within_reach(job.groups, job.better, margin, alpha, model=PAIRS,
                                   family=family, blocked=blocked_allowed)
     for other in others:
-        primary_row = primary.get(other)
-        if primary_row is not None:
-            ratio, low, high, p_adj, decision = primary_row
-            note = ""
-        else:
-            answer = found.against[other]
-            ratio, low, high = answer.ratio, answer.low, answer.high
-            p_adj = answer.pair.p_adj if answer.pair is not None else math.nan
-            decision = answer.word(AGAINST_BEST)
-            note = "" if answer.estimable else (
-                f"not tested: {answer.note}" if answer.pair is None else "no interval")
+        pair, note = primary.get(other), ""  # a primary pair answers for itself
+        if pair is None:
+            pair = found.against[other]
+            note = "" if pair.estimable else (
+                f"not tested: {pair.note}" if not pair.compared else "no interval")
+        decision = pair.word(AGAINST_BEST)
         if decision not in (EQUIVALENT, UNRESOLVED):
             continue
         out.append({**base, "role": WITHIN_REACH, "configuration": job.shown[other],
                     "target": job.names[other][0], "variant": job.names[other][1],
                     "geomean": geomeans[other], "n": len(job.groups[other]),
-                    "ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high,
-                    "p_adj": p_adj, "decision": decision, "note": note})
+                    "ratio": pair.ratio, "ratio_ci_low": pair.ratio_ci_low,
+                    "ratio_ci_high": pair.ratio_ci_high, "p_adj": pair.p_adj,
+                    "decision": decision, "note": note})
     return sorted(out, key=lambda row: (row["role"] != BEST, abs(math.log(row["ratio"]))
                                         if row["ratio"] > 0 else math.inf))
 
 
-def _primary_row(pairwise: pd.DataFrame, job: Job, other: CellKey
-                 ) -> tuple[float, float, float, float, str] | None:
-    """(other / best, its interval, p_adj, decision) of the verdicts' own primary pair
-    when `other` runs the best's variant on another target; None otherwise. A decision of
-    faster or slower is 'behind' here (the best is best by its geometric mean)."""
-    if pairwise.empty or "decision" not in pairwise or not job.same_variant(other):
+def _primary_row(pairwise: Sequence[Pair], job: Job, other: CellKey) -> Pair | None:
+    """The verdicts' own primary pair of `other` and the best (seen from `other`: other /
+    best) when `other` runs the best's variant on another target; None otherwise."""
+    if not job.same_variant(other):
         return None
     best = job.best
     assert best is not None
     (mine, variant), theirs = job.names[best], job.names[other][0]
-    rows = pairwise[(pairwise["workload"].astype(str) == variant)
-                    & (pairwise["op"].astype(str) == job.op)
-                    & (pairwise["metric"].astype(str) == job.metric)
-                    & pairwise["primary"].astype(bool)
-                    & (((pairwise["a"] == mine) & (pairwise["b"] == theirs))
-                       | ((pairwise["a"] == theirs) & (pairwise["b"] == mine)))]
-    if rows.empty:
-        return None
-    row = rows.iloc[0]
-    decision = str(row["decision"]) if row["decision"] in (EQUIVALENT, UNRESOLVED) \
-        else word(FASTER, AGAINST_BEST)
-    ratio, low, high = (float(row["ratio"]), float(row["ratio_ci_low"]),
-                        float(row["ratio_ci_high"]))
-    if row["a"] == mine:  # the row is best / other: turn it over
-        ratio, low, high = turned(ratio, low, high)
-    return ratio, low, high, float(row["p_adj"]), decision
+    for pair in pairwise:
+        if pair.primary and pair.decision and pair.question == (variant, job.op, job.metric) \
+                and {pair.a, pair.b} == {mine, theirs}:
+            return pair.seen_from(theirs)
+    return None

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -18,6 +19,7 @@ from fslab.analysis.factors.best import BEST, BEST_COLUMNS, NONE, WITHIN_REACH, 
 from fslab.analysis.factors.effects import EFFECT_COLUMNS, designs, effects_table, fit
 from fslab.analysis.factors.levels import factors_of, with_levels
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.core.cell_keys import declared_levels
 from fslab.core.metrics import HEADLINE_METRICS, title
@@ -28,7 +30,7 @@ SHOWN_WITHIN_REACH = 4  # more are counted, and listed in best.csv
 
 def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: dict[str, Any],
                   declared: dict[str, str], summary: pd.DataFrame, blocked_allowed: bool,
-                  margin: float, pairwise: pd.DataFrame | None = None
+                  margin: float, pairwise: Sequence[Pair] = ()
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(effects, best) of a campaign's swept jobs; empty tables without a sweep. The
     primary pairs of `pairwise` answer for themselves in the best table."""

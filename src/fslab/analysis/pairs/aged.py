@@ -3,18 +3,19 @@
 A target started from an aged image (`image = X`) is paired with a fresh file system that
 holds the same files (`fresh_copy_of = X`): same content, different layout. For each
 workload × op × headline metric, the aged/fresh row is the pair's row of pairwise.csv,
-turned to read aged/fresh: one model, one interval, one p (analysis.pairs.model), so
+seen from the aged target: one model, one interval, one p (analysis.pairs.model), so
 aged_vs_fresh.csv and pairwise.csv never disagree about a pair.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
+from fslab.analysis.pairs.pair import Pair
 from fslab.core.metrics import HIGHER
-from fslab.core.units import turned
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
            "ratio_ci_low", "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]
@@ -32,29 +33,29 @@ def aged_fresh_pairs(targets: dict[str, dict[str, Any]]) -> list[tuple[str, str]
     return [(a, f) for a, image in aged.items() for f, other in fresh.items() if image == other]
 
 
-def aged_vs_fresh(summary: pd.DataFrame, pairwise: pd.DataFrame,
+def aged_vs_fresh(summary: pd.DataFrame, pairwise: Sequence[Pair],
                   targets: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """One row per aged/fresh pair and compared metric, read off pairwise.csv."""
+    """One row per aged/fresh pair and compared metric, each its pair seen from the aged
+    target."""
     pairs = aged_fresh_pairs(targets)
-    if not pairs or pairwise.empty:
+    if not pairs or not pairwise:
         return pd.DataFrame(columns=COLUMNS)
     direction = dict(zip(summary["metric"], summary["better"], strict=False))
     rows = []
     for aged, fresh in pairs:
-        for row in pairwise.itertuples():
-            if {row.a, row.b} != {aged, fresh}:
+        for found in pairwise:
+            if {found.a, found.b} != {aged, fresh}:
                 continue
-            ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
-            if row.a != aged:
-                ratio, low, high = turned(ratio, low, high)
-            better = direction.get(row.metric, HIGHER)
-            rows.append({"workload": row.workload, "op": row.op, "metric": row.metric,
-                         "better": better, "primary": bool(row.primary), "aged": aged,
-                         "fresh": fresh, "ratio": ratio,
-                         "ratio_ci_low": low, "ratio_ci_high": high, "p_adj": row.p_adj,
-                         "test": row.test, "mde_ratio": row.mde_ratio,
-                         "verdict": _verdict(ratio, bool(row.significant), better)
-                         if row.estimable else str(row.note)})
+            pair = found.seen_from(aged)
+            better = direction.get(pair.metric, HIGHER)
+            rows.append({"workload": pair.workload, "op": pair.op, "metric": pair.metric,
+                         "better": better, "primary": pair.primary, "aged": aged,
+                         "fresh": fresh, "ratio": pair.ratio,
+                         "ratio_ci_low": pair.ratio_ci_low,
+                         "ratio_ci_high": pair.ratio_ci_high, "p_adj": pair.p_adj,
+                         "test": pair.test, "mde_ratio": pair.mde_ratio,
+                         "verdict": _verdict(pair.ratio, pair.significant, better)
+                         if pair.estimable else pair.note})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -26,15 +26,9 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.aging_series import agings
-from fslab.analysis.pairs.decisions import (
-    EQUIVALENT,
-    FASTER,
-    SLOWER,
-    UNRESOLVED,
-    decide_pair,
-    decided,
-)
+from fslab.analysis.pairs.decisions import decide_pair
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, Pair, decide
 from fslab.analysis.statistic import Measured, Statistic
 from fslab.core.metrics import HIGHER
 from fslab.core.units import DEFAULT_MARGIN, parse_margin
@@ -96,14 +90,18 @@ def trend_table(measured: Measured) -> pd.DataFrame:
 def _trend(found: list[list[list[float]]], margin: float, family: int) -> dict[str, Any]:
     if len(found) == 1:
         ratio, low, high = one_aging(found[0], ALPHA / family)
-        word = decided(True, low > 1 or high < 1, ratio, low, high, HIGHER, margin)
+        trend = decide(Pair(a="end", b="start", test=ONE, ratio=ratio, ratio_ci_low=low,
+                            ratio_ci_high=high, significant=low > 1 or high < 1,
+                            alpha=ALPHA / family, family=family, better=HIGHER),
+                       margin, needs=False)
         return {"ratio": ratio, "ratio_ci_low": low, "ratio_ci_high": high,
-                "decision": WORDS[word], "method": ONE}
+                "decision": WORDS[trend.decision], "method": ONE}
     slopes = {k: math.exp(slope(points)) for k, points in enumerate(found)}
     answer = decide_pair(slopes, dict.fromkeys(slopes, 1.0), HIGHER, margin, paired=True,
                          family=family)
-    return {"ratio": answer.ratio, "ratio_ci_low": answer.low, "ratio_ci_high": answer.high,
-            "decision": WORDS[answer.decision], "method": SEVERAL}
+    return {"ratio": answer.ratio, "ratio_ci_low": answer.ratio_ci_low,
+            "ratio_ci_high": answer.ratio_ci_high, "decision": WORDS[answer.decision],
+            "method": SEVERAL}
 
 
 STATISTIC = Statistic("aging_trend", METHOD, trend_table)

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
-from fslab.analysis.pairs.decisions import decide
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
-from fslab.analysis.pairs.questions import Question, derived_metrics, primary_questions
+from fslab.analysis.pairs.pair import Pair, decide, table_of
+from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER
 from fslab.core.units import DEFAULT_MARGIN
 
@@ -24,22 +26,25 @@ SECTIONED = ("sections of one run each (aging runs): sections of different runs 
 TESTS_COLUMNS = ["workload", "op", "metric", "primary", "test", "statistic", "p_value",
                  "reason", "blocked", "targets", "dropped", "n", "noise", "spread_ratio",
                  "alpha", "family", "mde_ratio"]
-PAIRWISE_COLUMNS = ["workload", "op", "metric", "primary", "a", "b", "test", "p_value",
-                    "p_adj", "alpha", "family", "ratio", "ratio_ci_low", "ratio_ci_high",
-                    "se_log", "df", "estimable", "note", "cliffs_delta", "magnitude",
-                    "significant", "mde_ratio", "n_a", "n_b", "n_pairs", "sd_log_a",
-                    "sd_log_b", "look"]
 
 
 def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
-                    blocked_allowed: bool = True, declared: dict[str, str] | None = None,
-                    campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
-                    seconds: dict[tuple[str, str], float] | None = None,
-                    looks: list[int] | None = None, asked: set[Question] | None = None,
-                    machine: dict[tuple[str, str], float] | None = None,
-                    weights: dict[str, dict[int, float]] | None = None
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(tests, pairwise) for every headline metric row shared by two or more targets.
+                    **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(tests.csv, pairwise.csv) of `compared_pairs` (its options)."""
+    tests, pairs = compared_pairs(metrics, runs, **options)
+    return tests, table_of(pairs)
+
+
+def compared_pairs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
+                   blocked_allowed: bool = True, declared: dict[str, str] | None = None,
+                   campaign_primary: tuple[str, ...] = (), margin: float = DEFAULT_MARGIN,
+                   seconds: dict[tuple[str, str], float] | None = None,
+                   looks: list[int] | None = None, asked: set[QuestionKey] | None = None,
+                   machine: dict[tuple[str, str], float] | None = None,
+                   weights: dict[str, dict[int, float]] | None = None
+                   ) -> tuple[pd.DataFrame, list[Pair]]:
+    """(tests, every pair as a record) for every headline metric row shared by two or
+    more targets.
 
     Primary questions (analysis.pairs.questions) form one family across the whole campaign:
     each primary pair's interval and p are Bonferroni-adjusted over every primary pair
@@ -48,7 +53,7 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     block size is not compared. `runs` is `per_run(metrics)` when the caller has it;
     `blocked_allowed` is False for imported results, whose iteration numbers are not
     known to be blocks; `declared` maps workloads to the primary metric they declared.
-    Every primary pair is decided (analysis.pairs.decisions: faster, slower, the same within
+    Every primary pair is decided (analysis.pairs.pair.decide: faster, slower, the same within
     `margin`, or unresolved with what it would take at `seconds` per run of
     (workload, target)). With `looks` (a campaign that resolves: the iterations at each
     look), each primary pair is the one of its first deciding look (analysis.pairs.sequential).
@@ -67,7 +72,7 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     iteration = values["iteration"].to_numpy()
     section = values["sample"].to_numpy() > 0 if "sample" in values else np.zeros(len(values),
                                                                                      bool)
-    cells: list[tuple[Question, dict[str, dict[int, float]], bool]] = []
+    cells: list[tuple[QuestionKey, dict[str, dict[int, float]], bool]] = []
     for key, index in sorted(values.groupby(KEY, sort=True, observed=True).indices.items()):
         question = (str(key[0]), str(key[1]), str(key[2]))
         names = sorted(set(target[index]))
@@ -79,13 +84,17 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
         cells.append((question, groups, bool(section[index].any())))
     family = family_size(groups for question, groups, _ in cells if question in primary)
     better = dict(zip(values["metric"].astype(str), values["better"].astype(str), strict=True))
-    tests, pairs = [], []
+    next_alpha = _next_alpha(looks)
+    tests: list[dict[str, object]] = []
+    pairs: list[Pair] = []
     for question, groups, sectioned in cells:
         is_primary = question in primary
         size = family if is_primary else 1
         weighted = (weights or {}).get(question[0])
+        direction = better.get(question[2], HIGHER)
         found = compare(groups, blocked_allowed and not sectioned, family=size,
-                        not_blocks=SECTIONED if sectioned else IMPORTED, weights=weighted)
+                        not_blocks=SECTIONED if sectioned else IMPORTED, weights=weighted,
+                        better=direction)
         cell = {**dict(zip(KEY, question, strict=True)), "primary": is_primary,
                 "family": size}
         if isinstance(found, str):
@@ -93,26 +102,28 @@ def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
                           "p_value": math.nan, "reason": found, "targets": len(groups)})
             continue
         tests.append({**cell, **_test_row(found), "alpha": ALPHA / size})
-        chosen = [(p, math.nan) for p in found.pairs]
+        chosen: list[tuple[Pair, int | None]] = [(p, None) for p in found.pairs]
         if looks and is_primary:
             from fslab.analysis.pairs.sequential import at_looks
 
-            decided = at_looks(groups, looks, size, margin, better.get(question[2], HIGHER),
+            decided = at_looks(groups, looks, size, margin, direction,
                                blocked_allowed and not sectioned, weights=weighted)
-            chosen = [decided.get((p.a, p.b), (p, math.nan)) for p in found.pairs]
-        pairs += [{**cell, "test": p.model, "p_value": p.p_value, "p_adj": p.p_adj,
-                   "alpha": p.alpha, "ratio": p.ratio, "ratio_ci_low": p.ratio_ci_low,
-                   "ratio_ci_high": p.ratio_ci_high, "se_log": p.se_log, "df": p.df,
-                   "estimable": p.estimable, "note": p.note,
-                   "cliffs_delta": p.cliffs_delta, "magnitude": p.magnitude,
-                   "significant": p.significant, "mde_ratio": p.mde_ratio,
-                   "n_a": p.n_a, "n_b": p.n_b, "n_pairs": p.n_pairs,
-                   "sd_log_a": p.sd_log_a, "sd_log_b": p.sd_log_b, "a": p.a, "b": p.b,
-                   "look": look}
-                  for p, look in chosen]
-    return (pd.DataFrame(tests, columns=TESTS_COLUMNS),
-            decide(pd.DataFrame(pairs, columns=PAIRWISE_COLUMNS), better, margin, seconds or {},
-                   _next_alpha(looks), machine))
+            chosen = [decided.get((p.a, p.b), (p, None)) for p in found.pairs]
+        for p, look in chosen:
+            pair = replace(p, workload=question[0], op=question[1], metric=question[2],
+                           primary=is_primary, look=look)
+            if is_primary:
+                level = None if next_alpha is None else next_alpha / size
+                pair = decide(pair, margin, needs_level=level,
+                              per_iteration_s=_both(seconds or {}, pair),
+                              machine_s=_both(machine or {}, pair))
+            pairs.append(pair)
+    return pd.DataFrame(tests, columns=TESTS_COLUMNS), pairs
+
+
+def _both(seconds: dict[tuple[str, str], float], pair: Pair) -> float:
+    """The seconds of a pair's two cells (NaN where one has none)."""
+    return sum(seconds.get((pair.workload, target), math.nan) for target in (pair.a, pair.b))
 
 
 def _next_alpha(looks: list[int] | None) -> float | None:

@@ -41,7 +41,9 @@ from typing import Any
 import numpy as np
 from scipy import special  # scipy.stats costs a second to import (analysis/cells/stats.py)
 
+from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.power import detectable_noncentrality, welch_detectable_log
+from fslab.core.metrics import HIGHER
 
 ALPHA = 0.05
 BLOCKED = "paired t on log ratios (blocked by iteration), Bonferroni"
@@ -65,46 +67,13 @@ METHOD = ('Between targets, on the ratio scale: values are compared as logarithm
 
 
 @dataclass(frozen=True)
-class PairResult:
-    """One pair a vs b of one comparison: ratio of geometric means a/b and its inference."""
-
-    a: str
-    b: str
-    model: str
-    n_a: int
-    n_b: int
-    df: float
-    ratio: float
-    ratio_ci_low: float
-    ratio_ci_high: float
-    se_log: float  # standard error of log(ratio)
-    t: float
-    p_value: float  # unadjusted
-    p_adj: float  # Bonferroni over the family the caller named
-    alpha: float  # the per-pair level of the interval and the detectable ratio (α / m)
-    significant: bool  # p_adj < ALPHA, which is "the interval excludes 1"
-    mde_ratio: float  # smallest ratio detectable at 80 % power (≥ 1)
-    sd_log_a: float
-    sd_log_b: float
-    noise: float  # the pair's run-to-run spread per target, on the log scale (≈ relative SD)
-    cliffs_delta: float
-    magnitude: str
-    n_pairs: int = 0  # iterations both targets ran (blocked pairs)
-    note: str = ""  # why there is no interval (zero spread), or "" when there is one
-
-    @property
-    def estimable(self) -> bool:
-        return not self.note
-
-
-@dataclass(frozen=True)
 class Comparison:
     """The model used for one comparison, and why; its pairs; targets left out and why."""
 
     model: str
     reason: str
     blocked: bool
-    pairs: list[PairResult]
+    pairs: list[Pair]  # undecided (pair.decide decides them)
     spread_ratio: float  # largest / smallest SD of log values among targets (diagnostic)
     dropped: dict[str, str] = field(default_factory=dict)
 
@@ -140,7 +109,7 @@ IMPORTED = "imported results: iterations are not known to be blocks"
 def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
             alpha: float = ALPHA, family: int | None = None,
             not_blocks: str = IMPORTED,
-            weights: dict[int, float] | None = None) -> Comparison | str:
+            weights: dict[int, float] | None = None, better: str = HIGHER) -> Comparison | str:
     """Compare targets: {target: {iteration: value}} → a Comparison, or why not (text).
 
     Values must be positive (ratios); a target needs 2 finite values (the others are
@@ -150,7 +119,8 @@ def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
     (when there are 2 or more and blocking is allowed), so one target's missing
     iteration changes only its own pairs; where it is not, `not_blocks` says why.
     `weights` ({iteration: weight}, a run's precision relative to the campaign's own:
-    --resolve's rounds of another run length) weight a paired pair's iterations."""
+    --resolve's rounds of another run length) weight a paired pair's iterations;
+    `better`, the metric's direction, goes into each record (analysis.pairs.pair.Pair)."""
     data, dropped = usable(groups)
     if len(data) < 2:
         left = f" (left out: {_named(dropped)})" if dropped else ""
@@ -165,10 +135,10 @@ def compare(groups: dict[str, dict[int, float]], blocked_allowed: bool = True,
     positive = [s for s in sds if s > 0]
     spread = max(positive) / min(positive) if len(positive) >= 2 else math.nan
     m = family or len(names) * (len(names) - 1) // 2
-    pairs = [_pair(a, b, data, logs, blocked_allowed, m, alpha, weights)
+    pairs = [_pair(a, b, data, logs, blocked_allowed, m, alpha, weights, better)
              for a, b in combinations(names, 2)]
-    blocked = all(p.model == BLOCKED for p in pairs)
-    unblocked = all(p.model == UNBLOCKED for p in pairs)
+    blocked = all(p.test == BLOCKED for p in pairs)
+    unblocked = all(p.test == UNBLOCKED for p in pairs)
     iterations = [set(data[name]) for name in names]
     if blocked and all(s == iterations[0] for s in iterations):
         model, reason = BLOCKED, (
@@ -195,7 +165,7 @@ def _named(dropped: dict[str, str]) -> str:
 
 def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.ndarray],
           blocked_allowed: bool, m: int, alpha: float,
-          weights: dict[int, float] | None = None) -> PairResult:
+          weights: dict[int, float] | None = None, better: str = HIGHER) -> Pair:
     x, y = logs[a], logs[b]
     common = sorted(set(data[a]) & set(data[b]))
     level = alpha / m
@@ -226,12 +196,14 @@ def _pair(a: str, b: str, data: dict[str, dict[int, float]], logs: dict[str, np.
         ratio_low, ratio_high, note = 0.0, math.inf, UNBOUNDED
     p_adj = min(1.0, m * p) if p == p else math.nan
     delta = cliffs_delta(x, y)
-    return PairResult(
-        a, b, model, len(x), len(y), df, ratio_exp(estimate), ratio_low, ratio_high,
-        se, t, p, p_adj, level, bool(p_adj < alpha),
-        ratio_exp(mde_log) if mde_log == mde_log and se > 0 else math.nan,
-        float(x.std(ddof=1)), float(y.std(ddof=1)), noise, delta, magnitude(delta),
-        len(common), note)
+    return Pair(
+        a=a, b=b, test=model, n_a=len(x), n_b=len(y), df=df, ratio=ratio_exp(estimate),
+        ratio_ci_low=ratio_low, ratio_ci_high=ratio_high, se_log=se, t=t, p_value=p,
+        p_adj=p_adj, alpha=level, family=m, significant=bool(p_adj < alpha),
+        mde_ratio=ratio_exp(mde_log) if mde_log == mde_log and se > 0 else math.nan,
+        sd_log_a=float(x.std(ddof=1)), sd_log_b=float(y.std(ddof=1)), noise=noise,
+        cliffs_delta=delta, magnitude=magnitude(delta), n_pairs=len(common), note=note,
+        better=better)
 
 
 def weighted_mean(values: np.ndarray, weights: np.ndarray) -> tuple[float, float, float]:

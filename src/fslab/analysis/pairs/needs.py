@@ -44,7 +44,7 @@ def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Samp
 
 
 @dataclass(frozen=True)
-class PairSpread:
+class Spread:
     """What a pair's test rests on, for its sample size: the iterations it has now, and
     either the SD of its per-iteration log differences (paired) or each side's variance
     of logs (Welch, both sides at n)."""
@@ -59,7 +59,7 @@ class PairSpread:
         return self.paired_sd == self.paired_sd
 
 
-def needs_iterations(ratio: float, spread: PairSpread, level: float, margin: float,
+def needs_iterations(ratio: float, spread: Spread, level: float, margin: float,
                      power: float = POWER) -> float:
     """The fewest iterations (per side) at which a pair's own test at `level` resolves it
     — its interval excludes 1 or lies within ±`margin` — with `power`, if the true ratio

@@ -28,7 +28,7 @@ import pandas as pd
 
 from fslab.core.metrics import HEADLINE_METRICS
 
-Question = tuple[str, str, str]  # workload, op, metric
+QuestionKey = tuple[str, str, str]  # workload, op, metric (a tuner's question: tune.measure)
 # Inferred primary metrics, in order of preference (rule 3 above).
 INFERRED_ORDER = ("bw_bytes", "ops_per_s", "seconds")
 # Below this block size a job is about operations (IOPS), above it about bytes: 4–16 KiB
@@ -65,10 +65,10 @@ def primary_metric(workload: str, metrics: Iterable[str], declared: str = "",
 
 
 def primary_questions(runs: pd.DataFrame, declared: dict[str, str],
-                      campaign_primary: Iterable[str] = ()) -> set[Question]:
+                      campaign_primary: Iterable[str] = ()) -> set[QuestionKey]:
     """Every (workload, op, metric) a verdict answers, from the per-run table."""
     wanted = list(campaign_primary)
-    questions: set[Question] = set()
+    questions: set[QuestionKey] = set()
     for workload, rows in runs.groupby("workload", sort=True, observed=True):
         name = str(workload)
         present = rows["metric"].astype(str).unique()
@@ -96,7 +96,7 @@ def _block_size(rows: pd.DataFrame) -> float:
     return float(ratio.median()) if len(ratio) else math.nan
 
 
-def derived_metrics(runs: pd.DataFrame, primary: set[Question]) -> set[Question]:
+def derived_metrics(runs: pd.DataFrame, primary: set[QuestionKey]) -> set[QuestionKey]:
     """IOPS or bandwidth rows that are the other one times a fixed block size: the one
     that is not primary (bandwidth when neither is) is not tested again."""
     both = runs[runs["metric"].isin(("iops", "bw_bytes"))]
@@ -107,7 +107,7 @@ def derived_metrics(runs: pd.DataFrame, primary: set[Question]) -> set[Question]
     if not {"iops", "bw_bytes"} <= set(wide.columns):
         return set()
     ratio = (wide["bw_bytes"] / wide["iops"]).replace([np.inf, -np.inf], np.nan)
-    out: set[Question] = set()
+    out: set[QuestionKey] = set()
     for (workload, op), values in ratio.groupby(level=["workload", "op"], observed=True):
         values = values.dropna()
         if len(values) < 2 or values.min() <= 0:

@@ -4,7 +4,7 @@ the evidence cannot separate them, each with its ratio to the best and that inte
 Groups are written as a chain, best first: "ext4 = xfs > btrfs". A ">" stands only at a
 clean cut — every target before it is significantly better than every target after it —
 so nothing a ">" implies is unproven; "=" joins neighbours shown the same within the
-margin (analysis.pairs.decisions), "?" neighbours the data cannot yet tell apart either way.
+margin (analysis.pairs.pair), "?" neighbours the data cannot yet tell apart either way.
 Significant pairs inside a run without a cut (A ? B ? C with A better than C, but B
 between them unseparated) are named after the chain, so a
 headline never says "no difference" while a pair of that question differs. Every ratio
@@ -15,13 +15,13 @@ cannot disagree with a pair.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import pandas as pd
 
-from fslab.analysis.pairs.decisions import geomean, swapped
+from fslab.analysis.pairs.decisions import geomean
+from fslab.analysis.pairs.pair import EQUIVALENT, Pair, views
 from fslab.core.metrics import HIGHER
-from fslab.core.units import turned
 
 RANKING_COLUMNS = ["workload", "op", "metric", "better", "rank", "target", "geomean",
                    "n", "best", "advantage", "ci_low", "ci_high", "p_adj", "alpha",
@@ -64,50 +64,6 @@ def size(advantage: float) -> str:
     return LARGEST_SIZE
 
 
-@dataclass(frozen=True)
-class Oriented:
-    """One pair as 'x is `advantage` times better than y' (≥ 1 when x is better)."""
-
-    advantage: float
-    low: float
-    high: float
-    p_adj: float
-    alpha: float
-    estimable: bool
-    significant: bool
-    mde: float
-    decision: str = ""  # pairs.decisions: faster/slower (x against y), equivalent, unresolved
-    needs: float = float("nan")  # iterations that would resolve it (unresolved pairs)
-    needs_seconds: float = float("nan")
-    margin: float = float("nan")
-
-
-def orient(pairs: pd.DataFrame, x: str, y: str, better: str) -> Oriented | None:
-    """The pair x, y from pairwise rows of one question, as x's advantage over y."""
-    for index, names in enumerate(zip(pairs["a"], pairs["b"], strict=True)):
-        if names in ((x, y), (y, x)):
-            row = pairs.iloc[index]
-            ratio, low, high = row.ratio, row.ratio_ci_low, row.ratio_ci_high
-            if (row.a == x) != (better == HIGHER):  # advantage = x/y (higher) or y/x
-                ratio, low, high = turned(ratio, low, high)
-            decision = str(row.get("decision") or "")
-            if row.a != x:  # faster/slower were said of a against b
-                decision = swapped(decision)
-            return Oriented(float(ratio), float(low), float(high), float(row.p_adj),
-                            float(row.alpha), bool(row.estimable), bool(row.significant),
-                            float(row.mde_ratio), decision,
-                            _number(row.get("needs_iterations")),
-                            _number(row.get("needs_seconds")), _number(row.get("margin")))
-    return None
-
-
-def _number(value: object) -> float:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return float("nan")
-
-
 def question_rows(runs: pd.DataFrame, question: tuple[str, str, str]) -> pd.DataFrame:
     """The per-run rows of one question (workload, op, metric). Compared as they are: the
     columns are categoricals in an analysis, and a categorical compares by its codes
@@ -125,12 +81,12 @@ def geomeans(runs: pd.DataFrame, question: tuple[str, str, str]) -> pd.Series:
     return means[means == means]
 
 
-def rank(runs: pd.DataFrame, pairs: pd.DataFrame, question: tuple[str, str, str],
+def rank(runs: pd.DataFrame, pairs: Sequence[Pair], question: tuple[str, str, str],
          better: str, left_out: set[str] = frozenset(),  # type: ignore[assignment]
          names: dict[str, str] | None = None) -> tuple[pd.DataFrame, str]:
     """(one row per ranked target, the chain text, each target by its name in `names`:
-    as short as the campaign allows) for one primary question."""
-    compared = set(pairs["a"].astype(str)) | set(pairs["b"].astype(str))
+    as short as the campaign allows) for one primary question, from its pairs."""
+    compared = {p.a for p in pairs} | {p.b for p in pairs}
     means = geomeans(runs, question)
     means = means[[t for t in means.index if t in compared and t not in left_out]]
     order = list(means.sort_values(ascending=better != HIGHER).index)
@@ -139,65 +95,69 @@ def rank(runs: pd.DataFrame, pairs: pd.DataFrame, question: tuple[str, str, str]
     rows = question_rows(runs, question)
     counts = rows.groupby(rows["target"].astype(str))["value"].count()
     best = order[0]
+    seen = views(pairs)
     rows = []
     for position, target in enumerate(order, 1):
         row = {"workload": question[0], "op": question[1], "metric": question[2],
                "better": better, "rank": position, "target": target,
                "geomean": float(means[target]), "n": int(counts.get(target, 0)),
                "best": best}
-        pair = orient(pairs, best, target, better) if target != best else None
+        pair = seen.get((best, target))
         if pair is not None:
-            row |= {"advantage": pair.advantage, "ci_low": pair.low, "ci_high": pair.high,
+            advantage, low, high = pair.advantage
+            row |= {"advantage": advantage, "ci_low": low, "ci_high": high,
                     "p_adj": pair.p_adj, "alpha": pair.alpha, "estimable": pair.estimable,
                     "significant": pair.significant, "evidence": evidence(pair.p_adj),
-                    "size": size(pair.advantage), "mde_ratio": pair.mde}
+                    "size": size(advantage), "mde_ratio": pair.mde_ratio}
         rows.append(row)
     table = pd.DataFrame(rows, columns=RANKING_COLUMNS)
-    table["group"] = groups(order, pairs, better)
-    return table, chain(order, pairs, better, names)
+    table["group"] = groups(order, seen)
+    return table, chain(order, pairs, names)
 
 
-def _beats(pairs: pd.DataFrame, x: str, y: str, better: str) -> bool:
-    pair = orient(pairs, x, y, better)
-    return pair is not None and pair.significant and pair.advantage > 1
+def _beats(seen: dict[tuple[str, str], Pair], x: str, y: str) -> bool:
+    pair = seen.get((x, y))
+    return pair is not None and pair.significant and pair.advantage[0] > 1
 
 
-def _same(pairs: pd.DataFrame, x: str, y: str, better: str) -> bool:
-    pair = orient(pairs, x, y, better)
-    return pair is not None and pair.decision == "equivalent"
+def _same(seen: dict[tuple[str, str], Pair], x: str, y: str) -> bool:
+    pair = seen.get((x, y))
+    return pair is not None and pair.decision == EQUIVALENT
 
 
-def groups(order: list[str], pairs: pd.DataFrame, better: str) -> list[int]:
+def groups(order: list[str], seen: dict[tuple[str, str], Pair]) -> list[int]:
     """Each ranked target's group (0 the best's): a new group begins at each clean cut,
-    where every target before it is better than every one after it (chain's '>')."""
+    where every target before it is better than every one after it (chain's '>');
+    `seen`: the question's pairs as views() gives them."""
     out, group = [0], 0
     for i in range(1, len(order)):
-        group += all(_beats(pairs, x, y, better) for x in order[:i] for y in order[i:])
+        group += all(_beats(seen, x, y) for x in order[:i] for y in order[i:])
         out.append(group)
     return out
 
 
-def chain(order: list[str], pairs: pd.DataFrame, better: str,
-          names: dict[str, str] | None = None) -> str:
+def chain(order: list[str], pairs: Sequence[Pair], names: dict[str, str] | None = None
+          ) -> str:
     """'a = b > c ? d' — '>' at clean cuts only, '=' between neighbours the same within
     the margin, '?' between neighbours not yet told apart — then '; but a > c' for
-    separations inside a run. Targets by their names in `names` (default: as they are)."""
+    separations inside a run, each pair in its metric's direction. Targets by their names
+    in `names` (default: as they are)."""
     def shown(target: str) -> str:
         return (names or {}).get(target, target)
 
+    seen = views(pairs)
     text = shown(order[0])
     cuts = []
     for i in range(1, len(order)):
-        clean = all(_beats(pairs, x, y, better) for x in order[:i] for y in order[i:])
+        clean = all(_beats(seen, x, y) for x in order[:i] for y in order[i:])
         cuts.append(clean)
-        mark = ">" if clean else ("=" if _same(pairs, order[i - 1], order[i], better)
-                                  else "?")
+        mark = ">" if clean else ("=" if _same(seen, order[i - 1], order[i]) else "?")
         text += f" {mark} {shown(order[i])}"
     extra = []
     for i, x in enumerate(order):
         for j in range(i + 1, len(order)):
             y = order[j]
             separated_by_cut = any(cuts[k - 1] for k in range(i + 1, j + 1))
-            if not separated_by_cut and _beats(pairs, x, y, better):
+            if not separated_by_cut and _beats(seen, x, y):
                 extra.append(f"{shown(x)} > {shown(y)}")
     return text + (f"; but {', '.join(extra)}" if extra else "")

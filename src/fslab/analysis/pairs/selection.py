@@ -4,7 +4,7 @@ question, answered for a sweep's best configuration (best.csv) and for a tuner's
 The best is the configuration with the best centre in the metric's direction (among
 those `eligible`: a race's best keeps its latency bounds). Every other one is compared
 with it, the ratio other/best with its interval read by the one rule
-(decisions.answer_of, read AGAINST_BEST): behind when the interval excludes 1, equivalent
+(analysis.pairs.pair.decide, read AGAINST_BEST): behind when the interval excludes 1, equivalent
 when it lies within the margin, else unresolved. Those not behind are within reach: the
 set the data cannot tell from the best.
 
@@ -27,22 +27,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 import numpy as np
 from scipy import special
 
-from fslab.analysis.pairs.decisions import (
-    AGAINST_BEST,
-    BEHIND,
-    UNRESOLVED,
-    PairAnswer,
-    answer_of,
-    best_of,
-    geomean,
-)
-from fslab.analysis.pairs.model import NOT_ESTIMABLE, PairResult, compare, ratio_exp
+from fslab.analysis.pairs.decisions import best_of, geomean
+from fslab.analysis.pairs.model import NOT_ESTIMABLE, compare, ratio_exp
+from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, Pair, decide
 
 K = TypeVar("K")
 PAIRS, BLOCKS = "pairs", "blocks"
@@ -55,7 +48,7 @@ class BestSet(Generic[K]):
 
     best: K | None
     centres: dict[K, float]  # each configuration's centre (geometric mean, round-adjusted)
-    against: dict[K, PairAnswer] = field(default_factory=dict)  # other / best
+    against: dict[K, Pair] = field(default_factory=dict)  # other / best, decided
 
     def within_reach(self) -> list[K]:
         """The best and those the data cannot tell from it."""
@@ -83,7 +76,7 @@ def best_and_within_reach(groups: Mapping[K, Mapping[int, float]], better: str,
         return found
     names = {k: f"c{number}" for number, k in enumerate(measured)}
     compared = compare({names[k]: v for k, v in measured.items()}, blocked, alpha,
-                       family=family or len(measured) - 1)
+                       family=family or len(measured) - 1, better=better)
     for k in measured:
         if k == best:
             continue
@@ -94,12 +87,17 @@ def best_and_within_reach(groups: Mapping[K, Mapping[int, float]], better: str,
     return found
 
 
-def _answer(pair: PairResult | None, first: str, better: str, margin: float,
-            centre: float, why: str) -> PairAnswer:
-    if pair is None or not pair.estimable:
-        return PairAnswer(centre, math.nan, math.nan, UNRESOLVED, math.nan, pair,
-                          why or (pair.note if pair is not None else "not compared"))
-    return answer_of(pair, first, better, margin)
+def _answer(pair: Pair | None, first: str, better: str, margin: float,
+            centre: float, why: str) -> Pair:
+    """`first` against the best, decided; without an interval, the ratio of their centres."""
+    if pair is None:
+        return decide(Pair(a=first, b="best", better=better, ratio=centre,
+                           note=why or "not compared"), margin)
+    seen = pair.seen_from(first)
+    if not pair.estimable:
+        return decide(replace(seen, ratio=centre, ratio_ci_low=math.nan,
+                              ratio_ci_high=math.nan), margin, needs=False)
+    return decide(seen, margin)
 
 
 @dataclass(frozen=True)
@@ -166,51 +164,48 @@ def _by_blocks(groups: dict[K, dict[int, float]], better: str, margin: float, al
     level = alpha / max(1, len(others))  # one-sided, each bound
     for k in others:
         estimate, se = fit.contrast(k, best)
-        found.against[k] = answer_of(_block_pair(estimate, se, fit.df, level, len(others),
-                                                 fit.rounds[k], fit.rounds[best]),
-                                     "a", better, margin)
+        found.against[k] = decide(_block_pair(estimate, se, fit.df, level, len(others),
+                                              fit.rounds[k], fit.rounds[best], better),
+                                  margin)
     return found
 
 
 def _block_pair(estimate: float, se: float, df: int, level: float, family: int, n_a: int,
-                n_b: int) -> PairResult:
-    """One contrast of the block model as the pairs' record (a = the other, b = the best),
-    each bound one-sided at `level`."""
+                n_b: int, better: str) -> Pair:
+    """One contrast of the block model as a pair (a = the other, b = the best), each
+    bound one-sided at `level`."""
+    pair = Pair(a="a", b="b", test=BLOCK_MODEL, n_a=n_a, n_b=n_b, df=float(df),
+                ratio=ratio_exp(estimate), se_log=se, alpha=level, family=family,
+                n_pairs=min(n_a, n_b), better=better)
     if not se > 0:
-        return PairResult("a", "b", BLOCK_MODEL, n_a, n_b, float(df), ratio_exp(estimate),
-                          math.nan, math.nan, se, math.nan, math.nan, math.nan, level,
-                          False, math.nan, math.nan, math.nan, math.nan, math.nan, "",
-                          min(n_a, n_b), NOT_ESTIMABLE)
+        return replace(pair, note=NOT_ESTIMABLE)
     t = estimate / se
     p = float(special.stdtr(df, -abs(t)))  # one-sided, towards the side the estimate is on
     half = float(special.stdtrit(df, 1 - level)) * se
-    p_adj = min(1.0, family * p)
-    return PairResult("a", "b", BLOCK_MODEL, n_a, n_b, float(df), ratio_exp(estimate),
-                      ratio_exp(estimate - half), ratio_exp(estimate + half), se, t, p,
-                      p_adj, level, bool(p < level), math.nan, math.nan, math.nan,
-                      se / math.sqrt(2) * math.sqrt(min(n_a, n_b)), math.nan, "",
-                      min(n_a, n_b), "")
-
+    return replace(pair, ratio_ci_low=ratio_exp(estimate - half),
+                   ratio_ci_high=ratio_exp(estimate + half), t=t, p_value=p,
+                   p_adj=min(1.0, family * p), significant=bool(p < level),
+                   noise=se / math.sqrt(2) * math.sqrt(min(n_a, n_b)))
 
 
 def block_answers(groups: Mapping[K, Mapping[int, float]], pairs: list[tuple[K, K]],
-                  better: str, margin: float, alpha: float) -> dict[tuple[K, K], PairAnswer]:
+                  better: str, margin: float, alpha: float) -> dict[tuple[K, K], Pair]:
     """Each (first, second) of `pairs` answered by the block model of `groups` (first /
     second), two-sided intervals Bonferroni-adjusted over the pairs asked: a tuner's
     confirmation, where an option's contribution is the winner against the winner
     without it, on one pooled residual."""
     fit = block_fit(groups)
-    out: dict[tuple[K, K], PairAnswer] = {}
+    out: dict[tuple[K, K], Pair] = {}
     level = alpha / max(1, len(pairs)) / 2  # each side of a two-sided interval
     for first, second in pairs:
         if fit is None or first not in fit.order or second not in fit.order:
             centre = geomean(groups.get(first, {}).values()) / geomean(
                 groups.get(second, {}).values()) if groups.get(second) else math.nan
-            out[(first, second)] = PairAnswer(centre, math.nan, math.nan, UNRESOLVED,
-                                              math.nan, None, "too few rounds to compare")
+            out[(first, second)] = decide(Pair(a="a", b="b", better=better, ratio=centre,
+                                               note="too few rounds to compare"), margin)
             continue
         estimate, se = fit.contrast(first, second)
         pair = _block_pair(estimate, se, fit.df, level, len(pairs), fit.rounds[first],
-                           fit.rounds[second])
-        out[(first, second)] = answer_of(pair, "a", better, margin)
+                           fit.rounds[second], better)
+        out[(first, second)] = decide(pair, margin)
     return out

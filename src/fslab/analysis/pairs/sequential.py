@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from fslab.analysis.pairs.decisions import UNRESOLVED, decided
-from fslab.analysis.pairs.model import ALPHA, IMPORTED, PairResult, compare
+from fslab.analysis.pairs.model import ALPHA, IMPORTED, compare
+from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
 
 METHOD = ("Resolve (--resolve): the campaign measured more iterations only where a primary "
           "question was unresolved, deciding each pair at the first look whose interval "
@@ -33,13 +33,6 @@ METHOD = ("Resolve (--resolve): the campaign measured more iterations only where
 def look_alpha(look: int, alpha: float = ALPHA) -> float:
     """The campaign-wide α that look `look` (1, 2, …) spends."""
     return alpha / 2 ** look
-
-
-def decision(pair: PairResult, better: str, margin: float) -> str:
-    """faster/slower (a relative to b, in the metric's direction), equivalent or
-    unresolved, read off the pair's interval."""
-    return decided(pair.estimable, pair.significant, pair.ratio, pair.ratio_ci_low,
-                   pair.ratio_ci_high, better, margin)
 
 
 def iteration_weights(resolve: dict[str, Any] | None) -> dict[str, dict[int, float]]:
@@ -62,22 +55,23 @@ def iteration_weights(resolve: dict[str, Any] | None) -> dict[str, dict[int, flo
 def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
              margin: float, better: str, blocked_allowed: bool = True,
              not_blocks: str = IMPORTED, weights: dict[int, float] | None = None
-             ) -> dict[tuple[str, str], tuple[PairResult, int]]:
+             ) -> dict[tuple[str, str], tuple[Pair, int]]:
     """{(a, b): (the pair as decided, the look it was decided at, 1-based)}: each pair at
-    its first deciding look, an undecided one at the last look."""
-    out: dict[tuple[str, str], tuple[PairResult, int]] = {}
+    its first deciding look, an undecided one at the last look (what an unresolved one
+    needs is the caller's to ask, at its next look's level)."""
+    out: dict[tuple[str, str], tuple[Pair, int]] = {}
     for number, until in enumerate(looks, start=1):
         seen = {name: {i: v for i, v in values.items() if i <= until}
                 for name, values in groups.items()}
         found = compare(seen, blocked_allowed, look_alpha(number), family=family,
-                        not_blocks=not_blocks, weights=weights)
+                        not_blocks=not_blocks, weights=weights, better=better)
         if isinstance(found, str):
             continue
         for pair in found.pairs:
             key = (pair.a, pair.b)
-            if key in out and decision(out[key][0], better, margin) != UNRESOLVED:
+            if key in out and out[key][0].decision != UNRESOLVED:
                 continue  # decided at an earlier look: its answer stands
-            out[key] = (pair, number)
+            out[key] = (decide(pair, margin, needs=False), number)
     return out
 
 

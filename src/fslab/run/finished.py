@@ -15,12 +15,12 @@ from fslab.core.record import RunRecord
 from fslab.workloads.base import RunOutput
 
 if TYPE_CHECKING:
-    from fslab.plan.loading import Campaign
     from fslab.plan.order import RunSpec
+    from fslab.plan.schema import Campaign
 
 
 @dataclass(frozen=True)
-class Finished:
+class RunFacts:
     """What the runner knows of a run beside its output."""
 
     description: dict[str, Any]  # the target's, as provisioned
@@ -31,7 +31,7 @@ class Finished:
 
 
 def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
-                    finished: Finished) -> RunRecord:
+                    finished: RunFacts) -> RunRecord:
     """The run's record with its rows, parsed from what it left in its directory."""
     measurements = parsed_output(output, finished.run_dir)
     description = finished.description
