@@ -133,3 +133,31 @@ def test_the_level_keys_are_the_aging_configs():
     from fslab.workloads.aging_levels import CONFIG_KEYS
 
     assert {field.name for field in dataclasses.fields(AgingConfig)} == CONFIG_KEYS
+
+
+def test_the_labels_say_what_the_agings_were():
+    from types import SimpleNamespace
+
+    from fslab.analysis.factors.aging_ranking import aging_labels
+
+    hdd = "the thesis aged HDDs and SSDs (section 7.1)"
+    full = {"level": "thesis-99", "short": "out of space", "used_max": 0.982,
+            "utilization": 0.99, "released": {"files": 9, "bytes": 1, "used_after": 0.87},
+            "not_here": [hdd]}
+
+    def record(target, iteration, aging=None, failure=""):
+        return SimpleNamespace(target=target, iteration=iteration, failure=failure,
+                               target_description={"aging": aging} if aging else {})
+
+    records = [record("ext4 age=thesis-99", 1, full),
+               record("ext4 age=thesis-99", 2, {**full, "used_max": 0.979}),
+               record("xfs age=thesis-80", 1, {"level": "thesis-80", "not_here": [hdd]}),
+               record("xfs age=mix", 1, failure="aging")]
+    lines = aging_labels(records, {"age_reuse": True})
+    assert lines[0].startswith("Aged images reused (age_reuse = true)")
+    assert ("ext4 age=thesis-99 ran out of space before its target utilisation of 99% in 2 "
+            "agings (at 97.9%–98.2% used)") in lines[1]
+    assert lines[2].startswith("xfs age=mix: the aging stopped short of its level's "
+                               "utilisation in 1 iteration;")
+    assert "its runs began at 87% used" in lines[3]
+    assert lines[4] == f"thesis-99, thesis-80: {hdd}" and len(lines) == 5

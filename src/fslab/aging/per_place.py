@@ -50,7 +50,7 @@ def age_place(place: Mounted, level: AgeLevel, capacity: int, seed: int,
                  "stopped_by": record["stopped_by"], "utilization": config.utilization,
                  "used_max": record.get("used_max"), "used_end": record.get("used_end"),
                  "raw": str(out), "study": level.study or "",
-                 "not_here": [f"{level.name}: {line}" for line in level.cannot]}
+                 "not_here": list(level.cannot)}
     if short:
         described.update(short=short, why=why)
     return {**described, "summary": parsed.metadata.get("aging", {})}

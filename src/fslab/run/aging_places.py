@@ -94,7 +94,7 @@ class Ager:
         if spec.options.get("image"):  # age_reuse: a copy of the image aged once
             place.description["aging"] = {
                 "level": level.name, "reused": True, "image": spec.options["image"],
-                "not_here": [f"{level.name}: {line}" for line in level.cannot]}
+                "not_here": list(level.cannot)}
             if spec.name not in self.reused:  # its figures once, with its first place
                 self.reused.add(spec.name)
                 self.summaries[run.run_id] = {**place.description["aging"],

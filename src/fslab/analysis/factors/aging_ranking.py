@@ -286,11 +286,15 @@ def aging_labels(records: list[Any], settings: dict[str, Any]) -> list[str]:
                      f"{len(iterations)} iteration{'s' * (len(iterations) != 1)}; those "
                      "runs failed (failure kind aging, the reason in the failed runs).")
     for target, used in sorted(room.items()):
+        span = (f"{min(used):.0%}" if round(min(used), 2) == round(max(used), 2)
+                else f"{min(used):.0%}–{max(used):.0%}")
         lines.append(f"{target}: random aged files were deleted to make room for the runs' "
-                     f"files (the thesis's protocol, section 6.2): its runs began at "
-                     f"{min(used):.0%}–{max(used):.0%} used.")
+                     f"files (the thesis's protocol, section 6.2): its runs began at {span} "
+                     "used.")
+    said: dict[str, list[str]] = {}  # what cannot be reproduced here -> the levels
     for aging in places.values():
         for line in aging.get("not_here") or []:
-            if line not in lines:
-                lines.append(str(line))
-    return lines
+            levels = said.setdefault(str(line), [])
+            if aging.get("level") not in levels:
+                levels.append(str(aging.get("level")))
+    return lines + [f"{', '.join(levels)}: {line}" for line, levels in said.items()]
