@@ -1,7 +1,8 @@
-"""The report's aging figures, for an aging run (`fslab age`) or a campaign with an `age`
-factor: whether the ranking survives aging (the pairs' ratios fresh and aged with their
-intervals, stats/aging_ranking.csv), what must be said of the agings (verdicts of kind
-aging_label), the free-space histogram over the aging as a heat map (size class ×
+"""The report's aging parts. First, for a campaign with an `age` factor: whether the ranking
+survives aging (its verdicts' sentences, the pairs' ratios fresh and aged with their
+intervals, stats/aging_ranking.csv, and what must be said of the agings: the verdicts of
+kind aging_label). Then, for an aging run (`fslab age`) or such a campaign, how each file
+system aged: the free-space histogram over the aging as a heat map (size class ×
 progress), the used extents' sizes fresh against aged, and each operation's latency over
 the aging with its trend statistic (stats/aging_series.csv, stats/aging_trend.csv)."""
 
@@ -18,25 +19,42 @@ from fslab.report.data import ReportData
 from fslab.report.page import Page, esc
 
 SERIES, TREND = "aging_series.csv", "aging_trend.csv"
+AGING_KINDS = "aging"  # the verdicts' rows of the aging question (kind aging, aging_…)
+
+
+def aging_answer(data: ReportData, page: Page) -> None:
+    """Does the ranking survive aging: the question's sentences (the verdicts' rows of
+    kind aging*, which the verdict section leaves to this part), each pair's ratios fresh
+    and aged with their intervals, the table behind them and the labels; first in the
+    report, as in verdicts.txt. Nothing without an `age` factor."""
+    verdicts = data.analysis.verdicts
+    rows = verdicts[verdicts["kind"].astype(str).str.startswith(AGING_KINDS)] \
+        if "kind" in verdicts else verdicts
+    if rows.empty:
+        return
+    tags = {"aging_heading": "<h2>{}</h2>", "aging_label": "<li>{}</li>"}
+    said = [(str(kind), str(text)) for kind, text in zip(rows["kind"], rows["text"],
+                                                         strict=True)]
+    page.add("".join(tags.get(kind, "<p class='verdict'>{}</p>").format(esc(text))
+                     for kind, text in said if kind != "aging_label"))
+    ranking = data.analysis.aging_ranking
+    for (workload, metric), found in ranking.groupby(["workload", "metric"], sort=False):
+        page.chart(ratios_chart(str(workload), str(metric), found))
+    if not ranking.empty:
+        page.add(_ranking_table(ranking))
+    labels = [text for kind, text in said if kind == "aging_label"]
+    if labels:
+        page.add("<p><b>What the agings were</b></p><ul>"
+                 + "".join(f"<li>{esc(line)}</li>" for line in labels) + "</ul>")
 
 
 def aging_figures(data: ReportData, page: Page) -> None:
-    """The aging part of a report (module doc); nothing without agings or an age factor."""
-    ranking = data.analysis.aging_ranking
+    """How each file system aged (module doc); nothing without agings."""
     series = data.analysis.extra.get(SERIES, pd.DataFrame())
     trend = data.analysis.extra.get(TREND, pd.DataFrame())
-    if ranking.empty and series.empty and trend.empty:
+    if series.empty and trend.empty:
         return
-    page.add("<h2>Aging: does the ranking survive it, and how each file system aged</h2>")
-    verdicts = data.analysis.verdicts
-    labels = verdicts[verdicts["kind"] == "aging_label"]["text"].tolist() \
-        if "kind" in verdicts else []
-    if labels:
-        page.add("<ul>" + "".join(f"<li>{esc(line)}</li>" for line in labels) + "</ul>")
-    if not ranking.empty:
-        for (workload, metric), rows in ranking.groupby(["workload", "metric"], sort=False):
-            page.chart(ratios_chart(str(workload), str(metric), rows))
-        page.add(_ranking_table(ranking))
+    page.add("<h2>How each file system aged</h2>")
     if not series.empty:
         free = series[series["kind"] == "free"]
         if not free.empty:
@@ -66,13 +84,14 @@ def _bound(value: Any) -> str:
 def ratios_chart(workload: str, metric: str, rows: pd.DataFrame) -> dict[str, Any]:
     """a/b at the reference level and at each aged one, with their intervals: where the
     lines cross 1, the ranking changes."""
-    data = []
+    data, seen = [], []
     for (a, b), pair in rows.groupby(["a", "b"], sort=False):
         first = pair.iloc[0]
         levels = [str(first["reference"]), *pair["age"].astype(str)]
         values = [first["ratio_fresh"], *pair["ratio_aged"]]
         low = [first["ratio_fresh_ci_low"], *pair["ratio_aged_ci_low"]]
         high = [first["ratio_fresh_ci_high"], *pair["ratio_aged_ci_high"]]
+        seen += [v for v in (*low, *high, *values) if v == v and 0 < v < math.inf]
         data.append({"type": "scatter", "mode": "lines+markers", "name": f"{a} / {b}",
                      "x": levels, "y": values, "error_y": {
                          "type": "data", "symmetric": False,
@@ -83,9 +102,32 @@ def ratios_chart(workload: str, metric: str, rows: pd.DataFrame) -> dict[str, An
                           "<br><sup>above 1 the first is ahead; a line that crosses 1 is a "
                           "ranking that changes</sup>"},
         "height": 360, "xaxis": {"title": {"text": "level of age"}, "type": "category"},
-        "yaxis": {"title": {"text": "ratio a / b (log)"}, "type": "log"},
+        "yaxis": {"title": {"text": "ratio a / b (log)"}, "type": "log",
+                  **ratio_ticks(seen)},
         "shapes": [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": 1, "y1": 1,
                     "line": {"dash": "dot", "color": "#888"}}]}}
+
+
+TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
+
+
+def ratio_ticks(values: list[float]) -> dict[str, Any]:
+    """Ticks of a log axis of ratios that read as numbers (Plotly labels a short log
+    range's minor ticks with their first digit alone: '9' for 0.9)."""
+    if not values:
+        return {}
+    low, high = min(min(values), 1.0), max(max(values), 1.0)
+    gap = max(math.log(high / low), 0.2) / 8  # ticks at least an eighth of the span apart
+    shown = [1.0]
+    for side in (sorted(t for t in TICKS if 1 < t <= high * 1.05),
+                 sorted((t for t in TICKS if low / 1.05 <= t < 1), reverse=True)):
+        last = 1.0
+        for tick in side:
+            if abs(math.log(tick / last)) >= gap:
+                shown.append(tick)
+                last = tick
+    shown.sort()
+    return {"tickvals": shown, "ticktext": [f"{t:g}×" for t in shown]}
 
 
 def _ranking_table(ranking: pd.DataFrame) -> str:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
-from fslab.report.aging_figures import aging_figures
+from fslab.report.aging_figures import AGING_KINDS, aging_answer, aging_figures
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
 from fslab.report.sweep_section import sweep_section
@@ -48,7 +48,10 @@ def _verdict_section(data: ReportData, page: Page) -> None:
     if not headline.empty and not ranking.empty:
         for row in headline.itertuples():
             page.chart(charts.ranking_chart(ranking, row))
-    page.add(_verdicts(data.analysis.verdicts))
+    verdicts = data.analysis.verdicts
+    if "kind" in verdicts:  # the aging question's rows are its own part's (aging_answer)
+        verdicts = verdicts[~verdicts["kind"].astype(str).str.startswith(AGING_KINDS)]
+    page.add(_verdicts(verdicts))
     summary = data.analysis.summary
     cached = summary[summary["cache_bound"]] if "cache_bound" in summary else summary[:0]
     if not cached.empty:
@@ -184,7 +187,7 @@ def _plugin_statistics(data: ReportData, page: Page) -> None:
 FOLDED_ROWS = 40
 
 
-SECTIONS: list[Section] = [_title, _verdict_section, sweep_section,
+SECTIONS: list[Section] = [_title, aging_answer, _verdict_section, sweep_section,
                            aging_section.aging_runs, aging_figures, _workloads,
                            _intervals_section, _statistics, _plugin_statistics,
                            _failed_runs, _setup]
@@ -192,10 +195,7 @@ SECTIONS: list[Section] = [_title, _verdict_section, sweep_section,
 
 # How each kind of verdict row (stats/verdicts.csv) is shown: a heading, a ranking
 # sentence, or a sentence set in under its ranking.
-VERDICT_TAGS = {"workload": "<h3>{}</h3>", "aging_heading": "<h3>{}</h3>",
-                "aging": "<p class='verdict pair'>{}</p>",
-                "aging_label": "<p class='verdict pair muted'>{}</p>",
-                "pair": "<p class='verdict pair'>{}</p>",
+VERDICT_TAGS = {"workload": "<h3>{}</h3>", "pair": "<p class='verdict pair'>{}</p>",
                 "caveat": "<p class='verdict pair'>{}</p>",
                 "best": "<p class='verdict'><b>{}</b></p>",
                 "factor": "<p class='verdict pair'>{}</p>"}
