@@ -103,3 +103,15 @@ def test_a_short_aging_says_why():
     assert reached({**full, "used_max": 0.988}, config) == ("", "")  # within half a point
     assert reached({**full, "deleted_for_space": 3}, config) == ("", "")
     assert reached(full, AgingConfig()) == ("", "")  # no utilisation to reach
+
+
+def test_fslab_presets_lists_the_levels_with_their_sources():
+    from fslab.plan.listings import presets_json
+
+    levels = json.loads(presets_json())["age_levels"]
+    assert list(levels) == ["fresh", "interleaved", "versioned", "mix", "thesis-80",
+                            "thesis-99"]
+    thesis = levels["thesis-99"]
+    assert thesis["study"] == "aging-thesis" and thesis["cannot_here"]
+    assert thesis["settings"]["utilization"]["source"] == "study"
+    assert thesis["settings"]["mix"]["source"] == "fslab's choice"

@@ -161,3 +161,30 @@ def test_the_labels_say_what_the_agings_were():
                                "utilisation in 1 iteration;")
     assert "its runs began at 87% used" in lines[3]
     assert lines[4] == f"thesis-99, thesis-80: {hdd}" and len(lines) == 5
+
+
+def test_the_command_line_refuses_an_unknown_level_in_one_line(tmp_path):
+    from tests.cli.test_cli import assert_one_line_error
+    from tests.conftest import fslab_here
+
+    assert_one_line_error(fslab_here("run", "--fs", "ext4,xfs", "--sweep",
+                                     "age=fresh,thesis-50", "--dry-run"),
+                          "unknown level 'thesis-50'")
+    campaign = tmp_path / "c.toml"
+    campaign.write_text('[sweep]\nage = ["fresh", "mine"]\n[age_levels.mine]\n'
+                        'recipe = "defrag"\n[[target]]\nfs = "ext4"\n')
+    assert_one_line_error(fslab_here("run", str(campaign), "--dry-run"),
+                          "unknown aging recipe 'defrag'")
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_progress_line_says_the_aging():
+    from types import SimpleNamespace
+
+    from fslab.run.aging_places import aging_text
+
+    aged = SimpleNamespace(workload_metadata={"aging": {"level": "thesis-80",
+                                                        "seconds": 12.34, "used_max": 0.804}})
+    assert aging_text(aged) == "; aged to thesis-80 in 12.3 s, 80.4% used"
+    assert aging_text(SimpleNamespace(workload_metadata={})) == ""
+    assert aging_text(None) == ""
