@@ -161,6 +161,8 @@ def test_the_labels_say_what_the_agings_were():
                                "utilisation in 1 iteration;")
     assert "its runs began at 87% used" in lines[3]
     assert lines[4] == f"thesis-99, thesis-80: {hdd}" and len(lines) == 5
+    once = aging_labels(records[:1], {"fresh": "campaign"})
+    assert once[0].startswith("One file system per target × level for the whole campaign")
 
 
 def test_the_command_line_refuses_an_unknown_level_in_one_line(tmp_path):

@@ -267,6 +267,10 @@ def aging_labels(records: list[Any], settings: dict[str, Any]) -> list[str]:
                      "aged once and every run started from a copy of that image, so these "
                      "intervals hold for those aged images only, not for another aging of "
                      "the same level.")
+    elif settings.get("fresh") == "campaign" and places:
+        lines.append("One file system per target × level for the whole campaign (fresh = "
+                     "\"campaign\"): each was aged once, so these intervals hold for those "
+                     "agings only.")
     short: dict[str, list[dict[str, Any]]] = {}
     room: dict[str, list[float]] = {}
     for (target, _), aging in sorted(places.items()):
