@@ -53,7 +53,8 @@ COLUMNS = ["workload", "metric", "a", "b", "age", "ratio_fresh", "ratio_fresh_ci
            "interaction", "interaction_ci_low", "interaction_ci_high", "decision",
            # beyond the contract: what the decision rests on
            "op", "better", "reference", "fresh_decision", "aged_decision",
-           "interaction_decision", "interaction_p_adj", "alpha", "family", "n", "detail"]
+           "interaction_decision", "interaction_p_adj", "alpha", "family", "n",
+           "machine_s", "detail"]
 CHANGES, GAP, SAME, HOLDS = ("the ranking changes", "the gap changes", "the same",
                              "the ranking holds")
 DECISIONS = (CHANGES, GAP, SAME, HOLDS, UNRESOLVED)
@@ -153,7 +154,9 @@ def _row(item: tuple[Any, ...], reference: str, margin: float, alpha: float,
            "better": better, "reference": reference, "fresh_decision": fresh.decision,
            "aged_decision": aged_word, "interaction_decision": answer.decision,
            "interaction_p_adj": answer.p_adj, "alpha": alpha / family, "family": family,
-           "n": answer.n_pairs if answer.compared else len(set(q_aged) & set(q_fresh))}
+           "n": answer.n_pairs if answer.compared else len(set(q_aged) & set(q_fresh)),
+           # the machine seconds of the four cells' runs (their agings included)
+           "machine_s": fresh.machine_s + (aged.machine_s if aged is not None else nan)}
     row["detail"] = detail(row, answer.note)
     return row
 
