@@ -128,3 +128,24 @@ def test_a_real_campaign_resolves_where_it_must_and_resumes_a_round(tmp_path):
     assert [r.run_id for r in make_plan(again).runs] == sorted(
         api.runs(out)["run_id"], key=[r.run_id for r in make_plan(again).runs].index)
     assert result.runner.failed == 0
+
+
+def test_a_pair_narrower_than_the_machines_spread_between_sittings_is_not_narrowed():
+    """Issue 51: once an open pair's interval is narrower than the host's between-sitting
+    spread, --resolve spends nothing more on it and says to run another sitting."""
+    import math
+
+    from fslab.analysis.cells.observations import per_run as runs_of
+
+    metrics = simulate(3, {"a": 1.03, "b": 1.0}, first=5, cv=0.05, drift=0.0)[2]
+    metrics = metrics[metrics["iteration"] <= 5]
+    _, pairs = compare_targets(metrics, runs_of(metrics), looks=[5])
+    open_pairs = pairs[pairs["primary"] & (pairs["decision"] == "unresolved")]
+    assert len(open_pairs) == 1
+    row = open_pairs.iloc[0]
+    se = math.log(float(row["ratio_ci_high"]) / float(row["ratio_ci_low"])) / 2
+    assert next_round(pairs, [], [5], 1e9, between=math.nan).cells  # no history: narrows
+    bounded = next_round(pairs, [], [5], 1e9, between=2 * se)
+    assert not bounded.cells and len(bounded.stopped) == 1
+    assert "fslab run --again DIR" in bounded.stopped[0]
+    assert next_round(pairs, [], [5], 1e9, between=se / 2).cells

@@ -214,6 +214,11 @@ def analyse(inputs: Inputs) -> Analysis:
                                   machine=machine_seconds(records),
                                   weights=iteration_weights(settings.get("resolve")),
                                   looks=list((settings.get("resolve") or {}).get("looks", [])))
+    sitting = environment.get("sitting") or {}
+    if "spread" in sitting:  # recorded with --catalogue: would the answers hold on a repeat
+        from fslab.analysis.sittings.on_repeat import spread_of, with_repeat
+
+        pairs = with_repeat(pairs, spread_of(sitting["spread"]))
     spread = host_spread(metrics)
     ages = aged_vs_fresh(summary, pairs, environment.get("targets", {}))
     drift_table, shared = iteration_drift(runs)
@@ -246,12 +251,16 @@ def analyse(inputs: Inputs) -> Analysis:
     aging = aging_ranking(runs, cells, pairs,
                           parse_margin(settings.get("margin", DEFAULT_MARGIN)),
                           list((settings.get("sweep") or {}).get("age", [])))
+    said = verdict_rows(headline, ranking, tests, pairs, effects, best, cells, scopes, names)
+    if "spread" in sitting:
+        from fslab.analysis.sittings.on_repeat import repeat_rows, spread_of
+
+        said = repeat_rows(said, pairs, spread_of(sitting["spread"]), str(sitting["host"]))
     verdicts = pd.DataFrame(
         aging_verdicts(aging, aging_labels(records, settings))  # the aging question first
         + ([{"kind": "machine", "workload": "", "text": busy}] if busy else [])
         + ([{"kind": "machine", "workload": "", "text": unsteady}] if unsteady else [])
-        + error_rows(runs) + verdict_rows(headline, ranking, tests, pairs, effects, best,
-                                          cells, scopes, names)
+        + error_rows(runs) + said
         + aged_verdicts(ages)
         + ([{"kind": "drift", "workload": "", "text": note}] if note else [])
         + [{"kind": "statistic", "workload": "", "text": line} for line in failed]

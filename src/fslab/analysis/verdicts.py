@@ -79,7 +79,7 @@ def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: Sequence[Pair
 # of the table never parses text). verdicts.txt is the same rows as text, indented.
 VERDICT_COLUMNS = ["kind", "workload", "text"]
 INDENT = {"workload": "", "best": "", "factor": "  ", "question": "  ", "pair": "    ",
-          "caveat": "    ", "aging": "  ", "aging_label": "  "}
+          "caveat": "    ", "repeat": "    ", "aging": "  ", "aging_label": "  "}
 
 
 def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.api.again import again_campaign, pool_again  # noqa: F401  (`fslab run --again`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
     history_add,
     history_campaigns,
@@ -15,6 +16,7 @@ from fslab.api.history import (  # noqa: F401  (the history's commands, one impo
     history_query,
     history_remove,
     history_report,
+    history_spreads,
     record_campaign,
 )
 from fslab.api.machine import (  # noqa: F401  (the machine's commands, one import away)
@@ -28,6 +30,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
     serve,
     targets_table,
 )
+from fslab.api.pool import pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
     compare,
     load,
@@ -41,6 +44,7 @@ from fslab.api.results import (  # noqa: F401  (results directories, one import 
 )
 from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune,
+    tune_again,
     tune_plan,
     tune_request,
     tune_resumed,
@@ -81,6 +85,7 @@ def run(
     budget: float | None = None,
     resolve: bool = False,
     resolve_budget: float | None = None,
+    catalogue: Path | None = None,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -93,7 +98,9 @@ def run(
     is refused before anything is made (`fslab run` passes 2 h unless --yes). With
     `resolve`, more iterations are measured only where a primary question is unresolved,
     until each is decided or the campaign's measuring time reaches `resolve_budget`
-    seconds (default: `budget`, else 2 h; fslab/run/resolve.py).
+    seconds (default: `budget`, else 2 h; fslab/run/resolve.py). With `catalogue` (the
+    catalogue it will be recorded in), its host's between-sitting spread is read from it
+    for the repeat intervals (pairwise.csv repeat_low, repeat_high; analysis/sittings).
     """
     from fslab.host.lab import Lab
     from fslab.run.orchestrator import RunOptions, run_campaign
@@ -104,7 +111,8 @@ def run(
                             force_device=force_device, progress=progress, until_ci=until_ci,
                             max_iterations=max_iterations, until_detectable=until_detectable,
                             rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                            budget=budget, resolve=resolve, resolve_budget=resolve_budget))
+                            budget=budget, resolve=resolve, resolve_budget=resolve_budget,
+                            catalogue=catalogue))
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,

@@ -55,6 +55,25 @@ def history_campaigns(catalogue: Path | None) -> pd.DataFrame:
     return campaigns(catalogue)
 
 
+def history_spreads(catalogue: Path | None) -> list[str]:
+    """Each host's between-sitting spread of ratios, one line each (`fslab history list`)."""
+    from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
+    from fslab.history.sittings import host_spreads
+
+    lines = []
+    for host, spread in host_spreads(catalogue):
+        if not spread.sittings:
+            lines.append(f"{host}: no two sittings of one campaign yet (fslab run --again "
+                         "DIR --catalogue C makes one); the prior is "
+                         f"±{as_percent(PRIOR_TAU):.0f} %")
+            continue
+        lines.append(f"{host}: sittings differ by ±{as_percent(spread.tau):.1f} % (from "
+                     f"{spread.sittings} sittings, {spread.df:.0f} df; ±"
+                     f"{as_percent(spread.raw_tau):.1f} % before shrinking toward "
+                     f"±{as_percent(PRIOR_TAU):.0f} %)")
+    return lines
+
+
 def history_query(catalogue: Path | None, sql: str) -> pd.DataFrame:
     """`fslab history query SQL`: a read-only query over the catalogue."""
     from fslab.history.catalogue import query

@@ -31,6 +31,15 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     from fslab.results.store import write_atomic
 
     dirs = [results_dirs] if isinstance(results_dirs, str | Path) else list(results_dirs)
+    from fslab.api.pool import is_pool_only, read_pool
+
+    if len(dirs) == 1 and is_pool_only(Path(dirs[0])):
+        from fslab.report.pooled_section import pooled_report
+
+        output = Path(output or Path(dirs[0]) / "report.html")
+        name, *tables = read_pool(Path(dirs[0]))
+        write_atomic(output, pooled_report(name, *tables))
+        return output
     opened = [open_results(d) for d in dirs]
     if len(opened) == 1:
         (results,) = opened
@@ -39,8 +48,9 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
         analysis = _current_analysis(results, say)
         data = ReportData(analysis, results.load_runs(), [ResultsSource(
             results.path, "", {}, _campaign(results), results.environment())],
-            load_intervals(results), _job_options(results)).named(
-                target_names(results.path, analysis.summary))
+            load_intervals(results), _job_options(results),
+            read_pool(results.path)[1:] if (results.path / "pool.json").exists()
+            else None).named(target_names(results.path, analysis.summary))
         output = Path(output or results.path / "report.html")
     else:
         from fslab.analysis.pipeline import analyse

@@ -73,3 +73,35 @@ def tune_resumed(out: Path) -> tuple[Campaign, TuneRequest]:
 
     request = load(Path(out))
     return load_campaign(Path(out) / "campaign.toml", Overrides()), request
+
+
+def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | None = None,
+               seed: int | None = None) -> list[str]:
+    """`fslab tune --again DIR`: DIR's recommendation and its ablation confirmed in a new
+    sitting (DIR/sittings/N, a new seed) and each option's contribution pooled over every
+    sitting into DIR/stats/tune_options.csv (tune/again.py); the lines to print."""
+    import secrets
+
+    from fslab.api.again import SITTINGS
+    from fslab.host.lab import Lab
+    from fslab.results.store import write_atomic
+    from fslab.tune.again import again
+
+    directory = Path(directory)
+    if not (directory / "stats" / "tune_options.csv").exists():
+        raise UserError(f"{directory} holds no finished tune (stats/tune_options.csv): "
+                        "give the --out of a `fslab tune` that ended")
+    campaign, request = tune_resumed(directory)
+    before = sorted((p for p in (directory / SITTINGS).glob("*") if p.name.isdigit()),
+                    key=lambda p: int(p.name))
+    number = max([1, *(int(p.name) for p in before)]) + 1
+    old = campaign.seed
+    campaign.seed = seed if seed is not None else secrets.randbelow(2 ** 30) + 1
+    if campaign.seed == old:
+        raise UserError(f"--seed {old} is the tune's own: a new sitting needs a new seed")
+    space = request.space([t.fs for t in campaign.targets])
+    table, lines = again(directory, campaign, space, request.margin,
+                         [directory, *before, directory / SITTINGS / str(number)],
+                         lab or Lab(), progress)
+    write_atomic(directory / "stats" / "tune_options.csv", table.to_csv(index=False))
+    return lines

@@ -73,6 +73,12 @@ def list_(catalogue: CatalogueOption = None) -> None:
                       escape(", ".join(f"{k}={v}" for k, v in own.items())),
                       escape(str(row.path)))
     console.print(table)
+    spreads = api.history_spreads(catalogue)
+    if spreads:
+        console.print("Between-sitting spread of ratios, per host (what a repeat interval "
+                      "reads):", highlight=False)
+        for line in spreads:
+            console.print("  " + escape(line), highlight=False)
 
 
 @history_app.command("query")

@@ -217,6 +217,7 @@ def main() -> None:
 
 
 import fslab.cli.history  # noqa: E402  (registers history)
+import fslab.cli.pool  # noqa: E402  (then pool)
 
 # isort: split
 import fslab.cli.age  # noqa: E402  (then age and doctor, in the order help lists them)

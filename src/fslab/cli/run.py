@@ -125,6 +125,10 @@ def run(
         "--resolve", help="Then measure more iterations only where a primary question is "
         "unresolved, until each is decided or --budget is spent (with --resume: of a "
         "campaign already run).")] = False,
+    again: Annotated[Path | None, typer.Option(
+        "--again", metavar="DIR", help="Run DIR's campaign once more as a new sitting "
+        "(the same plan, a new seed, new file systems) into DIR/sittings/N, then pool "
+        "all of DIR's sittings into DIR/stats/pooled.csv.")] = None,
     lab: LabOption = None,
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
@@ -145,7 +149,13 @@ def run(
     from fslab.core.units import parse_duration
 
     budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
-    if resume:
+    if again is not None:
+        if resume or campaign_file is not None or out is not None:
+            raise UserError("--again DIR runs DIR's own campaign as a new sitting: drop the "
+                            "campaign file, --out and --resume")
+        campaign, out = api.again_campaign(again, seed)
+        resume = False
+    elif resume:
         if out is None:
             raise UserError("--resume needs --out DIR: the results directory to continue")
         campaign, line = api.resume_with(out, campaign_file, overrides)
@@ -184,7 +194,8 @@ def run(
                                  rerun_disturbed=rerun_disturbed,
                                  rerun_unsteady=rerun_unsteady,
                                  budget=None if yes else budget_s,
-                                 resolve=resolve, resolve_budget=budget_s)
+                                 resolve=resolve, resolve_budget=budget_s,
+                                 catalogue=catalogue)
             finally:
                 check.join()
     except KeyboardInterrupt:
@@ -225,5 +236,11 @@ def run(
                   + (f", {result.runner.reruns} measured again" if result.runner.reruns
                      else "") + ")")
     print_decision_line(result.analysis or api.analysed(result.results.path))
+    if again is not None:
+        pooled = api.pool_again(again, catalogue)
+        if pooled is not None:
+            console.print("\n".join(pooled.lines), markup=False, highlight=False,
+                          soft_wrap=True)
+            console.print(f"Wrote {again / 'stats' / 'pooled.csv'}", markup=False)
     if result.runner.failed:
         raise typer.Exit(ExitCode.RUN_FAILURES)

@@ -58,6 +58,9 @@ def tune(
         "--dry-run", help="Print the stages and what each may take; touch nothing.")] = False,
     no_ceiling: Annotated[bool, typer.Option(
         "--no-ceiling", help="Do not measure the raw device under the images.")] = False,
+    again: Annotated[Path | None, typer.Option(
+        "--again", metavar="DIR", help="Confirm DIR's recommendation and its ablation in "
+        "a new sitting and pool each option's contribution over every sitting.")] = None,
     lab: LabOption = None,
 ) -> None:
     """Find the few options that matter for a workload and their best setting within a
@@ -65,6 +68,14 @@ def tune(
     from fslab import api
     from fslab.core.units import DEFAULT_MARGIN
 
+    if again is not None:
+        if resume or campaign_file is not None or out is not None:
+            raise UserError("--again DIR confirms DIR's own tune in a new sitting: drop the "
+                            "campaign file, --out and --resume")
+        for line in api.tune_again(again, lab=api.make_lab(lab), seed=seed):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        console.print(f"Wrote {again / 'stats' / 'tune_options.csv'}", highlight=False)
+        return
     if resume:
         if out is None:
             raise UserError("--resume needs --out DIR: the tune to continue")

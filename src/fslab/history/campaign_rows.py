@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.history.identity import Identity
-from fslab.history.parts import CAMPAIGN_COLUMNS
+from fslab.history.parts import CAMPAIGN_COLUMNS, SITTING_COLUMNS
 
 if TYPE_CHECKING:
     import duckdb
@@ -32,7 +32,8 @@ def campaign_session(directory: Path, identity: Identity, version: str
                      ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A DuckDB session with the four tables of one campaign's part (history/parts.py:
     TABLES), every row with its `version`:
-    campaigns  one row: id, path, name, start, machine, labels (JSON), when added;
+    campaigns  one row: id, path, name, start, machine, labels (JSON), when added,
+               sitting, host and plan;
     labels     one row per label;
     runs       one row per run, metric and sample: the analysis' runs table with the
                witness' verdict (`disturbed`), whether the metric is its workload's
@@ -79,11 +80,14 @@ def _campaign(db: duckdb.DuckDBPyConnection, directory: Path, identity: Identity
               version: str) -> None:
     """The campaigns and labels tables of the session."""
     columns = ", ".join(f"{c} VARCHAR" for c in CAMPAIGN_COLUMNS)
-    db.execute(f"CREATE TABLE campaigns ({columns}, version VARCHAR, removed BOOLEAN)")
-    db.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?, ?, false)",
+    sitting = ", ".join(f"{c} VARCHAR" for c in SITTING_COLUMNS)
+    db.execute(f"CREATE TABLE campaigns ({columns}, version VARCHAR, removed BOOLEAN, "
+               f"{sitting})")
+    db.execute("INSERT INTO campaigns VALUES (?, ?, ?, ?, ?, ?, ?, ?, false, ?, ?, ?)",
                [identity.campaign_id, str(directory), identity.name, identity.started,
                 identity.machine, json.dumps(identity.labels),
-                time.strftime("%Y-%m-%dT%H:%M:%S%z"), version])
+                time.strftime("%Y-%m-%dT%H:%M:%S%z"), version, identity.sitting,
+                identity.host, identity.plan])
     db.execute("CREATE TABLE labels (campaign_id VARCHAR, key VARCHAR, value VARCHAR, "
                "version VARCHAR)")
     if identity.labels:

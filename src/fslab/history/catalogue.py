@@ -3,7 +3,9 @@ parts (history/parts.py) that any number of machines write at once, read through
 in memory: no writer waits on another, no reader waits on a writer.
 
 Tables (views of each reader's own in-memory DuckDB):
-    campaigns   one row per campaign: id, path, name, started, machine, labels (JSON)
+    campaigns   one row per campaign: id, path, name, started, machine, labels (JSON),
+                its sitting (its own id), host (the one it sat on) and plan (what its
+                sittings share: history/identity.py)
     labels      one row per campaign and label (machine facts, tools, the user's own)
     runs        a copy of each campaign's per-run table (stats/runs.parquet) with the
                 campaign id, whether the witness saw the run disturbed, and the
@@ -39,6 +41,12 @@ if TYPE_CHECKING:
 ENV_VAR = "FSLAB_CATALOGUE"
 DIR_NAME = "catalogue"
 TABLES = parts.TABLES
+# The sitting columns (parts.SITTING_COLUMNS), each as a catalogue written before
+# sittings were recorded reads it: a campaign is its own
+# sitting on its machine; its plan is unknown (it pools with nothing).
+SITTING_OF = {"sitting": "coalesce(a.sitting, a.campaign_id) AS sitting",
+              "host": "coalesce(a.host, a.machine) AS host",
+              "plan": "a.plan::VARCHAR AS plan"}
 # A reader that lists parts while a writer deletes one it has superseded (after
 # parts.GRACE_S) tries again, this many times.
 READ_ATTEMPTS = 3
@@ -133,8 +141,11 @@ def _views(db: duckdb.DuckDBPyConnection, root: Path) -> None:
         GROUP BY 1, 2""")
     db.execute("CREATE TEMP TABLE current AS SELECT campaign_id, version, part FROM chosen "
                "WHERE NOT removed")
+    present = {str(row[0]) for row in db.execute("DESCRIBE all_campaigns").fetchall()}
+    sitting = ", ".join(SITTING_OF[c] if c in present else SITTING_OF[c].replace(
+        f"a.{c}", "NULL") for c in parts.SITTING_COLUMNS)
     columns = ", ".join("a." + c for c in parts.CAMPAIGN_COLUMNS)
-    db.execute(f"CREATE VIEW campaigns AS SELECT {columns} "
+    db.execute(f"CREATE VIEW campaigns AS SELECT {columns}, {sitting} "
                "FROM all_campaigns a JOIN current USING (campaign_id, version, part)")
     wanted = {name for (name,) in db.execute("SELECT DISTINCT part FROM current").fetchall()}
     for table in TABLES[1:]:
@@ -179,7 +190,8 @@ def _empty(table: str) -> str:
 
 
 def _empty_views(db: duckdb.DuckDBPyConnection) -> None:
-    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in parts.CAMPAIGN_COLUMNS)
+    names = ", ".join(f"NULL::VARCHAR AS {c}" for c in [*parts.CAMPAIGN_COLUMNS,
+                                                         *parts.SITTING_COLUMNS])
     db.execute(f"CREATE VIEW campaigns AS SELECT {names} WHERE false")
     for table in TABLES[1:]:
         db.execute(f"CREATE VIEW {table} AS {_empty(table)}")

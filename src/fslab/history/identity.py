@@ -24,6 +24,10 @@ IDENTITY_FILES = ("campaign.toml", "environment.json")
 NOT_CONFIGURATION = frozenset({"name", "scale"})
 # Campaign settings that change what a workload measures (not how often or in what order).
 MEASURING_SETTINGS = ("runtime", "file_size", "scale")
+# What makes sittings sittings of one campaign: the same targets, workloads and settings
+# of what is measured (not the seed, the iteration count, the looks or the labels).
+PLAN_KEYS = ("name", "runtime", "file_size", "image_size", "fresh", "scale", "primary",
+             "sweep", "cells", "target", "workload")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,12 @@ class Identity:
     labels: dict[str, str] = field(default_factory=dict)  # machine facts, tools, user labels
     workload_signatures: dict[str, str] = field(default_factory=dict)  # workload -> digest
     target_signatures: dict[str, str] = field(default_factory=dict)  # target -> digest
+    # A results directory is one sitting (its id is the campaign id); the host it sat on
+    # (a simulated campaign's simulated host); the plan it shares with the other sittings
+    # of its campaign (a digest of campaign.toml without its seed and iterations: PLAN_KEYS).
+    sitting: str = ""
+    host: str = ""
+    plan: str = ""
 
 
 def campaign_id(directory: Path) -> str:
@@ -69,15 +79,30 @@ def identify(directory: Path, extra_labels: dict[str, str] | None = None) -> Ide
     }
     labels.update({str(k): str(v) for k, v in (campaign.get("labels") or {}).items()})
     labels.update(extra_labels or {})
+    sitting = environment.get("sitting") or {}
+    found = campaign_id(directory)
     return Identity(
-        campaign_id=campaign_id(directory),
+        campaign_id=found,
         name=str(campaign.get("name", directory.name)),
         started=str(environment.get("captured_at", "")),
         machine=labels["host"],
         labels={k: v for k, v in labels.items() if v},
         workload_signatures=workload_signatures(campaign, _jobs_of(directory)),
         target_signatures=target_signatures(campaign),
+        sitting=found,
+        host=str(sitting.get("host") or labels["host"]),
+        plan=plan_signature(campaign) if campaign else "",
     )
+
+
+def plan_signature(campaign: dict[str, Any]) -> str:
+    """A digest of what a campaign measures (PLAN_KEYS): equal for its sittings, on any
+    host (the simulator's `host` option names the machine, not the plan)."""
+    plan = {key: campaign.get(key) for key in PLAN_KEYS}
+    plan["workload"] = [{**entry, "options": {k: v for k, v in (entry.get("options") or {})
+                                              .items() if k != "host"}}
+                        for entry in campaign.get("workload") or []]
+    return digest(plan)
 
 
 def digest(data: Any) -> str:

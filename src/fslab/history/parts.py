@@ -47,6 +47,9 @@ TMP_PREFIX = ".tmp-"
 TABLES = ("campaigns", "labels", "runs", "cells")
 # The campaigns table's columns (text), beside its version and removed flag.
 CAMPAIGN_COLUMNS = ("campaign_id", "path", "name", "started", "machine", "labels", "added")
+# Then a campaign's sitting (its own id), the host it sat on and the plan its sittings
+# share (history/identity.py); a part written before them has none (the views fill them).
+SITTING_COLUMNS = ("sitting", "host", "plan")
 # A superseded part is deleted only when older than this: a reader that listed it before
 # the part superseding it was renamed into place has long finished reading.
 GRACE_S = 600.0

@@ -23,6 +23,7 @@ def capture(lab_root: Path, tools: Iterable[str] = ()) -> dict[str, Any]:
     return {
         "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "host": socket.gethostname(),
+        "boot_id": _read("/proc/sys/kernel/random/boot_id"),
         "kernel": platform.release(),
         "kernel_version": platform.version(),
         "machine": platform.machine(),
@@ -40,6 +41,18 @@ def capture(lab_root: Path, tools: Iterable[str] = ()) -> dict[str, Any]:
         "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
         "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio"),
     }
+
+
+def sitting(environment: dict[str, Any], host: str = "") -> dict[str, Any]:
+    """What makes a results directory one sitting: the machine (`host`, default the
+    environment's: a simulated campaign names its simulated host), its boot, the start,
+    the kernel, the tools' versions and the lab's disk (environment.json "sitting")."""
+    return {"host": host or str(environment.get("host", "")),
+            "boot_id": environment.get("boot_id", ""),
+            "started": environment.get("captured_at", ""),
+            "kernel": environment.get("kernel", ""),
+            "tools": dict(environment.get("tools") or {}),
+            "lab_disk": environment.get("disk_model") or environment.get("lab_fs", "")}
 
 
 def _read(path: str) -> str:

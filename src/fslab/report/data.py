@@ -36,6 +36,9 @@ class ReportData:
     intervals: pd.DataFrame | None = None  # fio's per-interval values (results/intervals.py)
     # {job: its fio options as its runs recorded them} (run.json: job_options)
     job_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Its sittings pooled (stats/pooled.csv, pooled_sittings.csv, the pooled verdicts'
+    # lines: `fslab run --again`), or None
+    pooled: tuple[pd.DataFrame, pd.DataFrame, list[str]] | None = None
 
     def named(self, names: dict[str, str]) -> ReportData:
         """The same data with every target shown by `names` (as short as the campaign

@@ -184,10 +184,18 @@ def _plugin_statistics(data: ReportData, page: Page) -> None:
                  + (f"<p class='muted'>{esc(said)}</p>" if said else "") + shown)
 
 
+def _pooled(data: ReportData, page: Page) -> None:
+    """A directory whose sittings were pooled (`fslab run --again`): the pooled answers."""
+    if data.pooled is not None:
+        from fslab.report.pooled_section import pooled_section
+
+        pooled_section(page, *data.pooled)
+
+
 FOLDED_ROWS = 40
 
 
-SECTIONS: list[Section] = [_title, aging_answer, _verdict_section, sweep_section,
+SECTIONS: list[Section] = [_title, aging_answer, _verdict_section, _pooled, sweep_section,
                            aging_section.aging_runs, aging_figures, _workloads,
                            _intervals_section, _statistics, _plugin_statistics,
                            _failed_runs, _setup]

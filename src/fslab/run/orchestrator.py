@@ -35,6 +35,9 @@ class RunOptions:
     # Write every stats/ table at the end (False: only what a reader of the values needs,
     # the metrics and intervals: a tune's rounds, analysed once at the stage's end).
     analyse: bool = True
+    # The catalogue the campaign is recorded in: its host's between-sitting spread is read
+    # from it at the start, for the repeat intervals (analysis/sittings/repeat.py).
+    catalogue: Path | None = None
 
 
 def run_campaign(campaign: Campaign, out: Path, lab: Lab,
@@ -53,6 +56,10 @@ def run_campaign(campaign: Campaign, out: Path, lab: Lab,
                               force_device=options.force_device,
                               confirmed_devices=options.confirmed_devices,
                               budget=options.budget)
+    if options.catalogue is not None:
+        import dataclasses
+
+        first = dataclasses.replace(first, catalogue=options.catalogue)
     if options.resolve:
         from fslab.run.resolve import start_looking
 

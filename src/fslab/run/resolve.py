@@ -66,6 +66,8 @@ class Round:
     seconds: float  # what it should cost, from this campaign's own runs
     left_out: list[str]  # workloads the budget does not reach, and why
     plans: list[str] = field(default_factory=list)  # each workload's plan, in words
+    # open pairs left alone: narrower already than the machine's between-sitting spread
+    stopped: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -91,19 +93,29 @@ def start_looking(run: CampaignRun) -> CampaignRun:
 
 def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
                budget_s: float, noise: pd.DataFrame | None = None, runtime: int = 0,
-               level: float | None = None, margin: float = 0.10) -> Round:
+               level: float | None = None, margin: float = 0.10,
+               between: float = math.nan) -> Round:
     """The cells the next round measures, up to which iteration and at what run length
     (module doc): `noise` is stats/noise.csv, `runtime` the campaign's, `level` the next
-    look's per-pair α."""
+    look's per-pair α. `between`: the machine's between-sitting spread of a ratio (log
+    scale; a campaign recorded with --catalogue read it from its host's history): an open
+    pair whose interval is narrower than it is not narrowed further (SITTING_BOUND)."""
     seconds = seconds_per_iteration(records)
     spent = sum(seconds.get((r.workload, r.target), 0.0) for r in records
                 if r.status == "ok")
     wanted: dict[str, tuple[int, set[str], list[Pair]]] = {}  # workload -> (more, targets, …)
     # a question of one section of a job file is answered by its job's runs
     run_workload = {str(row["workload"]): r.workload for r in records for row in r.metrics}
+    stopped = []
     for pair in pairs_of(pairwise):
         needs = pair.needs_iterations
         if not pair.primary or pair.decision != UNRESOLVED or math.isnan(needs):
+            continue
+        half = math.log(pair.ratio_ci_high / pair.ratio_ci_low) / 2
+        if half <= between:
+            stopped.append(SITTING_BOUND.format(
+                pair=f"{pair.a} ? {pair.b} on {pair.workload}", own=100 * math.expm1(half),
+                between=100 * math.expm1(between)))
             continue
         if math.isinf(needs):  # not at this length: perhaps at another (plan_workload)
             needs = float(MAX_ITERATIONS + 1)
@@ -130,7 +142,13 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
         said.append(f"{workload}: {plan.said}")
         cells += [LookCell(target, workload, looks[-1] + plan.more, plan.runtime, plan.weight)
                   for target in sorted(targets)]
-    return Round(cells, total, left_out, said)
+    return Round(cells, total, left_out, said, stopped)
+
+
+SITTING_BOUND = ("{pair} stops narrowing here: its interval (±{own:.1f} %) is narrower than "
+                 "this machine's spread between sittings (±{between:.1f} %), so more "
+                 "iterations in this sitting buy nothing that holds next time; run another "
+                 "sitting instead: fslab run --again DIR")
 
 
 def plan_workload(rows: list[Pair], targets: set[str], more: int, noise: pd.DataFrame | None,
@@ -209,14 +227,18 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
 
     run = start_looking(run)
     left_out: list[str] = []
+    recorded = (run.results.environment().get("sitting") or {}).get("spread") or {}
+    between = float(recorded["tau"]) if recorded.get("sittings") else math.nan
     while len(run.campaign.looks) < MAX_LOOKS:
         write_intervals(run.results)  # the noise within runs comes from their logs
         done = analyze_results(run.results)
         planned = next_round(done.pairwise, list(run.results.run_records()),
                              run.campaign.looks, budget_s, done.extra.get("noise.csv"),
                              run.campaign.runtime, look_alpha(len(run.campaign.looks) + 1),
-                             run.campaign.margin)
+                             run.campaign.margin, between)
         left_out = planned.left_out
+        outcome.warnings += [f"resolve: {line}" for line in planned.stopped
+                             if f"resolve: {line}" not in outcome.warnings]
         if not planned.cells:
             break
         outcome.warnings += [f"resolve, look {len(run.campaign.looks) + 1}: {line}"

@@ -30,6 +30,14 @@ from fslab.tune.space import Bound, Config, Space
 
 CHANGE, KEEP = "change", "keep"
 LEAST_ROUNDS = 3  # a block model of c + 2 configurations has residual df from here
+# Narrower than this, a contribution's interval says more than the next sitting will
+# keep: the spread of a ratio between sittings on one machine (the prior of
+# analysis/sittings/repeat.py, ±5 %; docs/statistics.md).
+SITTING_SPREAD = 0.05
+SITTING_NOTE = ("the confirmation stopped at {rounds} rounds: past them its intervals "
+                "(±{width:.1f} %) would be narrower than a machine's usual spread between "
+                "sittings (±{spread:.0f} %), and more rounds in this sitting buy nothing "
+                "that holds next time; confirm in another sitting: fslab tune --again DIR")
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,24 @@ def confirm(measure: Measure, space: Space, challenger: Config, members: list[Co
     return Confirmation(reference, challenger, configs, max(LEAST_ROUNDS, rounds), measured,
                         bundle, contributions, recommended,
                         found.get((recommended, reference)), notes)
+
+
+def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
+                   alpha: float = ALPHA) -> tuple[int, float]:
+    """(rounds, the half-width they give, in %): the fewest rounds at which a contribution's
+    interval (two configurations' difference in the block model of the race's rounds, at
+    α over `questions`) is as narrow as SITTING_SPREAD; a large number when the race's
+    rounds cannot tell (no residual)."""
+    from scipy.special import ndtri
+
+    from fslab.analysis.pairs.selection import block_fit
+
+    fit = block_fit(values)
+    if fit is None or not fit.sigma > 0:
+        return 10 ** 6, math.nan
+    z = float(ndtri(1 - alpha / (2 * max(1, questions))))
+    rounds = max(LEAST_ROUNDS, math.ceil(2 * (z * fit.sigma / SITTING_SPREAD) ** 2))
+    return rounds, 100 * math.expm1(z * fit.sigma * math.sqrt(2 / rounds))
 
 
 def within_bounds(measured: StageData, space: Space, configs: list[Config],

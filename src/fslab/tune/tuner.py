@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from fslab.analysis.pairs.decisions import sign
 from fslab.core.errors import UserError
 from fslab.tune.budget import Budget
-from fslab.tune.confirm import LEAST_ROUNDS, Confirmation, ablation, confirm
+from fslab.tune.confirm import (
+    LEAST_ROUNDS,
+    SITTING_NOTE,
+    SITTING_SPREAD,
+    Confirmation,
+    ablation,
+    confirm,
+    sitting_rounds,
+)
 from fslab.tune.design import MAX_RACE, neighbours, race_candidates, screen_design
 from fslab.tune.measure import Measure, Question
 from fslab.tune.race import Race, Rules, race
@@ -158,7 +166,12 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
         best = raced.final.best  # the set holds the reference: try its best on fresh data
         challenger = best if best is not None else challenger
     rounds = max(LEAST_ROUNDS, budget.left() // len(ablation(space, challenger)))
-    confirmed = confirm(measure, space, challenger, raced.members(), rounds, margin)
+    enough, narrowest = sitting_rounds(raced.measured.values, space.changes(challenger) + 1)
+    confirmed = confirm(measure, space, challenger, raced.members(), min(rounds, enough),
+                        margin)
+    if enough < rounds and confirmed.measured is not None:  # issue 51: spend it elsewhere
+        confirmed.notes.append(SITTING_NOTE.format(rounds=enough, width=narrowest,
+                                                   spread=100 * SITTING_SPREAD))
     budget.spend(len(confirmed.configs) * confirmed.rounds)
     question = (confirmed.measured or raced.measured).question
     return Tuned(question, space, screened, raced, confirmed, margin)

@@ -43,7 +43,7 @@ NULL_RECORD = "null.json"  # a run's value (and latency), and the simulated targ
 # The simulator's own options; any other is a level with an effect only through the
 # target's effects table. `tag`: any value, ignored: a factor known to have no effect.
 KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth",
-                  "lat_cv", "between", "within", "fixed_s"})
+                  "lat_cv", "between", "within", "fixed_s", "sitting", "machine", "host"})
 
 
 @dataclass
@@ -67,6 +67,9 @@ class NullWorkload(Capabilities):
     fixed_s: float = 0.0  # virtual seconds a run costs beside measuring
     runtime: float = 0.0  # virtual seconds a run measures (the campaign's runtime)
     job: str = ""  # the job a swept variant is of (its draws share the job's drift)
+    sitting: float = 0.0  # log-scale SD of each target's level per sitting (per seed)
+    machine: float = 0.0  # the same per simulated host (`host`)
+    host: str = ""  # the simulated host (its level is drawn from its name, not the seed)
     # Options beyond the simulator's own (a swept fio option: iodepth=16): they change
     # nothing but through the target's effects table ("iodepth=16" = 1.4).
     levels: dict[str, str] = field(default_factory=dict)
@@ -119,8 +122,25 @@ class NullWorkload(Capabilities):
         own = np.random.default_rng([self.seed, iteration, _key(self.name),
                                      _key(str(target["name"]))])
         factor = _lognormal(shared, 1.0, self.drift)
-        truth = self.iops * float(target["scale"]) * self.effect(target)
+        truth = self.iops * float(target["scale"]) * self.effect(target) * self.level(target)
         return _lognormal(own, truth, self.cv) * factor
+
+    def level(self, target: dict[str, Any]) -> float:
+        """This sitting's and this host's factor of the target's level on this job:
+        exp(N(0, sitting)) drawn from the seed (a sitting is a campaign seed), exp(N(0,
+        machine)) from the host's name (the same in every sitting on it). The truth a
+        pool estimates is the scale's ratio: both factors have a log mean of 0."""
+        import numpy as np
+
+        job, name = _key(self.job or self.name), _key(str(target["name"]))
+        out = 1.0
+        if self.sitting:
+            rng = np.random.default_rng([self.seed, job, name, _key("sitting")])
+            out *= math.exp(rng.normal(0, self.sitting))
+        if self.machine:
+            rng = np.random.default_rng([_key(self.host), job, name, _key("machine")])
+            out *= math.exp(rng.normal(0, self.machine))
+        return out
 
     @property
     def components(self) -> bool:
@@ -142,7 +162,7 @@ class NullWorkload(Capabilities):
         moments = np.random.default_rng([self.seed, iteration, _key(self.name),
                                          _key(str(target["name"])), _key("within")])
         shared = np.random.default_rng([self.seed, iteration, _key(job)])
-        truth = self.iops * float(target["scale"]) * self.effect(target)
+        truth = self.iops * float(target["scale"]) * self.effect(target) * self.level(target)
         count = max(1, round(self.runtime / INTERVAL_S))
         sigma = math.sqrt(math.log1p(self.within ** 2 / INTERVAL_S))  # one interval's
         level = _lognormal(luck, truth, self.between) * _lognormal(shared, 1.0, self.drift)
@@ -208,12 +228,13 @@ def simulated_jobs(options: dict[str, Any], seed: int, runtime: float = 0.0
     iops = float(options.get("iops", 1000))
     between, within = float(options.get("between", 0.0)), float(options.get("within", 0.0))
     fixed = float(options.get("fixed_s", 0.0))
+    sitting, machine = float(options.get("sitting", 0.0)), float(options.get("machine", 0.0))
     if (jobs < 1 or cv < 0 or drift < 0 or iops <= 0 or not (cv or drift or between or within)
-            or min(between, within, fixed) < 0):
+            or min(between, within, fixed, sitting, machine) < 0):
         from fslab.core.errors import UserError
 
-        raise UserError("null: jobs ≥ 1, iops > 0, cv, drift, between, within and fixed_s "
-                        "≥ 0, the spreads not all 0")
+        raise UserError("null: jobs ≥ 1, iops > 0, cv, drift, between, within, fixed_s, "
+                        "sitting and machine ≥ 0, the spreads not all 0")
     levels = {str(k): str(v) for k, v in options.items() if k not in KEYS}
     sleep = float(options.get("sleep", 0.0))  # seconds a run takes (tests of kills)
     depth = float(options.get("depth", 1.0))
@@ -221,7 +242,8 @@ def simulated_jobs(options: dict[str, Any], seed: int, runtime: float = 0.0
     return [NullWorkload(f"w{i}", iops=iops, cv=cv, drift=drift, seed=seed, job=f"w{i}",
                          levels=levels, sleep_s=sleep, latency=bool(options.get("latency")),
                          depth=depth, lat_cv=lat_cv, between=between, within=within,
-                         fixed_s=fixed, runtime=float(runtime))
+                         fixed_s=fixed, runtime=float(runtime), sitting=sitting,
+                         machine=machine, host=str(options.get("host", "")))
             for i in range(1, jobs + 1)]
 
 
@@ -283,12 +305,16 @@ SUITE = Suite(
     "systems), `within` (within a run, for one second of measuring) and `fixed_s` "
     "(seconds a run costs beside measuring), a run of `runtime` seconds draws its file "
     "system's luck and a 100 ms log of the run like fio's, and counts virtual machine "
-    "time. A whole campaign runs in about a second.",
+    "time. `sitting`: the log-scale SD of each target's level per sitting (a sitting is a "
+    "campaign seed); `machine`: the same per simulated host, `host` its name (a campaign "
+    "of the simulator records it as its sitting's host). A whole campaign runs in about a "
+    "second.",
     None,
     {"w1": {"jobs": Param(1, _SIMULATOR), "iops": Param(1000, _SIMULATOR),
             "cv": Param(0.10, _SIMULATOR), "drift": Param(0.0, _SIMULATOR)}},
     {"w1": 1}, _build, options="jobs, iops, cv, drift, latency, depth, lat_cv, "
-    "between, within, fixed_s, tag (ignored: a factor without effect), any fio option "
+    "between, within, fixed_s, sitting, machine, host, tag (ignored: a factor without "
+    "effect), any fio option "
     "(an effect only through the target's effects table)",
     names=_names, keys=KEYS, fio_levels=True)
 KIND = RawKind("null", "", named(NULL_RECORD), _parse)

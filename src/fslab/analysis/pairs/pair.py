@@ -103,6 +103,11 @@ class Pair:
     better: str = HIGHER  # the metric's direction
     t: float = NAN  # the test statistic
     noise: float = NAN  # run-to-run spread per target on the log scale (≈ relative SD)
+    # where a repeat sitting on this host should fall, from its history (issue 51:
+    # analysis/sittings/on_repeat.py), and the earlier sittings that rests on (0: none)
+    repeat_low: float = NAN
+    repeat_high: float = NAN
+    repeat_sittings: int = 0
 
     @property
     def estimable(self) -> bool:

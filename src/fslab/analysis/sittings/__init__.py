@@ -1,0 +1,1 @@
+"""Sittings and machines: answers that hold next time (pooling, repeat intervals)."""

@@ -1,0 +1,190 @@
+"""`fslab pool` over simulator sittings with known truth (issue 51): sittings and hosts
+recorded, pooled from directories and from the catalogue, by sitting and by host, the
+refusals, and the forest plots in the report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from fslab import api
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
+from tests.cli.test_cli import assert_one_line_error
+from tests.conftest import fslab_here
+
+CONTRACT = ["workload", "op", "metric", "primary", "a", "b", "k", "ratio", "ratio_ci_low",
+            "ratio_ci_high", "next_low", "next_high", "tau", "i2", "decision",
+            "next_decision"]
+
+
+def sitting(tmp_path: Path, seed: int, host: str = "h1", targets=("a", "b"),
+            sitting_sd: float = 0.05, jobs: int = 2, name: str = "sim", scale: float = 1.15,
+            catalogue: Path | None = None) -> Path:
+    """One sitting of a small simulator campaign (a 1.15× b) on simulated host `host`."""
+    from fslab.host.lab import Lab
+
+    parsed = CampaignFile.model_validate({
+        "name": name, "iterations": 4, "seed": seed,
+        "target": [{"name": t, "fs": "null", "scale": scale if t == "a" else 1.0}
+                   for t in targets],
+        "workload": [{"preset": "null", "options": {
+            "jobs": jobs, "iops": 1000, "cv": 0.10, "drift": 0.05,
+            "sitting": sitting_sd, "host": host}}]})
+    out = tmp_path / f"{host}-{seed}"
+    api.run(resolve(parsed, Overrides(), Path.cwd()), out=out, lab=Lab(tmp_path / "lab"),
+            catalogue=catalogue)
+    if catalogue is not None:
+        api.history_add(catalogue, [out])
+    return out
+
+
+def test_a_sitting_records_its_host_and_the_simulator_its_sitting_effect(tmp_path):
+    first, second = sitting(tmp_path, 1), sitting(tmp_path, 2)
+    environment = json.loads((first / "environment.json").read_text())
+    assert environment["sitting"]["host"] == "h1"
+    assert {"boot_id", "started", "kernel", "tools", "lab_disk"} <= set(environment["sitting"])
+    ratios = [pd.read_csv(d / "stats" / "pairwise.csv").set_index("workload")["ratio"]
+              for d in (first, second)]
+    again = sitting(tmp_path / "again", 1)
+    assert pd.read_csv(again / "stats" / "pairwise.csv").set_index("workload")["ratio"] \
+        .equals(ratios[0])  # a sitting is its seed: the same seed, the same sitting
+    assert not ratios[0].equals(ratios[1])
+
+
+def test_pool_directories_writes_the_contract_and_decides_both_ways(tmp_path):
+    dirs = [sitting(tmp_path, seed) for seed in (1, 2, 3)]
+    out = tmp_path / "pooled"
+    done = fslab_here("pool", *map(str, dirs), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    pooled = pd.read_csv(out / "stats" / "pooled.csv")
+    assert list(pooled.columns[:len(CONTRACT)]) == CONTRACT
+    assert len(pooled) == 2 and (pooled["k"] == 3).all()
+    assert (pooled["alpha"] == 0.025).all() and (pooled["family"] == 2).all()
+    assert set(pooled["decision"]) <= {"faster", "unresolved", "equivalent", "slower"}
+    assert (pooled["next_low"] < pooled["ratio_ci_low"]).all()  # the next sitting is wider
+    assert "on average" in done.stdout and "next sitting" in done.stdout
+    forest = pd.read_csv(out / "stats" / "pooled_sittings.csv")
+    assert len(forest) == 6
+    page = api.report(out)
+    html = page.read_text()
+    assert html.count('data-chart="') == 2 and "next sitting" in html
+
+
+def test_two_sittings_say_what_they_cannot_and_bad_input_is_refused(tmp_path):
+    one, two = sitting(tmp_path, 1), sitting(tmp_path, 2)
+    out = tmp_path / "pooled"
+    assert_one_line_error(fslab_here("pool", str(one), "--out", str(out)),
+                          "two or more sittings")
+    other = sitting(tmp_path, 3, targets=("a", "c"))
+    assert_one_line_error(fslab_here("pool", str(one), str(other), "--out", str(out)),
+                          "targets (a,b vs a,c)")
+    jobs = sitting(tmp_path, 4, jobs=3)
+    assert_one_line_error(fslab_here("pool", str(one), str(jobs), "--out", str(out)),
+                          "workloads (w1,w2 vs w1,w2,w3)")
+    assert_one_line_error(fslab_here("pool", str(one), str(two), "--out", str(out),
+                                     "--by", "host"), "two or more hosts")
+    assert not out.exists()
+    done = fslab_here("pool", str(one), str(two), "--out", str(out))
+    assert done.returncode == 0 and "Only two sittings" in done.stdout
+    assert pd.read_csv(out / "stats" / "pooled.csv")["next_low"].isna().all()
+
+
+def test_pool_from_the_catalogue_and_by_host(tmp_path):
+    catalogue = tmp_path / "catalogue"
+    dirs = [sitting(tmp_path, seed, host=f"h{seed}", sitting_sd=0.02) for seed in (1, 2, 3)]
+    dirs.append(sitting(tmp_path, 4, host="h1", sitting_sd=0.02))
+    api.history_add(catalogue, dirs)
+    campaigns = api.history_query(catalogue, "SELECT sitting, host, plan, campaign_id "
+                                             "FROM campaigns ORDER BY host")
+    assert list(campaigns["host"]) == ["h1", "h1", "h2", "h3"]
+    assert campaigns["plan"].nunique() == 1
+    assert (campaigns["sitting"] == campaigns["campaign_id"]).all()
+    out = tmp_path / "fleet"
+    done = fslab_here("pool", "--catalogue", str(catalogue), "--campaign", "sim", "--by",
+                      "host", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    pooled = pd.read_csv(out / "stats" / "pooled.csv")
+    assert (pooled["k"] == 3).all() and (pooled["by"] == "host").all()
+    assert "next machine" in done.stdout
+    on_one = fslab_here("pool", "--catalogue", str(catalogue), "--campaign", "sim", "--host",
+                        "h1", "--out", str(tmp_path / "h1"))
+    assert on_one.returncode == 0, on_one.stderr
+    assert (pd.read_csv(tmp_path / "h1" / "stats" / "pooled.csv")["k"] == 2).all()
+    assert_one_line_error(fslab_here("pool", "--catalogue", str(catalogue), "--campaign",
+                                     "nope", "--out", str(tmp_path / "x")), "no campaign")
+
+
+@pytest.mark.privileged
+def test_forest_plots_render_in_chromium(tmp_path):
+    from tests.conftest import requires
+    from tests.ingest.test_import_report import chromium
+
+    requires("chromium", root=False)
+    dirs = [sitting(tmp_path, seed) for seed in (1, 2, 3)]
+    api.pool_dirs(dirs, tmp_path / "pooled")
+    page = api.report(tmp_path / "pooled")
+    dom = chromium(page, tmp_path)
+    assert 'data-js-errors="0"' in dom
+    assert int(re.search(r'data-charts-rendered="(\d+)"', dom).group(1)) == 2
+    for label in ("sitting 1", "sitting 3", "pooled: on average", "next sitting"):
+        assert label in dom
+
+
+def test_a_catalogue_written_before_sittings_reads_each_campaign_as_its_own_sitting(tmp_path):
+    import duckdb
+
+    catalogue = tmp_path / "catalogue"
+    api.history_add(catalogue, [sitting(tmp_path, 1)])
+    (table,) = catalogue.glob("parts/*/campaigns.parquet")
+    old = duckdb.connect()
+    old.execute(f"COPY (SELECT * EXCLUDE (sitting, host, plan) FROM read_parquet('{table}')) "
+                f"TO '{table}.old' (FORMAT parquet)")
+    Path(f"{table}.old").replace(table)
+    found = api.history_query(catalogue, "SELECT campaign_id, sitting, host, machine, plan "
+                                         "FROM campaigns")
+    assert found["sitting"].iloc[0] == found["campaign_id"].iloc[0]
+    assert found["host"].iloc[0] == found["machine"].iloc[0]
+    assert found["plan"].isna().all()
+
+
+def test_a_sitting_recorded_in_a_catalogue_says_whether_it_holds_on_a_repeat(tmp_path):
+    catalogue = tmp_path / "catalogue"
+    first = sitting(tmp_path, 1, scale=1.5, catalogue=catalogue)
+    said = (first / "stats" / "verdicts.txt").read_text()
+    assert "no two sittings of one campaign on h1" in said and "--again" in said
+    assert (pd.read_csv(first / "stats" / "pairwise.csv")["repeat_sittings"] == 0).all()
+    for seed in (2, 3):
+        sitting(tmp_path, seed, scale=1.5, catalogue=catalogue)
+    last = sitting(tmp_path, 4, scale=1.5, catalogue=catalogue)
+    pairwise = pd.read_csv(last / "stats" / "pairwise.csv")
+    assert (pairwise["repeat_sittings"] == 3).all()
+    assert (pairwise["repeat_low"] < pairwise["ratio_ci_low"]).all()
+    assert (pairwise["repeat_high"] > pairwise["ratio_ci_high"]).all()
+    said = (last / "stats" / "verdicts.txt").read_text()
+    assert said.count("a / b on a repeat") == 2
+    listed = fslab_here("history", "list", "--catalogue", str(catalogue))
+    assert "h1: sittings differ by ±" in listed.stdout and "from 4 sittings" in listed.stdout
+
+
+def test_run_again_adds_sittings_and_pools_them_into_the_directory(tmp_path):
+    import tomllib
+
+    first = sitting(tmp_path, 1)
+    for number in (2, 3):
+        done = fslab_here("run", "--again", str(first), "--lab", str(tmp_path / "lab"))
+        assert done.returncode == 0, done.stderr
+        assert (first / "sittings" / str(number) / "stats" / "pairwise.csv").exists()
+    assert "Pooled 3 sittings of sim" in done.stdout
+    pooled = pd.read_csv(first / "stats" / "pooled.csv")
+    assert (pooled["k"] == 3).all() and pooled["next_low"].notna().all()
+    seeds = {tomllib.loads((d / "campaign.toml").read_text())["seed"]
+             for d in (first, first / "sittings" / "2", first / "sittings" / "3")}
+    assert len(seeds) == 3  # a new seed, so new draws: a new sitting
+    assert "Next time: the sittings pooled" in api.report(first).read_text()
+    assert_one_line_error(fslab_here("run", "--again", str(first), "--out", str(tmp_path)),
+                          "--again DIR runs DIR's own campaign")
