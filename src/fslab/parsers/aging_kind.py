@@ -15,7 +15,10 @@ stopped). The rows made here are those of every other run, with their own metric
 - the state the probes saw after `sample` operations (PROBE rows: layout of the files,
   share of files in one piece, free extents, largest free extent, utilisation); the run's
   value is the last, the state it left;
-- successful operations per second, failed operations per op (`errors`), the run's time.
+- successful operations per second, failed operations per op (`errors`), the run's time;
+and, beside the rows, the run's metadata `aging` (aging_summary): what the report's aging
+figures and the latency trend read (the free-space histogram at each probe, the used
+extents at the first probe and the end, each operation's median latency along the run).
 """
 
 from __future__ import annotations
