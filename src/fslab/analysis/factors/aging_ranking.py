@@ -259,7 +259,7 @@ def aging_labels(records: list[Any], settings: dict[str, Any]) -> list[str]:
     places: dict[tuple[str, int], dict[str, Any]] = {}
     failed: dict[str, set[int]] = {}
     for record in records:
-        aging = (record.target_description or {}).get("aging")
+        aging = described_aging(record.target_description)
         if isinstance(aging, dict):
             places.setdefault((record.target, record.iteration), aging)
         if record.failure == "aging":
@@ -305,3 +305,11 @@ def aging_labels(records: list[Any], settings: dict[str, Any]) -> list[str]:
             if aging.get("level") not in levels:
                 levels.append(str(aging.get("level")))
     return lines + [f"{', '.join(levels)}: {line}" for line, levels in said.items()]
+
+
+def described_aging(description: Any) -> dict[str, Any] | None:
+    """A place's `aging` as its description holds it (run/aging_places.py: the level, the
+    seed, how it went), a dict or a record with `details`; None for any other place."""
+    found = description.get("aging") if isinstance(description, dict) else \
+        (getattr(description, "details", None) or {}).get("aging")
+    return found if isinstance(found, dict) else None
