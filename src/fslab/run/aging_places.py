@@ -77,7 +77,8 @@ class Ager:
     campaign: Campaign
     results: ResultsDir
     levels: dict[str, AgeLevel] = field(default_factory=dict)
-    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)  # run_id -> aging
+    # run_id -> (the place's `aging` description, the figures' summary of its aging)
+    summaries: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     reused: set[str] = field(default_factory=set)  # targets whose one aging was recorded
 
     def __post_init__(self) -> None:
@@ -97,8 +98,8 @@ class Ager:
                 "not_here": list(level.cannot)}
             if spec.name not in self.reused:  # its figures once, with its first place
                 self.reused.add(spec.name)
-                self.summaries[run.run_id] = {**place.description["aging"],
-                                              **reused_summary(Path(spec.options["image"]))}
+                self.summaries[run.run_id] = (place.description["aging"],
+                                              reused_summary(Path(spec.options["image"])))
             return
         from fslab.aging.per_place import NOT_REACHED, age_place
 
@@ -108,7 +109,7 @@ class Ager:
                              aging_seed(self.campaign.seed, level.name, run.iteration), out)
         summary = aged.pop("summary")
         place.description["aging"] = aged
-        self.summaries[run.run_id] = {**aged, "iteration": run.iteration, **summary}
+        self.summaries[run.run_id] = (aged, {"iteration": run.iteration, **summary})
         if aged.get("short") == NOT_REACHED:
             raise NotReady(f"aging {spec.name}: {aged['why']}", place.description,
                            failure=Failure.AGING)
@@ -133,8 +134,11 @@ class Ager:
         return True
 
     def summary_of(self, run_id: str) -> dict[str, Any] | None:
-        """What the aging of the place made for `run_id` did (its metadata `aging`)."""
-        return self.summaries.pop(run_id, None)
+        """What the aging of the place made for `run_id` did (its metadata `aging`): the
+        place's description of it as it is now (room made since included) and the
+        figures' summary."""
+        found = self.summaries.pop(run_id, None)
+        return {**found[0], **found[1]} if found is not None else None
 
 
 def ager_of(plan: Plan, results: ResultsDir) -> Ager | None:
