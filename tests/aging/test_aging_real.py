@@ -120,7 +120,7 @@ def test_free_space_histogram_sums_to_free_space(mounted_fs):
     mounted = mounted_fs("ext4")
     (mounted.path / "x").write_bytes(os.urandom(8 * MiB))
     os.sync()
-    free = probe("ext4", mounted.description["device"], str(mounted.path))
+    free = probe("ext4", mounted.description.device, str(mounted.path))
     stats = os.statvfs(mounted.path)
     assert free.free_bytes == stats.f_bfree * stats.f_frsize
     assert sum(h[3] for h in free.histogram) == free.free_bytes
@@ -181,7 +181,7 @@ def test_btrfs_free_space_tree_probe(mounted_fs):
     mounted = mounted_fs("btrfs")
     (mounted.path / "x").write_bytes(os.urandom(8 * MiB))
     os.sync()
-    free = probe("btrfs", mounted.description["device"], str(mounted.path))
+    free = probe("btrfs", mounted.description.device, str(mounted.path))
     assert free.not_measurable == "" and free.free_extents >= 1
     assert sum(h[3] for h in free.histogram) == free.free_bytes > 0
 
@@ -333,7 +333,7 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
     one report every results directory gets, and it renders."""
     requires("mkfs.ext4", "losetup", "chromium")
     from fslab import api
-    from fslab.results.stats_files import TABLES
+    from fslab.analysis.step import table_files
     from tests.ingest.test_import_report import chromium
 
     runs = {}
@@ -345,7 +345,7 @@ def test_compare_and_report_across_aging_runs(tmp_path, lab):
         runs[share] = out
     written = {p.name for p in (runs[0.5] / "stats").iterdir()}
     optional = ("hosts", "aged", "disturbed", "effects", "best", "aging_ranking")
-    assert {name for key, name in TABLES.items() if key not in optional
+    assert {name for key, name in table_files().items() if key not in optional
             } <= written  # the run ends with its analysis, as a campaign's does
     api.analyze(runs[0.5])
     assert {p.name for p in (runs[0.5] / "stats").iterdir()} == written

@@ -139,6 +139,7 @@ def test_the_labels_say_what_the_agings_were():
     from types import SimpleNamespace
 
     from fslab.analysis.factors.aging_ranking import aging_labels
+    from fslab.core.campaign_settings import CampaignSettings
 
     hdd = "the thesis aged HDDs and SSDs (section 7.1)"
     full = {"level": "thesis-99", "short": "out of space", "used_max": 0.982,
@@ -153,7 +154,7 @@ def test_the_labels_say_what_the_agings_were():
                record("ext4 age=thesis-99", 2, {**full, "used_max": 0.979}),
                record("xfs age=thesis-80", 1, {"level": "thesis-80", "not_here": [hdd]}),
                record("xfs age=mix", 1, failure="aging")]
-    lines = aging_labels(records, {"age_reuse": True})
+    lines = aging_labels(records, CampaignSettings.from_table({"age_reuse": True}))
     assert lines[0].startswith("Aged images reused (age_reuse = true)")
     assert ("ext4 age=thesis-99 ran out of space before its target utilisation of 99% in 2 "
             "agings (at 97.9%–98.2% used)") in lines[1]
@@ -161,7 +162,7 @@ def test_the_labels_say_what_the_agings_were():
                                "utilisation in 1 iteration;")
     assert "its runs began at 87% used" in lines[3]
     assert lines[4] == f"thesis-99, thesis-80: {hdd}" and len(lines) == 5
-    once = aging_labels(records[:1], {"fresh": "campaign"})
+    once = aging_labels(records[:1], CampaignSettings.from_table({"fresh": "campaign"}))
     assert once[0].startswith("One file system per target × level for the whole campaign")
 
 
@@ -183,10 +184,11 @@ def test_the_command_line_refuses_an_unknown_level_in_one_line(tmp_path):
 def test_the_progress_line_says_the_aging():
     from types import SimpleNamespace
 
+    from fslab.core.run_parts import WorkloadMetadata
     from fslab.run.aging_places import aging_text
 
-    aged = SimpleNamespace(workload_metadata={"aging": {"level": "thesis-80",
-                                                        "seconds": 12.34, "used_max": 0.804}})
+    aged = SimpleNamespace(workload_metadata=WorkloadMetadata(more={"aging": {
+        "level": "thesis-80", "seconds": 12.34, "used_max": 0.804}}))
     assert aging_text(aged) == "; aged to thesis-80 in 12.3 s, 80.4% used"
-    assert aging_text(SimpleNamespace(workload_metadata={})) == ""
+    assert aging_text(SimpleNamespace(workload_metadata=WorkloadMetadata())) == ""
     assert aging_text(None) == ""

@@ -15,6 +15,7 @@ import pandas as pd
 
 from fslab.analysis.pairs.aging_trend import GROWS, ONE, SEVERAL, one_aging, trend_table
 from fslab.analysis.statistic import Measured
+from fslab.core.run_parts import WorkloadMetadata
 from fslab.parsers.aging_kind import aging_summary
 from tests.analysis.test_aging_latency import ar1_latencies
 
@@ -35,7 +36,7 @@ class Record:
 
     target: str
     iteration: int
-    workload_metadata: dict[str, Any] = field(default_factory=dict)
+    workload_metadata: WorkloadMetadata = field(default_factory=WorkloadMetadata)
 
 
 def test_one_agings_interval_covers_the_known_trend():
@@ -53,11 +54,11 @@ def test_several_agings_are_a_t_interval_and_a_flat_one_is_not_called():
     rng = np.random.default_rng(9)
     covered = grows = 0
     for _ in range(30):
-        records = [Record("ext4 age=thesis-80", i, {"aging": {**aging(rng, 0.3),
-                                                               "level": "thesis-80"}})
+        records = [Record("ext4 age=thesis-80", i, WorkloadMetadata(more={"aging": {
+                   **aging(rng, 0.3), "level": "thesis-80"}}))
                    for i in (1, 2, 3, 4)]
-        records += [Record("xfs age=thesis-80", 1, {"aging": {**aging(rng, 0.0),
-                                                              "level": "thesis-80"}})]
+        records += [Record("xfs age=thesis-80", 1, WorkloadMetadata(more={"aging": {
+                    **aging(rng, 0.0), "level": "thesis-80"}}))]
         table = trend_table(Measured(pd.DataFrame(), pd.DataFrame(), {}, tuple(records)))
         several = table[table["target"] == "ext4 age=thesis-80"].iloc[0]
         one = table[table["target"] == "xfs age=thesis-80"].iloc[0]

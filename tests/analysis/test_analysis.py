@@ -12,7 +12,7 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.cells.stats import mad_outliers
 from fslab.analysis.pairs.comparisons import compared_pairs
 from fslab.analysis.pairs.model import NOT_ESTIMABLE, cliffs_delta, compare, magnitude
-from fslab.analysis.verdicts import rankings
+from fslab.analysis.pairs.ranking import rankings
 from tests.conftest import verdict_lines
 
 

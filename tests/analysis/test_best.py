@@ -14,6 +14,7 @@ from fslab.analysis.factors.levels import cell_levels, with_levels
 from fslab.analysis.factors.sweeps import analyse_sweep, best_sentence
 from fslab.analysis.pairs.comparisons import compared_pairs
 from fslab.analysis.pairs.pair import Pair, table_of
+from fslab.core.campaign_settings import CampaignSettings
 from tests.analysis.test_sweep_model import SETTINGS, simulated
 
 QUESTIONS = {"w1": ("read", "iops")}
@@ -120,6 +121,6 @@ def test_a_sweep_campaign_always_writes_a_best_row_per_swept_job():
     runs = per_run(metrics)
     _, pairwise = compared_pairs(metrics, runs)
     summary = runs[["target", "workload"]].drop_duplicates().assign(cache_bound=True)
-    _, best = analyse_sweep(runs, cell_levels(metrics), SETTINGS, {}, summary, True, 0.10,
-                            pairwise)
+    _, best = analyse_sweep(runs, cell_levels(metrics), CampaignSettings.from_table(SETTINGS),
+                            {}, summary, True, 0.10, pairwise)
     assert list(best["role"]) == [NONE]

@@ -9,7 +9,9 @@ import pytest
 
 from fslab import api
 from fslab.analysis.cells.cachebound import CEILING_MARGIN, mark_cache_bound
+from fslab.core.environment_record import Environment
 from fslab.core.record import RunRecord
+from fslab.core.run_parts import WorkloadMetadata
 from fslab.plan.loading import load_campaign
 from fslab.report.terminal import summary_tables
 from tests.conftest import requires
@@ -32,8 +34,8 @@ def test_above_the_ceiling_by_more_than_the_margin_is_cache_bound():
     environment = {"memory_bytes": 24 * GiB, "ceilings": {"/dev/vda": {
         "randread": {"read": {"iops": 100.0}},
         "server/seqread": {"read": {"bw_bytes": 1e9}}}}}
-    marked = mark_cache_bound(summary, [], environment).set_index(["target", "workload",
-                                                                   "metric"])
+    marked = mark_cache_bound(summary, [], Environment.from_json(environment)).set_index(
+        ["target", "workload", "metric"])
     assert marked.loc[("ext4", "randread", "iops"), "cache_bound"]
     # the whole cell row of that target and workload: its latency is the cache's too
     assert marked.loc[("ext4", "randread", "clat_mean_ns"), "cache_bound"]
@@ -48,17 +50,21 @@ def test_above_the_ceiling_by_more_than_the_margin_is_cache_bound():
         CEILING_MARGIN * 0.99)
 
 
+def said(metadata: dict) -> WorkloadMetadata:
+    return WorkloadMetadata.from_json(metadata)
+
+
 def test_buffered_io_on_files_that_fit_in_ram_is_cache_bound_for_every_section():
     summary = pd.DataFrame([cell("ext4", "hpc/hpc-read", "read", "bw_bytes", 1.0),
                             cell("ext4", "seqread", "read", "bw_bytes", 1.0)])
     records = [
-        RunRecord(run_id="1", target="ext4", workload="hpc", workload_metadata={
-            "io": {"direct": False, "file_set_bytes": 64 * 2**20}},
+        RunRecord(run_id="1", target="ext4", workload="hpc", workload_metadata=said({
+            "io": {"direct": False, "file_set_bytes": 64 * 2**20}}),
             metrics=[{"workload": "hpc/hpc-read", "op": "read", "metric": "bw_bytes"}]),
-        RunRecord(run_id="2", target="ext4", workload="seqread", workload_metadata={
-            "io": {"direct": False, "file_set_bytes": 64 * GiB}}),  # larger than RAM
+        RunRecord(run_id="2", target="ext4", workload="seqread", workload_metadata=said({
+            "io": {"direct": False, "file_set_bytes": 64 * GiB}})),  # larger than RAM
     ]
-    marked = mark_cache_bound(summary, records, {"memory_bytes": 24 * GiB})
+    marked = mark_cache_bound(summary, records, Environment(memory_bytes=24 * GiB))
     assert marked["cache_bound"].tolist() == [True, False]
     assert "buffered I/O on 64 MiB" in marked["cache_bound_reason"].iloc[0]
 
@@ -129,13 +135,13 @@ def test_a_ceiling_measured_in_the_same_rounds_is_compared_iteration_by_iteratio
                    "ceilings": {"/dev/vda": {"randread": {"read": {"iops": 1000.0}}}},
                    "ceilings_by_iteration": {"randread": {"read": {"iops": {
                        "1": 500.0, "2": 1000.0}}}}}
-    paired = mark_cache_bound(summary, [], environment, per_run).iloc[0]
+    paired = mark_cache_bound(summary, [], Environment.from_json(environment), per_run).iloc[0]
     assert paired["of_raw"] == pytest.approx(1.1)
     assert not paired["cache_bound"]
     # the same cell against a ceiling measured once, before: above it by 825/500 = 1.65
     before = {**environment, "ceilings": {"/dev/vda": {"randread": {"read": {"iops": 500.0}}}},
               "ceilings_by_iteration": {}}
-    once = mark_cache_bound(summary, [], before, per_run).iloc[0]
+    once = mark_cache_bound(summary, [], Environment.from_json(before), per_run).iloc[0]
     assert once["cache_bound"] and "1.6× what the disk" in once["cache_bound_reason"]
     assert "for this job" in once["cache_bound_reason"]
 

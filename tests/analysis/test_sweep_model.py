@@ -15,7 +15,8 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.factors.levels import cell_levels
 from fslab.analysis.factors.sweeps import analyse_sweep
 from fslab.analysis.pairs.model import compare
-from fslab.workloads.null import NullWorkload
+from fslab.core.campaign_settings import CampaignSettings
+from fslab.workloads.null import NullWorkload, Simulated
 
 SETTINGS = {"sweep": {"iops": ["1000", "2000"], "tag": ["a", "b"]}}
 
@@ -38,7 +39,7 @@ def simulated(seed: int, iterations: int = 5, cv: float = 0.10, drift: float = 0
                     job = NullWorkload(name, iops=float(iops), cv=cv, drift=drift, seed=seed,
                                        job="w1")
                     value = job._simulated(f"i{iteration:03d}-{target}-w1",
-                                           {"name": target, "scale": scale}) * own
+                                           Simulated(target, scale)) * own
                     level = target.split(" scale=")[-1] if " scale=" in target else None
                     rows.append({"campaign": "sim", "run_id": f"i{iteration}-{target}-{name}",
                                  "target": target, "fs": "null", "fs_impl": "null",
@@ -52,7 +53,8 @@ def simulated(seed: int, iterations: int = 5, cv: float = 0.10, drift: float = 0
 
 
 def effects_of(metrics: pd.DataFrame, settings: dict = SETTINGS) -> pd.DataFrame:
-    effects, _ = analyse_sweep(per_run(metrics), cell_levels(metrics), settings, {},
+    effects, _ = analyse_sweep(per_run(metrics), cell_levels(metrics),
+                               CampaignSettings.from_table(settings), {},
                                pd.DataFrame(), True, 0.10)
     return effects.set_index(["factor", "level"])
 

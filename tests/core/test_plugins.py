@@ -277,3 +277,65 @@ def test_a_built_in_workload_and_statistic_are_one_module_and_one_line_each(tmp_
     reported = fslab("report", str(out))
     assert reported.returncode == 0, reported.stderr
     assert "id='statistic-run_spread'" in (out / "report.html").read_text()
+
+
+# A built-in analysis step (analysis/step.py): how many primary pairs each target won.
+TOY_STEP = '''
+import pandas as pd
+
+from fslab.analysis.pairs.pair import FASTER, SLOWER
+from fslab.analysis.step import Step
+
+
+def _wins(pairs):
+    won = {}
+    for pair in pairs:
+        if pair.primary and pair.decision in (FASTER, SLOWER):
+            winner = pair.a if pair.decision == FASTER else pair.b
+            won[winner] = won.get(winner, 0) + 1
+    return pd.DataFrame(sorted(won.items()), columns=["target", "wins"])
+
+
+STEP = Step("wins", reads=("pairs",), makes=("wins",), run=_wins,
+            method="Wins: how many primary pairs each target was shown faster in.",
+            tables={"wins": "wins.csv"})
+'''
+
+
+def test_a_built_in_analysis_step_is_one_module_and_one_line(tmp_path: Path):
+    """ARCHITECTURE.md's count for a table of fslab's own analysis: one module declaring
+    its STEP (name, what it reads, its method, its table) and one line in core/lookups.py's
+    ANALYSIS_STEPS. A copy of the package with exactly those (counted against the
+    package) analyses a stored campaign (tests/fixtures/pairs) with the step's table in
+    stats/, its method in methods.csv, and the table under its method in the report."""
+    import tarfile
+
+    from tests.conftest import FIXTURES
+
+    package = Path(plugins.__file__).resolve().parents[1]
+    copy = tmp_path / "src" / "fslab"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (copy / "analysis" / "pairs" / "wins.py").write_text(textwrap.dedent(TOY_STEP))
+    lookups = copy / "core" / "lookups.py"
+    after = '    "fslab.analysis.pairs.aged",\n'
+    assert lookups.read_text().count(after) == 1
+    lookups.write_text(lookups.read_text().replace(
+        after, after + '    "fslab.analysis.pairs.wins",\n'))
+    new, changed = _differences(package, copy)
+    assert new == {"analysis/pairs/wins.py"}
+    assert changed == {"core/lookups.py": ['+    "fslab.analysis.pairs.wins",']}
+
+    with tarfile.open(FIXTURES / "pairs" / "plain.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    out = tmp_path / "plain"
+    env = {**os.environ, "PYTHONPATH": str(copy.parent), plugins.ENV: ""}
+    for command in ("analyze", "report"):
+        done = subprocess.run([sys.executable, "-m", "fslab.cli", command, str(out)],
+                              capture_output=True, text=True, cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+    wins = pd.read_csv(out / "stats" / "wins.csv")
+    assert dict(zip(wins["target"], wins["wins"], strict=True)) == {"c": 5}  # verdicts.txt
+    methods = pd.read_csv(out / "stats" / "methods.csv")
+    assert "wins" in set(methods["step"])
+    page = (out / "report.html").read_text()
+    assert "id='statistic-wins'" in page and "shown faster in" in page

@@ -3,13 +3,14 @@
 import pytest
 
 from fslab.core.record import RunRecord
+from fslab.core.run_parts import Busy, TargetDescription, Witness, WorkloadMetadata
 
 
 def test_a_record_reads_back_as_written_and_keeps_keys_it_does_not_know():
     record = RunRecord(run_id="i001-ext4-randread", campaign="c", target="ext4", fs="ext4",
                        iteration=1, workload="randread", status="failed", reason="ENOSPC",
                        started=1.5, caches_dropped=True,
-                       workload_metadata={"io": {"direct": True}},
+                       workload_metadata=WorkloadMetadata.from_json({"io": {"direct": True}}),
                        metrics=[{"metric": "iops", "value": 1.0}])
     data = record.to_json() | {"added_by_a_newer_fslab": [1, 2]}
     again = RunRecord.from_json(data)
@@ -48,3 +49,35 @@ def test_an_older_record_gets_defaults_and_identity_falls_back_to_the_descriptio
 def test_a_record_of_the_wrong_shape_is_a_value_error(data):
     with pytest.raises(ValueError):
         RunRecord.from_json(data)
+
+
+def test_the_parts_of_a_record_are_typed_and_an_older_records_read():
+    """run.json's witness, target description and workload metadata read back typed, as
+    written; a witness of a record before the busiest processes were a record of their
+    own ('name 41 %') reads too, and one written again is data, never text to parse."""
+    old = RunRecord.from_json({
+        "run_id": "r", "witness": {"seconds": 2.0, "others_cpu_pct": 41.0,
+                                   "busiest": ["stress-ng 41 %"], "disturbed": True,
+                                   "reasons": ["other processes used 41 % of a CPU"],
+                                   "psi_cpu_pct": None, "rerun_of": {"seconds": 1.0,
+                                                                     "unsteady": "stepped"}},
+        "target_description": {"target": "m", "fs": "ext4", "devices": ["/dev/loop3",
+                                                                       "/dev/loop4"],
+                               "image_size": 2**30, "mkfs_command": ["mkfs.ext4"]},
+        "workload_metadata": {"primary_metric": {"hpc-read": "bw_bytes"},
+                              "steady": {"steady": False, "reason": "stepped 0.5×"},
+                              "slices": {"runs": 3}, "io": {"direct": False}}})
+    assert old.witness.busiest == [Busy("stress-ng", 41.0)] and old.disturbed
+    assert old.witness.rerun_of is not None and old.witness.rerun_of.unsteady == "stepped"
+    assert old.witness.psi_cpu_pct != old.witness.psi_cpu_pct  # NaN, written as null
+    assert old.target_description.devices == ("/dev/loop3", "/dev/loop4")
+    assert old.target_description.details["mkfs_command"] == ["mkfs.ext4"]
+    said = old.workload_metadata
+    assert said.section_primaries == {"hpc-read": "bw_bytes"} and said.sliced
+    assert (old.steady, old.unsteady_because) == (False, "stepped 0.5×")
+    again = RunRecord.from_json(old.to_json())
+    assert again.to_json() == old.to_json()
+    assert again.to_json()["witness"]["busiest"] == [{"name": "stress-ng", "cpu_pct": 41.0}]
+    assert TargetDescription.from_json(old.to_json()["target_description"]) == \
+        old.target_description
+    assert Witness().to_json() == {} and WorkloadMetadata().to_json() == {}

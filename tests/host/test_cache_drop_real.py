@@ -50,7 +50,7 @@ def test_after_the_cache_drop_data_and_metadata_come_from_the_device(fs, lab: La
         (place.path / "small").mkdir()
         for index in range(SMALL):
             (place.path / "small" / f"f{index}").write_bytes(os.urandom(4096))
-        device = place.description["device"]
+        device = place.description.device
         # Warm: reads come from memory (the check can fail). Another test's cache drop
         # (a global one, beside this test under make test's workers) can empty the
         # cache between two passes: a few passes find one that stayed warm.

@@ -7,6 +7,7 @@ import pytest
 
 from fslab import api
 from fslab.core.record import RunRecord
+from fslab.core.run_parts import WorkloadMetadata
 from fslab.host.diskstats import from_fio, split_rows
 from fslab.plan.loading import load_campaign
 from fslab.plan.schema import Overrides
@@ -26,7 +27,8 @@ def test_fio_disk_util_is_kept_as_fio_names_it():
 def test_the_split_sums_members_over_runs_and_skips_single_devices():
     def record(run_id, devices, status="ok"):
         return RunRecord(run_id=run_id, target="m", workload="w", status=status,
-                         workload_metadata={"disk_stats": {"source": "s", "devices": devices}})
+                         workload_metadata=WorkloadMetadata.from_json(
+                             {"disk_stats": {"source": "s", "devices": devices}}))
 
     def member(number, reads):
         return {"member": number, "name": f"loop{number}", "read_ios": reads, "write_ios": 5}

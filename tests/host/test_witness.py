@@ -83,9 +83,9 @@ def test_rerun_disturbed_measures_them_again(tmp_path, lab):
     assert len(runs) == 16  # replaced, each once; the hog had gone by their second time
     assert not (runs["disturbed"] & runs["disturbed_by"].astype(str).str.contains(
         "python")).any()
-    again = [r for r in results.run_records() if r.witness.get("rerun_of")]
+    again = [r for r in results.run_records() if r.witness.rerun_of is not None]
     assert len(again) == outcome.reruns
-    assert all(r.witness["rerun_of"]["disturbed"] for r in again)
+    assert all(r.witness.rerun_of.disturbed for r in again if r.witness.rerun_of)
     assert len(api.load(results.path)) == 16  # one value per run: the rerun's
     verdicts = analyze_results(results).verdicts
     assert verdicts.iloc[0]["kind"] == "machine"
@@ -108,7 +108,8 @@ def test_doctor_answers_in_under_five_seconds(tmp_path):
 def test_other_io_must_be_a_rate_and_an_amount():
     """Other I/O on the lab's disk disturbs a run when it is fast and there is enough of
     it: a journal commit in a 10 ms run is a high rate of nothing."""
-    from fslab.host.witness import Witness, judge
+    from fslab.core.run_parts import Witness
+    from fslab.host.witness import judge
 
     MiB = 1024**2
     blip = Witness(seconds=0.01, other_io_bytes_s=23 * MiB, disk="vda")
@@ -138,7 +139,7 @@ def test_a_dir_target_on_the_labs_own_disk_is_not_disturbed_by_its_own_fio(tmp_p
     runs = result.results.load_runs()
     assert len(runs) == 2 and result.runner.failed == 0
     io = [r.witness for r in result.results.run_records()]
-    assert all(not any("other I/O" in why for why in w.get("reasons", [])) for w in io), io
+    assert all(not any("other I/O" in why for why in w.reasons) for w in io), io
     written = sum(m["value"] for r in result.results.run_records() for m in r.metrics
                   if m["metric"] == "io_bytes" and m["op"] == "write")
     assert written > 32 * 1024**2  # fio did write enough to be called other I/O before

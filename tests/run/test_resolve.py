@@ -18,7 +18,7 @@ from fslab.plan.loading import resolve
 from fslab.plan.order import make_plan
 from fslab.plan.schema import CampaignFile, Overrides
 from fslab.run.resolve import MAX_LOOKS, next_round
-from fslab.workloads.null import NullWorkload
+from fslab.workloads.null import NullWorkload, Simulated
 
 
 def simulate(seed: int, scales: dict[str, float], jobs: tuple[str, ...] = ("w1",),
@@ -34,7 +34,7 @@ def simulate(seed: int, scales: dict[str, float], jobs: tuple[str, ...] = ("w1",
         for iteration in range(first_iteration, last + 1):
             for target in sorted(targets):
                 value = simulator._simulated(f"i{iteration:03d}-{target}-{job}",
-                                             {"name": target, "scale": scales[target]})
+                                             Simulated(target, scales[target]))
                 rows.append({"campaign": "sim", "run_id": f"i{iteration}-{target}-{job}",
                              "target": target, "fs": "null", "fs_impl": "null",
                              "workload": job, "iteration": iteration, "host": "h",

@@ -95,7 +95,8 @@ def test_a_run_whose_files_do_not_fit_is_no_space_after_one_fresh_target(tmp_pat
     big = results.run_record("i001-null-big")
     assert results.run_record("i001-null-a").started < big.started  # it reused a's target
     assert big.failure == "no_space" and big.reason.startswith("needs ")
-    assert big.target_description["reprovisioned"] == "space not reclaimed after earlier runs"
+    assert big.target_description.details["reprovisioned"] == \
+        "space not reclaimed after earlier runs"
     assert big.steps.get("teardown", 0) > 0  # the first target's release, paid by this run
 
 

@@ -99,7 +99,7 @@ def test_a_run_throttled_halfway_is_not_steady_and_an_idle_one_is(tmp_path, lab)
     # CPU-bound on two vCPUs (parsers/fio_logs.py STEP_RATIO); the throttle's cliff is 16x.
     idle = one_run(tmp_path, lab, "idle", throttled=False, workload="seqread")
     record = next(idle.run_records())
-    assert record.steady is True, record.workload_metadata.get("steady")
+    assert record.steady is True, record.workload_metadata
     series = load_intervals(idle)
     assert series is not None and set(series["metric"]) >= {"iops", "bw_bytes",
                                                             "clat_mean_ns"}
@@ -110,7 +110,7 @@ def test_a_run_throttled_halfway_is_not_steady_and_an_idle_one_is(tmp_path, lab)
 
     throttled = one_run(tmp_path, lab, "throttled", throttled=True)
     record = next(throttled.run_records())
-    assert record.steady is False, record.workload_metadata.get("steady")
+    assert record.steady is False, record.workload_metadata
     assert "stepped" in record.unsteady_because
     runs = throttled.load_runs()
     assert runs["steady"].tolist() == [False] and runs["unsteady_because"].iloc[0]

@@ -24,7 +24,7 @@ def test_provision_describe_teardown(lab, fs):
     mounted = target.provision(session)
     try:
         assert os.path.ismount(mounted.path)
-        info = mounted.description
+        info = mounted.description.to_json()  # as run.json holds it
         assert info["fs"] == fs and info["fs_impl"].startswith("kernel ")
         assert info["image_size"] == GiB // 2
         assert "noatime" in info["mount_options"]
@@ -56,8 +56,8 @@ def test_a_target_that_asks_for_discard_keeps_it(lab):
     session = lab.open_session()
     mounted = target.provision(session)
     try:
-        assert "discard=async" in mounted.description["mount_options"]
-        assert "mount_options_added" not in mounted.description
+        assert "discard=async" in mounted.description.mount_options
+        assert "mount_options_added" not in mounted.description.details
     finally:
         target.teardown(session, mounted)
         session.close()
@@ -80,11 +80,12 @@ def test_a_loop_device_held_open_is_released_once_its_holder_lets_go(lab):
     """losetup -d of a device someone holds (udev probing it) only marks it to go: the
     release waits for it rather than leave a device on a deleted image."""
     requires("losetup")
+    from fslab.core.run_parts import TargetDescription
     from fslab.targets.base import Mounted
     from fslab.targets.common import attach_loop, make_image
 
     session = lab.open_session()
-    mounted = Mounted(path=lab.root, description={})
+    mounted = Mounted(path=lab.root, description=TargetDescription())
     device = attach_loop(session, mounted, make_image(session, mounted, "held", 1 << 20))
     holder = os.open(device, os.O_RDONLY)
     threading.Timer(0.5, os.close, (holder,)).start()
@@ -104,7 +105,7 @@ def test_dir_target_works_in_a_private_subdirectory(lab, tmp_path):
     mounted = target.provision(session)
     assert mounted.path.parent == data and mounted.path.name.startswith(".fslab-work-")
     (mounted.path / "scratch").write_text("x")
-    assert mounted.description["fs"] not in ("", "unknown")
+    assert mounted.description.fs not in ("", "unknown")
     target.teardown(session, mounted)
     session.close()
     assert [p.name for p in data.iterdir()] == ["user-file"]
@@ -138,7 +139,7 @@ def test_a_new_loop_image_file_system_is_one_profile(lab, tmp_path):
             '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
         result = api.run(load_campaign(tmp_path / "c.toml"), out=tmp_path / "r", lab=lab)
         assert result.runner.ok == 1 and result.runner.failed == 0
-        described = result.results.environment()["targets"]["ext4nj"]
+        described = result.results.environment().targets["ext4nj"].to_json()
         assert "^has_journal" in described["mkfs_command"]
         assert api.load(tmp_path / "r")["fs"].unique().tolist() == ["ext4nj"]
     finally:
@@ -170,7 +171,7 @@ def test_a_new_fuse_file_system_is_one_profile_of_the_same_type(lab, tmp_path):
             image_size="256M", file_size="16M", seed=1, rounds=1, ceiling=False))
         result = api.run(campaign, out=tmp_path / "r", lab=lab)
         assert (result.runner.ok, result.runner.failed) == (1, 0)
-        described = result.results.environment()["targets"]["ntfs64k"]
+        described = result.results.environment().targets["ntfs64k"].to_json()
         assert described["mkfs_command"][-3:] == ["-c", "65536", "<image>"]
         assert "(FUSE)" in api.load(tmp_path / "r")["fs_impl"].iloc[0]
         assert not leftovers(lab.root)

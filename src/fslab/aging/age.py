@@ -28,11 +28,12 @@ from fslab.aging.log import AgingLog
 from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
+from fslab.core.run_parts import TargetDescription, WorkloadMetadata
 from fslab.host import system
 from fslab.host.lab import Lab
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
 from fslab.parsers.raw_files import DirFiles
-from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
+from fslab.parsers.registry import RawOutputError, parse_run
 from fslab.probes.freespace import of_mounted as free_space
 from fslab.probes.usedspace import file_size_distribution, used_space_probe
 from fslab.results.store import ResultsDir, write_atomic, write_json
@@ -115,7 +116,7 @@ def age_mounted(mounted: Mounted, config: AgingConfig, raw: Path,
     engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
     log = engine.run()
     probe(log.ops_done)
-    record = {"target": mounted.description, "config": _jsonable(asdict(config)),
+    record = {"target": mounted.description.to_json(), "config": _jsonable(asdict(config)),
               **summary(log, config), "file_sizes": file_size_distribution(root),
               "last_fragmentation": snapshots[-1],
               **({"parameters": parameters} if parameters else {})}
@@ -155,22 +156,25 @@ def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
 
 
 def write_environment(results: ResultsDir, lab: Lab, name: str,
-                      description: dict[str, Any], tools: tuple[str, ...]) -> None:
+                      description: TargetDescription, tools: tuple[str, ...]) -> None:
     """environment.json: the machine and tools, and the target as it was provisioned."""
     from fslab.host.environment import capture
 
-    results.write_environment({**capture(lab.root, tools), "targets": {name: description}})
+    environment = capture(lab.root, tools)
+    environment.targets = {name: description}
+    results.write_environment(environment)
 
 
-def aging_run_record(campaign: str, spec: TargetSpec, description: dict[str, Any],
+def aging_run_record(campaign: str, spec: TargetSpec, description: TargetDescription,
                      config: AgingConfig, started: float) -> RunRecord:
     """The record of the one run an aging directory holds (its rows come from parsing)."""
     return RunRecord(
         run_id=AGING_RUN, campaign=campaign, target=spec.name,
-        fs=str(description.get("fs", spec.fs)), fs_impl=str(description.get("fs_impl", "")),
+        fs=description.fs or spec.fs, fs_impl=description.fs_impl,
         workload=WORKLOAD, iteration=1, family=WORKLOAD, started=started,
         finished=time.time(), target_description=description,
-        workload_metadata={"primary_metric": PRIMARY, "seed": config.seed})
+        workload_metadata=WorkloadMetadata(primary_metric=PRIMARY,
+                                           more={"seed": config.seed}))
 
 
 def save_aging_run(results: ResultsDir, record: RunRecord) -> None:
@@ -182,7 +186,7 @@ def save_aging_run(results: ResultsDir, record: RunRecord) -> None:
     except RawOutputError as exc:
         record.status, record.reason = "failed", str(exc)
     else:
-        merge_derived(record.workload_metadata, parsed.metadata)
+        record.workload_metadata = record.workload_metadata.merged(parsed.metadata)
         add_rows(columns, record.identity(), parsed.measurements, os.uname().nodename)
     record.metrics = rows(columns)
     results.save_run(record)
@@ -213,7 +217,7 @@ def capture_image(session: Any, mounted: Mounted, out: Path, kind: str,
     image = next((Path(r.path) for r in mounted.resources if r.kind == "file"), None)
     if image is None:
         return {"kind": "none", "reason": f"{fs} has no image file to copy"}
-    device = str(mounted.description.get("device", image))
+    device = mounted.description.device or str(image)
     return images.keep(image, device, fs, out, kind)
 
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from fslab.core.dirformat import DirFormat
+from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
+from fslab.core.run_parts import TargetDescription
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
 from fslab.results.store import FORMAT, ResultsDir, write_json
 
@@ -52,18 +53,18 @@ def upgrade(path: Path) -> ResultsDir:
         if not (path / name).exists():
             raise UserError(f"{path} is an aging directory without {name}: it cannot be read")
         _link(path / name, raw / name)
-    description: dict[str, Any] = record.get("target") or {}
-    fs = str(description.get("fs", "unknown"))
+    described = TargetDescription.from_json(record.get("target") or {})
+    fs = described.fs or "unknown"
     config = AgingConfig(**{k: v for k, v in (record.get("config") or {}).items()
                             if k in AgingConfig.__dataclass_fields__})
-    spec = TargetSpec(name=fs, fs=fs, size=int(description.get("image_size") or 0))
+    spec = TargetSpec(name=fs, fs=fs, size=described.image_size or 0)
     results = ResultsDir(path)
     results.write_campaign(campaign_settings(
         path.name, spec, config, str((record.get("image") or {}).get("kind", "none"))))
-    results.write_environment({"targets": {fs: description},
-                               "note": f"upgraded from aging format {record.get('format', 1)}"})
+    results.write_environment(Environment(
+        targets={fs: described}, note=f"upgraded from aging format {record.get('format', 1)}"))
     started = float(record.get("started", 0.0) or 0.0)
-    save_aging_run(results, aging_run_record(path.name, spec, description, config, started))
+    save_aging_run(results, aging_run_record(path.name, spec, described, config, started))
     write_json(path / FORMAT.marker, FORMAT.stamp())  # last: the upgrade counts once whole
     return ResultsDir.open(path)
 

@@ -13,10 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fslab.analysis.step import Step, table_files
 from fslab.core import plugins
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from fslab.core.campaign_settings import CampaignSettings
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,9 @@ class Statistic:
 def registered() -> list[Statistic]:
     """Every registered statistic, checked: a file name of its own (not one of fslab's)."""
     from fslab.core.errors import UserError
-    from fslab.results.stats_files import TABLES
 
     found = plugins.declared("STATISTIC", of=Statistic)
-    taken = set(TABLES.values())
+    taken = set(table_files().values())
     for statistic in found:
         if statistic.table in taken:
             raise UserError(f"statistic {statistic.name}: stats/{statistic.table} is taken")
@@ -66,17 +68,30 @@ def registered() -> list[Statistic]:
     return found
 
 
-def computed(measured: Measured) -> tuple[dict[str, pd.DataFrame], list[dict[str, str]],
-                                          list[str]]:
-    """Each statistic's table (by file name), its methods.csv row, and a line per failure."""
-    tables: dict[str, pd.DataFrame] = {}
-    methods: list[dict[str, str]] = []
-    failures: list[str] = []
+@dataclass(frozen=True)
+class Computed:
+    """Every statistic's table (by file name), its methods.csv row, a line per failure."""
+
+    tables: dict[str, pd.DataFrame]
+    methods: list[dict[str, str]]
+    failures: list[str]
+
+
+def computed(runs: pd.DataFrame, summary: pd.DataFrame, settings: CampaignSettings,
+             records: list[Any], intervals: pd.DataFrame | None) -> Computed:
+    """Each registered statistic computed from the campaign (a failure is its own line)."""
+    measured = Measured(runs, summary, dict(settings.table), tuple(records), intervals)
+    found = Computed({}, [], [])
     for statistic in registered():
         try:
-            tables[statistic.table] = statistic.compute(measured)
-            methods.append({"step": statistic.name, "method": statistic.method})
+            found.tables[statistic.table] = statistic.compute(measured)
+            found.methods.append({"step": statistic.name, "method": statistic.method})
         except Exception as exc:  # a plug-in's bug is its own line, not the analysis's end
-            failures.append(f"statistic {statistic.name} failed: "
-                            f"{type(exc).__name__}: {exc}")
-    return tables, methods, failures
+            found.failures.append(f"statistic {statistic.name} failed: "
+                                  f"{type(exc).__name__}: {exc}")
+    return found
+
+
+# Its tables are the statistics' own (analysis/pipeline.py writes them, each under its file).
+STEP = Step("statistics", reads=("runs", "summary", "settings", "records", "intervals"),
+            makes=("statistics",), run=computed)

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import EQUIVALENT, UNRESOLVED, Pair, views
-from fslab.analysis.pairs.ranking import RANKING_COLUMNS, rank
+from fslab.analysis.statistic import Computed
+from fslab.analysis.step import Step
 from fslab.core.cell_keys import level_label
 from fslab.core.metrics import HIGHER, title
 from fslab.core.units import format_bound as bound
 
-HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "observed", "ranking",
-                    "best", "family", "alpha", "left_out", "verdict"]
 POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 times in 5; "
                  "smaller ones may be missed. 'x = y': the interval lies within the margin "
                  "(the same); 'x ? y': not resolved either way yet.")
@@ -40,39 +40,6 @@ def advantage_words(metric: str, better: str) -> str:
     if metric.endswith("_ns"):
         return "lower latency"
     return "better" if better == HIGHER else "lower"
-
-
-def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairwise: Sequence[Pair],
-             runs: pd.DataFrame, names: dict[str, str] | None = None
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(headline: one row per primary question, ranking: one row per ranked target); the
-    ranking's text names targets by `names` (analysis.factors.levels.target_names)."""
-    heads, ranked = [], []
-    primary = tests[tests["primary"].astype(bool)] if not tests.empty else tests
-    for test in primary.itertuples():
-        question = (str(test.workload), str(test.op), str(test.metric))
-        better = _better(summary, test.metric)
-        base = {"workload": question[0], "op": question[1], "metric": question[2],
-                "better": better, "family": test.family, "alpha": test.alpha}
-        if test.test == "none":
-            heads.append({**base, "verdict": f"not compared: {test.reason}"})
-            continue
-        pairs = [p for p in pairwise if p.question == question]
-        cached = cache_bound(summary, question[0])
-        table, text = rank(runs, pairs, question, better, set(cached), names)
-        left_out = [f"{t} is cache-bound, not ranked ({why})" for t, why in sorted(cached.items())]
-        if isinstance(test.dropped, str) and test.dropped:
-            left_out.append(f"left out: {test.dropped}")
-        heads.append({**base, "targets": len(table), "n": _n_text(table),
-                      "observed": _observed(runs, question),
-                      "ranking": text, "best": table["best"].iloc[0] if len(table) else "",
-                      "left_out": "; ".join(left_out),
-                      "verdict": text or "; ".join(left_out) or "fewer than 2 targets to rank"})
-        ranked.append(table)
-    headline = pd.DataFrame(heads, columns=HEADLINE_COLUMNS)
-    ranking = (pd.concat(ranked, ignore_index=True) if ranked
-               else pd.DataFrame(columns=RANKING_COLUMNS))
-    return headline, ranking
 
 
 # stats/verdicts.csv: one row per sentence, its kind saying where it belongs (a reader
@@ -293,35 +260,6 @@ def _needs(pair: Pair) -> str:
     return f"; needs {needs:.0f} iterations, about {about} more: {resolve_command(needs)}"
 
 
-def cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
-    """Targets whose cells of this workload are cache-bound, with the reason."""
-    if "cache_bound" not in summary:
-        return {}
-    cells = summary[(summary.workload == workload) & summary["cache_bound"].astype(bool)]
-    return dict(zip(cells["target"], cells["cache_bound_reason"], strict=True))
-
-
-def _better(summary: pd.DataFrame, metric: str) -> str:
-    cells = summary[summary.metric == metric]
-    return str(cells["better"].iloc[0]) if not cells.empty else HIGHER
-
-
-def _observed(runs: pd.DataFrame, question: tuple[str, str, str]) -> str:
-    """What a question's n counts: iterations, or the sections of one run each (an aging
-    run's latency: analysis/cells/observations.py)."""
-    from fslab.analysis.pairs.ranking import question_rows
-
-    if "sample" not in runs:
-        return "iterations"
-    rows = question_rows(runs, question)
-    return "sections of one run each" if (rows["sample"] > 0).any() else "iterations"
-
-
-def _n_text(table: pd.DataFrame) -> str:
-    ns = sorted(set(table["n"].astype(int))) if len(table) else []
-    return "/".join(map(str, ns))
-
-
 def _level(level: float) -> str:
     return f"{level:.4g}" if level < 99.99 else f"{level:.6g}"
 
@@ -362,3 +300,51 @@ def decided_row(pairwise: Sequence[Pair], machine_s: float,
         a, b = (names or {}).get(pair.a, pair.a), (names or {}).get(pair.b, pair.b)
         needs.append(f"{a} ? {b} on {pair.workload} {what}")
     return [_row("decided", "", f"{text}; {len(open_pairs)} open: " + "; ".join(needs))]
+
+
+def _with_repeats(rows: list[dict[str, str]], repeats: list[dict[str, str]]
+                  ) -> list[dict[str, str]]:
+    """The rows with each workload's repeat rows (analysis/sittings/on_repeat.py) after
+    its own; those of no workload at the end."""
+    said: dict[str, list[dict[str, str]]] = {}
+    for row in repeats:
+        said.setdefault(row["workload"], []).append(row)
+    trailing = said.pop("", [])
+    out: list[dict[str, str]] = []
+    for index, row in enumerate(rows):
+        out.append(row)
+        workload = row.get("workload", "")
+        following = rows[index + 1]["workload"] if index + 1 < len(rows) else None
+        if workload in said and following != workload:
+            out += said.pop(workload)
+    return out + [line for lines in said.values() for line in lines] + trailing
+
+
+def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFrame,
+             ranking: pd.DataFrame, tests: pd.DataFrame, pairs: list[Pair],
+             effects: pd.DataFrame, best: pd.DataFrame, cells: pd.DataFrame,
+             scopes: dict[str, str], names: dict[str, str], aged: pd.DataFrame,
+             drift_note: str | None, statistics: Computed, records: list[Any],
+             repeat_rows: list[dict[str, str]],
+             aging_rows: list[dict[str, str]]) -> pd.DataFrame:
+    """stats/verdicts.csv: whether the ranking survives aging (an `age` factor's question,
+    first: analysis/factors/aging_ranking.py), what the machine did (busy, unsteady),
+    failed I/Os, the questions' answers, aged against fresh, the drift, statistics that
+    failed, and the campaign's last line (decided_row)."""
+    from fslab.analysis.pairs.aged import aged_verdicts
+
+    rows = (aging_rows + [_row("machine", "", note) for note in machine_notes]
+            + error_rows(runs)
+            + _with_repeats(verdict_rows(headline, ranking, tests, pairs, effects, best, cells,
+                                         scopes, names), repeat_rows)
+            + aged_verdicts(aged) + ([_row("drift", "", drift_note)] if drift_note else [])
+            + [_row("statistic", "", line) for line in statistics.failures]
+            + decided_row(pairs, sum(float(r.machine_s) for r in records), names))
+    return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+
+
+STEP = Step("verdicts", reads=("machine_notes", "runs", "headline", "ranking", "tests", "pairs",
+                               "effects", "best", "cells", "scopes", "names", "aged",
+                               "drift_note", "statistics", "records", "repeat_rows",
+                               "aging_rows"),
+            makes=("verdicts",), run=verdicts, tables={"verdicts": "verdicts.csv"})

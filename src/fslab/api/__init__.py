@@ -32,6 +32,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
 )
 from fslab.api.pool import pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
+    analysed,
     compare,
     load,
     machine_time,
@@ -39,6 +40,7 @@ from fslab.api.results import (  # noqa: F401  (results directories, one import 
     open_results,
     report,
     results_dir,
+    results_view,
     runs,
     target_names,
 )
@@ -86,6 +88,8 @@ def run(
     resolve: bool = False,
     resolve_budget: float | None = None,
     catalogue: Path | None = None,
+    summarise: bool = False,
+    again: Path | None = None,
 ) -> RunResult:
     """Run a campaign into a results directory (new, or continued with resume=True).
 
@@ -101,18 +105,38 @@ def run(
     seconds (default: `budget`, else 2 h; fslab/run/resolve.py). With `catalogue` (the
     catalogue it will be recorded in), its host's between-sitting spread is read from it
     for the repeat intervals (pairwise.csv repeat_low, repeat_high; analysis/sittings).
+    With `summarise` (what `fslab run` does), the finished campaign is recorded in
+    `catalogue` (its results stand whatever the catalogue does), a new sitting of `again`
+    (api.again_campaign) is pooled with the directory's others, and the result's `outcome`
+    is what the command prints of it (report/run_text.py).
     """
     from fslab.host.lab import Lab
+    from fslab.report.run_text import RunOutcome, goal_text
     from fslab.run.orchestrator import RunOptions, run_campaign
 
-    return run_campaign(campaign, Path(out or campaign.out or default_out(campaign)),
-                        lab or Lab(), RunOptions(
-                            resume=resume, confirmed_devices=confirmed_devices,
-                            force_device=force_device, progress=progress, until_ci=until_ci,
-                            max_iterations=max_iterations, until_detectable=until_detectable,
-                            rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                            budget=budget, resolve=resolve, resolve_budget=resolve_budget,
-                            catalogue=catalogue))
+    result = run_campaign(campaign, Path(out or campaign.out or default_out(campaign)),
+                          lab or Lab(), RunOptions(
+                              resume=resume, confirmed_devices=confirmed_devices,
+                              force_device=force_device, progress=progress,
+                              until_ci=until_ci, max_iterations=max_iterations,
+                              until_detectable=until_detectable,
+                              rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
+                              budget=budget, resolve=resolve, resolve_budget=resolve_budget,
+                              catalogue=catalogue))
+    if not summarise:
+        return result
+    recorded, why = (record_campaign(catalogue, result.results.path) if catalogue
+                     else (None, ""))
+    pooled = pool_again(again, catalogue) if again is not None else None
+    counts = result.runner
+    result.outcome = RunOutcome(
+        results_view(result.results.path, result.analysis), counts.ok, counts.failed,
+        counts.skipped, counts.reruns, list(counts.warnings),
+        goal_text(until_ci, until_detectable), list(result.unconverged),
+        list(result.unresolved), catalogue, recorded, why,
+        list(pooled.lines) if pooled is not None else [],
+        again / "stats" / "pooled.csv" if pooled is not None and again is not None else None)
+    return result
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
@@ -143,8 +167,8 @@ def analyze(directory: Path, full: bool = True) -> pd.DataFrame:
     DIR/stats/ and return the per-cell summary.
 
     Writes summary.csv (per cell); with `full` (the default, and `fslab analyze`) every
-    other table of stats/ (stats_files.TABLES: tests, pairs, rankings, verdicts, …;
-    analysis/pipeline.py). A run ends with the full analysis too.
+    other table of stats/ (each step's: tests, pairs, rankings, verdicts, …;
+    analysis/step.py). A run ends with the full analysis too.
     """
     from fslab.analysis.pipeline import analyze_results, write_summary
 
@@ -211,13 +235,6 @@ def stats_of(directory: Path) -> Any:
     return load_analysis(open_results(directory))
 
 
-def analysed(directory: Path) -> Any:
-    """Analyse a results directory, write stats/, and return the whole analysis."""
-    from fslab.analysis.pipeline import analyze_results
-
-    return analyze_results(open_results(directory))
-
-
 def parse_factor(text: str) -> tuple[str, list[str]]:
     """`--sweep`/`--factor NAME=V1,V2,...` -> (NAME, [V1, V2, ...]); one clear error."""
     from fslab.plan.levels import parse_flag
@@ -230,6 +247,16 @@ def plan_preview(plan: Any, targets: Any, lab_root: Path) -> Any:
     from fslab.plan.preview import plan_renderable
 
     return plan_renderable(plan, targets, lab_root)
+
+
+def dry_run(campaign: Campaign, lab_root: Path, confirmed_devices: frozenset[str] = frozenset(),
+            force_device: bool = False) -> tuple[Any, list[str]]:
+    """`fslab run --dry-run`: (the plan as text, what would stop the campaign before it
+    touched anything)."""
+    problems: list[str] = []
+    plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
+                            force_device=force_device, problems=problems)
+    return plan_preview(plan, targets, lab_root), problems
 
 
 def history_method() -> str:

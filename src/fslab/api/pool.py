@@ -64,7 +64,7 @@ def read_sitting(path: Path) -> Sitting:
     environment = results.environment()
     campaign_file = results.campaign_path()
     campaign = tomllib.loads(campaign_file.read_text()) if campaign_file.exists() else {}
-    host = str((environment.get("sitting") or {}).get("host") or environment.get("host", ""))
+    host = (environment.sitting.host if environment.sitting else "") or environment.host
     return Sitting(Path(path), campaign_id(Path(path)), host, campaign, analysis.pairwise)
 
 

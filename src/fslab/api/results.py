@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.analysis.across.compare import CampaignComparison
+    from fslab.report.run_text import ResultsView
 
 
 def report(results_dirs: Path | list[Path], output: Path | None = None,
@@ -47,7 +48,7 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
 
         analysis = _current_analysis(results, say)
         data = ReportData(analysis, results.load_runs(), [ResultsSource(
-            results.path, "", {}, _campaign(results), results.environment())],
+            results.path, "", {}, results.campaign_settings(), results.environment())],
             load_intervals(results), _job_options(results),
             read_pool(results.path)[1:] if (results.path / "pool.json").exists()
             else None).named(target_names(results.path, analysis.summary))
@@ -63,12 +64,12 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     return output
 
 
-def _job_options(results: ResultsDir) -> dict[str, dict[str, Any]]:
+def _job_options(results: ResultsDir) -> dict[str, dict[str, object]]:
     """{job: its fio options as one of its runs recorded them} (the report's captions)."""
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, object]] = {}
     for record in results.run_records():
-        options = record.workload_metadata.get("job_options")
-        if isinstance(options, dict):
+        options = record.workload_metadata.section("job_options")
+        if options:
             found.setdefault(record.job or record.workload, options)
     return found
 
@@ -86,13 +87,6 @@ def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Any:
     return done
 
 
-def _campaign(results: ResultsDir) -> dict[str, Any]:
-    import tomllib
-
-    path = results.campaign_path()
-    return tomllib.loads(path.read_text()) if path.exists() else {}
-
-
 def compare(base: Path, new: Path, margin: float | None = None,
             output: Path | None = None) -> CampaignComparison:
     """Match the cells of two results directories (campaigns, imports or aging runs) and
@@ -105,16 +99,15 @@ def compare(base: Path, new: Path, margin: float | None = None,
         compare_cells,
         setting_differences,
     )
-    from fslab.analysis.pipeline import declared_primaries
-    from fslab.core.units import DEFAULT_MARGIN, parse_margin
+    from fslab.analysis.pairs.questions import declared_primaries
 
     base_dir, new_dir = open_results(base), open_results(new)
-    base_settings, new_settings = _campaign(base_dir), _campaign(new_dir)
+    base_settings, new_settings = base_dir.campaign_settings(), new_dir.campaign_settings()
     if margin is None:
-        margin = parse_margin(base_settings.get("margin", DEFAULT_MARGIN))
+        margin = base_settings.margin
     declared = {**declared_primaries(_records(new_dir)), **declared_primaries(_records(base_dir))}
     cells = compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), margin, declared,
-                          tuple(base_settings.get("primary", ())))
+                          base_settings.primary)
     comparison = CampaignComparison(
         Path(base), Path(new), cells,
         setting_differences(base_dir.environment(), new_dir.environment(),
@@ -130,22 +123,21 @@ def compare(base: Path, new: Path, margin: float | None = None,
 
 def _records(results: ResultsDir) -> list[Any]:
     """A campaign's run records (an import's say nothing the analysis reads)."""
-    return [] if results.environment().get("imported") else list(results.run_records())
+    return [] if results.environment().imported else list(results.run_records())
 
 
 def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
     """{target: its name as short as the campaign allows} ('data=journal' where every
     target is ext4 and only a mount option varies), for what prints a results directory."""
-    from fslab.core.cell_keys import declared_levels, factor_scopes
+    from fslab.core.cell_keys import factor_scopes
     from fslab.core.cell_keys import target_names as names_of
 
-    settings = _campaign(open_results(results_dir))
-    factors = [f for f in {**declared_levels(settings), **(settings.get("factors") or {})}
-               if f in summary.columns]
+    settings = open_results(results_dir).campaign_settings()
+    factors = [f for f in {**settings.levels, **settings.scopes} if f in summary.columns]
     if "target_base" not in summary or summary.empty:
         return {}
     cells = summary.drop_duplicates(["target", "workload"])
-    return names_of(cells, factor_scopes(settings, factors))
+    return names_of(cells, factor_scopes(settings.scopes, factors))
 
 
 def open_results(path: Path) -> ResultsDir:
@@ -181,6 +173,26 @@ def machine_time(results_dir: Path) -> Any:
     from fslab.results.costs import machine_time as of_results
 
     return of_results(open_results(results_dir))
+
+
+def analysed(directory: Path) -> Any:
+    """Analyse a results directory, write stats/, and return the whole analysis."""
+    from fslab.analysis.pipeline import analyze_results
+
+    return analyze_results(open_results(directory))
+
+
+def results_view(results_dir: Path, analysis: Any = None) -> ResultsView:
+    """A results directory as the terminal shows it (report/run_text.py): its analysis
+    (`analysis`, or stats/ as written, analysed once where it is missing or stale), runs,
+    target names, mirrors' read splits and machine time."""
+    from fslab.report.run_text import ResultsView
+
+    done = analysis if analysis is not None else analysed(results_dir)
+    spent = machine_time(results_dir)
+    return ResultsView(Path(results_dir), done, runs(results_dir),
+                       target_names(results_dir, done.summary), member_split(results_dir),
+                       spent.line() if spent is not None else None)
 
 
 def member_split(results_dir: Path) -> pd.DataFrame:

@@ -64,6 +64,18 @@ CatalogueOption = Annotated[Path | None, typer.Option(
                         "file of an earlier fslab is read as it is.")]
 
 
+def show(where: Any, parts: list[Any]) -> None:
+    """Print a reporter's parts (report/): a plain line (rich Text) as it is, on one line
+    however long; a string with its markup (colours)."""
+    from rich.text import Text
+
+    for part in parts:
+        if isinstance(part, Text):
+            where.print(part, highlight=False, soft_wrap=True)
+        else:
+            where.print(part)
+
+
 def exit_interrupted(message: str) -> NoReturn:
     """Say what was interrupted and how to go on, and exit 130. Everything is released by
     now, so a further Ctrl-C is ignored: one landing while the exit unwinds would end the

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from fslab.cli.app import CatalogueOption, app, console, escape, parse_labels
+from fslab.cli.app import CatalogueOption, app, console, escape, parse_labels, show
 
 history_app = typer.Typer(
     rich_markup_mode=None, no_args_is_help=True,
@@ -59,26 +59,10 @@ def remove(
 def list_(catalogue: CatalogueOption = None) -> None:
     """Every campaign in the catalogue with its labels."""
     from fslab import api
+    from fslab.report.terminal import campaigns_text
 
-    rows = api.history_campaigns(catalogue)
-    from rich.table import Table
-
-    table = Table("campaign", "name", "started", "machine", "labels", "path")
-    for row in rows.itertuples(index=False):
-        labels = json.loads(row.labels or "{}")
-        own = {k: v for k, v in labels.items() if not k.startswith("tool.")
-               and k not in ("host", "cpu_model", "disk_model")}
-        table.add_row(row.campaign_id, escape(str(row.name)), str(row.started),
-                      escape(str(row.machine)),
-                      escape(", ".join(f"{k}={v}" for k, v in own.items())),
-                      escape(str(row.path)))
-    console.print(table)
-    spreads = api.history_spreads(catalogue)
-    if spreads:
-        console.print("Between-sitting spread of ratios, per host (what a repeat interval "
-                      "reads):", highlight=False)
-        for line in spreads:
-            console.print("  " + escape(line), highlight=False)
+    show(console, campaigns_text(api.history_campaigns(catalogue),
+                                 api.history_spreads(catalogue)))
 
 
 @history_app.command("query")
@@ -114,17 +98,13 @@ def changes(
     series = api.history_changes(catalogue, by, since, across_machines, metric,
                                  parse_margin(margin or DEFAULT_MARGIN))
     found = [change for s in series for change in s.changes]
-    found.sort(key=lambda c: (not c.regression, c.p_value))
     if as_json:
+        found.sort(key=lambda c: (not c.regression, c.p_value))
         sys.stdout.write(json.dumps([c.to_json() for c in found], indent=2) + "\n")
     else:
-        label = by or "start time"
-        for change in found:
-            style = "red" if change.regression else "green"
-            console.print(f"[{style}]{escape(change.sentence(label))}[/{style}]")
-        steady = len(series) - len({(c.target, c.workload, c.op, c.metric) for c in found})
-        console.print(f"{len(found)} change(s) in {len(series)} series; {steady} without "
-                      f"one. Method: {api.history_method()}", style="dim", highlight=False)
+        from fslab.report.terminal import changes_text
+
+        show(console, changes_text(series, by or "start time", api.history_method()))
     if any(change.regression for change in found):
         raise typer.Exit(1)
 

@@ -15,10 +15,9 @@ from fslab.cli.app import (
     app,
     console,
     err_console,
-    escape,
     exit_interrupted,
+    show,
 )
-from fslab.cli.summary import print_summary
 from fslab.core.errors import ExitCode, ToolError, UserError
 
 
@@ -27,7 +26,10 @@ def analyze(
     results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
 ) -> None:
     """Summarise a results directory; writes DIR/stats/summary.csv."""
-    print_summary(results_dir)
+    from fslab import api
+    from fslab.report.run_text import results_text
+
+    show(console, results_text(api.results_view(results_dir)))
     console.print(f"Wrote {results_dir / 'stats' / 'summary.csv'}")
 
 
@@ -122,15 +124,9 @@ def import_(
 
     report = api.import_results(paths, out, pattern, analyze_after=analyze)
     if report.skipped:
-        from rich.table import Table
+        from fslab.report.terminal import skipped_table
 
-        table = Table(title=f"Skipped files ({len(report.skipped)}; also in "
-                            f"{out / 'import_errors.csv'})", title_justify="left")
-        table.add_column("file")
-        table.add_column("reason")
-        for name, reason in report.skipped:
-            table.add_row(escape(name), escape(reason))
-        err_console.print(table)
+        err_console.print(skipped_table(report.skipped, out / "import_errors.csv"))
     console.print(f"Imported {report.imported} files ({report.rows} values) into {out}; "
                   f"skipped {len(report.skipped)}.")
     if not report.imported:

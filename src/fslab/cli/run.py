@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -14,11 +14,10 @@ from fslab.cli.app import (
     app,
     console,
     err_console,
-    escape,
     exit_interrupted,
     parse_labels,
+    show,
 )
-from fslab.cli.summary import print_decision_line, print_summary
 from fslab.core.errors import ExitCode, UserError
 
 
@@ -133,6 +132,7 @@ def run(
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
     from fslab import api
+    from fslab.core.units import parse_duration
 
     if until_ci is not None and until_ci <= 0:
         raise UserError("--until-ci must be a percentage above 0, e.g. 5")
@@ -146,40 +146,17 @@ def run(
         as_published=as_published or None, labels=parse_labels(label) or None,
         margin=margin, sweeps=_sweeps(sweep),
     )
-    from fslab.core.units import parse_duration
-
     budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
-    if again is not None:
-        if resume or campaign_file is not None or out is not None:
-            raise UserError("--again DIR runs DIR's own campaign as a new sitting: drop the "
-                            "campaign file, --out and --resume")
-        campaign, out = api.again_campaign(again, seed)
-        resume = False
-    elif resume:
-        if out is None:
-            raise UserError("--resume needs --out DIR: the results directory to continue")
-        campaign, line = api.resume_with(out, campaign_file, overrides)
-        if not dry_run:
-            console.print(line)
-    else:
-        campaign = api.load_campaign(campaign_file, overrides)
+    campaign, out, resume = _campaign(campaign_file, overrides, resume, out, dry_run, again,
+                                      seed)
     devices = frozenset(confirm_device or [])
     the_lab = api.make_lab(lab)
     if dry_run:
-        problems: list[str] = []
-        plan, targets = api.prepare(campaign, confirmed_devices=devices,
-                                    force_device=force_device, problems=problems)
-        console.print(api.plan_preview(plan, targets, the_lab.root), soft_wrap=True)
-        for problem in problems:
-            err_console.print(f"would stop: {problem}", markup=False, highlight=False)
-        if problems:
-            raise typer.Exit(ExitCode.USER_ERROR)
+        _dry_run(campaign, the_lab.root, devices, force_device)
         return
-
     if campaign.published is not None:
         for line in campaign.published.lines():
             console.print(line, markup=False, highlight=False)
-
     try:
         shown = err_console.get()
         with (api.RichProgress(shown) if shown.is_terminal
@@ -195,52 +172,54 @@ def run(
                                  rerun_unsteady=rerun_unsteady,
                                  budget=None if yes else budget_s,
                                  resolve=resolve, resolve_budget=budget_s,
-                                 catalogue=catalogue)
+                                 catalogue=catalogue, summarise=True, again=again)
             finally:
                 check.join()
     except KeyboardInterrupt:
-        target = out or "DIR"
         exit_interrupted(f"fslab: interrupted; everything fslab made was released. "
-                         f"Continue with: fslab run --resume --out {target}")
-    print_summary(result.results.path, result.analysis, decided=False)
-    for warning in result.runner.warnings:
-        err_console.print(f"[yellow]warning: {warning}[/yellow]")
-    if until_ci is not None or until_detectable is not None:
-        goal = " and ".join(filter(None, [
-            f"±{until_ci:g} % CIs" if until_ci else "",
-            f"{until_detectable:g} % detectable" if until_detectable else ""]))
-        if result.unconverged:
-            console.print(f"[yellow]Not at {goal} after the second stage (planned from "
-                          "the pilot's spread; reported, not chased):[/yellow]")
-            for cell in result.unconverged:
-                console.print(f"  {escape(cell)}")
-        else:
-            console.print(f"Every cell at {goal}.")
-    for line in result.unresolved:
-        console.print(f"[yellow]Not resolved within --budget: {escape(line)}[/yellow]")
-    console.print(f"Next: fslab report {result.results.path} (HTML; the tests, effect sizes "
-                  f"and verdicts are in {result.results.path / 'stats'})")
-    if catalogue is not None:
-        from fslab import api
+                         f"Continue with: fslab run --resume --out {out or 'DIR'}")
+    from fslab.report.run_text import run_text
 
-        recorded, why = api.record_campaign(catalogue, result.results.path)
-        if recorded is not None:
-            console.print(escape(f"Catalogue {catalogue}: {recorded}"), highlight=False)
-        else:  # the campaign's results stand whatever happened to the catalogue
-            err_console.print(escape(
-                f"catalogue {catalogue}: this campaign was not recorded ({why}); record it "
-                f"later with: fslab history add {result.results.path} --catalogue "
-                f"{catalogue}"), highlight=False, markup=False, soft_wrap=True)
-    console.print(f"Results: {result.results.path}  ({result.runner.ok} runs ok, "
-                  f"{result.runner.failed} failed, {result.runner.skipped} kept from before"
-                  + (f", {result.runner.reruns} measured again" if result.runner.reruns
-                     else "") + ")")
-    print_decision_line(result.analysis or api.analysed(result.results.path))
-    if again is not None:
-        pooled = api.pool_again(again, catalogue)
-        if pooled is not None:
-            console.print("\n".join(pooled.lines), markup=False, highlight=False,
-                          soft_wrap=True)
-            console.print(f"Wrote {again / 'stats' / 'pooled.csv'}", markup=False)
+    assert result.outcome is not None
+    said, warned = run_text(result.outcome)
+    show(console, said)
+    show(err_console, warned)
     if result.runner.failed:
         raise typer.Exit(ExitCode.RUN_FAILURES)
+
+
+def _campaign(campaign_file: Path | None, overrides: object, resume: bool, out: Path | None,
+              dry_run: bool, again: Path | None, seed: int | None
+              ) -> tuple[Any, Path | None, bool]:
+    """(the campaign the flags and the file describe, where it goes, whether it resumes):
+    --again DIR, DIR's own as a new sitting; --resume, the one saved in --out (and the
+    line saying how far it got)."""
+    from fslab import api
+
+    assert isinstance(overrides, api.Overrides)
+    if again is not None:
+        if resume or campaign_file is not None or out is not None:
+            raise UserError("--again DIR runs DIR's own campaign as a new sitting: drop the "
+                            "campaign file, --out and --resume")
+        campaign, out = api.again_campaign(again, seed)
+        return campaign, out, False
+    if not resume:
+        return api.load_campaign(campaign_file, overrides), out, False
+    if out is None:
+        raise UserError("--resume needs --out DIR: the results directory to continue")
+    campaign, line = api.resume_with(out, campaign_file, overrides)
+    if not dry_run:
+        console.print(line)
+    return campaign, out, True
+
+
+def _dry_run(campaign: Any, lab_root: Path, devices: frozenset[str], force: bool) -> None:
+    """The plan, and what would stop it (exit 2) before anything is touched."""
+    from fslab import api
+
+    preview, problems = api.dry_run(campaign, lab_root, devices, force)
+    console.print(preview, soft_wrap=True)
+    for problem in problems:
+        err_console.print(f"would stop: {problem}", markup=False, highlight=False)
+    if problems:
+        raise typer.Exit(ExitCode.USER_ERROR)

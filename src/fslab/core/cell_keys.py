@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,9 +134,9 @@ TARGET, JOB = "target", "job"
 LEGACY_TARGET_FACTORS = ("mount_options", "mkfs_options", "scale")
 
 
-def factor_scopes(settings: dict[str, Any], factors: Sequence[str]) -> dict[str, str]:
-    """{factor: 'target' or 'job'} as the campaign (resolved campaign.toml) recorded it."""
-    recorded = settings.get("factors") or {}
+def factor_scopes(recorded: Mapping[str, str], factors: Sequence[str]) -> dict[str, str]:
+    """{factor: 'target' or 'job'} as the campaign recorded it (campaign.toml's
+    [factors]: core.campaign_settings.CampaignSettings.scopes)."""
     return {f: str(recorded[f]) if f in recorded else
             (TARGET if f in LEGACY_TARGET_FACTORS or f.startswith("zfs.") else JOB)
             for f in factors}

@@ -31,7 +31,7 @@ class DirFormat:
     def current(self) -> int:
         return max(self.history)
 
-    def stamp(self) -> dict[str, Any]:
+    def stamp(self) -> dict[str, object]:
         """The keys that mark a directory as written in the current version."""
         return {"format": self.current, "changes": self.history[self.current]}
 

@@ -65,19 +65,28 @@ API_TYPES: dict[str, str] = {
     "RichProgress": "fslab.run.progress", "DEFAULT_BUDGET_S": "fslab.plan.order",
     "BAD": "fslab.host.doctor", "OK": "fslab.host.doctor"}
 
-# The analysis's steps (analysis/pipeline.py), each in the room of the question it
-# answers (cells: what each target measured; pairs: which is faster and how sure;
-# factors: what each option does; across: one campaign against another).
-ANALYSIS_STEPS: dict[str, str] = {
-    **{step: f"fslab.analysis.cells.{step}" for step in (
-        "observations", "summary", "median", "cachebound", "drift", "disturbance", "hosts")},
-    **{step: f"fslab.analysis.pairs.{step}" for step in (
-        "questions", "model", "decisions", "ranking", "power", "aged", "comparisons",
-        "sequential")},
-    **{step: f"fslab.analysis.factors.{step}" for step in ("effects", "sweeps",
-                                                           "aging_ranking")},
-    "verdicts": "fslab.analysis.verdicts",
-}
+# The analysis's steps (analysis/step.py), one line each: a module declaring STEP, in the
+# room of the question it answers (cells: what each target measured; pairs: which is
+# faster and how sure; factors: what each option does). They run in the order of what
+# each reads; where that leaves a choice, in this order (methods.csv's order).
+ANALYSIS_STEPS: tuple[str, ...] = (
+    "fslab.analysis.cells.observations",
+    "fslab.analysis.pairs.questions",
+    "fslab.analysis.cells.summary",
+    "fslab.analysis.factors.levels",
+    "fslab.analysis.pairs.comparisons",
+    "fslab.analysis.sittings.on_repeat",
+    "fslab.analysis.pairs.ranking",
+    "fslab.analysis.cells.drift",
+    "fslab.analysis.cells.disturbance",
+    "fslab.analysis.cells.hosts",
+    "fslab.analysis.pairs.aged",
+    "fslab.analysis.factors.sweeps",
+    "fslab.analysis.pairs.sequential",
+    "fslab.analysis.statistic",
+    "fslab.analysis.factors.aging_ranking",
+    "fslab.analysis.verdicts",
+)
 # What a campaign's parse stage and analysis load, heavy ones first (imported on their
 # own they cost 1.2 s here): analysis.pipeline.preload imports them while a campaign waits
 # on its first layout pass, so that time is not added at the end.
@@ -100,5 +109,6 @@ LOOKUPS: tuple[Lookup, ...] = (
     Lookup("fslab.targets", (LOOPFS, FUSEFS, *(name for name, _ in TARGET_KINDS.values()))),
     Lookup("fslab.run.participants", PARTICIPANTS),
     Lookup("fslab.api", tuple(f"{module}:{name}" for name, module in API_TYPES.items())),
-    Lookup("fslab.analysis.pipeline", (*ANALYSIS_STEPS.values(), *PRELOADED)),
+    Lookup("fslab.analysis.step", ANALYSIS_STEPS),
+    Lookup("fslab.analysis.pipeline", PRELOADED),
 )

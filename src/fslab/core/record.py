@@ -17,6 +17,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from fslab.core.run_parts import TargetDescription, Witness, WorkloadMetadata
+
 
 @dataclass
 class RunRecord:
@@ -37,9 +39,9 @@ class RunRecord:
     finished: float = 0.0
     caches_dropped: bool = False
     scale: str = ""  # "quick" or "published" (the study's own scale); "": not recorded
-    target_description: dict[str, Any] = field(default_factory=dict)
-    workload_metadata: dict[str, Any] = field(default_factory=dict)
-    metrics: list[dict[str, Any]] = field(default_factory=list)
+    target_description: TargetDescription = field(default_factory=TargetDescription)
+    workload_metadata: WorkloadMetadata = field(default_factory=WorkloadMetadata)
+    metrics: list[dict[str, object]] = field(default_factory=list)
     # An imported file: its path under the import root, what it is, what its path said.
     source: str = ""
     kind: str = ""
@@ -48,7 +50,7 @@ class RunRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     archive: str = ""  # where it was read from when packed (store.write_run_archive)
     # What else the machine did while it measured (fslab/host/witness.py), with `disturbed`.
-    witness: dict[str, Any] = field(default_factory=dict)
+    witness: Witness = field(default_factory=Witness)
     # A swept cell's level of each factor (plan/sweep.py): columns of the metrics table.
     levels: dict[str, str] = field(default_factory=dict)
     # The cell as fields (core/cell_keys.py): the target as declared and the job; "" in
@@ -65,20 +67,17 @@ class RunRecord:
 
     @property
     def disturbed(self) -> bool:
-        return bool(self.witness.get("disturbed"))
+        return self.witness.disturbed
 
     @property
     def steady(self) -> bool | None:
         """False when fio's per-interval logs showed a step or a trend (parsers/fio_logs.py);
         None when not judged."""
-        found = self.workload_metadata.get("steady")
-        return found.get("steady") if isinstance(found, dict) else None
+        return self.workload_metadata.steady
 
     @property
     def unsteady_because(self) -> str:
-        found = self.workload_metadata.get("steady")
-        return str(found.get("reason", "")) if isinstance(found, dict) and \
-            found.get("steady") is False else ""
+        return self.workload_metadata.unsteady_because
 
     @property
     def machine_s(self) -> float:
@@ -101,15 +100,16 @@ class RunRecord:
         identity, then one column per factor of a sweep."""
         description = self.target_description
         return {"campaign": self.campaign, "run_id": self.run_id, "target": self.target,
-                "fs": self.fs or description.get("fs", ""),
-                "fs_impl": self.fs_impl or description.get("fs_impl", ""),
+                "fs": self.fs or description.fs, "fs_impl": self.fs_impl or description.fs_impl,
                 "workload": self.workload, "iteration": self.iteration,
                 "target_base": self.target_base or self.target,
                 "job": self.job or self.workload, **self.levels}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The record as run.json holds it (an import's empty run-only keys left out)."""
         data = {f.name: getattr(self, f.name) for f in FIELDS if f.name not in NOT_SAVED}
+        for name in PARTS:
+            data[name] = data[name].to_json()
         if not self.imported:
             for name in IMPORT_ONLY:
                 data.pop(name)
@@ -126,17 +126,25 @@ class RunRecord:
             spec = known.get(name)
             if spec is None or value is None:
                 continue
+            if name in PARTS:
+                if not isinstance(value, dict):
+                    raise ValueError(f"{name} is {type(value).__name__}, not dict")
+                values[name] = PARTS[name].from_json(value)
+                continue
             values[name] = _checked(name, value, spec.type)
         return cls(**values, extra={k: v for k, v in data.items() if k not in known})
 
 
 FIELDS = dataclasses.fields(RunRecord)
+# The parts that are records of their own (core/run_parts.py), by field.
+PARTS: dict[str, Any] = {"target_description": TargetDescription,
+                         "workload_metadata": WorkloadMetadata, "witness": Witness}
 IMPORT_ONLY = ("source", "kind", "tool", "fields")
 NOT_SAVED = ("extra", "archive")
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
-    "dict[str, Any]": (dict,), "dict[str, str]": (dict,), "dict[str, float]": (dict,),
-    "list[dict[str, Any]]": (list,),
+    "dict[str, str]": (dict,), "dict[str, float]": (dict,), "dict[str, Any]": (dict,),
+    "list[dict[str, object]]": (list,),
 }
 
 

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
 from fslab.history import parts
@@ -289,7 +289,7 @@ def series_points(path: Path | None, by: str | None = None, across_machines: boo
                list(DISTINCT campaign_id ORDER BY campaign_id) AS campaigns
         FROM placed WHERE order_label IS NOT NULL
         GROUP BY {', '.join(SERIES_KEYS)}, order_label"""
-    parameters: dict[str, Any] = {}
+    parameters: dict[str, object] = {}
     if metrics:
         parameters["metrics"] = list(metrics)
     if by:

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fslab.core.environment_record import Environment
+
 # Files whose bytes name a campaign, in order; an import without them is named by its rows.
 IDENTITY_FILES = ("campaign.toml", "environment.json")
 # A target option that is not configuration but the thing under study: the simulator's
@@ -66,31 +68,28 @@ def campaign_id(directory: Path) -> str:
 def identify(directory: Path, extra_labels: dict[str, str] | None = None) -> Identity:
     """The identity of a results directory: id, machine labels, the user's labels
     (campaign.toml `labels`, then `extra_labels`, which win) and cell signatures."""
-    environment = _read_json(directory / "environment.json")
+    environment = Environment.from_json(_read_json(directory / "environment.json"))
     campaign = _read_toml(directory / "campaign.toml")
-    tools = environment.get("tools") or {}
     labels = {
-        "host": str(environment.get("host", "")),
-        "cpu_model": str(environment.get("cpu_model", "")),
-        "disk_model": str(environment.get("disk_model", "")),
-        "kernel": str(environment.get("kernel", "")),
-        "fslab": str(environment.get("fslab", "")),
-        **{f"tool.{name}": str(version) for name, version in sorted(tools.items())},
+        "host": environment.host, "cpu_model": environment.cpu_model,
+        "disk_model": environment.disk_model, "kernel": environment.kernel,
+        "fslab": environment.fslab,
+        **{f"tool.{name}": version for name, version in sorted(environment.tools.items())},
     }
     labels.update({str(k): str(v) for k, v in (campaign.get("labels") or {}).items()})
     labels.update(extra_labels or {})
-    sitting = environment.get("sitting") or {}
     found = campaign_id(directory)
     return Identity(
         campaign_id=found,
         name=str(campaign.get("name", directory.name)),
-        started=str(environment.get("captured_at", "")),
+        started=environment.captured_at,
         machine=labels["host"],
         labels={k: v for k, v in labels.items() if v},
         workload_signatures=workload_signatures(campaign, _jobs_of(directory)),
         target_signatures=target_signatures(campaign),
         sitting=found,
-        host=str(sitting.get("host") or labels["host"]),
+        host=environment.sitting.host if environment.sitting and environment.sitting.host
+        else labels["host"],
         plan=plan_signature(campaign) if campaign else "",
     )
 

@@ -81,7 +81,7 @@ class Found(SeriesKey):
         """A decided regression: what `fslab history changes` exits 1 on."""
         return self.decision == REGRESSED
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {**asdict(self), "regression": self.regression}
 
     def sentence(self, by: str) -> str:

@@ -13,8 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fslab.core.record import RunRecord
+from fslab.core.run_parts import TargetDescription
 
 # /sys/block/<dev>/stat, in order (Documentation/block/stat.rst); ticks in ms.
 STAT_FIELDS = ("read_ios", "read_merges", "read_sectors", "read_ticks", "write_ios",
@@ -25,12 +29,11 @@ KEPT = ("read_ios", "write_ios", "read_merges", "write_merges", "read_ticks", "w
 SYS_BLOCK = Path("/sys/block")
 
 
-def members(description: dict[str, Any]) -> list[str]:
+def members(description: TargetDescription) -> list[str]:
     """The target's block devices, from its description: a mirror's members, or its one
     loop device (image-less and FUSE-on-file targets have none)."""
-    devices = description.get("devices") or (
-        [description["device"]] if description.get("device") else [])
-    return [Path(str(d)).name for d in devices]
+    devices = description.devices or ((description.device,) if description.device else ())
+    return [Path(d).name for d in devices]
 
 
 def _counters(name: str) -> dict[str, int] | None:
@@ -41,31 +44,67 @@ def _counters(name: str) -> dict[str, int] | None:
     return {field: int(value) for field, value in zip(STAT_FIELDS, values, strict=False)}
 
 
+@dataclass
+class DeviceCount:
+    """One device's counters over a run (or the sum over a run's slices): its member
+    number in the target, its name, the KEPT counters and how busy it was (util, %)."""
+
+    member: int
+    name: str
+    counts: dict[str, int] = field(default_factory=dict)  # KEPT -> the difference
+    util: float = 0.0
+
+    def to_json(self) -> dict[str, object]:
+        return {"member": self.member, "name": self.name, **self.counts, "util": self.util}
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> DeviceCount:
+        return cls(int(row["member"]), str(row["name"]),
+                   {key: int(row.get(key, 0)) for key in KEPT}, float(row.get("util", 0.0)))
+
+
+@dataclass
+class DiskStats:
+    """What a run's devices did (run.json `disk_stats`) and where the figures came from."""
+
+    source: str = ""
+    devices: list[DeviceCount] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        """As run.json holds it ({} when no device was counted)."""
+        if not self.devices:
+            return {}
+        return {"source": self.source, "devices": [d.to_json() for d in self.devices]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DiskStats:
+        return cls(str(data.get("source", "")),
+                   [DeviceCount.from_json(row) for row in data.get("devices") or []
+                    if isinstance(row, dict)])
+
+
 @contextmanager
-def sampled(devices: list[str]) -> Iterator[dict[str, Any]]:
-    """Yield a dict that holds, after the block, each device's counters over it (fio's
-    disk_util fields; util = the share of the time the device was busy, in %)."""
-    found: dict[str, Any] = {}
+def sampled(devices: list[str]) -> Iterator[DiskStats]:
+    """Yield the disk statistics that hold, after the block, each device's counters over
+    it (fio's disk_util fields; util = the share of the time the device was busy, in %)."""
+    found = DiskStats()
     before = {name: _counters(name) for name in devices}
     started = time.monotonic()
     try:
         yield found
     finally:
         elapsed_ms = (time.monotonic() - started) * 1000
-        rows = []
         for index, name in enumerate(devices, start=1):
             after = _counters(name)
             first = before.get(name)
             if after is None or first is None:
                 continue
-            row: dict[str, Any] = {"member": index, "name": name}
-            row.update({key: after[key] - first[key] for key in KEPT})
             busy = after["io_ticks"] - first["io_ticks"]
-            row["util"] = round(100 * busy / elapsed_ms, 2) if elapsed_ms > 0 else 0.0
-            rows.append(row)
-        if rows:
-            found.update(source="/sys/block (counters before and after the run)",
-                         devices=rows)
+            found.devices.append(DeviceCount(
+                index, name, {key: after[key] - first[key] for key in KEPT},
+                round(100 * busy / elapsed_ms, 2) if elapsed_ms > 0 else 0.0))
+        if found.devices:
+            found.source = "/sys/block (counters before and after the run)"
 
 
 def from_fio(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -76,31 +115,30 @@ def from_fio(data: dict[str, Any]) -> list[dict[str, Any]]:
         entries, list) else []
 
 
-def add_up(samples: list[dict[str, Any]]) -> dict[str, Any]:
+def add_up(samples: list[DiskStats]) -> DiskStats:
     """One run measured in slices: each member's counters summed over the slices (util:
     their mean)."""
-    totals: dict[int, dict[str, Any]] = {}
+    totals: dict[int, DeviceCount] = {}
     count: dict[int, int] = {}
     for sample in samples:
-        for row in sample.get("devices", []):
-            member = int(row["member"])
-            total = totals.setdefault(member, {"member": member, "name": row["name"],
-                                               **{key: 0 for key in KEPT}, "util": 0.0})
+        for row in sample.devices:
+            total = totals.setdefault(row.member, DeviceCount(
+                row.member, row.name, {key: 0 for key in KEPT}))
             for key in KEPT:
-                total[key] += row[key]
-            total["util"] += row["util"]
-            count[member] = count.get(member, 0) + 1
+                total.counts[key] += row.counts.get(key, 0)
+            total.util += row.util
+            count[row.member] = count.get(row.member, 0) + 1
     for member, total in totals.items():
-        total["util"] = round(total["util"] / count[member], 2)
-    return {"source": "/sys/block (counters before and after each slice, summed)",
-            "devices": [totals[m] for m in sorted(totals)]} if totals else {}
+        total.util = round(total.util / count[member], 2)
+    return DiskStats("/sys/block (counters before and after each slice, summed)",
+                     [totals[m] for m in sorted(totals)]) if totals else DiskStats()
 
 
 SPLIT_COLUMNS = ["target", "workload", "member", "device", "read_ios", "write_ios",
                  "read_share", "source"]
 
 
-def split_rows(records: Iterable[Any]) -> list[dict[str, Any]]:
+def split_rows(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
     """Per target, workload and member of a multi-device target: reads and writes summed
     over its ok runs and the member's share of the reads (fio's figures where fio gave
     them for the members, else fslab's from /sys/block)."""
@@ -108,22 +146,21 @@ def split_rows(records: Iterable[Any]) -> list[dict[str, Any]]:
     for record in records:
         if record.status != "ok":
             continue
-        stats = record.workload_metadata.get("disk_stats") or {}
-        devices = stats.get("devices") or []
-        if len(devices) < 2:
+        stats = DiskStats.from_json(record.workload_metadata.section("disk_stats"))
+        if len(stats.devices) < 2:
             continue
-        for row in devices:
-            key = (record.target, record.workload, int(row["member"]))
+        for row in stats.devices:
+            key = (record.target, record.workload, row.member)
             total = totals.setdefault(key, {"target": record.target,
                                             "workload": record.workload,
-                                            "member": int(row["member"]),
-                                            "device": row["name"], "read_ios": 0,
-                                            "write_ios": 0, "source": stats.get("source", "")})
-            total["read_ios"] += int(row["read_ios"])
-            total["write_ios"] += int(row["write_ios"])
+                                            "member": row.member, "device": row.name,
+                                            "read_ios": 0, "write_ios": 0,
+                                            "source": stats.source})
+            total["read_ios"] += row.counts.get("read_ios", 0)
+            total["write_ios"] += row.counts.get("write_ios", 0)
     out = sorted(totals.values(), key=lambda r: (r["target"], r["workload"], r["member"]))
-    for row in out:
+    for each in out:
         reads = sum(r["read_ios"] for r in out
-                    if (r["target"], r["workload"]) == (row["target"], row["workload"]))
-        row["read_share"] = round(row["read_ios"] / reads, 4) if reads else float("nan")
+                    if (r["target"], r["workload"]) == (each["target"], each["workload"]))
+        each["read_share"] = round(each["read_ios"] / reads, 4) if reads else float("nan")
     return out

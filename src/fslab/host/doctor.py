@@ -47,7 +47,7 @@ def load(lab: Path) -> Finding:
         time.sleep(SAMPLE_S)
     load1 = os.getloadavg()[0]
     seen = (f"other processes {found.others_cpu_pct:.0f} % of a CPU"
-            + (f" ({', '.join(found.busiest)})" if found.busiest else "")
+            + (f" ({', '.join(b.text() for b in found.busiest)})" if found.busiest else "")
             + f"; load average {load1:.2f} on {os.cpu_count()} CPUs")
     if found.others_cpu_pct >= OTHERS_CPU_PCT:
         return Finding("load", BAD, seen, "CPU-bound jobs lose what others take: results "

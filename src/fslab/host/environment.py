@@ -9,50 +9,45 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from fslab.core.environment_record import Environment, SittingFacts
 from fslab.core.version import __version__
 from fslab.host import system
 
 TOOLS = ("fio", "losetup")  # every campaign's; the targets add their own (Target.tools)
 
 
-def capture(lab_root: Path, tools: Iterable[str] = ()) -> dict[str, Any]:
-    """Return a JSON-ready description of this machine and the tools a campaign uses
-    (fio and losetup, and `tools`: what its targets declare they run)."""
-    return {
-        "captured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "host": socket.gethostname(),
-        "boot_id": _read("/proc/sys/kernel/random/boot_id"),
-        "kernel": platform.release(),
-        "kernel_version": platform.version(),
-        "machine": platform.machine(),
-        "cpu_model": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "memory_bytes": system.memory_bytes(),
-        "python": sys.version.split()[0],
-        "fslab": __version__,
-        "tools": {tool: system.tool_version(tool) for tool in dict.fromkeys((*TOOLS, *tools))},
-        "root": system.is_root(),
-        "lab_dir": str(lab_root),
-        "lab_fs": _fs_of(lab_root),
-        "disk_model": disk_model(lab_root),
-        "virtualization": _virtualization(),
-        "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
-        "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio"),
-    }
+def capture(lab_root: Path, tools: Iterable[str] = ()) -> Environment:
+    """This machine and the tools a campaign uses (fio and losetup, and `tools`: what its
+    targets declare they run)."""
+    return Environment(
+        captured_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        host=socket.gethostname(),
+        boot_id=_read("/proc/sys/kernel/random/boot_id"),
+        kernel=platform.release(),
+        cpu_model=_cpu_model(),
+        cpu_count=os.cpu_count(),
+        memory_bytes=system.memory_bytes(),
+        fslab=__version__,
+        tools={tool: system.tool_version(tool) for tool in dict.fromkeys((*TOOLS, *tools))},
+        disk_model=disk_model(lab_root),
+        facts={"kernel_version": platform.version(), "machine": platform.machine(),
+               "python": sys.version.split()[0], "root": system.is_root(),
+               "lab_dir": str(lab_root), "lab_fs": _fs_of(lab_root),
+               "virtualization": _virtualization(),
+               "dirty_ratio": _read("/proc/sys/vm/dirty_ratio"),
+               "dirty_background_ratio": _read("/proc/sys/vm/dirty_background_ratio")},
+    )
 
 
-def sitting(environment: dict[str, Any], host: str = "") -> dict[str, Any]:
+def sitting(environment: Environment, host: str = "") -> SittingFacts:
     """What makes a results directory one sitting: the machine (`host`, default the
     environment's: a simulated campaign names its simulated host), its boot, the start,
     the kernel, the tools' versions and the lab's disk (environment.json "sitting")."""
-    return {"host": host or str(environment.get("host", "")),
-            "boot_id": environment.get("boot_id", ""),
-            "started": environment.get("captured_at", ""),
-            "kernel": environment.get("kernel", ""),
-            "tools": dict(environment.get("tools") or {}),
-            "lab_disk": environment.get("disk_model") or environment.get("lab_fs", "")}
+    return SittingFacts(host=host or environment.host, boot_id=environment.boot_id,
+                   started=environment.captured_at, kernel=environment.kernel,
+                   tools=dict(environment.tools),
+                   lab_disk=environment.disk_model or str(environment.facts.get("lab_fs", "")))
 
 
 def _read(path: str) -> str:

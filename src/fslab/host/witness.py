@@ -27,9 +27,10 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+from fslab.core.run_parts import Busy, Witness
 
 # Other processes using this much of one core, on average over the run, disturb it: the
 # default jobs saturate both vCPUs, and a quarter core taken is a ~10 % loss for them.
@@ -62,34 +63,6 @@ class Snapshot:
     process_bytes: int = 0  # bytes fslab and its children sent to or read from storage
 
 
-@dataclass
-class Witness:
-    """What else the machine did during one run, and whether that disturbed it."""
-
-    seconds: float = 0.0
-    others_cpu_pct: float = 0.0  # % of one core used by other processes
-    busiest: list[str] = field(default_factory=list)  # "name 41 %"
-    steal_pct: float = 0.0
-    psi_cpu_pct: float = float("nan")
-    psi_io_pct: float = float("nan")
-    psi_memory_pct: float = float("nan")
-    other_io_bytes_s: float = float("nan")
-    disk: str = ""
-    disturbed: bool = False
-    reasons: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: (None if isinstance(v, float) and v != v else v)
-                for k, v in asdict(self).items()}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Witness:
-        known = {f for f in cls.__dataclass_fields__}
-        values: dict[str, Any] = {k: (float("nan") if v is None else v)
-                                  for k, v in data.items() if k in known}
-        return cls(**values)
-
-
 class Watcher:
     """Reads the counters for one lab: which processes and devices are fslab's own."""
 
@@ -115,7 +88,7 @@ class Watcher:
             if cpu > base:
                 used.append(((cpu - base) / self.ticks, name))
         others = 100.0 * sum(seconds for seconds, _ in used) / wall
-        busiest = [f"{name} {100.0 * seconds / wall:.0f} %"
+        busiest = [Busy(name, 100.0 * seconds / wall)
                    for seconds, name in sorted(used, reverse=True)[:TOP]
                    if 100.0 * seconds / wall >= 1.0]
         steal = 100.0 * (after.steal_ticks - before.steal_ticks) / self.ticks / wall
@@ -194,7 +167,7 @@ def judge(found: Witness) -> None:
     """Set `disturbed` and the reasons from the thresholds."""
     reasons = []
     if found.others_cpu_pct >= OTHERS_CPU_PCT:
-        who = f" ({', '.join(found.busiest)})" if found.busiest else ""
+        who = f" ({', '.join(b.text() for b in found.busiest)})" if found.busiest else ""
         reasons.append(f"other processes used {found.others_cpu_pct:.0f} % of a CPU{who}")
     if found.steal_pct >= STEAL_PCT:
         reasons.append(f"the hypervisor stole {found.steal_pct:.0f} % of a CPU")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.metrics import Measurement, add_rows, empty_columns
 from fslab.core.record import RunRecord
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 
 CHUNK = 256  # files per worker task (and per archive)
 File = tuple[str, str, str | None]  # import root, file, pattern
-ENVIRONMENT = {"imported": True,
-               "note": "results collected elsewhere: environment unknown to fslab"}
+ENVIRONMENT = Environment(imported=True,
+                          note="results collected elsewhere: environment unknown to fslab")
 
 
 @dataclass
@@ -217,10 +218,11 @@ class Import:
     def inputs(self) -> Inputs:
         """The rows as the analysis reads a results directory (analysis/pipeline.py)."""
         from fslab.analysis.pipeline import Inputs
+        from fslab.core.campaign_settings import CampaignSettings
         from fslab.core.metrics import metrics_frame
 
         return Inputs(metrics_frame(self.table, categorical=True), [], ENVIRONMENT,
-                      self.campaign)
+                      CampaignSettings.from_table(self.campaign))
 
     def finish(self) -> ImportReport:
         """Wait for the copies, then write the campaign, environment, metrics and report."""
@@ -313,7 +315,7 @@ def _refuse_same_path_twice(files: list[File]) -> None:
         seen[relative] = file
 
 
-def _csv(rows: list[dict[str, Any]]) -> str:
+def _csv(rows: list[dict[str, object]]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["run_id"])
     writer.writeheader()

@@ -20,7 +20,7 @@ from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
 from fslab.ingest.importer import add_file_rows
-from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
+from fslab.parsers.registry import RawOutputError, parse_run
 from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def reparse(results_dir: Path) -> ReparseReport:
     if results.version < 3 and (results.path / "runs.csv").exists():  # store.FORMAT
         raise UserError(f"{results_dir} was imported without copies of its files (by fslab "
                         "before results format 3): import the original files again")
-    default_host = str(results.environment().get("host", ""))
+    default_host = results.environment().host
     report = ReparseReport()
     imported = empty_columns()  # an import's rows live in metrics.parquet alone
     previous: list[pd.DataFrame] = []  # the rows before, read once if a copy fails
@@ -62,7 +62,7 @@ def reparse(results_dir: Path) -> ReparseReport:
         if record.imported:
             add_file_rows(imported, record, parsed.measurements)
             continue
-        merge_derived(record.workload_metadata, parsed.metadata)
+        record.workload_metadata = record.workload_metadata.merged(parsed.metadata)
         columns = empty_columns()
         add_rows(columns, record.identity(), parsed.measurements, _host(record, default_host))
         record.metrics = rows(columns)

@@ -136,7 +136,7 @@ class Steadiness:
     steady: bool | None  # None: not judged (sliced, or too short)
     reason: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"steady": self.steady, "reason": self.reason}
 
 

@@ -15,8 +15,6 @@ of the run and those rows (the host's CPU share the runner sampled, per I/O of t
 
 from __future__ import annotations
 
-from typing import Any
-
 from fslab.parsers import aging_kind, fio_kinds, host_cpu, imported_kinds
 from fslab.parsers.raw_files import Addition, Parsed, RawFiles, RawKind, RawOutputError
 
@@ -63,13 +61,3 @@ def parse_run(files: RawFiles) -> Parsed:
 def _readable() -> str:
     names = [kind.describes for kind in kinds() if kind.describes]
     return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
-
-
-def merge_derived(metadata: dict[str, Any], derived: dict[str, Any]) -> None:
-    """Put what the parse stage derived into a run's metadata (a dict it shares with the
-    runner's own, like `slices`, is merged one level down)."""
-    for key, value in derived.items():
-        if isinstance(value, dict) and isinstance(metadata.get(key), dict):
-            metadata[key] = {**metadata[key], **value}
-        else:
-            metadata[key] = value

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from fslab.core.campaign_settings import LookCell
 from fslab.core.errors import UserError
 from fslab.core.metrics import HEADLINE_METRICS
 from fslab.core.toml_file import read_toml
@@ -26,7 +27,6 @@ from fslab.plan.schema import (
     FILL_FRACTION,
     Campaign,
     CampaignFile,
-    LookCell,
     Overrides,
     WorkloadEntry,
 )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from fslab.core.campaign_settings import LookCell
 from fslab.core.cell_keys import CellKey, Level, path_name
-from fslab.plan.schema import Campaign, LookCell
+from fslab.plan.schema import Campaign
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
 from fslab.workloads.base import Workload

@@ -44,9 +44,9 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
     parts.append(Text("Targets", style="bold"))
     for name, target in targets.items():
         info = target.describe()
-        details = "; ".join(f"{k}: {_short(v)}" for k, v in info.items()
+        details = "; ".join(f"{k}: {_short(v)}" for k, v in info.to_json().items()
                             if k not in ("target", "fs"))
-        parts.append(Text(f"  {name} ({info.get('fs', '')}): {details}"))
+        parts.append(Text(f"  {name} ({info.fs}): {details}"))
     shown: set[str] = set()
     for run in plan.runs:
         if run.workload.name in shown:

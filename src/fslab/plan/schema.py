@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from fslab.core.campaign_settings import LookCell
 from fslab.core.cell_keys import CellKey
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.target_entries import TargetEntry
@@ -50,19 +51,6 @@ class WorkloadEntry(BaseModel):
     # The jobs this entry runs, written by fslab into a resolved campaign (the history
     # reads a job's definition by them without the presets: history/identity.py).
     jobs: list[str] | None = None
-
-
-class LookCell(NamedTuple):
-    """A cell a round of --resolve measures: up to which iteration, at what run length
-    (seconds; 0: the campaign's runtime) and with what weight its iterations enter the
-    pairs' estimates (a run's precision relative to the campaign's own runs: a longer
-    run is not the same observation as a short one; run/resolve.py plans both)."""
-
-    target: str
-    workload: str
-    last: int
-    runtime: int = 0
-    weight: float = 1.0
 
 
 class ResolveTable(BaseModel):

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.host import system
 from fslab.parsers.aging_kind import power_buckets
@@ -178,13 +178,13 @@ def probe(fs: str, device: str, mountpoint: str, pool: str = "",
     return PROBES[kind](device, mountpoint, pool, search_dir)
 
 
-def of_mounted(place: Mounted) -> dict[str, Any]:
+def of_mounted(place: Mounted) -> dict[str, object]:
     """A provisioned target's free extents now, as JSON (synced first: the probes read the
     device; a zfs pool is searched for in its images' directory)."""
     os.sync()
     description = place.description
     search_dir = next((str(Path(r.path).parent) for r in place.resources if r.kind == "file"),
                       "")
-    found = probe(str(description.get("fs", "")), str(description.get("device", "")),
-                  str(place.path), str(description.get("pool", "")), search_dir)
+    found = probe(description.fs, description.device, str(place.path), description.pool,
+                  search_dir)
     return asdict(found)

@@ -18,7 +18,7 @@ from fslab.core.units import format_bound, format_bytes
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc
 
-SERIES, TREND = "aging_series.csv", "aging_trend.csv"
+SERIES, TREND, RANKING = "aging_series.csv", "aging_trend.csv", "aging_ranking.csv"
 AGING_KINDS = "aging"  # the verdicts' rows of the aging question (kind aging, aging_…)
 
 
@@ -37,7 +37,7 @@ def aging_answer(data: ReportData, page: Page) -> None:
                                                          strict=True)]
     page.add("".join(tags.get(kind, "<p class='verdict'>{}</p>").format(esc(text))
                      for kind, text in said if kind != "aging_label"))
-    ranking = data.analysis.aging_ranking
+    ranking = data.analysis.extra.get(RANKING, pd.DataFrame())
     for (workload, metric), found in ranking.groupby(["workload", "metric"], sort=False):
         page.chart(ratios_chart(str(workload), str(metric), found))
     if not ranking.empty:

@@ -15,9 +15,10 @@ from typing import Any
 import pandas as pd
 
 from fslab.core.metrics import title
+from fslab.core.run_parts import TargetDescription
 from fslab.core.units import format_bytes, format_value
 from fslab.report.data import ReportData, ResultsSource
-from fslab.report.page import Page, esc
+from fslab.report.page import Chart, Page, esc
 
 AGING = "aging"  # the workload of an aging run (aging/age.py)
 LATENCY = ("op_lat_p50_ns", "op_lat_mean_ns")
@@ -66,15 +67,16 @@ def _setup_table(data: ReportData, targets: list[str]) -> str:
         if "outcome" in data.records else pd.Series(dtype=str)
     for target in targets:
         source, name = _source_of(data, target)
-        described: dict[str, Any] = (source.environment.get("targets") or {}).get(name, {})
-        aging = source.campaign.get("aging") or {}
-        values = {"file system": f"{described.get('fs', '?')} ({described.get('fs_impl', '')})",
-                  "image": format_bytes(described["image_size"])
-                  if described.get("image_size") else "–",
+        described = source.environment.targets.get(name) or TargetDescription()
+        aging = source.campaign.aging
+        mkfs = described.details.get("mkfs_command") or []
+        values = {"file system": f"{described.fs or '?'} ({described.fs_impl})",
+                  "image": format_bytes(described.image_size)
+                  if described.image_size else "–",
                   **{key: aging.get(key, "–") for key in SETTINGS},
                   "outcome": outcomes.get(target, "–") if target in outcomes.index else "–",
-                  "mkfs": " ".join(described.get("mkfs_command") or []) or "–",
-                  "mount options": described.get("mount_options", "–")}
+                  "mkfs": " ".join(str(word) for word in mkfs) or "–",
+                  "mount options": described.mount_options or "–"}
         for key, value in values.items():
             rows.setdefault(key, []).append("–" if value is None else str(value))
     head = "".join(f"<th>{esc(t)}</th>" for t in targets)
@@ -113,7 +115,7 @@ def _interval(row: Any) -> str:
     return text
 
 
-def _evolution(rows: pd.DataFrame, metric: str, label: str) -> dict[str, Any] | None:
+def _evolution(rows: pd.DataFrame, metric: str, label: str) -> Chart | None:
     if rows.empty:
         return None
     data = [{"type": "scatter", "mode": "lines+markers", "name": str(target),

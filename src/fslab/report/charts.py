@@ -10,13 +10,13 @@ import pandas as pd
 
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER, headline_metrics, title
 from fslab.core.units import display_scale, turned
+from fslab.report.page import Chart
 
-Chart = dict[str, Any]
 PERCENTILES = [("clat_p50_ns", "p50"), ("clat_p90_ns", "p90"), ("clat_p99_ns", "p99"),
                ("clat_p99_9_ns", "p99.9"), ("clat_p99_99_ns", "p99.99")]
 
 
-def _layout(title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+def _layout(title: str, y_title: str, **extra: Any) -> Chart:
     return {"title": {"text": title}, "yaxis": {"title": {"text": y_title}},
             "margin": {"t": 50, "l": 70, "r": 20, "b": 60}, "height": 380,
             "legend": {"orientation": "h"}, **extra}
@@ -186,7 +186,7 @@ def ranking_chart(ranking: pd.DataFrame, headline_row: Any) -> Chart | None:
         yaxis={"autorange": "reversed"}, showlegend=False)}
 
 
-def intervals_chart(workload: str, rows: pd.DataFrame) -> dict[str, Any] | None:
+def intervals_chart(workload: str, rows: pd.DataFrame) -> Chart | None:
     """Throughput against time in the run, one line per target (its first iteration)."""
     metric = "iops" if (rows["metric"] == "iops").any() else "bw_bytes"
     picked = rows[rows["metric"] == metric]

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
 from fslab.results.stats_files import Analysis
 
 
@@ -20,8 +21,8 @@ class ResultsSource:
     path: Path
     label: str  # the directory's label ("" when it is the report's only one)
     targets: dict[str, str]  # its target names -> their labels in the report
-    campaign: dict[str, Any]
-    environment: dict[str, Any]
+    campaign: CampaignSettings
+    environment: Environment
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class ReportData:
     sources: list[ResultsSource]
     intervals: pd.DataFrame | None = None  # fio's per-interval values (results/intervals.py)
     # {job: its fio options as its runs recorded them} (run.json: job_options)
-    job_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    job_options: dict[str, dict[str, object]] = field(default_factory=dict)
     # Its sittings pooled (stats/pooled.csv, pooled_sittings.csv, the pooled verdicts'
     # lines: `fslab run --again`), or None
     pooled: tuple[pd.DataFrame, pd.DataFrame, list[str]] | None = None
@@ -70,15 +71,15 @@ class ReportData:
         return self.sources[0].path
 
     @property
-    def environment(self) -> dict[str, Any]:
+    def environment(self) -> Environment:
         return self.sources[0].environment
 
     @property
-    def campaign(self) -> dict[str, Any]:
+    def campaign(self) -> CampaignSettings:
         return self.sources[0].campaign
 
     @property
     def name(self) -> str:
         if len(self.sources) > 1:
             return " + ".join(source.label for source in self.sources)
-        return str(self.campaign.get("name", self.results_dir.name))
+        return self.campaign.name or self.results_dir.name

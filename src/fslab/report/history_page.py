@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from fslab.core.units import format_value
-from fslab.report.page import Page, esc
+from fslab.report.page import Chart, Page, esc
 
 BAND = "rgba(31,119,180,0.18)"
 LINE = "#1f77b4"
@@ -65,7 +65,7 @@ def _steady_table(series: list[Any]) -> str:
             f"<th>machine</th><th>points</th><th>latest</th></tr>{rows}</table>")
 
 
-def chart(item: Any, by: str) -> dict[str, Any]:
+def chart(item: Any, by: str) -> Chart:
     """The series' geometric means with their 95 % band against the ordering label,
     a dashed line at each change with its ratio."""
     labels = [p.label for p in item.points]

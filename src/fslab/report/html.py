@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
 
 import pandas as pd
 
+from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
 from fslab.report.aging_figures import AGING_KINDS, aging_answer, aging_figures
@@ -165,16 +166,18 @@ def _intervals_section(data: ReportData, page: Page) -> None:
         page.chart(charts.intervals_chart(str(workload), rows))
 
 
-def _plugin_statistics(data: ReportData, page: Page) -> None:
-    """The plug-ins' statistics (analysis/statistic.py): each table under its method."""
+def _further_tables(data: ReportData, page: Page) -> None:
+    """The tables no part of the report names: the plug-ins' statistics
+    (analysis/statistic.py) and any step's table of its own (analysis/step.py), each
+    under its method."""
     analysis = data.analysis
     if not analysis.extra:
         return
     methods = dict(zip(analysis.methods.get("step", []), analysis.methods.get("method", []),
                        strict=True))
-    page.add("<h2>Further statistics</h2>")
+    page.add("<h2>Further tables</h2>")
     for name, frame in sorted(analysis.extra.items()):
-        step = name.removesuffix(".csv")  # a statistic's table is stats/NAME.csv
+        step = name.removesuffix(".csv")  # a statistic's or step's table is stats/NAME.csv
         said = methods.get(step, "")
         shown = table(frame, list(frame.columns)) if not frame.empty else \
             "<p>Nothing to show.</p>"
@@ -197,7 +200,7 @@ FOLDED_ROWS = 40
 
 SECTIONS: list[Section] = [_title, aging_answer, _verdict_section, _pooled, sweep_section,
                            aging_section.aging_runs, aging_figures, _workloads,
-                           _intervals_section, _statistics, _plugin_statistics,
+                           _intervals_section, _statistics, _further_tables,
                            _failed_runs, _setup]
 
 
@@ -216,33 +219,31 @@ def _verdicts(verdicts: pd.DataFrame) -> str:
                                          strict=True))
 
 
-def _environment(environment: dict[str, Any]) -> str:
-    flat = {k: v for k, v in environment.items() if not isinstance(v, dict)}
+def _environment(environment: Environment) -> str:
+    flat = {k: v for k, v in environment.to_json().items() if not isinstance(v, dict)}
     rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in flat.items())
-    tools = environment.get("tools", {})
     rows += "".join(f"<tr><th>{esc(k)} version</th><td>{esc(v)}</td></tr>"
-                    for k, v in tools.items())
-    targets = environment.get("targets", {})
+                    for k, v in environment.tools.items())
     target_rows = "".join(
-        f"<tr><th>{esc(name)}</th><td>{esc(json.dumps(info, default=str))}</td></tr>"
-        for name, info in targets.items())
+        f"<tr><th>{esc(name)}</th><td>{esc(json.dumps(info.to_json(), default=str))}</td></tr>"
+        for name, info in environment.targets.items())
     return f"<table>{rows}</table>" + (f"<h3>Targets</h3><table>{target_rows}</table>"
                                        if target_rows else "")
 
 
-def _methodology(campaign: dict[str, Any], runs: pd.DataFrame, analysis: Analysis) -> str:
+def _methodology(campaign: CampaignSettings, runs: pd.DataFrame, analysis: Analysis) -> str:
     """How this campaign ran (its records), then each analysis step's own statement
     (stats/methods.csv, written by the step's module)."""
     dropped = int(runs["caches_dropped"].fillna(False).astype(bool).sum()) \
         if "caches_dropped" in runs else 0
     summary = analysis.summary
     items = [
-        f"Iterations: {campaign.get('iterations', 'unknown')} per (target, workload); a "
-        f"fresh file system per {campaign.get('fresh', 'iteration')}.",
+        f"Iterations: {campaign.iterations or 'unknown'} per (target, workload); a "
+        f"fresh file system per {campaign.fresh or 'iteration'}.",
         f"Order: (target, workload) pairs shuffled within each iteration with seed "
-        f"{campaign.get('seed', 'unknown')}.",
+        f"{'unknown' if campaign.seed is None else campaign.seed}.",
         f"Caches: synced and dropped before {dropped} of {len(runs)} runs.",
-        f"Runtime per fio job: {campaign.get('runtime', 'n/a')} s.",
+        f"Runtime per fio job: {campaign.runtime or 'n/a'} s.",
         *[str(method) for method in analysis.methods.get("method", [])],
         "Implementations: " + "; ".join(
             f"{t} = {i}" for t, i in summary.drop_duplicates("target")[

@@ -11,6 +11,9 @@ import pandas as pd
 
 from fslab.core.units import format_value
 
+# A chart: a Plotly figure's JSON (data and layout), drawn by the page's script.
+Chart = dict[str, Any]
+
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;color:#222}
 h1{margin-bottom:0}h2{border-bottom:2px solid #ddd;padding-bottom:.2em;margin-top:2em}
@@ -66,7 +69,7 @@ class Page:
     def add(self, fragment: str) -> None:
         self.parts.append(fragment)
 
-    def chart(self, spec: dict[str, Any] | None) -> None:
+    def chart(self, spec: Chart | None) -> None:
         if spec is None:
             return
         self.count += 1
@@ -91,7 +94,7 @@ CAPTION_LINE = 100
 TITLE_LINE_PX = 22  # the top margin each line of title takes
 
 
-def fitted(spec: dict[str, Any]) -> dict[str, Any]:
+def fitted(spec: Chart) -> Chart:
     """A chart whose labels fit: every axis makes room for its tick labels and title
     (automargin), and a long title or caption is wrapped into lines with room above
     the plot. Every chart of every report passes here (Page.chart)."""

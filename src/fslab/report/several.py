@@ -11,11 +11,14 @@ directory is still compared within its iterations and a pair across two never is
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 
 from fslab.analysis.pipeline import Inputs, inputs_of
+from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import ByIteration, Environment
 from fslab.report.data import ResultsSource
 from fslab.results.store import ResultsDir
 
@@ -28,7 +31,7 @@ def several(directories: list[ResultsDir]) -> tuple[list[ResultsSource], Inputs]
     names = [d.path.name for d in directories]
     labelled: list[ResultsSource] = []
     metrics, records = [], []
-    environment: dict[str, Any] = {"targets": {}, "ceilings": {}, "ceilings_by_iteration": {}}
+    environment = Environment()
     for number, results in enumerate(directories):
         name = names[number]
         label = name if names.count(name) == 1 else f"{name} ({number + 1})"
@@ -47,16 +50,15 @@ def several(directories: list[ResultsDir]) -> tuple[list[ResultsSource], Inputs]
             r, target=label_of.get(r.target, r.target), run_id=f"{label}/{r.run_id}",
             iteration=r.iteration + shift) for r in inputs.records]
         env = inputs.environment
-        environment["targets"].update({label_of.get(name, name): info
-                                       for name, info in (env.get("targets") or {}).items()})
-        _merge(environment["ceilings"], env.get("ceilings") or {})
-        _merge(environment["ceilings_by_iteration"],
-               _shifted(env.get("ceilings_by_iteration") or {}, shift))
-        environment["imported"] = environment.get("imported") or bool(env.get("imported"))
-        environment.setdefault("memory_bytes", env.get("memory_bytes"))
-    primaries = {tuple(s.campaign.get("primary", ())) for s in labelled}
-    settings = {"name": " + ".join(s.label for s in labelled),
-                "primary": list(primaries.pop()) if len(primaries) == 1 else []}
+        environment.targets.update({label_of.get(name, name): info
+                                    for name, info in env.targets.items()})
+        _merge(environment.ceilings, env.ceilings)
+        _merge(environment.ceilings_by_iteration, _shifted(env.ceilings_by_iteration, shift))
+        environment.imported = environment.imported or env.imported
+        environment.memory_bytes = environment.memory_bytes or env.memory_bytes
+    primaries = {s.campaign.primary for s in labelled}
+    settings = CampaignSettings(name=" + ".join(s.label for s in labelled),
+                                primary=primaries.pop() if len(primaries) == 1 else ())
     return labelled, Inputs(pd.concat(metrics, ignore_index=True), records, environment,
                             settings)
 
@@ -73,7 +75,7 @@ def run_tables(directories: list[ResultsDir], labelled: list[ResultsSource]) -> 
     return pd.concat(tables, ignore_index=True)
 
 
-def _merge(into: dict[str, Any], more: dict[str, Any]) -> None:
+def _merge(into: dict[str, Any], more: Mapping[str, Any]) -> None:
     for key, value in more.items():
         if isinstance(value, dict) and isinstance(into.get(key), dict):
             _merge(into[key], value)
@@ -81,7 +83,7 @@ def _merge(into: dict[str, Any], more: dict[str, Any]) -> None:
             into[key] = value
 
 
-def _shifted(by_iteration: dict[str, Any], shift: int) -> dict[str, Any]:
+def _shifted(by_iteration: ByIteration, shift: int) -> ByIteration:
     """ceilings_by_iteration ({workload: {op: {metric: {iteration: value}}}}) with its
     iterations moved by `shift`."""
     return {workload: {op: {metric: {str(int(i) + shift): v for i, v in values.items()}

@@ -14,8 +14,8 @@ import pandas as pd
 from fslab.core.cell_keys import CellKey, level_label, numeric, ordered, short_names
 from fslab.core.metrics import title
 from fslab.core.units import display_scale
+from fslab.report.page import Chart
 
-Chart = dict[str, Any]
 LATENCY = "clat_p99_ns"
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf"]
@@ -57,8 +57,8 @@ def scaling_chart(summary: pd.DataFrame, job: str, op: str, metric: str, factor:
     """The primary metric (left) and p99 completion latency (right) against a numeric
     factor, log axes, one line per configuration with its 95 % interval as a band."""
     panels = [(metric, "x", "y"), (LATENCY, "x2", "y2")]
-    traces: list[dict[str, Any]] = []
-    layout: dict[str, Any] = {}
+    traces: list[Chart] = []
+    layout: Chart = {}
     drawn = 0
     for index, (shown, xaxis, yaxis) in enumerate(panels):
         cells = job_cells(summary, job, op, shown)

@@ -4,7 +4,7 @@ its best configuration and those within reach."""
 
 from __future__ import annotations
 
-from fslab.core.cell_keys import declared_levels, is_numeric
+from fslab.core.cell_keys import is_numeric
 from fslab.report import sweep_charts
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
@@ -16,7 +16,7 @@ def sweep_section(data: ReportData, page: Page) -> None:
     if effects is None or effects.empty:
         return
     summary, best = data.analysis.summary, data.analysis.best
-    declared = declared_levels(data.campaign)
+    declared = data.campaign.levels
     page.add("<h2>Sweeps: which options, at what load</h2><p class='muted'>Each factor's "
              "effect is a ratio to its first level, from one model of the runs' logarithms "
              "with iterations as blocks (stats/effects.csv); bands are each cell's own 95 % "
@@ -57,6 +57,6 @@ def job_caption(data: ReportData, job: str, factors: list[str]) -> str:
         return f"swept: {', '.join(factors)}"
     text = " ".join(f"{k}={v}" for k, v in options.items()
                     if k not in factors and k not in ("runtime", "size"))
-    version = (data.environment.get("tools") or {}).get("fio")
+    version = data.environment.tools.get("fio")
     head = f"fio {version}; " if version else ""
     return f"{head}{job}: {text}; swept: {', '.join(factors)}"

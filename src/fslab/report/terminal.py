@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from rich.console import Group, RenderableType
@@ -183,3 +185,58 @@ def compare_report(comparison: CampaignComparison) -> RenderableType:
     counts = ", ".join(f"{comparison.count(decision)} {decision}"
                        for decision in ("regressed", "improved", "same", "unresolved"))
     return Group(*parts, *differences, f"questions: {counts}")
+
+
+def skipped_table(skipped: list[tuple[str, str]], listed_in: Path) -> RenderableType:
+    """`fslab import`'s skipped files and why (listed in `listed_in` too)."""
+    table = Table(title=f"Skipped files ({len(skipped)}; also in {listed_in})",
+                  title_justify="left")
+    table.add_column("file")
+    table.add_column("reason")
+    for name, reason in skipped:
+        table.add_row(escape(name), escape(reason))
+    return table
+
+
+# Labels the history sets itself (the machine, the tools): `history list` shows the
+# user's own.
+MACHINE_LABELS = ("host", "cpu_model", "disk_model")
+
+
+def campaigns_table(rows: pd.DataFrame) -> RenderableType:
+    """`fslab history list`: every campaign of the catalogue with the user's labels."""
+    table = Table("campaign", "name", "started", "machine", "labels", "path")
+    for row in rows.itertuples(index=False):
+        labels = json.loads(row.labels or "{}")
+        own = {k: v for k, v in labels.items() if not k.startswith("tool.")
+               and k not in MACHINE_LABELS}
+        table.add_row(str(row.campaign_id), escape(str(row.name)), str(row.started),
+                      escape(str(row.machine)),
+                      escape(", ".join(f"{k}={v}" for k, v in own.items())),
+                      escape(str(row.path)))
+    return table
+
+
+def campaigns_text(rows: pd.DataFrame, spreads: list[str]) -> list[RenderableType]:
+    """`fslab history list`: the campaigns' table, then each host's between-sitting spread
+    of ratios (what a repeat interval reads), where the catalogue knows one."""
+    out: list[RenderableType] = [campaigns_table(rows)]
+    if spreads:
+        out.append(Text("Between-sitting spread of ratios, per host (what a repeat interval "
+                        "reads):"))
+        out += [Text("  " + line) for line in spreads]
+    return out
+
+
+def changes_text(series: list[Any], by: str, method: str) -> list[RenderableType]:
+    """`fslab history changes`: each change as a sentence (regressions first, in red),
+    then the count and the method (history/series.py: the series and their changes)."""
+    found = sorted((change for s in series for change in s.changes),
+                   key=lambda c: (not c.regression, c.p_value))
+    out: list[RenderableType] = [
+        f"[{'red' if c.regression else 'green'}]{escape(c.sentence(by))}"
+        f"[/{'red' if c.regression else 'green'}]" for c in found]
+    steady = len(series) - len({(c.target, c.workload, c.op, c.metric) for c in found})
+    out.append(Text(f"{len(found)} change(s) in {len(series)} series; {steady} without "
+                    f"one. Method: {method}", style="dim"))
+    return out

@@ -21,7 +21,7 @@ def legacy_target(target: str) -> str:
     return str(target).split(" ", 1)[0]
 
 
-def with_cell_fields(row: dict[str, Any]) -> dict[str, Any]:
+def with_cell_fields(row: dict[str, object]) -> dict[str, object]:
     """A metrics row of an older run record, with its cell's fields."""
     if "job" not in row:
         row["job"] = legacy_job(str(row.get("workload", "")))

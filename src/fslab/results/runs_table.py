@@ -31,9 +31,10 @@ def runs_table(found: Iterable[RunRecord], index: Path) -> Any:
 
     records = list(found)
     rows = [{**{k: getattr(record, k) for k in KEYS}, "disturbed": record.disturbed,
-             **{k: record.witness.get(k) for k in SEEN},
-             "disturbed_by": "; ".join(record.witness.get("reasons") or []),
-             "outcome": str(record.workload_metadata.get("outcome", "")),
+             **{k: getattr(record.witness, k) if record.witness.seen else None
+                for k in SEEN},
+             "disturbed_by": "; ".join(record.witness.reasons),
+             "outcome": record.workload_metadata.outcome,
              "steady": record.steady, "unsteady_because": record.unsteady_because,
              "machine_s": record.machine_s, "measured_s": record.measured_s,
              "wall_s": max(0.0, record.finished - record.started),

@@ -1,8 +1,9 @@
 """stats/ as a stage on disk: what `fslab analyze` wrote, read back by `fslab report`.
 
-`fslab analyze` writes the tables (TABLES below; verdicts.txt is the text of
-verdicts.csv), the per-run table the charts draw (runs.parquet) and `analysis.json`: the
-analysis format version and the metrics table it was computed from (size and time). A
+`fslab analyze` writes the tables (each declared by its step: analysis/step.py;
+verdicts.txt is the text of verdicts.csv), the per-run table the charts draw
+(runs.parquet) and `analysis.json`: the analysis format version, every table's file and
+the metrics table it was computed from (size and time). A
 report renders from these without importing the analysis (scipy.stats, statsmodels)
 while they are current; otherwise it analyses again.
 """
@@ -41,9 +42,17 @@ class Analysis:
     probe_states: pd.DataFrame  # states probed during runs, in order (aging runs)
     effects: pd.DataFrame  # a sweep's factor effects (effects.csv; empty without a sweep)
     best: pd.DataFrame  # a sweep's best configurations and those within reach (best.csv)
-    aging_ranking: pd.DataFrame  # fs × age: does the ranking survive aging (empty otherwise)
-    # the plug-ins' statistics (analysis/statistic.py): file in stats/ -> its table
+    # every other table: the plug-ins' statistics (analysis/statistic.py) and the tables
+    # of steps no reader names (analysis/step.py): file in stats/ -> its table
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # each named table and step's table that is written: its name -> its file in stats/,
+    # as its step declares it (an empty optional one is not written)
+    files: dict[str, str] = field(default_factory=dict)
+
+
+# The tables readers name (Analysis's fields); their files are their steps' declarations.
+ANALYSIS_TABLES = ("summary", "tests", "pairwise", "verdicts", "headline", "ranking", "drift",
+                   "hosts", "aged", "disturbed", "methods", "probe_states", "effects", "best")
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -66,33 +75,25 @@ STATS = DirFormat("analysis", "analysis.json", unstamped=0, history={
        "best.csv names configurations as shortly as the job's allow",
     7: "the plug-ins' statistics: a table each (analysis.json lists them under extra); "
        "the probes' states of an aging run in probe_states.csv (was series.csv)",
-    8: "aging_ranking.csv (an `age` factor: the ranking fresh and aged, the interaction "
-       "decided); verdicts.csv rows of kinds aging_heading, aging_family, aging, "
-       "aging_label first",
+    8: "analysis.json's tables name every step's table (its name: its file), a table no "
+       "reader names among them; pairwise.csv has better, t and noise; summary.csv's "
+       "primary column before the factors'",
 })
 INDEX = STATS.marker
-# Every table of stats/: Analysis field -> file. The one declaration that writes and reads.
-TABLES = {"summary": "summary.csv", "tests": "tests.csv", "pairwise": "pairwise.csv",
-          "headline": "headline.csv", "ranking": "ranking.csv", "drift": "drift.csv",
-          "hosts": "hosts.csv", "aged": "aged_vs_fresh.csv", "disturbed": "disturbed.csv",
-          "verdicts": "verdicts.csv", "methods": "methods.csv",
-          "probe_states": "probe_states.csv",
-          "effects": "effects.csv", "best": "best.csv", "aging_ranking": "aging_ranking.csv"}
-# written only when not empty
-OPTIONAL = frozenset({"hosts", "aged", "disturbed", "probe_states", "effects", "best",
-                      "aging_ranking"})
-
-
 def write_tables(results: ResultsDir, done: Analysis) -> None:
-    """Write every table of TABLES from its Analysis field (optional ones when not empty)."""
-    for key, name in TABLES.items():
-        frame = getattr(done, key)
-        if key in OPTIONAL and frame.empty:
-            (results.stats_dir / name).unlink(missing_ok=True)
-            continue
-        write_atomic(results.stats_dir / name, frame.to_csv(index=False))
-    for name, frame in done.extra.items():
-        write_atomic(results.stats_dir / name, frame.to_csv(index=False))
+    """Write every table of `done.files` and every extra table; a table the analysis
+    before wrote and this one does not (an optional one now empty) is removed."""
+    before = (_index(results) or {}).get("tables", {})
+    extra_files = set(done.extra)
+    for name, file in done.files.items():
+        frame = getattr(done, name) if name in ANALYSIS_TABLES else done.extra[file]
+        write_atomic(results.stats_dir / file, frame.to_csv(index=False))
+        extra_files.discard(file)
+    for file in sorted(extra_files):
+        write_atomic(results.stats_dir / file, done.extra[file].to_csv(index=False))
+    for file in set(before.values()) - set(done.files.values()) if isinstance(before, dict) \
+            else ():
+        (results.stats_dir / str(file)).unlink(missing_ok=True)
 
 
 def _source(results: ResultsDir) -> dict[str, float]:
@@ -107,8 +108,8 @@ def write_index(results: ResultsDir, done: Analysis) -> None:
     done.runs.to_parquet(results.stats_dir / "runs.parquet", index=False)
     write_atomic(results.stats_dir / INDEX, json.dumps({
         **STATS.stamp(), "metrics": _source(results),
-        "tables": {k: v for k, v in TABLES.items() if (results.stats_dir / v).exists()},
-        "extra": sorted(done.extra),
+        "tables": done.files,
+        "extra": sorted(set(done.extra) - set(done.files.values())),
     }, indent=1))
 
 
@@ -155,10 +156,14 @@ def load_analysis(results: ResultsDir) -> Analysis | None:
         frame[text] = frame[text].fillna("")
         return frame
 
+    files = index.get("tables", {})
     try:
         runs = pd.read_parquet(results.stats_dir / "runs.parquet")
         return Analysis(metrics=None, runs=runs,
-                        **{key: table(key) for key in TABLES},
-                        extra={name: read(name) for name in index.get("extra", [])})
+                        **{key: table(key) for key in ANALYSIS_TABLES},
+                        extra={**{file: read(file) for name, file in files.items()
+                                  if name not in ANALYSIS_TABLES},
+                               **{name: read(name) for name in index.get("extra", [])}},
+                        files=files)
     except (OSError, ValueError, KeyError):
         return None

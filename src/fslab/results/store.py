@@ -24,18 +24,22 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import orjson
 import tomli_w
 
 from fslab.core.dirformat import DirFormat
+from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.metrics import COLUMNS, factor_columns, metrics_frame, metrics_schema
 from fslab.core.record import RunRecord
 from fslab.core.units import format_bytes
 from fslab.parsers.raw_files import DirFiles, RawFiles
+
+if TYPE_CHECKING:
+    from fslab.core.campaign_settings import CampaignSettings
 
 # Below this much free space on the results disk a campaign stops (a run's raw output
 # and record need a few MiB; a metrics table rewritten per run needs its size again).
@@ -140,12 +144,19 @@ class ResultsDir:
     def campaign_path(self) -> Path:
         return self.path / "campaign.toml"
 
-    def write_environment(self, data: dict[str, Any]) -> None:
-        write_json(self.path / "environment.json", data)
+    def campaign_settings(self) -> CampaignSettings:
+        """campaign.toml, typed (the defaults for an import's, which has none)."""
+        from fslab.core.campaign_settings import CampaignSettings
 
-    def environment(self) -> dict[str, Any]:
+        return CampaignSettings.read(self.campaign_path())
+
+    def write_environment(self, environment: Environment) -> None:
+        write_json(self.path / "environment.json", environment.to_json())
+
+    def environment(self) -> Environment:
+        """environment.json, typed (empty where there is none)."""
         path = self.path / "environment.json"
-        return json.loads(path.read_text()) if path.exists() else {}
+        return Environment.from_json(json.loads(path.read_text()) if path.exists() else {})
 
     @contextmanager
     def room(self) -> Iterator[None]:
@@ -285,7 +296,7 @@ class ResultsDir:
     def completed_run_ids(self) -> set[str]:
         return {record.run_id for record in self.run_records()}
 
-    def metric_rows(self) -> list[dict[str, Any]]:
+    def metric_rows(self) -> list[dict[str, object]]:
         """Every metrics row of every finished run."""
         rows = [row for record in self.run_records() for row in record.metrics]
         if self.version < CELL_FIELDS:
@@ -294,7 +305,7 @@ class ResultsDir:
             rows = [with_cell_fields(row) for row in rows]
         return rows
 
-    def rebuild_metrics(self, rows: list[dict[str, Any]] | None = None) -> int:
+    def rebuild_metrics(self, rows: list[dict[str, object]] | None = None) -> int:
         """Rewrite metrics.parquet from `rows` (default: every run record); return the count.
 
         Written with pyarrow alone: the runner does this after every run and should not

@@ -52,7 +52,7 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     from fslab.analysis.cells.observations import per_run
     from fslab.analysis.pairs.comparisons import compare_targets
     from fslab.analysis.pairs.power import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
-    from fslab.analysis.pipeline import campaign_settings, declared_primaries
+    from fslab.analysis.pairs.questions import declared_primaries
     from fslab.results.store import ResultsDir
 
     room = max_iterations - pilot
@@ -67,7 +67,7 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     if goal.until_detectable:
         _, pairs = compare_targets(
             metrics, runs, declared=declared_primaries(list(results.run_records())),
-            campaign_primary=tuple(campaign_settings(results).get("primary", ())))
+            campaign_primary=results.campaign_settings().primary)
         primary = pairs[pairs["primary"].astype(bool)]
         # SD of the log differences: se_log · √n (paired pairs) — the pilot's noise
         sd = (primary["se_log"] * np.sqrt(primary["n_pairs"].clip(lower=1))).to_numpy(float)

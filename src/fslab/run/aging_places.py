@@ -93,12 +93,12 @@ class Ager:
         if level is None or place.path is None:
             return
         if spec.options.get("image"):  # age_reuse: a copy of the image aged once
-            place.description["aging"] = {
-                "level": level.name, "reused": True, "image": spec.options["image"],
-                "not_here": list(level.cannot)}
+            described = {"level": level.name, "reused": True,
+                         "image": spec.options["image"], "not_here": list(level.cannot)}
+            place.description = place.description.with_(aging=described)
             if spec.name not in self.reused:  # its figures once, with its first place
                 self.reused.add(spec.name)
-                self.summaries[run.run_id] = (place.description["aging"],
+                self.summaries[run.run_id] = (described,
                                               reused_summary(Path(spec.options["image"])))
             return
         from fslab.aging.per_place import NOT_REACHED, age_place
@@ -108,7 +108,7 @@ class Ager:
             aged = age_place(place, level, spec.size,
                              aging_seed(self.campaign.seed, level.name, run.iteration), out)
         summary = aged.pop("summary")
-        place.description["aging"] = aged
+        place.description = place.description.with_(aging=aged)
         self.summaries[run.run_id] = (aged, {"iteration": run.iteration, **summary})
         if aged.get("short") == NOT_REACHED:
             raise NotReady(f"aging {spec.name}: {aged['why']}", place.description,
@@ -126,11 +126,14 @@ class Ager:
                                  aging_seed(self.campaign.seed, "room", run.iteration))
         if not released:
             return False
-        aging = place.description.setdefault("aging", {})
+        aging = place.description.details.get("aging")
+        aging = aging if isinstance(aging, dict) else {}
         before = aging.get("released") or {"files": 0, "bytes": 0}
+        # the same dict the aging's summary holds: the run made for the place says it too
         aging["released"] = {"files": before["files"] + released["files"],
                              "bytes": before["bytes"] + released["bytes"],
                              "used_after": released["used_after"]}
+        place.description = place.description.with_(aging=aging)
         return True
 
     def summary_of(self, run_id: str) -> dict[str, Any] | None:
@@ -151,8 +154,8 @@ def ager_of(plan: Plan, results: ResultsDir) -> Ager | None:
 
 def aging_text(record: RunRecord | None) -> str:
     """'; aged to thesis-80 in 12.3 s (80.2 % used)' for the run a place was aged for."""
-    aging = record.workload_metadata.get("aging") if record is not None else None
-    if not isinstance(aging, dict) or aging.get("reused") or "seconds" not in aging:
+    aging = record.workload_metadata.section("aging") if record is not None else {}
+    if aging.get("reused") or "seconds" not in aging:
         return ""
     used = aging.get("used_max")
     shown = f", {float(used):.1%} used" if isinstance(used, int | float) else ""

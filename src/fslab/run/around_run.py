@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from fslab.host import system
 from fslab.probes.freespace import of_mounted as free_space
@@ -28,35 +29,46 @@ WHY = ("free-space fragmentation before and after the run on an aged target, fst
 PROBED = ("age", "image", "fresh_copy_of", AGE_LEVEL)
 
 
-def before_run(place: Mounted, options: dict[str, Any]) -> dict[str, Any] | None:
+@dataclass
+class AroundRun:
+    """What was done and seen around one run (run.json `workload_metadata.around_run`):
+    the free space before and after it (probes.freespace, as JSON), the trim before it."""
+
+    free_space_before: dict[str, object] | None = None
+    free_space_after: dict[str, object] | None = None
+    fstrim: dict[str, object] | None = None
+
+    def to_json(self) -> dict[str, object]:
+        found = {"free_space_before": self.free_space_before, "fstrim": self.fstrim,
+                 "free_space_after": self.free_space_after}
+        return {**{k: v for k, v in found.items() if v is not None}, "why": WHY}
+
+
+def before_run(place: Mounted, options: Mapping[str, object]) -> AroundRun | None:
     """Probe the free space, then trim when asked; None for a target neither applies to."""
     probed = any(key in options for key in PROBED)
     trim = bool(options.get("fstrim"))
     if place.path is None or not (probed or trim):
         return None
-    record: dict[str, Any] = {}
-    if probed:
-        record["free_space_before"] = free_space(place)
-    if trim:
-        record["fstrim"] = fstrim(place.path)
-    return record
+    return AroundRun(free_space_before=free_space(place) if probed else None,
+                     fstrim=fstrim(place.path) if trim else None)
 
 
-def after_run(place: Mounted, record: dict[str, Any] | None,
-              metadata: dict[str, Any]) -> None:
+def after_run(place: Mounted, record: AroundRun | None,
+              metadata: dict[str, object]) -> None:
     """The free space once the run is over (its files still there), into the run's
     metadata with what was recorded before it."""
     if record is None:
         return
-    if "free_space_before" in record:
-        record["free_space_after"] = free_space(place)
-    metadata["around_run"] = {**record, "why": WHY}
+    if record.free_space_before is not None:
+        record.free_space_after = free_space(place)
+    metadata["around_run"] = record.to_json()
 
 
 TRIMMED = re.compile(r"\((\d+) bytes\) trimmed")
 
 
-def fstrim(mountpoint: Path) -> dict[str, Any]:
+def fstrim(mountpoint: Path) -> dict[str, object]:
     """Trim the mounted file system (sync first, as the study did): bytes and seconds, or
     why it could not."""
     system.sync_file_system(mountpoint)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from fslab.host.lab import Lab
     from fslab.plan.order import Plan
     from fslab.plan.schema import Campaign
+    from fslab.report.run_text import RunOutcome
     from fslab.run.adaptive import Goal
     from fslab.run.participants import Beside
     from fslab.run.runner import Progress, RunnerResult
@@ -46,6 +47,8 @@ class RunResult:
     unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
     unresolved: list[str] = field(default_factory=list)  # --resolve: what no budget reached
     analysis: Any = None  # the analysis the run ended with (stats_files.Analysis)
+    # what `fslab run` says of it (report/run_text.py; api.run fills it in)
+    outcome: RunOutcome | None = None
 
 
 @dataclass(frozen=True)
@@ -116,15 +119,19 @@ class CampaignRun:
         participants recorded there)."""
         from fslab.host.environment import capture, sitting
 
-        before = self.results.environment() if self.resume else {}
         environment = capture(self.lab.root, [tool for target in self.targets.values()
                                               for tool in target.tools])
-        environment["targets"] = {name: t.describe() for name, t in self.targets.items()}
-        environment["sitting"] = sitting(environment, simulated_host(self.campaign))
+        environment.targets = {name: t.describe() for name, t in self.targets.items()}
+        environment.sitting = sitting(environment, simulated_host(self.campaign))
         if self.catalogue is not None:
-            environment["sitting"]["spread"] = recorded_spread(
-                self.catalogue, environment["sitting"]["host"])
-        environment.update({k: v for k, v in before.items() if k not in environment})
+            environment.sitting.spread = recorded_spread(self.catalogue,
+                                                         environment.sitting.host)
+        if self.resume:
+            before = self.results.environment()
+            environment.ceilings = before.ceilings
+            environment.ceilings_by_iteration = before.ceilings_by_iteration
+            environment.ceilings_reused = before.ceilings_reused
+            environment.more = {**before.more, **environment.more}
         self.results.write_environment(environment)
 
     def execute(self, progress: Progress | None, rerun_disturbed: bool,

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
 
+from fslab.core.environment_record import ByIteration, Ceilings
 from fslab.host import system
 from fslab.host.lab import Lab
 from fslab.plan.order import Plan, RunSpec, make_plan
@@ -117,12 +117,10 @@ class CeilingBeside:
         if not [w for w in ceiling_workloads(self.plan) if not in_rounds(self.plan, w)]:
             return
         environment = self.results.environment()
-        environment["ceilings"], reused = measure_ceilings(
-            self.plan, self.lab, self.results,
-            environment.get("ceilings") if self.resume else None)
+        environment.ceilings, reused = measure_ceilings(
+            self.plan, self.lab, self.results, environment.ceilings if self.resume else None)
         if reused:  # from the lab's ceilings.json: named, so a reader knows
-            environment["ceilings_reused"] = sorted(set(
-                environment.get("ceilings_reused", [])) | set(reused))
+            environment.ceilings_reused = sorted({*environment.ceilings_reused, *reused})
         self.results.write_environment(environment)
 
     def finish(self) -> None:
@@ -143,12 +141,12 @@ def ceiling_beside(plan: Plan, results: ResultsDir, lab: Lab,
                          {w.name: w for w in _direct(workloads)}, plan, results, lab, resume)
 
 
-def by_iteration(store: ResultsDir) -> dict[str, Any]:
+def by_iteration(store: ResultsDir) -> ByIteration:
     """{workload: {op: {metric: {iteration: value}}}} of the ceilings measured in rounds."""
-    found: dict[str, Any] = {}
+    found: ByIteration = {}
     metrics = store.load_metrics()
     rounds = {record.run_id for record in store.run_records()
-              if record.workload_metadata.get("slices")}
+              if record.workload_metadata.sliced}
     rows = metrics[metrics["metric"].isin(CEILING_METRICS) & metrics["run_id"].isin(rounds)]
     for (workload, op, metric, iteration), value in rows.groupby(
             ["workload", "op", "metric", "iteration"], observed=True)["value"].mean().items():
@@ -157,7 +155,7 @@ def by_iteration(store: ResultsDir) -> dict[str, Any]:
     return found
 
 
-def fold_in(ceilings: dict[str, Any], device: str, measured: dict[str, Any]) -> None:
+def fold_in(ceilings: Ceilings, device: str, measured: ByIteration) -> None:
     """Add the ceilings measured in rounds to the per-device ones (the largest kept, as
     for the ceilings measured before the campaign)."""
     have = ceilings.setdefault(device, {})
@@ -175,13 +173,13 @@ def record_round_ceilings(results: ResultsDir, store: ResultsDir, lab: Lab) -> N
     if not measured:
         return
     environment = results.environment()
-    environment["ceilings_by_iteration"] = measured
-    fold_in(environment.setdefault("ceilings", {}), lab_device(lab), measured)
+    environment.ceilings_by_iteration = measured
+    fold_in(environment.ceilings, lab_device(lab), measured)
     results.write_environment(environment)
 
 
 def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
-                     known: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+                     known: Ceilings | None = None) -> tuple[Ceilings, list[str]]:
     """({device: {workload: {op: {metric: value}}}}, the jobs whose ceiling the lab's
     ceilings.json gave): measured now for the jobs without one (the jobs measured in
     rounds have theirs measured there; ceiling_cache: reused while device and job are

@@ -45,7 +45,7 @@ def _read(lab_root: Path) -> dict[str, Any]:
 
 
 def reusable(lab_root: Path, device: str, key: str,
-             now: float | None = None) -> dict[str, Any] | None:
+             now: float | None = None) -> dict[str, dict[str, float]] | None:
     """The cached {op: {metric: value}} of this job on this device, if young enough."""
     entry = _read(lab_root).get(device, {}).get(key)
     if not isinstance(entry, dict) or not isinstance(entry.get("ceiling"), dict):
@@ -54,7 +54,8 @@ def reusable(lab_root: Path, device: str, key: str,
     return entry["ceiling"] if 0 <= age_hours <= REUSE_HOURS else None
 
 
-def remember(lab_root: Path, device: str, entries: dict[str, tuple[str, dict[str, Any]]],
+def remember(lab_root: Path, device: str,
+             entries: dict[str, tuple[str, dict[str, dict[str, float]]]],
              now: float | None = None) -> None:
     """Add {key: (workload, ceiling)} measured just now to the lab's ceilings.json."""
     if not entries:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from fslab.core.failures import Failure, failure_of
 from fslab.core.metrics import Measurement, add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
+from fslab.core.run_parts import TargetDescription, Witness, WorkloadMetadata
 from fslab.workloads.base import RunOutput
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 class RunFacts:
     """What the runner knows of a run beside its output."""
 
-    description: dict[str, Any]  # the target's, as provisioned
+    description: TargetDescription  # the target's, as provisioned
     started: float
     caches_dropped: bool
     run_dir: Path
@@ -33,18 +34,21 @@ class RunFacts:
 def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
                     finished: RunFacts) -> RunRecord:
     """The run's record with its rows, parsed from what it left in its directory."""
-    measurements = parsed_output(output, finished.run_dir)
+    measurements, derived = parsed_output(output, finished.run_dir)
     description = finished.description
+    metadata = dict(output.metadata)
+    witness = Witness.from_json(metadata.pop("witness", {}))
     record = RunRecord(
         run_id=run.run_id, campaign=campaign.name, target=run.target.name,
-        fs=description.get("fs", run.target.fs), fs_impl=description.get("fs_impl", ""),
+        fs=description.fs or run.target.fs, fs_impl=description.fs_impl,
         workload=run.workload.name, iteration=run.iteration, position=run.position,
         family=run.workload.family, status=output.status, reason=output.reason,
         failure=failure_of(output.status, output.failure), tool_said=output.tool_said,
         started=finished.started, finished=time.time(),
         caches_dropped=finished.caches_dropped, scale=campaign.scale,
-        target_description=description, workload_metadata=output.metadata,
-        witness=output.metadata.pop("witness", {}), levels=run.levels,
+        target_description=description,
+        workload_metadata=WorkloadMetadata.from_json(metadata).merged(derived),
+        witness=witness, levels=run.levels,
         target_base=run.target.base, job=run.job_name)
     columns = empty_columns()
     add_rows(columns, record.identity(), measurements, finished.host)
@@ -52,23 +56,24 @@ def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
     return record
 
 
-def parsed_output(output: RunOutput, run_dir: Path) -> list[Measurement]:
-    """A finished run's rows; what is derived from its raw output joins its metadata. A
-    run whose raw output cannot be read becomes a failed run that says why. The parse
+def parsed_output(output: RunOutput, run_dir: Path
+                  ) -> tuple[list[Measurement], dict[str, Any]]:
+    """A finished run's rows and what the parse stage derived from its raw output (it
+    joins the run's metadata). A run whose raw output cannot be read becomes a failed run
+    that says why. The parse
     stage loads here, on first use: a campaign brings it in while it waits on its first
     layout pass (analysis.pipeline.preload), not before its first run."""
     from fslab.parsers.raw_files import DirFiles
-    from fslab.parsers.registry import RawOutputError, merge_derived, parse_run
+    from fslab.parsers.registry import RawOutputError, parse_run
 
     if output.status != "ok":
-        return []
+        return [], {}
     try:
         parsed = parse_run(DirFiles(run_dir))
     except RawOutputError as exc:
         output.status, output.reason, output.failure = "failed", str(exc), Failure.TOOL
-        return []
-    merge_derived(output.metadata, parsed.metadata)
-    return parsed.measurements
+        return [], {}
+    return parsed.measurements, parsed.metadata
 
 
 def headline_text(record: RunRecord | None, metric: str) -> str:
@@ -82,6 +87,9 @@ def headline_text(record: RunRecord | None, metric: str) -> str:
     if not rows:
         return ""
     row = next((m for m in rows if m.get("op") == "total"), rows[0])
-    value = format_value(float(row["value"]), str(row.get("unit", "")))
+    number = row["value"]
+    if not isinstance(number, int | float):  # a row of run.json: a number where it measured
+        return ""
+    value = format_value(float(number), str(row.get("unit", "")))
     unit = title(metric) if metric in ("iops", "ops_per_s") else ""
     return f"{row.get('op')} {value}{' ' + unit if unit else ''}"

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from fslab.core.run_parts import Busy, Witness
 from fslab.host import diskstats
-from fslab.host.witness import Watcher, Witness, judge
+from fslab.host.witness import Watcher, judge
 from fslab.plan.order import RunSpec
 from fslab.plan.schema import Campaign
 from fslab.run.observing import observed
@@ -146,7 +147,7 @@ class InSlices:
         output.metadata["primary_metric"] = part.run.workload.primary_metric
         if part.witnesses:
             output.metadata["witness"] = combine(part.witnesses).to_json()
-        if disks := diskstats.add_up(part.disks):
+        if disks := diskstats.add_up(part.disks).to_json():
             output.metadata["disk_stats"] = disks
         part.caches_dropped = bool(part.metadata.get("layout_pass", {})
                                    .get("caches_dropped", False))
@@ -162,12 +163,11 @@ def combine(witnesses: list[Witness]) -> Witness:
                   if getattr(w, key) == getattr(w, key)]
         return sum(v * s for v, s in values) / total if values else math.nan
 
-    shares: dict[str, float] = {}  # "name N %" of each slice -> CPU-seconds of that name
+    shares: dict[str, float] = {}  # each slice's busiest process -> its CPU-seconds
     for w in witnesses:
-        for entry in w.busiest:
-            name, _, pct = entry.rpartition(" ")[0].rpartition(" ")
-            shares[name] = shares.get(name, 0.0) + float(pct or 0) * w.seconds / 100
-    busiest = [f"{name} {100 * seconds / total:.0f} %" for name, seconds in
+        for busy in w.busiest:
+            shares[busy.name] = shares.get(busy.name, 0.0) + busy.cpu_pct * w.seconds / 100
+    busiest = [Busy(name, 100 * seconds / total) for name, seconds in
                sorted(shares.items(), key=lambda item: -item[1])[:3]]
     found = Witness(seconds=total, others_cpu_pct=mean("others_cpu_pct"), busiest=busiest,
                     steal_pct=mean("steal_pct"), psi_cpu_pct=mean("psi_cpu_pct"),

@@ -15,12 +15,13 @@ from typing import Any
 from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import Failure, provision_failure
+from fslab.core.run_parts import TargetDescription
 from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
 from fslab.run.aging_places import Ager
-from fslab.run.around_run import after_run, before_run
+from fslab.run.around_run import AroundRun, after_run, before_run
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
@@ -35,7 +36,8 @@ def provisioned(target: Target, session: Session, number: int) -> Mounted:
     """A fresh place for the runs that follow, stamped with when it was made and its
     number in the campaign: a run.json tells which runs shared one."""
     place = target.provision(session)
-    place.description["provisioned"] = {"at": time.time(), "number": number}
+    place.description = place.description.with_(
+        provisioned={"at": time.time(), "number": number})
     return place
 
 
@@ -49,7 +51,7 @@ def working_place(place: Mounted, run: RunSpec, hosts: tuple[Any, ...],
             shutil.rmtree(workdir, ignore_errors=True)
         workdir.mkdir(exist_ok=True)
     return Where(directory=workdir, device=place.device, layout_first=place.layout_first,
-                 cgroup=place.cgroup, quirk=str(place.description.get("quirk", "")),
+                 cgroup=place.cgroup, quirk=place.description.quirk,
                  hosts=hosts, run_timeout=run_timeout, keep_files=place.keep_files,
                  root=Path(run.target.path) if hosts and run.target.path else place.path)
 
@@ -85,7 +87,7 @@ class Places:
     made_for: dict[str, str] = field(default_factory=dict)  # target -> the run it was made for
     _broken: dict[str, NotReady] = field(default_factory=dict)  # target -> why not made
     # run_id -> (its place, what run_probes recorded before it), until the run is saved
-    _around: dict[str, tuple[Mounted, dict[str, Any] | None]] = field(default_factory=dict)
+    _around: dict[str, tuple[Mounted, AroundRun | None]] = field(default_factory=dict)
     _provisions: int = 0
     ager: Ager | None = None  # ages the places of an `age` factor's aged levels
 
@@ -93,7 +95,7 @@ class Places:
         """A target that could not be made is tried again."""
         self._broken.clear()
 
-    def place_for(self, run: RunSpec) -> tuple[Where, dict[str, Any]]:
+    def place_for(self, run: RunSpec) -> tuple[Where, TargetDescription]:
         """A provisioned target, checked for space and probed, and a fresh working
         directory on it: the one place every run gets its target. A reused file system
         short of space is made afresh once, if no other run is on it: earlier runs'
@@ -116,7 +118,8 @@ class Places:
             with stopwatch.step(stopwatch.TEARDOWN):
                 self.teardown(name)
             place = self._provision(run)
-            place.description["reprovisioned"] = "space not reclaimed after earlier runs"
+            place.description = place.description.with_(
+                reprovisioned="space not reclaimed after earlier runs")
             where = working_place(place, run, self.hosts, self.run_timeout)
             short = lacks_space(place, run)
         if short:
@@ -125,7 +128,7 @@ class Places:
             self._around[run.run_id] = (place, before_run(place, run.target.options))
         return where, place.description
 
-    def after(self, run_id: str, metadata: dict[str, Any]) -> None:
+    def after(self, run_id: str, metadata: dict[str, object]) -> None:
         """A run's probes once it is over (its files still there), and what the aging of
         the place made for it did."""
         summary = self.ager.summary_of(run_id) if self.ager is not None else None

@@ -41,8 +41,8 @@ import pandas as pd
 from fslab.analysis.pairs.decisions import seconds_per_iteration
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, pairs_of
 from fslab.analysis.pairs.power import MAX_ITERATIONS
+from fslab.core.campaign_settings import LookCell
 from fslab.core.units import format_duration
-from fslab.plan.schema import LookCell
 
 if TYPE_CHECKING:
     from fslab.run.campaign_run import CampaignRun
@@ -227,7 +227,8 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
 
     run = start_looking(run)
     left_out: list[str] = []
-    recorded = (run.results.environment().get("sitting") or {}).get("spread") or {}
+    sitting = run.results.environment().sitting
+    recorded = (sitting.spread if sitting else None) or {}
     between = float(recorded["tau"]) if recorded.get("sittings") else math.nan
     while len(run.campaign.looks) < MAX_LOOKS:
         write_intervals(run.results)  # the noise within runs comes from their logs

@@ -33,8 +33,9 @@ from typing import Any, Protocol
 
 from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import Failure, error_failure
+from fslab.core.run_parts import TargetDescription, Witness
 from fslab.core.stopwatch import Stopwatch, timing
-from fslab.host.witness import Witness
+from fslab.host.diskstats import DiskStats
 from fslab.plan.order import RunSpec
 from fslab.plan.schema import Campaign
 from fslab.workloads.base import RunOutput, Where
@@ -69,7 +70,7 @@ class NotReady(Exception):
     load nodes): the reason, the target's description, the run's status, the kind of
     failure and what a refusing tool said."""
 
-    def __init__(self, reason: str, description: dict[str, Any], status: str = "failed",
+    def __init__(self, reason: str, description: TargetDescription, status: str = "failed",
                  failure: Failure = Failure.PROVISION, tool_said: str = ""):
         super().__init__(reason)
         self.description = description
@@ -90,7 +91,7 @@ class NotReady(Exception):
 class Steps(Protocol):
     """What rounds need from the runner: a place to run, a run in one piece, saving."""
 
-    def place_for(self, run: RunSpec) -> tuple[Where, dict[str, Any]]:
+    def place_for(self, run: RunSpec) -> tuple[Where, TargetDescription]:
         """(where the workload runs, the target's description), the target provisioned,
         checked for space and probed; raises NotReady."""
 
@@ -130,12 +131,12 @@ class Participant:
     started: float
     watch: Stopwatch = field(default_factory=Stopwatch)  # its steps (core/stopwatch.py)
     where: Where | None = None
-    description: dict[str, Any] = field(default_factory=dict)
+    description: TargetDescription = field(default_factory=TargetDescription)
     metadata: dict[str, Any] = field(default_factory=dict)
     failed: RunOutput | None = None  # why it takes no further part, when it does not
-    slices: list[dict[str, Any]] = field(default_factory=list)
+    slices: list[dict[str, object]] = field(default_factory=list)
     witnesses: list[Witness] = field(default_factory=list)
-    disks: list[dict[str, Any]] = field(default_factory=list)  # diskstats per slice
+    disks: list[DiskStats] = field(default_factory=list)  # diskstats per slice
     cpu_seconds: float = 0.0
     wall: float = 0.0
     once: bool = False  # takes part in one round only (drawn from the seed)

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import error_failure
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.children import recorded_in, settle
 from fslab.host.lab import Lab
@@ -82,7 +83,7 @@ class Runner:
     progress: Progress = field(default_factory=NoProgress)
     host: str = field(default_factory=socket.gethostname)
     hosts: tuple[Any, ...] = ()  # fio servers (distributed.Host) for fio workloads
-    _rows: list[dict[str, Any]] = field(default_factory=list)
+    _rows: list[dict[str, object]] = field(default_factory=list)
     rerun_disturbed: bool = False  # measure disturbed runs again at their iteration's end
     rerun_unsteady: bool = False  # ... and runs whose throughput stepped or trended
     _metrics_written: float = 0.0  # monotonic time of the last metrics.parquet rewrite
@@ -192,8 +193,8 @@ class Runner:
             record = self.results.run_record(run.run_id)
             if record is not None and ((self.rerun_disturbed and record.disturbed) or (
                     self.rerun_unsteady and record.steady is False)):
-                disturbed[run.run_id] = {**record.witness,
-                                         "unsteady": record.unsteady_because}
+                disturbed[run.run_id] = replace(record.witness,
+                                                unsteady=record.unsteady_because)
         if not disturbed:
             return
         self._rows = [row for row in self._rows if row["run_id"] not in disturbed]
@@ -201,8 +202,8 @@ class Runner:
             for run, status, reason in self._execute_group(group):
                 record = self.results.run_record(run.run_id)
                 if record is not None:
-                    record.witness = {**record.witness,
-                                      "rerun_of": disturbed.get(run.run_id, {})}
+                    record.witness = replace(record.witness,
+                                             rerun_of=disturbed.get(run.run_id))
                     self.results.save_run(record)
                 outcome.reruns += 1
                 self.progress.run_finished(run, status, f"measured again: {reason}".strip())
@@ -214,7 +215,7 @@ class Runner:
         record = self.results.run_record(run.run_id)
         return headline_text(record if metric else None, metric) + aging_text(record)
 
-    def place_for(self, run: RunSpec) -> tuple[Where, dict[str, Any]]:
+    def place_for(self, run: RunSpec) -> tuple[Where, TargetDescription]:
         return self.places.place_for(run)
 
     def run_whole(self, part: Participant) -> None:

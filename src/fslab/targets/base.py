@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from fslab.core.errors import UserError
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Resource, Session
 
@@ -61,7 +62,7 @@ class Mounted:
     """A provisioned target, ready for workloads."""
 
     path: Path | None  # the directory workloads run in (None: raw device only)
-    description: dict[str, Any]
+    description: TargetDescription
     resources: list[Resource] = field(default_factory=list)
     device: str = ""  # the block device, for raw targets
     layout_first: bool = False  # write files sequentially before fio touches them
@@ -81,7 +82,7 @@ class Mounted:
     def free_bytes(self) -> int | None:
         """Space available to a writer (device size for raw); None when the fs won't say."""
         if self.path is None:
-            return int(self.description.get("device_size", 0))
+            return self.description.device_size
         stats = os.statvfs(self.path)
         if stats.f_blocks == 0:  # fusefat reports no sizes at all
             return None
@@ -108,7 +109,7 @@ class Target(Protocol):
     def check(self) -> None:
         """Raise UserError with one line when this target cannot run here."""
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> TargetDescription:
         """What the target will be, without touching anything (for plans and dry runs)."""
 
     def provision(self, session: Session) -> Mounted:

@@ -77,5 +77,5 @@ def apply_throttle(session: Session, mounted: Mounted, name: str, device: str,
     for key, limit in limits.items():
         (cgroup / THROTTLE_FILES[key]).write_text(f"{numbers} {limit}\n")
     mounted.cgroup = str(cgroup)
-    mounted.description["throttle"] = {
-        **limits, "device": numbers, "binds": "direct I/O only (cgroup v1 blkio)"}
+    mounted.description = mounted.description.with_(throttle={
+        **limits, "device": numbers, "binds": "direct I/O only (cgroup v1 blkio)"})

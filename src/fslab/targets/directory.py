@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from fslab.core.errors import UserError
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import WORKDIR_PREFIX, Session
 from fslab.targets.base import KEEPS_PLACE, BaseTarget, Mounted
@@ -30,17 +31,17 @@ class DirectoryTarget(BaseTarget):
         if not os.access(path, os.W_OK | os.X_OK):
             raise UserError(f"target {self.spec.name}: {path} is not writable by this user")
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> TargetDescription:
         fstype, source, options = system.containing_mount(Path(self.spec.path))
         fuse = fstype.startswith(FUSE_TYPES)
-        return {
+        return TargetDescription.from_json({
             "target": self.spec.name,
             "fs": fstype,
             "fs_impl": f"FUSE ({fstype})" if fuse else f"kernel {system.kernel_release()}",
             "backing": f"existing directory {self.spec.path} on {source}",
             "mount_options": options,
             "formatted": False,
-        }
+        })
 
     def provision(self, session: Session) -> Mounted:
         workdir = Path(self.spec.path).absolute() / f"{WORKDIR_PREFIX}{session.dir.name}"

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from fslab.core import stopwatch
 from fslab.core.errors import UserError
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, SEQUENTIAL_LAYOUT, BaseTarget, Mounted
@@ -51,7 +52,7 @@ class FuseFsTarget(BaseTarget):
             raise UserError(f"target {self.spec.name}: {self.spec.fs} needs an image of at "
                             f"least {self.profile.min_size // MiB} MiB")
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> TargetDescription:
         info = {
             "target": self.spec.name,
             "fs": self.spec.fs,
@@ -64,7 +65,7 @@ class FuseFsTarget(BaseTarget):
         }
         if self.profile.quirk:
             info["quirk"] = self.profile.quirk
-        return info
+        return TargetDescription.from_json(info)
 
     def mount_command(self, source: str, mountpoint: Path) -> list[str]:
         options = list(filter(None, [*self.profile.fuse_mount_options,
@@ -87,7 +88,7 @@ class FuseFsTarget(BaseTarget):
         except BaseException:
             self.teardown(session, mounted)
             raise
-        mounted.description.update(source=source,
+        mounted.description = mounted.description.with_(source=source,
                                    mount_options=system.mount_options(mounted.path))
         return mounted
 

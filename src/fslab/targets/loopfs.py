@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from fslab.core import stopwatch
 from fslab.core.errors import UserError
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
 from fslab.targets.base import (
@@ -94,7 +95,7 @@ class LoopFsTarget(BaseTarget):
                 force_signature=self.force_device,
             )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> TargetDescription:
         device = self.spec.device or "<loop device>"
         state = {}
         if self.spec.options.get("image"):
@@ -106,7 +107,7 @@ class LoopFsTarget(BaseTarget):
             state = {"state": "fresh", "image": self.spec.options["fresh_copy_of"]}
         if self.spec.options.get(AGE_LEVEL):
             state[AGE_LEVEL] = self.spec.options[AGE_LEVEL]
-        return {**state,
+        return TargetDescription.from_json({**state,
             "target": self.spec.name,
             "fs": self.spec.fs,
             "fs_impl": f"kernel {system.kernel_release()}",
@@ -118,7 +119,7 @@ class LoopFsTarget(BaseTarget):
             **added_description(self.added_mount_options()),
             "loop_direct_io": loop_direct_io(self.spec.options),
             "throttle": self.throttle or None,
-        }
+        })
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())
@@ -148,7 +149,7 @@ class LoopFsTarget(BaseTarget):
         except BaseException:
             self.teardown(session, mounted)
             raise
-        mounted.description.update(
+        mounted.description = mounted.description.with_(
             device=device,
             mount_options=system.mount_options(mounted.path),
             loop=loop_settings(device),
@@ -175,7 +176,7 @@ def copy_files_from(
     """Fill a fresh file system with an aged image's files (copied, hence laid out fresh)."""
     assert mounted.path is not None
     mountpoint = session.path_for("mnt", f"{spec.name}-source")
-    temporary = Mounted(path=None, description={})
+    temporary = Mounted(path=None, description=TargetDescription())
     try:
         from fslab.targets.images import kind_of
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from fslab.core.errors import UserError
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
@@ -40,8 +41,8 @@ class MirrorTarget(BaseTarget):
             raise UserError(f"target {self.spec.name}: images must be at least "
                             f"{PROFILES[self.fs_name].min_size // MiB} MiB each")
 
-    def describe(self) -> dict[str, Any]:
-        return {
+    def describe(self) -> TargetDescription:
+        return TargetDescription.from_json({
             "target": self.spec.name,
             "fs": self.fs_name,
             "layout": self.layout,
@@ -49,7 +50,7 @@ class MirrorTarget(BaseTarget):
             "image_size": self.spec.size,
             "mount_options_requested": self.spec.mount_options or "defaults",
             **added_description(self.added_mount_options()),
-        }
+        })
 
     def added_mount_options(self) -> list[str]:
         return PROFILES[self.fs_name].added_on_images(self.spec.mount_options)
@@ -73,7 +74,7 @@ class MirrorTarget(BaseTarget):
         except BaseException:
             self.teardown(session, mounted)
             raise
-        mounted.description.update(
+        mounted.description = mounted.description.with_(
             devices=devices, mount_options=system.mount_options(mounted.path),
             loop=[loop_settings(d) for d in devices])
         return mounted

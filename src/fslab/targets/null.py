@@ -1,13 +1,15 @@
 """The null target: a plain directory in the lab, for testing the harness itself; with
 `scale`, mount and mkfs options, a level of `age` and an `effects` table (and a
-`latency_effects` one, the same keys multiplying latency), a simulated device for the
+`latency_effects` one, the same keys multiplying latency, and a `cv_effects` one
+multiplying the spread of a configuration's values), a simulated device for the
 simulator (workloads/null.py) whose options have known effects."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from fslab.core.run_parts import TargetDescription
 from fslab.host.lab import Session
 from fslab.targets.base import AGE_LEVEL, BaseTarget, Mounted
 
@@ -20,13 +22,15 @@ class NullTarget(BaseTarget):
     kind: ClassVar[str] = "null"
     capabilities: ClassVar[frozenset[str]] = frozenset()
     allowed_options: ClassVar[frozenset[str]] = frozenset({"scale", "effects",
-                                                                  "latency_effects"})
+                                                                  "latency_effects",
+                                                                  "cv_effects"})
 
-    def describe(self) -> dict[str, Any]:
-        return {"target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
-                "scale": self.scale, "mount_options": self.spec.mount_options,
-                "mkfs_options": list(self.spec.mkfs_options),
-                **({AGE_LEVEL: self.age_level} if self.age_level else {})}
+    def describe(self) -> TargetDescription:
+        return TargetDescription.from_json({
+            "target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
+            "scale": self.scale, "mount_options": self.spec.mount_options,
+            "mkfs_options": list(self.spec.mkfs_options),
+            **({AGE_LEVEL: self.age_level} if self.age_level else {})})
 
     @property
     def age_level(self) -> str:
@@ -48,6 +52,7 @@ class NullTarget(BaseTarget):
             "mount_options": self.spec.mount_options,
             "mkfs_options": list(self.spec.mkfs_options),
             "effects": dict(self.spec.options.get("effects") or {}),
-            AGE_LEVEL: self.age_level,
-            "latency_effects": dict(self.spec.options.get("latency_effects") or {})}))
+            "latency_effects": dict(self.spec.options.get("latency_effects") or {}),
+            "cv_effects": dict(self.spec.options.get("cv_effects") or {}),
+            AGE_LEVEL: self.age_level}))
         return mounted

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
@@ -36,8 +37,8 @@ class RawTarget(BaseTarget):
     def kernel_support(self) -> str:
         return throttle_support() if self.throttle else ""
 
-    def describe(self) -> dict[str, Any]:
-        return {
+    def describe(self) -> TargetDescription:
+        return TargetDescription.from_json({
             "target": self.spec.name,
             "fs": "raw",
             "fs_impl": f"no file system: loop device, kernel {system.kernel_release()}",
@@ -46,7 +47,7 @@ class RawTarget(BaseTarget):
             "device_size": self.spec.size,
             "loop_direct_io": loop_direct_io(self.spec.options),
             "throttle": self.throttle or None,
-        }
+        })
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())
@@ -60,7 +61,8 @@ class RawTarget(BaseTarget):
         except BaseException:
             self.teardown(session, mounted)
             raise
-        mounted.description.update(device=mounted.device, loop=loop_settings(mounted.device))
+        mounted.description = mounted.description.with_(device=mounted.device,
+                                                        loop=loop_settings(mounted.device))
         return mounted
 
     def _fill(self, image: Any) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
@@ -17,15 +18,15 @@ class TmpfsTarget(BaseTarget):
     capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
     tools: ClassVar[tuple[str, ...]] = ("mount", "umount")
 
-    def describe(self) -> dict[str, Any]:
-        return {
+    def describe(self) -> TargetDescription:
+        return TargetDescription.from_json({
             "target": self.spec.name,
             "fs": "tmpfs",
             "fs_impl": f"kernel {system.kernel_release()} (memory)",
             "backing": "RAM (a speed baseline, not storage)",
             "image_size": self.spec.size,
             "mount_options_requested": self.spec.mount_options or "defaults",
-        }
+        })
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())
@@ -37,5 +38,6 @@ class TmpfsTarget(BaseTarget):
         except BaseException:
             self.teardown(session, mounted)
             raise
-        mounted.description["mount_options"] = system.mount_options(mounted.path)
+        mounted.description = mounted.description.with_(
+            mount_options=system.mount_options(mounted.path))
         return mounted

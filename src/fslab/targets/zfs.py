@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
+from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, BaseTarget, Mounted
@@ -122,8 +123,8 @@ class ZfsTarget(BaseTarget):
             return f"OpenZFS {release} (kernel module){version}"
         return f"zfs-fuse {package_version('zfs-fuse')} (FUSE, not kernel OpenZFS){version}"
 
-    def describe(self) -> dict[str, Any]:
-        return {
+    def describe(self) -> TargetDescription:
+        return TargetDescription.from_json({
             "target": self.spec.name,
             "fs": "zfs",
             "layout": "mirror of two images" if self.mirror else "single image",
@@ -131,7 +132,7 @@ class ZfsTarget(BaseTarget):
             "image_size": self.spec.size,
             "ashift": self.ashift,
             "properties": self.properties or "defaults",
-        }
+        })
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())
@@ -153,7 +154,7 @@ class ZfsTarget(BaseTarget):
         except BaseException:
             self.teardown(session, mounted)
             raise
-        mounted.description.update(
+        mounted.description = mounted.description.with_(
             pool=pool,
             fs_impl=self.implementation(_pool_version(pool)),
             daemon={k: v for k, v in daemon.items() if k != "resource"},

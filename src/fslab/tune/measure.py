@@ -255,7 +255,7 @@ def question_of(where: Path, target: str, job: str, objective: str) -> Question:
     from fslab.analysis.cells.observations import per_run
     from fslab.analysis.factors.levels import cell_levels, with_levels
     from fslab.analysis.factors.sweeps import job_questions
-    from fslab.analysis.pipeline import campaign_settings, declared_primaries
+    from fslab.analysis.pairs.questions import declared_primaries
     from fslab.core.metrics import METRIC_UNITS
     from fslab.results.store import ResultsDir
 
@@ -266,8 +266,7 @@ def question_of(where: Path, target: str, job: str, objective: str) -> Question:
                         f"{where / 'runs'})")
     runs = with_levels(per_run(metrics), cell_levels(metrics))
     asked = job_questions(runs, declared_primaries(list(results.run_records())),
-                          (objective,) if objective else tuple(
-                              campaign_settings(results).get("primary", ())))
+                          (objective,) if objective else results.campaign_settings().primary)
     if job not in asked:
         raise UserError(f"{job} on {target}: the stage measured no {objective or 'primary'} "
                         "metric to tune for")

@@ -109,30 +109,31 @@ class NullWorkload(Capabilities):
                 latency = self._latency(run_dir.name, target, value)
         else:
             rng = random.Random(run_dir.name)
-            value = (self.iops + rng.uniform(-self.jitter, self.jitter)) * target["scale"]
-        (run_dir / NULL_RECORD).write_text(json.dumps({"iops": value, **latency, **target}))
+            value = (self.iops + rng.uniform(-self.jitter, self.jitter)) * target.scale
+        (run_dir / NULL_RECORD).write_text(json.dumps({"iops": value, **latency,
+                                                       **target.to_json()}))
         return RunOutput()
 
-    def _simulated(self, run_name: str, target: dict[str, Any]) -> float:
+    def _simulated(self, run_name: str, target: Simulated) -> float:
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
         import numpy as np  # here: a plan that builds workloads does not load numpy
 
         job = self.job or self.name
         shared = np.random.default_rng([self.seed, iteration, _key(job)])
         own = np.random.default_rng([self.seed, iteration, _key(self.name),
-                                     _key(str(target["name"]))])
+                                     _key(target.name)])
         factor = _lognormal(shared, 1.0, self.drift)
-        truth = self.iops * float(target["scale"]) * self.effect(target) * self.level(target)
-        return _lognormal(own, truth, self.cv) * factor
+        truth = self.iops * target.scale * self.effect(target) * self.level(target)
+        return _lognormal(own, truth, self.cv * self.effect(target, "cv_effects")) * factor
 
-    def level(self, target: dict[str, Any]) -> float:
+    def level(self, target: Simulated) -> float:
         """This sitting's and this host's factor of the target's level on this job:
         exp(N(0, sitting)) drawn from the seed (a sitting is a campaign seed), exp(N(0,
         machine)) from the host's name (the same in every sitting on it). The truth a
         pool estimates is the scale's ratio: both factors have a log mean of 0."""
         import numpy as np
 
-        job, name = _key(self.job or self.name), _key(str(target["name"]))
+        job, name = _key(self.job or self.name), _key(target.name)
         out = 1.0
         if self.sitting:
             rng = np.random.default_rng([self.seed, job, name, _key("sitting")])
@@ -147,7 +148,7 @@ class NullWorkload(Capabilities):
         """Whether the noise is drawn as variance components (module doc)."""
         return bool(self.between or self.within)
 
-    def _components(self, run_name: str, target: dict[str, Any], run_dir: Path) -> float:
+    def _components(self, run_name: str, target: Simulated, run_dir: Path) -> float:
         """A run's value from its file system's luck and its intervals' noise, its log
         written as fio writes one, its virtual machine time counted (module doc)."""
         import numpy as np
@@ -158,11 +159,11 @@ class NullWorkload(Capabilities):
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
         job = self.job or self.name
         luck = np.random.default_rng([self.seed, iteration, _key(self.name),
-                                      _key(str(target["name"])), _key("between")])
+                                      _key(target.name), _key("between")])
         moments = np.random.default_rng([self.seed, iteration, _key(self.name),
-                                         _key(str(target["name"])), _key("within")])
+                                         _key(target.name), _key("within")])
         shared = np.random.default_rng([self.seed, iteration, _key(job)])
-        truth = self.iops * float(target["scale"]) * self.effect(target) * self.level(target)
+        truth = self.iops * target.scale * self.effect(target) * self.level(target)
         count = max(1, round(self.runtime / INTERVAL_S))
         sigma = math.sqrt(math.log1p(self.within ** 2 / INTERVAL_S))  # one interval's
         level = _lognormal(luck, truth, self.between) * _lognormal(shared, 1.0, self.drift)
@@ -173,22 +174,21 @@ class NullWorkload(Capabilities):
         stopwatch.add(stopwatch.MEASURE, count * INTERVAL_S)
         return float(intervals.mean())
 
-    def effect(self, target: dict[str, Any], table: str = "effects") -> float:
-        """The product of the target's effects (or `table`'s) whose options are all
-        present (effect)."""
-        levels = dict(self.levels)
-        if target.get("age_level"):  # the target's level of `age` (targets/null.py)
-            levels["age"] = str(target["age_level"])
-        return effect(target.get(table) or {}, str(target.get("mount_options", "")),
-                      tuple(target.get("mkfs_options") or ()), levels)
+    def effect(self, target: Simulated, table: str = "effects") -> float:
+        """The product of the target's effects (or `table`'s: latency_effects, cv_effects)
+        whose options are all present (effect); the target's level of `age` is a level."""
+        levels = {**self.levels, "age": target.age_level} if target.age_level else \
+            self.levels
+        return effect(target.tables()[table], target.mount_options, target.mkfs_options,
+                      levels)
 
-    def _latency(self, run_name: str, target: dict[str, Any], iops: float) -> dict[str, float]:
+    def _latency(self, run_name: str, target: Simulated, iops: float) -> dict[str, float]:
         """Completion latency in ns consistent with `iops` (module doc)."""
         import numpy as np
 
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
         rng = np.random.default_rng([self.seed, iteration, _key(self.name),
-                                     _key(str(target["name"])), _key("latency")])
+                                     _key(target.name), _key("latency")])
         mean = self.depth / max(iops, 1e-9) * 1e9 * self.effect(target, "latency_effects")
         spread = self.cv if self.lat_cv is None else self.lat_cv
         return {"clat_mean_ns": mean,
@@ -260,7 +260,32 @@ def _key(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
-def _simulated_target(where: Where) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Simulated:
+    """The simulated target a run is on (the null target writes it: SIMULATOR_FILE): its
+    name, its scale, its options and its effects tables."""
+
+    name: str = ""
+    scale: float = 1.0
+    mount_options: str = ""
+    mkfs_options: tuple[str, ...] = ()
+    effects: dict[str, float] = field(default_factory=dict)
+    latency_effects: dict[str, float] = field(default_factory=dict)
+    cv_effects: dict[str, float] = field(default_factory=dict)
+    age_level: str = ""  # its level of `age` (a level of its effects: "age=thesis-80")
+
+    def tables(self) -> dict[str, dict[str, float]]:
+        """Its effects tables by name: on the level, the latency and the spread (CV)."""
+        return {"effects": self.effects, "latency_effects": self.latency_effects,
+                "cv_effects": self.cv_effects}
+
+    def to_json(self) -> dict[str, object]:
+        return {"name": self.name, "scale": self.scale, "mount_options": self.mount_options,
+                "mkfs_options": list(self.mkfs_options), **self.tables(),
+                "age_level": self.age_level}
+
+
+def _simulated_target(where: Where) -> Simulated:
     """The simulated target's name and scale (1 on any other target)."""
     from fslab.targets.null import SIMULATOR_FILE  # the null target writes it
 
@@ -268,9 +293,14 @@ def _simulated_target(where: Where) -> dict[str, Any]:
         path = where.directory.parent / SIMULATOR_FILE
         if path.exists():
             data = json.loads(path.read_text())
-            return {**data, "name": str(data.get("name", "")),
-                    "scale": float(data.get("scale", 1.0))}
-    return {"name": where.directory.parent.name if where.directory else "", "scale": 1.0}
+            latency, spread = ({str(k): float(v) for k, v in (data.get(table) or {}).items()}
+                               for table in ("latency_effects", "cv_effects"))
+            return Simulated(str(data.get("name", "")), float(data.get("scale", 1.0)),
+                             str(data.get("mount_options") or ""),
+                             tuple(str(o) for o in data.get("mkfs_options") or ()),
+                             {str(k): float(v) for k, v in (data.get("effects") or {}).items()},
+                             latency, spread, str(data.get("age_level") or ""))
+    return Simulated(where.directory.parent.name if where.directory else "")
 
 
 def _parse(files: RawFiles) -> Parsed:

@@ -103,7 +103,7 @@ class Param:
     value: Any
     source: Source
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"value": self.value, **self.source.to_json()}
 
 
@@ -135,7 +135,7 @@ class Published:
                 out[name] = param
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         data: dict[str, Any] = {
             "study": self.study, "cite": STUDIES[self.study].cite,
             **{name: param.to_json() for name, param in self.params().items()},

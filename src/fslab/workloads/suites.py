@@ -70,7 +70,7 @@ class Suite:
         """The processes a job runs (1 for jobs not listed, e.g. generated ones)."""
         return self.numjobs.get(job, 1)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """The suite for `fslab presets --json`: every parameter with its source."""
         published = self.published
         return {

@@ -29,6 +29,8 @@ from fslab.analysis.pairs.decisions import decide_pair, geomean
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import OVER_TIME, REGRESSED, UNRESOLVED
 from fslab.analysis.pairs.questions import primary_questions
+from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
 from fslab.core.units import DEFAULT_MARGIN
 
@@ -72,7 +74,7 @@ class CampaignComparison:
         """A question decided worse: what `fslab compare` exits 1 on."""
         return self.count(REGRESSED) > 0
 
-    def as_json(self) -> list[dict[str, Any]]:
+    def as_json(self) -> list[dict[str, object]]:
         """One object per cell (JSON_FIELDS), NaN as null."""
         out = []
         for row in self.cells[JSON_FIELDS].to_dict("records"):
@@ -114,13 +116,13 @@ def _shown(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: bool,
-         family: int, margin: float, alpha: float) -> dict[str, Any]:
+         family: int, margin: float, alpha: float) -> dict[str, object]:
     """One cell: new/base from the model of pairs (base and new its two groups)."""
     a = base["value"].to_numpy(dtype=float)
     b = new["value"].to_numpy(dtype=float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     better = str(base["better"].iloc[0])
-    row: dict[str, Any] = {
+    row: dict[str, object] = {
         **dict(zip(CELL, key, strict=True)), "primary": question,
         "unit": str(base["unit"].iloc[0]), "better": better, "n_base": len(a),
         "n_new": len(b), "base_geomean": geomean(a), "new_geomean": geomean(b),
@@ -143,13 +145,13 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
     return row
 
 
-def setting_differences(base_environment: dict[str, Any], new_environment: dict[str, Any],
-                        base_campaign: dict[str, Any], new_campaign: dict[str, Any]
+def setting_differences(base_environment: Environment, new_environment: Environment,
+                        base_campaign: CampaignSettings, new_campaign: CampaignSettings
                         ) -> list[tuple[str, str, str]]:
     """(what, base, new) for every recorded setting that differs: the environment's, and
     an aging run's own settings (campaign.toml [aging]: utilisation, recipe, fstrim …)."""
     diffs = environment_differences(base_environment, new_environment)
-    base_aging, new_aging = base_campaign.get("aging") or {}, new_campaign.get("aging") or {}
+    base_aging, new_aging = base_campaign.aging, new_campaign.aging
     for key in sorted(set(base_aging) | set(new_aging)):
         a, b = base_aging.get(key, "–"), new_aging.get(key, "–")
         if a != b:
@@ -157,24 +159,26 @@ def setting_differences(base_environment: dict[str, Any], new_environment: dict[
     return diffs
 
 
-def environment_differences(
-    base: dict[str, Any], new: dict[str, Any]
-) -> list[tuple[str, str, str]]:
-    """(what, base, new) for every recorded setting that differs between two campaigns."""
+def environment_differences(base: Environment, new: Environment
+                            ) -> list[tuple[str, str, str]]:
+    """(what, base, new) for every recorded setting that differs between two campaigns
+    ('–' where one did not record it)."""
+    def shown(value: object) -> str:
+        return "–" if value in ("", None, 0) else str(value)
+
     diffs = []
     for key in ENVIRONMENT_KEYS:
-        if base.get(key) != new.get(key):
-            diffs.append((key, str(base.get(key, "–")), str(new.get(key, "–"))))
-    for tool in sorted(set(base.get("tools", {})) | set(new.get("tools", {}))):
-        a, b = base.get("tools", {}).get(tool, "–"), new.get("tools", {}).get(tool, "–")
+        if shown(base.fact(key)) != shown(new.fact(key)):
+            diffs.append((key, shown(base.fact(key)), shown(new.fact(key))))
+    for tool in sorted(set(base.tools) | set(new.tools)):
+        a, b = base.tools.get(tool, "–"), new.tools.get(tool, "–")
         if a != b:
-            diffs.append((f"{tool} version", str(a), str(b)))
-    base_targets, new_targets = base.get("targets", {}), new.get("targets", {})
-    for name in sorted(set(base_targets) & set(new_targets)):
+            diffs.append((f"{tool} version", a, b))
+    for name in sorted(set(base.targets) & set(new.targets)):
+        said, says = base.targets[name].to_json(), new.targets[name].to_json()
         for field in ("fs_impl", "mkfs_command", "mount_options_requested",
                       "mount_options_added", "image_size",
                       "loop_direct_io", "throttle", "properties"):
-            a, b = base_targets[name].get(field), new_targets[name].get(field)
-            if a != b:
-                diffs.append((f"{name} {field}", str(a), str(b)))
+            if said.get(field) != says.get(field):
+                diffs.append((f"{name} {field}", str(said.get(field)), str(says.get(field))))
     return diffs

@@ -34,8 +34,8 @@ def agings(records: tuple[Any, ...] | list[Any]) -> list[tuple[str, str, int, di
     (`fslab age`) and each campaign place's (the run it was made for)."""
     out = []
     for record in records:
-        summary = (record.workload_metadata or {}).get("aging")
-        if isinstance(summary, dict) and summary.get("latency") is not None:
+        summary = record.workload_metadata.section("aging")
+        if summary.get("latency") is not None:
             out.append((str(record.target), str(summary.get("level") or ""),
                         int(record.iteration), summary))
     return out

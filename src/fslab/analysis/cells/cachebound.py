@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
 
 import pandas as pd
 
 from fslab.analysis.cells.stats import geomean
+from fslab.core.environment_record import ByIteration, Ceilings, Environment
 from fslab.core.record import RunRecord
 
 # A single ceiling measurement on a loop device swings (PLATFORM.md: 2-4x between runs);
@@ -41,7 +41,7 @@ METHOD = ("Cache-bound: a cell whose IOPS or bandwidth exceeds 1.25× what the l
 
 
 def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
-                     environment: dict[str, Any],
+                     environment: Environment,
                      per_run: pd.DataFrame | None = None) -> pd.DataFrame:
     """`summary` with cache_bound / cache_bound_reason columns (and of_raw from the
     ceiling where no raw target ran); cache-bound cells lose their best flags. `per_run`
@@ -49,8 +49,8 @@ def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
     out = summary.copy()
     reasons: dict[tuple[str, str], list[str]] = {
         key: [reason] for key, reason in _buffered_in_ram(records, environment).items()}
-    ceilings = environment.get("ceilings") or {}
-    paired = paired_ratios(per_run, environment.get("ceilings_by_iteration") or {})
+    ceilings = environment.ceilings
+    paired = paired_ratios(per_run, environment.ceilings_by_iteration)
     noted: set[tuple[str, str, str]] = set()  # (target, workload, op): IOPS or bandwidth, once
     of_raw = out["of_raw"].to_numpy(dtype=float, copy=True) if "of_raw" in out else None
     for index, row in enumerate(out.itertuples()):
@@ -81,7 +81,7 @@ def mark_cache_bound(summary: pd.DataFrame, records: Iterable[RunRecord],
     return out
 
 
-def paired_ratios(per_run: pd.DataFrame | None, by_iteration: dict[str, Any]
+def paired_ratios(per_run: pd.DataFrame | None, by_iteration: ByIteration
                   ) -> dict[tuple[str, str, str, str], float]:
     """(target, workload, op, metric) -> geometric mean over iterations of the cell's
     value over the ceiling measured in the same iteration's rounds."""
@@ -99,13 +99,13 @@ def paired_ratios(per_run: pd.DataFrame | None, by_iteration: dict[str, Any]
 
 
 def _buffered_in_ram(records: Iterable[RunRecord],
-                     environment: dict[str, Any]) -> dict[tuple[str, str], str]:
-    memory = int(environment.get("memory_bytes") or 0)
+                     environment: Environment) -> dict[tuple[str, str], str]:
+    memory = environment.memory_bytes
     found: dict[tuple[str, str], str] = {}
     if not memory:  # imported results: no machine to compare with (and no need to read)
         return found
     for record in records:
-        io = record.workload_metadata.get("io") or {}
+        io = record.workload_metadata.section("io")
         if io.get("direct", True):
             continue
         size = int(io.get("file_set_bytes") or 0)
@@ -118,11 +118,11 @@ def _buffered_in_ram(records: Iterable[RunRecord],
     return found
 
 
-def ceiling_of(ceilings: dict[str, Any], workload: str, op: str, metric: str) -> float | None:
+def ceiling_of(ceilings: Ceilings, workload: str, op: str, metric: str) -> float | None:
     """The largest ceiling measured for a workload's op and metric on any device (None if
     none; environment.json "ceilings", written by fslab/run/ceiling.py). Sections of a job
     (`<job>/<section>`) were measured as such."""
-    values = [ops.get(workload, {}).get(op, {}).get(metric)
-              for ops in ceilings.values() if isinstance(ops, dict)]
-    values = [float(v) for v in values if isinstance(v, (int, float))]
+    found = [ops.get(workload, {}).get(op, {}).get(metric)
+             for ops in ceilings.values() if isinstance(ops, dict)]
+    values = [float(v) for v in found if isinstance(v, (int, float))]
     return max(values) if values else None

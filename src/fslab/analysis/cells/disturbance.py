@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from fslab.analysis.step import Step
 from fslab.core.record import RunRecord
 
 COLUMNS = ["run_id", "target", "workload", "iteration", "disturbed", "others_cpu_pct",
@@ -23,17 +24,15 @@ def disturbance(records: Iterable[RunRecord]) -> pd.DataFrame:
     rows = []
     for record in records:
         seen = record.witness
-        if not seen:
+        if not seen.seen:
             continue
         rows.append({"run_id": record.run_id, "target": record.target,
                      "workload": record.workload, "iteration": record.iteration,
-                     "disturbed": bool(seen.get("disturbed")),
-                     "others_cpu_pct": seen.get("others_cpu_pct"),
-                     "steal_pct": seen.get("steal_pct"),
-                     "psi_memory_pct": seen.get("psi_memory_pct"),
-                     "other_io_bytes_s": seen.get("other_io_bytes_s"),
-                     "reasons": "; ".join(seen.get("reasons") or []),
-                     "measured_again": bool(seen.get("rerun_of"))})
+                     "disturbed": seen.disturbed, "others_cpu_pct": seen.others_cpu_pct,
+                     "steal_pct": seen.steal_pct, "psi_memory_pct": seen.psi_memory_pct,
+                     "other_io_bytes_s": seen.other_io_bytes_s,
+                     "reasons": "; ".join(seen.reasons),
+                     "measured_again": seen.rerun_of is not None})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -68,3 +67,14 @@ def disturbance_note(table: pd.DataFrame) -> str | None:
             f"{worst['reasons']} (the worst, {worst['run_id']}). Their values include "
             f"that load, not only the file system: compare with care, or measure them "
             f"again with fslab run --rerun-disturbed.{redo}")
+
+
+def _seen(records: list[RunRecord]) -> tuple[pd.DataFrame, list[str]]:
+    """The witness's table, and the machine's notes for the verdicts' head."""
+    table = disturbance(records)
+    return table, [note for note in (disturbance_note(table), unsteady_note(records)) if note]
+
+
+STEP = Step("disturbance", reads=("records",), makes=("disturbed", "machine_notes"),
+            run=_seen, method=METHOD, tables={"disturbed": "disturbed.csv"},
+            optional=frozenset({"disturbed"}))

@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import fdtri  # F quantile; scipy.stats costs a second to import
 
+from fslab.analysis.step import Step
+
 THROUGHPUT = ("iops", "bw_bytes")
 WORTH_SAYING = 0.05  # iteration factors spanning less than ±5 % are not mentioned
 COLUMNS = ["iteration", "factor", "cells", "same_direction"]
@@ -140,3 +142,12 @@ def drift_note(table: pd.DataFrame, shared: Shared) -> str | None:
             f"{high:.2f}× of the cells' means; iteration {int(slowest['iteration'])}: "
             f"{slowest['factor']:.2f}×). The per-cell intervals include it; the "
             "comparisons, blocked by iteration, remove it.")
+
+
+def _drift(runs: pd.DataFrame) -> tuple[pd.DataFrame, str | None]:
+    table, shared = iteration_drift(runs)
+    return table, drift_note(table, shared)
+
+
+STEP = Step("drift", reads=("runs",), makes=("drift", "drift_note"), run=_drift, method=METHOD,
+            tables={"drift": "drift.csv"})

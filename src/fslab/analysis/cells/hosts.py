@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fslab.analysis.step import Step
 from fslab.core.metrics import HEADLINE_METRICS
 from fslab.parsers.fio import ALL_CLIENTS
 
@@ -35,3 +36,8 @@ def host_spread(metrics: pd.DataFrame) -> pd.DataFrame:
         host_cv=[cv.get(tuple(k), float("nan")) for k in
                  hosts_only[cell].itertuples(index=False)])
     return hosts_only[COLUMNS]
+
+
+STEP = Step("hosts", reads=("metrics",), makes=("hosts",), run=host_spread, method=METHOD,
+            tables={"hosts": "hosts.csv"}, optional=frozenset({"hosts"}),
+            stated=lambda done: not done["hosts"].empty)

@@ -148,12 +148,12 @@ def _seconds(records: Any) -> dict[str, tuple[float, float]]:
 
 
 def estimate(values: list[float], runtimes: list[float], fixed_costs: list[float],
-             series: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
+             series: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, object]:
     """noise.csv's figures of one cell from its runs' values, their measuring seconds,
     their fixed costs and their per-interval series (module doc)."""
     runtime = float(np.mean(runtimes)) if runtimes else math.nan
     fixed = float(np.median(fixed_costs)) if fixed_costs else math.nan
-    row: dict[str, Any] = {"iterations": len(values), "runtime_s": runtime,
+    row: dict[str, object] = {"iterations": len(values), "runtime_s": runtime,
                            "fixed_cost_s": fixed, "note": ""}
     within, within_df = within_spread(series, BLOCK_S)
     half, half_df = within_spread(series, HALF_S)

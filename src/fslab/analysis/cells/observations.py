@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fslab.analysis.step import Step
 from fslab.core.metrics import EXTREMES, PROBE, SECTION
 from fslab.parsers.fio import ALL_CLIENTS
 
@@ -106,3 +107,12 @@ def probe_states(metrics: pd.DataFrame) -> pd.DataFrame:
     rows = metrics[metrics["note"] == PROBE][SERIES_COLUMNS]
     return rows.sort_values(["target", "metric", "sample"], kind="stable").reset_index(
         drop=True)
+
+
+def _observed(metrics: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return per_run(metrics), probe_states(metrics)
+
+
+STEP = Step("observations", reads=("metrics",), makes=("runs", "probe_states"),
+            run=_observed, method=METHOD, tables={"probe_states": "probe_states.csv"},
+            optional=frozenset({"probe_states"}))

@@ -7,10 +7,14 @@ import math
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.cells import cachebound, median
 from fslab.analysis.cells.median import median_ci
 from fslab.analysis.cells.observations import observations, per_run
 from fslab.analysis.cells.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
+from fslab.analysis.step import Step
+from fslab.core.environment_record import Environment
 from fslab.core.metrics import HIGHER, PROBE, SECTION
+from fslab.core.record import RunRecord
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]
 SUMMARY_COLUMNS = [
@@ -133,3 +137,22 @@ def _best_flags(summary: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
         best[winner] = True
         clear[winner] = low[winner] > high[runner_up] if up else high[winner] < low[runner_up]
     return pd.Series(best, index=summary.index), pd.Series(clear, index=summary.index)
+
+
+def cell_summary(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
+                 environment: Environment, asked: set[tuple[str, str, str]]
+                 ) -> pd.DataFrame:
+    """The per-cell summary with cache-bound cells marked (analysis.cells.cachebound) and
+    the primary questions' cells flagged (the history reads the flag)."""
+    summary = cachebound.mark_cache_bound(summarize(metrics, runs), records, environment,
+                                          runs)
+    summary["primary"] = [key in asked for key in zip(
+        summary["workload"].astype(str), summary["op"].astype(str),
+        summary["metric"].astype(str), strict=True)]
+    return summary
+
+
+# The summary with each cell's factors as columns is summary.csv (factors/levels.py).
+STEP = Step("summary", reads=("metrics", "runs", "records", "environment", "asked"),
+            makes=("cell_summary",), run=cell_summary, method=METHOD,
+            rests_on=(("median", median.METHOD), ("cachebound", cachebound.METHOD)))

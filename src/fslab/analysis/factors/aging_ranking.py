@@ -44,6 +44,8 @@ from fslab.analysis.pairs.pair import (
     Pair,
     views,
 )
+from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HIGHER, title
 from fslab.core.units import format_bound, turned
 
@@ -251,7 +253,7 @@ def _verdict(kind: str, workload: str, text: str) -> dict[str, str]:
     return {"kind": kind, "workload": workload, "text": text}
 
 
-def aging_labels(records: list[Any], settings: dict[str, Any]) -> list[str]:
+def aging_labels(records: list[Any], settings: CampaignSettings) -> list[str]:
     """One line each for what the reader must know of the agings behind the answer: images
     aged once and reused, a level that ran out of space before its utilisation (or
     stopped short, its runs failed), room made for the runs' files, and what this machine
@@ -265,12 +267,12 @@ def aging_labels(records: list[Any], settings: dict[str, Any]) -> list[str]:
         if record.failure == "aging":
             failed.setdefault(record.target, set()).add(record.iteration)
     lines = []
-    if settings.get("age_reuse"):
+    if settings.table.get("age_reuse"):
         lines.append("Aged images reused (age_reuse = true): each file system × level was "
                      "aged once and every run started from a copy of that image, so these "
                      "intervals hold for those aged images only, not for another aging of "
                      "the same level.")
-    elif settings.get("fresh") == "campaign" and places:
+    elif settings.fresh == "campaign" and places:
         lines.append("One file system per target × level for the whole campaign (fresh = "
                      "\"campaign\"): each was aged once, so these intervals hold for those "
                      "agings only.")
@@ -313,3 +315,19 @@ def described_aging(description: Any) -> dict[str, Any] | None:
     found = description.get("aging") if isinstance(description, dict) else \
         (getattr(description, "details", None) or {}).get("aging")
     return found if isinstance(found, dict) else None
+
+
+def _step(runs: pd.DataFrame, cells: pd.DataFrame, pairs: list[Pair],
+          settings: CampaignSettings, records: list[Any]
+          ) -> tuple[pd.DataFrame, list[dict[str, str]]]:
+    """(aging_ranking.csv, the verdicts' first rows: the question, its answers, the
+    labels)."""
+    table = aging_ranking(runs, cells, pairs, settings.margin, settings.levels.get(AGE, []))
+    return table, aging_verdicts(table, aging_labels(records, settings))
+
+
+STEP = Step("aging_ranking", reads=("runs", "cells", "pairs", "settings", "records"),
+            makes=("aging_ranking", "aging_rows"), run=_step, method=METHOD,
+            tables={"aging_ranking": "aging_ranking.csv"},
+            optional=frozenset({"aging_ranking"}),
+            stated=lambda done: not done["aging_ranking"].empty)

@@ -26,7 +26,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import pandas as pd
 
@@ -81,7 +80,7 @@ def best_table(runs: pd.DataFrame, questions: dict[str, tuple[str, str]],
     primary = [{name: _primary_row(pairwise, job, name) for name in job.groups
                 if name != job.best} for job in jobs]
     family = sum(1 for rows in primary for found in rows.values() if found is None) or 1
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for job, rows in zip(jobs, primary, strict=True):
         out += _job_rows(job, blocked_allowed, margin, family, alpha, rows)
     table = pd.DataFrame(out, columns=BEST_COLUMNS)
@@ -122,7 +121,7 @@ def _job(runs: pd.DataFrame, name: str, op: str, metric: str,
 
 
 def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha: float,
-              primary: dict[CellKey, Pair | None]) -> list[dict[str, Any]]:
+              primary: dict[CellKey, Pair | None]) -> list[dict[str, object]]:
     """The job's best and those within reach; `primary` holds each other configuration's
     primary pair with the best where it has one (_primary_row)."""
     base = {"workload": job.job, "op": job.op, "metric": job.metric, "better": job.better}
@@ -133,7 +132,7 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
         return [{**base, "role": NONE, "configuration": "", "ratio": math.nan,
                  "note": set_aside or "no configuration measured a positive value"}]
     geomeans = job.geomeans
-    out = [{**base, "role": BEST, "configuration": job.shown[best],
+    out: list[dict[str, object]] = [{**base, "role": BEST, "configuration": job.shown[best],
             "target": job.names[best][0],
             "variant": job.names[best][1], "geomean": geomeans[best],
             "n": len(job.groups[best]), "ratio": 1.0, "note": set_aside}]
@@ -143,6 +142,7 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
         return out
     found = best_and_within_reach(job.groups, job.better, margin, alpha, model=PAIRS,
                                   family=family, blocked=blocked_allowed)
+    near: list[tuple[float, dict[str, object]]] = []  # by how far the ratio is from 1
     for other in others:
         pair, note = primary.get(other), ""  # a primary pair answers for itself
         if pair is None:
@@ -152,14 +152,13 @@ def _job_rows(job: Job, blocked_allowed: bool, margin: float, family: int, alpha
         decision = pair.word(AGAINST_BEST)
         if decision not in (EQUIVALENT, UNRESOLVED):
             continue
-        out.append({**base, "role": WITHIN_REACH, "configuration": job.shown[other],
-                    "target": job.names[other][0], "variant": job.names[other][1],
-                    "geomean": geomeans[other], "n": len(job.groups[other]),
-                    "ratio": pair.ratio, "ratio_ci_low": pair.ratio_ci_low,
-                    "ratio_ci_high": pair.ratio_ci_high, "p_adj": pair.p_adj,
-                    "decision": decision, "note": note})
-    return sorted(out, key=lambda row: (row["role"] != BEST, abs(math.log(row["ratio"]))
-                                        if row["ratio"] > 0 else math.inf))
+        near.append((abs(math.log(pair.ratio)) if pair.ratio > 0 else math.inf, {
+            **base, "role": WITHIN_REACH, "configuration": job.shown[other],
+            "target": job.names[other][0], "variant": job.names[other][1],
+            "geomean": geomeans[other], "n": len(job.groups[other]), "ratio": pair.ratio,
+            "ratio_ci_low": pair.ratio_ci_low, "ratio_ci_high": pair.ratio_ci_high,
+            "p_adj": pair.p_adj, "decision": decision, "note": note}))
+    return out + [row for _, row in sorted(near, key=lambda item: item[0])]
 
 
 def _primary_row(pairwise: Sequence[Pair], job: Job, other: CellKey) -> Pair | None:

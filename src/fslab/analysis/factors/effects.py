@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -210,7 +209,7 @@ def effects_table(fitted: list[Fitted], alpha: float = ALPHA) -> pd.DataFrame:
     family = sum(len(f.estimates) for f in fitted) or 1
     tests = sum(1 for f in fitted for p in f.interaction.values() if p == p) or 1
     level = alpha / family
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for one in fitted:
         design = one.design
         base = {"workload": design.job, "op": design.op, "metric": design.metric}

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pandas as pd
 
 from fslab.analysis.cells.observations import with_cell_fields
+from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.cell_keys import (  # re-exported: the analysis reads scopes through here
     JOB,
     TARGET,
@@ -81,3 +83,17 @@ def full_configuration(key: CellKey, scopes: dict[str, str]) -> str:
     ('ext4 mount_options=noatime iodepth=16')."""
     target = cell_name(key.target, [(f, v) for f, v in key.levels if scopes.get(f) == TARGET])
     return cell_name(target, job_levels(key, scopes))
+
+
+def _levels(metrics: pd.DataFrame, cell_summary: pd.DataFrame, settings: CampaignSettings
+            ) -> tuple[pd.DataFrame, dict[str, str], dict[str, str], pd.DataFrame]:
+    """(each cell's fields, each factor's scope, each target's name as short as the
+    campaign allows, summary.csv: the cells' summary with their fields as columns)."""
+    cells = cell_levels(metrics)
+    scopes = factor_scopes(settings.scopes, factors_of(cells))
+    return cells, scopes, target_names(cells, scopes), with_levels(cell_summary, cells)
+
+
+STEP = Step("levels", reads=("metrics", "cell_summary", "settings"),
+            makes=("cells", "scopes", "names", "summary"), run=_levels,
+            tables={"summary": "summary.csv"})

@@ -16,19 +16,26 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.factors.best import BEST, BEST_COLUMNS, NONE, WITHIN_REACH, best_table
-from fslab.analysis.factors.effects import EFFECT_COLUMNS, designs, effects_table, fit
+from fslab.analysis.factors.effects import (
+    EFFECT_COLUMNS,
+    designs,
+    effects_table,
+    fit,
+)
+from fslab.analysis.factors.effects import METHOD as EFFECTS_METHOD
 from fslab.analysis.factors.levels import factors_of, with_levels
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.questions import primary_questions
-from fslab.core.cell_keys import declared_levels
+from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS, title
 from fslab.core.units import format_bound
 
 SHOWN_WITHIN_REACH = 4  # more are counted, and listed in best.csv
 
 
-def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: dict[str, Any],
+def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: CampaignSettings,
                   declared: dict[str, str], summary: pd.DataFrame, blocked_allowed: bool,
                   margin: float, pairwise: Sequence[Pair] = ()
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -38,12 +45,12 @@ def analyse_sweep(runs: pd.DataFrame, levels: pd.DataFrame, settings: dict[str, 
     if not factors or runs.empty:
         return (pd.DataFrame(columns=EFFECT_COLUMNS), pd.DataFrame(columns=BEST_COLUMNS))
     runs = with_levels(runs, levels)
-    questions = job_questions(runs, declared, tuple(settings.get("primary", ())))
+    questions = job_questions(runs, declared, settings.primary)
     swept = runs[runs[factors].notna().any(axis=1)]  # rows of a cell with some level
     swept_jobs = set(swept["job"].astype(str))
     questions = {job: q for job, q in questions.items() if job in swept_jobs}
     fitted = [fit(design) for design in designs(runs, questions, factors,
-                                                declared_levels(settings))]
+                                                settings.levels)]
     cached = set()
     if "cache_bound" in summary:
         bound = summary[summary["cache_bound"].astype(bool)]
@@ -158,3 +165,18 @@ def _bound(value: Any) -> str:
 
 def _row(kind: str, workload: str, text: str) -> dict[str, str]:
     return {"kind": kind, "workload": workload, "text": text}
+
+
+def _swept(runs: pd.DataFrame, cells: pd.DataFrame, settings: CampaignSettings,
+           declared: dict[str, str], summary: pd.DataFrame, blocked: bool,
+           pairs: list[Pair]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return analyse_sweep(runs, cells, settings, declared, summary, blocked, settings.margin,
+                         pairs)
+
+
+STEP = Step("effects", reads=("runs", "cells", "settings", "declared", "summary", "blocked",
+                              "pairs"),
+            makes=("effects", "best"), run=_swept, method=EFFECTS_METHOD,
+            tables={"effects": "effects.csv", "best": "best.csv"},
+            optional=frozenset({"effects", "best"}),
+            stated=lambda done: not done["effects"].empty)

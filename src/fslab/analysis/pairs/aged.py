@@ -10,12 +10,14 @@ aged_vs_fresh.csv and pairwise.csv never disagree about a pair.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from fslab.analysis.pairs.pair import Pair
+from fslab.analysis.step import Step
+from fslab.core.environment_record import Environment
 from fslab.core.metrics import HIGHER
+from fslab.core.run_parts import TargetDescription
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",
            "ratio_ci_low", "ratio_ci_high", "p_adj", "test", "mde_ratio", "verdict"]
@@ -26,15 +28,15 @@ METHOD = ('Aged vs fresh: each aged target is paired with a fresh file system ho
           'interval).')
 
 
-def aged_fresh_pairs(targets: dict[str, dict[str, Any]]) -> list[tuple[str, str]]:
+def aged_fresh_pairs(targets: dict[str, TargetDescription]) -> list[tuple[str, str]]:
     """(aged target, fresh target) pairs that share an image."""
-    aged = {n: d.get("image") for n, d in targets.items() if d.get("state") == "aged"}
-    fresh = {n: d.get("image") for n, d in targets.items() if d.get("state") == "fresh"}
+    aged = {n: d.image for n, d in targets.items() if d.state == "aged"}
+    fresh = {n: d.image for n, d in targets.items() if d.state == "fresh"}
     return [(a, f) for a, image in aged.items() for f, other in fresh.items() if image == other]
 
 
 def aged_vs_fresh(summary: pd.DataFrame, pairwise: Sequence[Pair],
-                  targets: dict[str, dict[str, Any]]) -> pd.DataFrame:
+                  targets: dict[str, TargetDescription]) -> pd.DataFrame:
     """One row per aged/fresh pair and compared metric, each its pair seen from the aged
     target."""
     pairs = aged_fresh_pairs(targets)
@@ -74,3 +76,13 @@ def aged_verdicts(ages: pd.DataFrame) -> list[dict[str, str]]:
              "text": f"{r.aged} vs {r.fresh}: aged/fresh {r.ratio:.3g}× on {r.workload} {r.op} "
                      f"{r.metric} (95 % CI {r.ratio_ci_low:.3g}–{r.ratio_ci_high:.3g}×, "
                      f"p_adj = {r.p_adj:.3g}): {r.verdict}"} for r in primary.itertuples()]
+
+
+def _aged(summary: pd.DataFrame, pairs: list[Pair], environment: Environment
+          ) -> pd.DataFrame:
+    return aged_vs_fresh(summary, pairs, environment.targets)
+
+
+STEP = Step("aged", reads=("summary", "pairs", "environment"), makes=("aged",), run=_aged,
+            method=METHOD, tables={"aged": "aged_vs_fresh.csv"}, optional=frozenset({"aged"}),
+            stated=lambda done: not done["aged"].empty)

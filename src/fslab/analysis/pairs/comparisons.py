@@ -14,10 +14,15 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
+from fslab.analysis.pairs import decisions, model
+from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteration
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.pairs.pair import Pair, decide, table_of
 from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
+from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER
+from fslab.core.record import RunRecord
 from fslab.core.units import DEFAULT_MARGIN
 
 KEY = ["workload", "op", "metric"]
@@ -60,7 +65,7 @@ def compared_pairs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
     `asked`: the primary questions when the caller has them (analysis.pipeline);
     `machine`: each cell's machine seconds (decisions.machine_seconds), what each decision
     cost; `weights`: {workload: {iteration: weight}} of runs of another length
-    (analysis.pairs.sequential.iteration_weights).
+    (core.campaign_settings.CampaignSettings.weights).
     """
     runs = per_run(metrics) if runs is None else runs
     values = runs[runs["metric"].isin(HEADLINE_METRICS)].reset_index(drop=True)
@@ -179,3 +184,23 @@ def _test_row(found: Comparison) -> dict[str, object]:
 
 def significant(p: float) -> bool:
     return bool(p == p and p < ALPHA)
+
+
+def _compared(metrics: pd.DataFrame, runs: pd.DataFrame, records: list[RunRecord],
+              blocked: bool, declared: dict[str, str], asked: set[QuestionKey],
+              settings: CampaignSettings) -> tuple[pd.DataFrame, list[Pair]]:
+    """(tests.csv, every pair as compared) of a campaign (their table, pairwise.csv, once
+    the repeat intervals join them: analysis/sittings/on_repeat.py)."""
+    tests, pairs = compared_pairs(metrics, runs, blocked_allowed=blocked, declared=declared,
+                                  asked=asked, margin=settings.margin,
+                                  seconds=seconds_per_iteration(records),
+                                  machine=machine_seconds(records),
+                                  weights=settings.weights, looks=list(settings.looks))
+    return tests, pairs
+
+
+STEP = Step("comparisons", reads=("metrics", "runs", "records", "blocked", "declared", "asked",
+                                  "settings"),
+            makes=("tests", "compared"), run=_compared,
+            rests_on=(("model", model.METHOD), ("decisions", decisions.METHOD)),
+            tables={"tests": "tests.csv"})

@@ -60,7 +60,7 @@ def seconds_per_iteration(records: list[RunRecord]) -> dict[tuple[str, str], flo
         if (record.workload, record.target) in timed:
             continue
         if record.finished > record.started > 0 and record.status == "ok":
-            sliced = bool(record.workload_metadata.get("slices"))
+            sliced = record.workload_metadata.sliced
             key = (record.iteration, (record.job or record.workload) if sliced
                    else record.run_id)
             groups.setdefault(key, []).append(record)

@@ -165,7 +165,7 @@ class Pair:
         """The decision as `reading` (WORDS) says it."""
         return word(self.decision, reading)
 
-    def to_row(self) -> dict[str, Any]:
+    def to_row(self) -> dict[str, object]:
         """Its row of pairwise.csv (COLUMNS)."""
         row = {name: getattr(self, name) for name in FIELDS}
         row["estimable"] = self.estimable

@@ -26,7 +26,10 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.step import Step
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS
+from fslab.core.record import RunRecord
 
 QuestionKey = tuple[str, str, str]  # workload, op, metric (a tuner's question: tune.measure)
 # Inferred primary metrics, in order of preference (rule 3 above).
@@ -116,3 +119,26 @@ def derived_metrics(runs: pd.DataFrame, primary: set[QuestionKey]) -> set[Questi
             keep_bw = (str(workload), str(op), "bw_bytes") in primary
             out.add((str(workload), str(op), "iops" if keep_bw else "bw_bytes"))
     return out
+
+
+def declared_primaries(records: Iterable[RunRecord]) -> dict[str, str]:
+    """{workload or run id: the primary metric it declared when it ran} (run.json
+    metadata; by run id too, for the questions of a job file's sections)."""
+    out: dict[str, str] = {}
+    for record in records:
+        said = record.workload_metadata
+        out.update(said.section_primaries)
+        if said.primary_metric:
+            out[record.workload] = out[record.run_id] = said.primary_metric
+    return out
+
+
+def _asked(runs: pd.DataFrame, records: list[RunRecord], settings: CampaignSettings
+           ) -> tuple[set[QuestionKey], dict[str, str]]:
+    declared = declared_primaries(records)
+    return primary_questions(runs[runs["metric"].isin(HEADLINE_METRICS)], declared,
+                             settings.primary), declared
+
+
+STEP = Step("questions", reads=("runs", "records", "settings"), makes=("asked", "declared"),
+            run=_asked, method=METHOD)

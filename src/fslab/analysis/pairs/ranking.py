@@ -19,13 +19,17 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from fslab.analysis.pairs import power
 from fslab.analysis.pairs.decisions import geomean
 from fslab.analysis.pairs.pair import EQUIVALENT, Pair, views
+from fslab.analysis.step import Step
 from fslab.core.metrics import HIGHER
 
 RANKING_COLUMNS = ["workload", "op", "metric", "better", "rank", "target", "geomean",
                    "n", "best", "advantage", "ci_low", "ci_high", "p_adj", "alpha",
                    "estimable", "significant", "evidence", "size", "mde_ratio", "group"]
+HEADLINE_COLUMNS = ["workload", "op", "metric", "better", "targets", "n", "observed", "ranking",
+                    "best", "family", "alpha", "left_out", "verdict"]
 # Evidence (Bonferroni-adjusted p) in words, strongest first: what the data say against
 # "no difference", not a probability that a hypothesis is true.
 EVIDENCE_WORDS = ((0.001, "very strong evidence"), (0.01, "strong evidence"),
@@ -161,3 +165,70 @@ def chain(order: list[str], pairs: Sequence[Pair], names: dict[str, str] | None 
             if not separated_by_cut and _beats(seen, x, y):
                 extra.append(f"{shown(x)} > {shown(y)}")
     return text + (f"; but {', '.join(extra)}" if extra else "")
+
+
+def rankings(summary: pd.DataFrame, tests: pd.DataFrame, pairs: Sequence[Pair],
+             runs: pd.DataFrame, names: dict[str, str] | None = None
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(headline: one row per primary question, ranking: one row per ranked target); the
+    ranking's text names targets by `names` (analysis.factors.levels.target_names)."""
+    heads, ranked = [], []
+    primary = tests[tests["primary"].astype(bool)] if not tests.empty else tests
+    for test in primary.itertuples():
+        question = (str(test.workload), str(test.op), str(test.metric))
+        better = _better(summary, test.metric)
+        base = {"workload": question[0], "op": question[1], "metric": question[2],
+                "better": better, "family": test.family, "alpha": test.alpha}
+        if test.test == "none":
+            heads.append({**base, "verdict": f"not compared: {test.reason}"})
+            continue
+        cached = cache_bound(summary, question[0])
+        table, text = rank(runs, [p for p in pairs if p.question == question], question,
+                           better, set(cached), names)
+        left_out = [f"{t} is cache-bound, not ranked ({why})"
+                    for t, why in sorted(cached.items())]
+        if isinstance(test.dropped, str) and test.dropped:
+            left_out.append(f"left out: {test.dropped}")
+        heads.append({**base, "targets": len(table), "n": _n_text(table),
+                      "observed": _observed(runs, question),
+                      "ranking": text, "best": table["best"].iloc[0] if len(table) else "",
+                      "left_out": "; ".join(left_out),
+                      "verdict": text or "; ".join(left_out) or "fewer than 2 targets to rank"})
+        ranked.append(table)
+    headline = pd.DataFrame(heads, columns=HEADLINE_COLUMNS)
+    ranking = (pd.concat(ranked, ignore_index=True) if ranked
+               else pd.DataFrame(columns=RANKING_COLUMNS))
+    return headline, ranking
+
+
+def cache_bound(summary: pd.DataFrame, workload: str) -> dict[str, str]:
+    """Targets whose cells of this workload are cache-bound, with the reason."""
+    if "cache_bound" not in summary:
+        return {}
+    cells = summary[(summary.workload == workload) & summary["cache_bound"].astype(bool)]
+    return dict(zip(cells["target"], cells["cache_bound_reason"], strict=True))
+
+
+def _better(summary: pd.DataFrame, metric: str) -> str:
+    cells = summary[summary.metric == metric]
+    return str(cells["better"].iloc[0]) if not cells.empty else HIGHER
+
+
+def _observed(runs: pd.DataFrame, question: tuple[str, str, str]) -> str:
+    """What a question's n counts: iterations, or the sections of one run each (an aging
+    run's latency: analysis/cells/observations.py)."""
+    if "sample" not in runs:
+        return "iterations"
+    rows = question_rows(runs, question)
+    return "sections of one run each" if (rows["sample"] > 0).any() else "iterations"
+
+
+def _n_text(table: pd.DataFrame) -> str:
+    ns = sorted(set(table["n"].astype(int))) if len(table) else []
+    return "/".join(map(str, ns))
+
+
+STEP = Step("ranking", reads=("summary", "tests", "pairs", "runs", "names"),
+            makes=("headline", "ranking"), run=rankings, method=METHOD,
+            rests_on=(("power", power.METHOD),),
+            tables={"headline": "headline.csv", "ranking": "ranking.csv"})

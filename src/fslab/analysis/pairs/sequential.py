@@ -15,14 +15,9 @@ called the same within ±10 %).
 
 from __future__ import annotations
 
-import math
-from functools import lru_cache
-from typing import Any
-
-import numpy as np
-
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, compare
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
+from fslab.analysis.step import Step
 
 METHOD = ("Resolve (--resolve): the campaign measured more iterations only where a primary "
           "question was unresolved, deciding each pair at the first look whose interval "
@@ -33,23 +28,6 @@ METHOD = ("Resolve (--resolve): the campaign measured more iterations only where
 def look_alpha(look: int, alpha: float = ALPHA) -> float:
     """The campaign-wide α that look `look` (1, 2, …) spends."""
     return alpha / 2 ** look
-
-
-def iteration_weights(resolve: dict[str, Any] | None) -> dict[str, dict[int, float]]:
-    """{workload: {iteration: weight}} of a campaign that resolves ([resolve] in
-    campaign.toml): each round's runs at the weight its plan gave them (their precision
-    relative to the campaign's own runs, run/resolve.py); the campaign's own iterations
-    weigh 1 and are left out."""
-    out: dict[str, dict[int, float]] = {}
-    looks = list((resolve or {}).get("looks", []))
-    for number, cells in enumerate((resolve or {}).get("cells", [])):
-        start = looks[number] if number < len(looks) else 0
-        for cell in cells:
-            workload, last = str(cell[1]), int(cell[2])
-            weight = float(cell[4]) if len(cell) > 4 else 1.0
-            for iteration in range(start + 1, last + 1):
-                out.setdefault(workload, {})[iteration] = weight
-    return out
 
 
 def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
@@ -75,41 +53,7 @@ def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
     return out
 
 
-GRID_STEP = 0.02  # of the running sum's grid, in SDs of one round (crossing to 1e-5)
-
-
-@lru_cache(maxsize=256)
-def pocock_level(looks: int, alpha: float, first: int = 3) -> float:
-    """The nominal one-sided level of each of `looks` looks at rounds first, first + 1, …
-    such that the chance that any of them crosses is `alpha` for one comparison (Pocock
-    1977: one constant boundary). A tuner's race looks after every round."""
-    from scipy import optimize, stats
-
-    if looks <= 1:
-        return alpha
-    low, high = float(stats.norm.isf(alpha)), float(stats.norm.isf(alpha / looks))
-    z = optimize.brentq(lambda c: crossing(c, looks, first) - alpha, low, high + 1e-6,
-                        xtol=1e-5)
-    return float(stats.norm.sf(z))
-
-
-def crossing(z: float, looks: int, first: int = 3) -> float:
-    """The chance that a running sum of independent N(0, 1) rounds reaches z·√n at one of
-    the looks n = first, …, first + looks − 1: its density carried on a grid from look to
-    look, the mass past the boundary taken off at each (Armitage, McPherson & Rowe 1969)."""
-    from scipy import stats
-
-    last = first + looks - 1
-    reach = z * math.sqrt(last) + 8.0
-    grid = np.arange(-8.0 * math.sqrt(last), reach + GRID_STEP, GRID_STEP)
-    density = stats.norm.pdf(grid, scale=math.sqrt(first)) * GRID_STEP
-    kernel_x = np.arange(-8.0, 8.0 + GRID_STEP / 2, GRID_STEP)
-    kernel = stats.norm.pdf(kernel_x) * GRID_STEP
-    crossed = 0.0
-    for n in range(first, last + 1):
-        past = grid >= z * math.sqrt(n)
-        crossed += float(density[past].sum())
-        density[past] = 0.0
-        if n < last:
-            density = np.convolve(density, kernel, mode="same")
-    return crossed
+# A method without a table of its own: stated where the campaign resolved (its looks);
+# the comparisons decide at the looks (comparisons.compared_pairs).
+STEP = Step("sequential", reads=(), makes=(), method=METHOD,
+            stated=lambda done: bool(done["settings"].looks))

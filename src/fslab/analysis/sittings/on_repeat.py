@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
-from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
+import pandas as pd
+
+from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide, table_of
 from fslab.analysis.sittings.repeat import SittingSpread, as_percent, repeat_interval
+from fslab.analysis.step import Step
+from fslab.core.environment_record import Environment
 
 HOLDS, MAY_NOT = "holds on a repeat here", "may not hold on a repeat"
 NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {host}, so "
@@ -21,7 +24,7 @@ NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {
               "make that history.")
 
 
-def spread_of(recorded: dict[str, Any]) -> SittingSpread:
+def spread_of(recorded: dict[str, float]) -> SittingSpread:
     """The SittingSpread a run recorded (environment.json "sitting" → "spread")."""
     return SittingSpread(float(recorded["tau"]), float(recorded["tau_df"]),
                   int(recorded["sittings"]), float(recorded.get("raw_tau", math.nan)),
@@ -61,23 +64,31 @@ def repeat_words(pair: Pair, spread: SittingSpread) -> str:
             f"{verdict}")
 
 
-def repeat_rows(rows: list[dict[str, str]], pairs: Sequence[Pair], spread: SittingSpread,
-                host: str) -> list[dict[str, str]]:
-    """The verdicts' rows with, after each workload's, a sentence per decided primary
-    pair on whether it holds on a repeat (or one line saying there is no history yet)."""
+def repeat_sentences(pairs: Sequence[Pair], spread: SittingSpread, host: str
+                     ) -> list[dict[str, str]]:
+    """A verdicts' row per decided primary pair on whether it holds on a repeat, each
+    under its workload (the verdicts put them after the workload's own rows), or one line
+    saying there is no history yet."""
     if not spread.sittings:
-        return [*rows, {"kind": "repeats", "workload": "", "text": NO_HISTORY.format(host=host)}]
-    said: dict[str, list[dict[str, str]]] = {}
-    for pair in pairs:
-        if pair.primary and pair.decision not in ("", UNRESOLVED) and \
-                math.isfinite(pair.repeat_low):
-            said.setdefault(pair.workload, []).append(
-                {"kind": "repeat", "workload": pair.workload, "text": repeat_words(pair, spread)})
-    out: list[dict[str, str]] = []
-    for index, row in enumerate(rows):
-        out.append(row)
-        workload = row.get("workload", "")
-        following = rows[index + 1]["workload"] if index + 1 < len(rows) else None
-        if workload in said and following != workload:
-            out += said.pop(workload)
-    return out + [line for lines in said.values() for line in lines]
+        return [{"kind": "repeats", "workload": "", "text": NO_HISTORY.format(host=host)}]
+    return [{"kind": "repeat", "workload": pair.workload, "text": repeat_words(pair, spread)}
+            for pair in pairs if pair.primary and pair.decision not in ("", UNRESOLVED)
+            and math.isfinite(pair.repeat_low)]
+
+
+def _repeats(compared: list[Pair], environment: Environment
+             ) -> tuple[list[Pair], pd.DataFrame, list[dict[str, str]]]:
+    """(every pair, with its repeat interval where the run recorded its host's spread;
+    pairwise.csv; the verdicts' rows on repeats)."""
+    sitting = environment.sitting
+    if sitting is None or sitting.spread is None:
+        return compared, table_of(compared), []
+    spread = spread_of(sitting.spread)
+    pairs = with_repeat(compared, spread)
+    return pairs, table_of(pairs), repeat_sentences(pairs, spread, sitting.host)
+
+
+# Every reader of the pairs reads them with their repeat intervals (none without history).
+STEP = Step("repeats", reads=("compared", "environment"),
+            makes=("pairs", "pairwise", "repeat_rows"), run=_repeats,
+            tables={"pairwise": "pairwise.csv"})

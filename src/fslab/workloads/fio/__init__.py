@@ -17,7 +17,9 @@ from fslab.host import system
 from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE, log_args
 from fslab.workloads.base import Capabilities, RunOutput, Where
 from fslab.workloads.fio.jobfile import (
+    FioOptions,
     check_job_file,
+    count_of,
     flat_options,
     job_text_times,
     seconds,
@@ -56,13 +58,13 @@ class FioWorkload(Capabilities):
     """A fio job: global options plus one job section, run as one fio invocation."""
 
     name: str
-    options: dict[str, Any]  # fio options of the job section, in order
-    global_options: dict[str, Any] = field(default_factory=dict)
+    options: FioOptions  # fio options of the job section, in order
+    global_options: FioOptions = field(default_factory=dict)
     family: str = "fio"
     runs_on_load_nodes: ClassVar[bool] = True  # fio's client/server mode runs it there
     preset: str = ""
     raw_job_text: str | None = None  # a user's job file, run as written
-    extra_sections: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    extra_sections: list[tuple[str, FioOptions]] = field(default_factory=list)
     section_name: str = ""  # the first section's name (default: the workload's name)
 
     def check(self) -> None:
@@ -146,14 +148,14 @@ class FioWorkload(Capabilities):
         merged = {**self.global_options, **self.options}
         size = merged.get("size")
         if merged.get("nrfiles") and merged.get("filesize"):
-            size = parse_size(str(merged["filesize"])) * int(merged["nrfiles"])
+            size = parse_size(str(merged["filesize"])) * count_of(merged, "nrfiles")
         if size is None:
             return 0
         try:
             per_job = parse_size(str(size))
         except UserError:
             return 0
-        return per_job * int(merged.get("numjobs", 1))
+        return per_job * count_of(merged, "numjobs")
 
     def render(self, where: Where) -> dict[str, str]:
         if self.raw_job_text is not None:
@@ -266,7 +268,7 @@ def is_fio_option(name: str) -> bool:
     return "No such command" not in out.stdout + out.stderr
 
 
-def _option_lines(options: dict[str, Any]) -> list[str]:
+def _option_lines(options: FioOptions) -> list[str]:
     lines = []
     for key, value in options.items():
         if value is True:
@@ -280,7 +282,7 @@ def _option_lines(options: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _location(where: Where, global_options: dict[str, Any]) -> dict[str, Any]:
+def _location(where: Where, global_options: FioOptions) -> FioOptions:
     """directory= for a file system; filename= and per-job regions for a raw device."""
     if where.hosts and where.directory is not None:
         # Remote load nodes: fslab's work directory exists on the controller only, so the
@@ -294,7 +296,7 @@ def _location(where: Where, global_options: dict[str, Any]) -> dict[str, Any]:
     return {"filename": where.device, "offset_increment": global_options.get("size")}
 
 
-def _in_workdir(options: dict[str, Any], where: Where) -> dict[str, Any]:
+def _in_workdir(options: FioOptions, where: Where) -> FioOptions:
     """With hosts, a job's own filename_format goes inside the per-run work directory."""
     if where.hosts and where.directory is not None and "filename_format" in options:
         return {**options,

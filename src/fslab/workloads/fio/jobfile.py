@@ -13,6 +13,17 @@ from typing import Any
 
 from fslab.core.errors import UserError
 
+# A fio job's options as fslab holds them: each a value fio reads as text in its job file
+# (a size as "4k" or 4096, a flag as 1 or true); None takes an option out (an override).
+FioValue = str | int | float | bool | None
+FioOptions = dict[str, FioValue]
+
+
+def count_of(options: FioOptions, key: str, default: int = 1) -> int:
+    """A count option (numjobs, nrfiles) as a number ('4' and 4 alike)."""
+    value = options.get(key)
+    return default if value is None else int(str(value))
+
 _SECTION = re.compile(r"^\s*\[([^\]]+)\]\s*$")
 _OPTION = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:=\s*(.*?))?\s*$")
 
@@ -53,9 +64,9 @@ def set_directory(text: str, directory: Path) -> str:
     return "\n".join(["[global]", setting, *lines]) + "\n"
 
 
-def flat_options(text: str) -> dict[str, Any]:
+def flat_options(text: str) -> FioOptions:
     """Options of a job file, last one winning: enough for runtime and space estimates."""
-    found: dict[str, Any] = {}
+    found: FioOptions = {}
     for line in text.splitlines():
         if line.lstrip().startswith((";", "#")) or _SECTION.match(line):
             continue

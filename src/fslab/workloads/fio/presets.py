@@ -11,6 +11,7 @@ from typing import Any
 
 from fslab.core.errors import UserError
 from fslab.workloads.fio import FioWorkload
+from fslab.workloads.fio.jobfile import FioOptions, count_of
 from fslab.workloads.provenance import (
     STUDIES,
     Param,
@@ -21,7 +22,7 @@ from fslab.workloads.provenance import (
     study,
 )
 
-Section = dict[str, Any]
+Section = FioOptions
 
 # The quick scale: the campaign's runtime and size (3 s, a file fitted to the image).
 QUICK = campaign("the quick scale (the campaign's; fitted to the image); the study's own "
@@ -40,7 +41,7 @@ class Preset:
     name: str
     description: str
     study: str | None  # a key of provenance.STUDIES; None: fslab's own
-    global_options: dict[str, Any]
+    global_options: FioOptions
     jobs: dict[str, list[Section]]
     default_source: Source
     time_based: bool = True
@@ -280,7 +281,7 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
 
 def job_numjobs(preset: Preset, job: str) -> int:
     """How many processes a job runs (the most of its sections)."""
-    return max(int(section.get("numjobs", 1)) for section in preset.jobs[job])
+    return max(count_of(section, "numjobs") for section in preset.jobs[job])
 
 
 def preset_workloads(
@@ -289,8 +290,8 @@ def preset_workloads(
     only: list[str] | None,
     runtime: int,
     file_size: int,
-    overrides: dict[str, Any] | None = None,
-    job_options: dict[str, dict[str, Any]] | None = None,
+    overrides: FioOptions | None = None,
+    job_options: dict[str, FioOptions] | None = None,
 ) -> list[FioWorkload]:
     """Resolve a preset into one workload per job, optionally only the named jobs.
 

@@ -15,6 +15,7 @@ from fslab.core.failures import Failure
 from fslab.core.units import parse_size
 from fslab.host import system
 from fslab.host.children import Finished, run_child
+from fslab.workloads.fio.jobfile import FioOptions, count_of
 
 JOB_FILE = "job.fio"  # the resolved job file every fio run keeps beside its output
 # fio needs time beyond `runtime` to lay out files; past this it is considered hung.
@@ -77,7 +78,7 @@ def layout_pass(job_file: Path, run_dir: Path, cgroup: str) -> dict[str, Any]:
             "why": "files laid out, synced and dropped from the cache before measuring"}
 
 
-def lay_out_files(directory: Path, name: str, options: dict[str, Any]) -> dict[str, Any]:
+def lay_out_files(directory: Path, name: str, options: FioOptions) -> dict[str, Any]:
     """Write each job's file sequentially, with fio's names, before fio opens it.
 
     For file systems that refuse ftruncate and random writes into a new file (fusefat):
@@ -88,7 +89,7 @@ def lay_out_files(directory: Path, name: str, options: dict[str, Any]) -> dict[s
     chunk = os.urandom(1024**2)
     names = []
     with stopwatch.step(stopwatch.LAYOUT):
-        for job in range(int(merged.get("numjobs", 1))):
+        for job in range(count_of(merged, "numjobs")):
             path = directory / f"{name}.{job}.0"
             with path.open("wb") as handle:
                 left = size

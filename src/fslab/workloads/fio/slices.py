@@ -19,6 +19,7 @@ from fslab.core.failures import Failure
 from fslab.host.children import Finished
 from fslab.parsers.raw_names import log_args
 from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.fio.jobfile import FioOptions
 from fslab.workloads.fio.process import JOB_FILE, fio_failure, first_error_line, run_fio
 
 SLICE_OUTPUT = "fio-slice-{index:02d}.json"
@@ -36,10 +37,10 @@ class FioJob(Protocol):
     """What slicing reads of a fio workload (workloads/fio/__init__.py's FioWorkload)."""
 
     name: str
-    options: dict[str, Any]
-    global_options: dict[str, Any]
+    options: FioOptions
+    global_options: FioOptions
     raw_job_text: str | None
-    extra_sections: list[tuple[str, dict[str, Any]]]
+    extra_sections: list[tuple[str, FioOptions]]
 
     @property
     def runtime(self) -> int: ...
