@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +15,11 @@ import pytest
 from scipy import special
 
 from fslab import api
-from fslab.analysis.pairs.sequential import pocock_level
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
 from fslab.plan.loading import resolve
 from fslab.plan.schema import CampaignFile, Overrides
+from fslab.tune.against_best import OBRIEN_FLEMING, POCOCK, Spending, boundaries, spent
 from fslab.tune.budget import Budget
 from fslab.tune.confirm import confirm
 from fslab.tune.design import race_candidates, screen_design
@@ -111,15 +112,16 @@ def test_race_candidates_take_turns_from_each_reading_of_the_screen():
 
 def test_a_race_drops_what_is_clearly_behind_and_keeps_what_it_cannot_tell():
     """Known truth: 1.5 k and 1.49 k (the same), 1.0 k (far behind): the far one is dropped
-    at the first look, the two others stay in the set, and the winner is the simpler."""
+    at one of the first looks (a paired t on 2 or 3 degrees of freedom), the two others
+    stay in the set, and the winner is the simpler, shown equivalent to the best."""
     space = space_of({"mount_options.a": ["x", "y"], "mount_options.b": ["p", "q"]})
     truth = {(0, 0): 1000.0, (1, 0): 1500.0, (1, 1): 1490.0}
     measure = SimulatedMeasure(lambda c: truth[c], cv=0.02, seed=3)
     candidates = [(c, "test") for c in truth]
     race = run_race(measure, space, candidates, Rules(0.10, 3, 10), Budget(60, None, 0.01),
                     reserve=0)
-    assert race.entries[(0, 0)].dropped_at == 3  # the first look
-    assert "behind the best after round 3" in race.entries[(0, 0)].reason
+    assert race.entries[(0, 0)].dropped_at in (3, 4)
+    assert "behind the best after round" in race.entries[(0, 0)].reason
     assert set(race.members()) == {(1, 0), (1, 1)} and race.winner == (1, 0)
     assert race.ended in (SAME, SPENT)
 
@@ -165,31 +167,45 @@ def test_a_candidate_with_nothing_measured_is_never_the_best():
 
 def test_the_confirmation_credits_each_option_on_fresh_data():
     """An ablation of a challenger with three changes, two worth 1.3× and 1.25× and one
-    worth nothing: the two earn change, the third keep (its interval holds 1), and the
-    bundle's interval covers the true 1.625×."""
+    worth nothing: the two earn change, the third keep (its interval holds 1); the
+    recommendation is then measured as it stands on rounds of its own, within the runs
+    given, and its interval covers its true 1.625× (in 4 of 5 seeds at least)."""
     space = space_of({f"mount_options.f{k}": ["a", "b"] for k in range(4)})
     worth = {0: 1.3, 1: 1.25, 2: 1.0}
-    measure = SimulatedMeasure(lambda c: math.prod(worth.get(i, 1.0) for i, v in enumerate(c)
-                                                   if v), cv=0.10, seed=9)
-    done = confirm(measure, space, (1, 1, 1, 0), [], 12, 0.10)
-    verdicts = {c.factor: c.verdict for c in done.contributions}
-    assert verdicts == {0: "change", 1: "change", 2: "keep"}
-    assert done.recommended == (1, 1, 0, 0) and len(done.configs) == 5
-    assert done.bundle is not None and \
-        done.bundle.ratio_ci_low <= 1.625 <= done.bundle.ratio_ci_high
+    covered = 0
+    for seed in range(9, 14):
+        measure = SimulatedMeasure(lambda c: math.prod(worth.get(i, 1.0) for i, v in
+                                                       enumerate(c) if v), cv=0.10, seed=seed)
+        done = confirm(measure, space, (1, 1, 1, 0), None, [], 100, 0.10)
+        verdicts = {c.factor: c.verdict for c in done.contributions}
+        assert verdicts == {0: "change", 1: "change", 2: "keep"}
+        assert done.recommended == (1, 1, 0, 0) and len(done.configs) == 5
+        first, second = done.stages
+        assert set(second.configs) == {(0, 0, 0, 0), (1, 1, 0, 0)}
+        assert not set(first.rounds) & set(second.rounds)
+        assert sum(len(s.configs) * len(s.rounds) for s in done.stages) <= 100
+        answer = done.recommended_answer
+        assert answer is not None
+        covered += answer.ratio_ci_low <= 1.625 <= answer.ratio_ci_high
+    assert covered >= 4
 
 
-def test_pocock_levels_spend_alpha_over_the_looks():
-    """A running sum of N(0, 1) rounds checked at rounds 3..10 against the constant
-    boundary crosses in α of the walks (simulated), and one look is the plain level."""
-    level = pocock_level(8, 0.05)
-    assert pocock_level(1, 0.05) == 0.05 and level < 0.05 / 2
+def test_the_race_spends_alpha_by_a_lan_demets_function():
+    """A running sum of N(0, 1) rounds checked at rounds 3..12 against each look's
+    boundary crosses by look n in spent(n/12) of the walks (simulated), for both types:
+    Pocock's spends early, O'Brien-Fleming's almost nothing before the last looks."""
     rng = np.random.default_rng(1)
-    walks = rng.normal(size=(40_000, 10)).cumsum(axis=1)
-    z = -special.ndtri(level)
-    n = np.arange(1, 11)
-    crossed = (walks[:, 2:] / np.sqrt(n[2:]) >= z).any(axis=1).mean()
-    assert abs(crossed - 0.05) < 0.006
+    walks = rng.normal(size=(100_000, 12)).cumsum(axis=1)
+    n = np.arange(1, 13)
+    for kind in (POCOCK, OBRIEN_FLEMING):
+        levels = np.array(boundaries(kind, 0.05, 3, 12))
+        z = -special.ndtri(np.where(levels > 0, levels, 1e-300))
+        crossed = np.maximum.accumulate(walks[:, 2:] / np.sqrt(n[2:]) >= z, axis=1)
+        for look in (6, 12):
+            assert abs(crossed[:, look - 3].mean() - spent(kind, look / 12, 0.05)) < 0.004
+    assert spent(POCOCK, 0.5, 0.05) > 0.03 > spent(OBRIEN_FLEMING, 0.5, 0.05)
+    spending = Spending(entries=10, first_look=3, max_rounds=12)
+    assert spending.level(2) == 0.0 and 0 < spending.level(3) < 0.05 / 9
 
 
 def test_on_simulated_spaces_the_tuner_recommends_what_matters():
@@ -217,8 +233,8 @@ def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):
     0.85×, acl nothing): noatime earns change (commit=60 adds 1.045× beside it, within the
     margin: it may be kept), -I 128 and acl never do; the terminal, tune.csv,
     tune_set.csv and tune_options.csv say the same, with the lines a person types."""
-    request = Request(FACTORS, 0.10, max_runs=60)
-    lines = api.tune(simulator(11), request, tmp_path / "tune", lab=Lab(tmp_path / "lab"))
+    request = Request(FACTORS, 0.10, max_runs=140)
+    lines = api.tune(simulator(23), request, tmp_path / "tune", lab=Lab(tmp_path / "lab"))
     stats = tmp_path / "tune" / "stats"
     table = pd.read_csv(stats / "tune.csv", keep_default_na=False)
     for column in [*FACTORS, "stage", "iterations", "ratio", "ratio_ci_low",
@@ -236,9 +252,10 @@ def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):
     assert chosen["decision"] == "faster"
     assert float(chosen["ratio_ci_low"]) <= truth <= float(chosen["ratio_ci_high"])
     options = pd.read_csv(stats / "tune_options.csv", keep_default_na=False)
-    assert list(options.columns[:9]) == ["target", "workload", "factor", "level", "verdict",
-                                         "contribution", "contribution_ci_low",
-                                         "contribution_ci_high", "alternatives"]
+    assert list(options.columns[:10]) == ["target", "workload", "factor", "level", "verdict",
+                                          "contribution", "contribution_ci_low",
+                                          "contribution_ci_high", "alternatives",
+                                          "not_separated"]
     verdicts = dict(zip(options["factor"], options["verdict"], strict=True))
     assert verdicts["mount_options.atime"] == "change"
     assert verdicts["mkfs_options.inode"] == verdicts["mount_options.acl"] == "keep"
@@ -249,8 +266,14 @@ def test_a_tune_finds_the_best_configuration_and_says_what_to_type(tmp_path):
     members = pd.read_csv(stats / "tune_set.csv", keep_default_na=False)
     assert len(members) >= 1 and "ratio_ci_low" in members.columns
     said = "\n".join(lines)
-    assert "better than the reference (95 % CI" in said
-    assert "mount_options.atime: noatime +" in said and ", change" in said
+    assert "the reference (95 % CI" in said and "better), measured as it stands" in said
+    # the race's best carried options that do nothing beside noatime: the ablation took
+    # them back and a second stage measured noatime alone, beside the race's best
+    assert "measured as it stands on fresh rounds" in said
+    assert "of the race's best (noatime, commit=60, acl" in said
+    reference = table[(table["stage"] == "confirm") & (table["status"] == "reference")]
+    assert int(chosen["iterations"]) < int(reference.iloc[0]["iterations"])
+    assert "mount_options.atime: noatime at least " in said and ", change" in said
     assert "mkfs_options.inode" in said and "keep -I 256" in said
     assert "mount -o " in said and "noatime" in said and "machine time:" in said
     tuned = (stats / "tuned.toml").read_text()
@@ -297,7 +320,8 @@ def test_a_latency_bound_is_kept_on_fresh_data(tmp_path):
     """The simulator with latency: nodelalloc 1.25× faster, discard 1.3× faster but its
     completion latency 4× (Little's law lowers a faster configuration's latency; the
     reference's p99 is 3 ms, nodelalloc's 2.4 ms, with discard 7.4 ms, past the 5 ms
-    bound). The recommendation takes nodelalloc and never discard."""
+    bound). The recommendation takes nodelalloc and never discard, its next file
+    system's p99 shown to keep the bound, the reference's standing printed beside it."""
     parsed = CampaignFile.model_validate({
         "name": "lat", "seed": 4, "ceiling": False,
         "target": [{"name": "sim", "fs": "null",
@@ -316,6 +340,9 @@ def test_a_latency_bound_is_kept_on_fresh_data(tmp_path):
     verdicts = dict(zip(options["factor"], options["level"], strict=True))
     assert verdicts["mount_options.discard"] == "nodiscard", "\n".join(lines)
     assert verdicts["mount_options.alloc"] == "nodelalloc", "\n".join(lines)
+    said = "\n".join(lines)  # the next file system's bound, the reference's own beside it
+    assert "the recommendation: clat_p99_ns up to " in said and "keeps p99_clat<=5ms" in said
+    assert "the reference: clat_p99_ns up to " in said
 
 
 def test_tune_again_confirms_the_recommendation_in_new_sittings_and_pools_it(tmp_path):
@@ -355,7 +382,8 @@ def test_a_steady_disk_stops_the_confirmation_where_it_would_outrun_the_sittings
     lines = api.tune(resolve(parsed, Overrides(), Path.cwd()), request, tmp_path / "tune",
                      lab=Lab(tmp_path / "lab"))
     said = "\n".join(lines)
-    assert "the confirmation stopped at 3 rounds" in said and "fslab tune --again" in said
+    stopped = re.search(r"the confirmation stopped at (\d+) rounds", said)
+    assert stopped and int(stopped.group(1)) <= 5 and "fslab tune --again" in said
     noisy = {(0,): {r: 1000 * math.exp(0.1 * z) for r, z in enumerate([0.3, -1, 2, 0.5], 1)},
              (1,): {r: 1300 * math.exp(0.1 * z) for r, z in enumerate([-0.8, 1, 0, 1.5], 1)}}
     assert sitting_rounds(noisy, 2)[0] > 20  # a noisy disk keeps its rounds

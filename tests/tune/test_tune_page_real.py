@@ -26,7 +26,7 @@ def test_the_tune_page_draws_the_set_and_each_option_with_no_label_clipped(tmp_p
     requires("chromium", root=False)
     effects = {"noatime": 1.3, "lazytime": 1.28, "-J size=16": 1.25, "-I 128": 0.85}
     out = tmp_path / "tune"
-    api.tune(simulator(5, effects), Request(FACTORS, 0.10, max_runs=90), out,
+    api.tune(simulator(5, effects), Request(FACTORS, 0.10, max_runs=150), out,
              lab=Lab(tmp_path / "lab"))
     page = out / "tune.html"
     html = page.read_text()

@@ -28,8 +28,7 @@ options = { cv = 0.10, sleep = 0.04 }
 "mount_options.commit" = ["commit=5", "commit=60"]
 "mkfs_options.inode" = ["-I 256", "-I 128"]
 "mount_options.acl" = ["noacl", "acl"]
-"mount_options.dl" = ["nodelalloc", "delalloc"]
-max_runs = 70
+max_runs = 100
 margin = "3%"
 """
 

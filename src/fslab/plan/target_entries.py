@@ -42,6 +42,7 @@ class TargetEntry(BaseModel):
     # level or all of "a+b" are present (workloads/null.py).
     effects: dict[str, float] | None = None
     latency_effects: dict[str, float] | None = None  # the same keys, multiplying latency
+    cv_effects: dict[str, float] | None = None  # the same keys, multiplying the CV
     options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
@@ -156,7 +157,8 @@ def target_spec(entry: TargetEntry, default_image_size: int,
             raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
                             "and must be above 0")
         extra["scale"] = float(entry.scale)
-    for key, table in (("effects", entry.effects), ("latency_effects", entry.latency_effects)):
+    for key, table in (("effects", entry.effects), ("latency_effects", entry.latency_effects),
+                       ("cv_effects", entry.cv_effects)):
         if table is None:
             continue
         if entry.fs != "null" or any(not value > 0 for value in table.values()):

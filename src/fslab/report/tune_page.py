@@ -17,7 +17,7 @@ from fslab.report.page import Chart, Page, esc
 CHAR_PX = 7.5  # the width of one character of a 12 px label, with room to spare
 ROW_PX = 26
 SET, DROPPED, WINNER = "#1f77b4", "#bbb", "#2ca02c"
-VERDICT_COLOURS = {"change": WINNER, "keep": "#999", "bundle": SET}
+VERDICT_COLOURS = {"change": WINNER, "keep": "#999", "bundle": SET, "best": "#9467bd"}
 
 
 def render(name: str, tables: dict[str, pd.DataFrame], lines: list[str]) -> str:
@@ -42,12 +42,14 @@ def render(name: str, tables: dict[str, pd.DataFrame], lines: list[str]) -> str:
 
 
 def options_chart(rows: pd.DataFrame) -> Chart:
-    """Each changed option's contribution (the winner against the winner without it) and
-    the bundle against the reference, with the confirmation's simultaneous intervals."""
+    """Each changed option's contribution (with it against without it), the
+    recommendation as it stands against the reference and against the race's best, with
+    the confirmation's simultaneous intervals."""
     labels = [str(label) for label in rows["option"]]
     colours = [VERDICT_COLOURS.get(str(v), SET) for v in rows["verdict"]]
     return _intervals(labels, rows, colours, "Confirmation on fresh data: each option's "
-                      "contribution and the bundle (95 % together; green: change)")
+                      "contribution, the recommendation against the reference (blue) and "
+                      "the race's best (purple); 95 % together; green: change")
 
 
 def screen_chart(rows: pd.DataFrame) -> Chart:

@@ -1,6 +1,7 @@
 """The null target: a plain directory in the lab, for testing the harness itself; with
 `scale`, mount and mkfs options and an `effects` table (and a `latency_effects` one, the
-same keys multiplying latency), a simulated device for the simulator (workloads/null.py)
+same keys multiplying latency, and a `cv_effects` one multiplying the spread of a
+configuration's values), a simulated device for the simulator (workloads/null.py)
 whose options have known effects."""
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ class NullTarget(BaseTarget):
     kind: ClassVar[str] = "null"
     capabilities: ClassVar[frozenset[str]] = frozenset()
     allowed_options: ClassVar[frozenset[str]] = frozenset({"scale", "effects",
-                                                                  "latency_effects"})
+                                                                  "latency_effects",
+                                                                  "cv_effects"})
 
     def describe(self) -> TargetDescription:
         return TargetDescription.from_json({
@@ -44,5 +46,6 @@ class NullTarget(BaseTarget):
             "mount_options": self.spec.mount_options,
             "mkfs_options": list(self.spec.mkfs_options),
             "effects": dict(self.spec.options.get("effects") or {}),
-            "latency_effects": dict(self.spec.options.get("latency_effects") or {})}))
+            "latency_effects": dict(self.spec.options.get("latency_effects") or {}),
+            "cv_effects": dict(self.spec.options.get("cv_effects") or {})}))
         return mounted

@@ -5,8 +5,9 @@ each option's contribution pooled over every sitting (analysis/sittings/pooled.p
 that `change` can mean "holds next time".
 
 Each sitting's contribution of an option is its confirmation's challenger against the
-challenger without it, from the one block model of that sitting's rounds (analysis.pairs.
-selection.block_answers); the options are one Bonferroni family. stats/tune_options.csv
+challenger without it on that sitting's rounds, by the one model of pairs (a paired t on
+the rounds both ran: that pair's own variance, as the confirmation reads it); the options
+are one Bonferroni family. stats/tune_options.csv
 keeps its columns and gains `sittings`, `next_low`, `next_high` (where the next sitting's
 contribution should fall) and the pooled contribution with its interval.
 """
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
-from fslab.tune.confirm import CHANGE, LEAST_ROUNDS, confirm
+from fslab.tune.confirm import CHANGE, FIRST_SHARE, LEAST_ROUNDS, confirm, second_stage
 from fslab.tune.measure import CONFIRM, CampaignMeasure, StageData, questions_of, read
 from fslab.tune.space import Config, Space
 
@@ -45,23 +46,22 @@ def contributions(measured: StageData, recommended: Config, margin: float
                   ) -> dict[int, tuple[float, float]]:
     """{factor: (log contribution, its standard error)} of one sitting's confirmation: its
     challenger (the configuration with the most options changed) against it without
-    each option the recommendation changes too."""
-    from fslab.analysis.pairs.selection import block_answers
+    each option the recommendation changes too, each pair on the rounds both ran."""
+    from fslab.analysis.pairs.decisions import decide_pair
 
     configs = [c for c in measured.values if all(
         v in (0, recommended[i]) or not recommended[i] for i, v in enumerate(c))]
     if not configs:
         return {}
     challenger = max(configs, key=lambda c: sum(1 for v in c if v))
-    asked = {i: (challenger, tuple(0 if j == i else v for j, v in enumerate(challenger)))
-             for i, level in enumerate(recommended) if level and challenger[i] == level}
-    answers = block_answers(measured.values, [p for p in asked.values()
-                                              if p[1] in measured.values],
-                            measured.question.better, margin, ALPHA)
     out = {}
-    for i, pair in asked.items():
-        found = answers.get(pair)
-        if found is not None and found.se_log > 0 and found.ratio > 0:
+    for i, level in enumerate(recommended):
+        back = tuple(0 if j == i else v for j, v in enumerate(challenger))
+        if not level or challenger[i] != level or back not in measured.values:
+            continue
+        found = decide_pair(measured.values[challenger], measured.values[back],
+                            measured.question.better, margin, alpha=ALPHA)
+        if found.se_log > 0 and found.ratio > 0:
             out[i] = (math.log(found.ratio), found.se_log)
     return out
 
@@ -92,7 +92,10 @@ def again(directory: Path, campaign: Campaign, space: Space, margin: float,
             continue
         measure = CampaignMeasure(campaign, space, target, job, place(sittings[-1]), lab,
                                   progress)
-        confirm(measure, space, recommended, [], ROUNDS, margin)
+        ablation = ROUNDS * (space.changes(recommended) + 2)  # stage 1: ROUNDS each
+        confirm(measure, space, recommended, None, [], math.ceil(
+            ablation / FIRST_SHARE) if second_stage(space, recommended) else ablation,
+            margin)
         measure.analyse(CONFIRM)
         question = measure.question
         found: dict[int, list[tuple[float, float]]] = {}

@@ -1,18 +1,29 @@
-"""The confirmation: an ablation on fresh data (Fawcett & Hoos 2016 walk from the default
-to the tuned configuration and credit each change; here every change is taken back on its
-own). The reference, the challenger, and the challenger with each changed option put back
-to its reference level — c + 2 configurations for c changed options — measured together in
-fresh interleaved rounds the challenger was not chosen on.
+"""The confirmation: on fresh interleaved rounds the race did not choose on, each change of
+the challenger earns its place or not, and the configuration the mkfs and mount lines
+describe is measured as it stands, against the reference and against the race's best.
 
-One block model of those configurations and rounds (analysis.pairs.selection.block_answers:
-pooled residual, rounds as blocks) answers c + 1 questions as one Bonferroni family, each
-by the one rule (95 % together): each option's contribution (the challenger against the
-challenger without it) and the bundle (the challenger against the reference). An option
-earns **change** when its contribution's interval says it helps (excludes 1 on the better
-side); otherwise **keep**: the reference level stays. The recommendation is the reference
-with the options that earned change. Under --subject-to it must also be shown to keep
-every bound on these rounds (its own one-sided 95 % bound, Bonferroni over the bounds), or
-the reference stays.
+Stage 1 is an ablation (after Fawcett & Hoos 2016: every change taken back on its own):
+the reference, the challenger, the challenger without each change, the race's best, and
+the challenger with a changed factor at another level the race could not tell from it
+(tune/credit.py reads it). With one or two changes every subset of them is measured, and
+the recommendation is one of them: stage 1 is the whole confirmation. Otherwise — three
+changes or more of which stage 1 took some back, or a --subject-to bound the
+recommendation was not shown to keep — stage 2 measures the recommendation as it stands
+on rounds of its own (runs are kept for it: FIRST_SHARE goes to stage 1): the reference,
+the recommendation, the race's best, the strongest change stage 1 took back added back
+where the challenger's gain is more than its changes one at a time explain (options either
+of which suffices are found there), and under a bound the best measured subset that keeps
+it (chosen among those tried with the level divided by their number). The headline ratio,
+its interval, the comparison with the race's best and the latency check are the
+recommended configuration's own, from the last stage that measured it. Each stage's
+intervals are 95 % together over every question it may answer (`Stage.family`).
+
+Under a bound the recommendation's next fresh file system must be shown to keep it
+(tune/latency.py: a prediction bound); else the fallback measured again keeps it, else the
+reference stays; the reference's own standing is said beside it.
+
+`confirm()` is a function of what `Measure` returns and gives back a value, so a second
+sitting can run it again.
 """
 
 from __future__ import annotations
@@ -20,16 +31,30 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from fslab.analysis.cells.stats import log_ci
+from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import FASTER, Pair
-from fslab.analysis.pairs.selection import block_answers
-from fslab.core.cell_keys import level_label
+from fslab.tune.credit import (
+    CHANGE,
+    KEEP,
+    Contribution,
+    Stage,
+    ablation_configs,
+    ablation_family,
+    changed,
+    forward_family,
+    read_ablation,
+    read_forward,
+    with_level,
+)
+from fslab.tune.latency import Standing, keeps_all, standings
 from fslab.tune.measure import CONFIRM, Measure, StageData
-from fslab.tune.space import Bound, Config, Space
+from fslab.tune.space import Config, Space
 
-CHANGE, KEEP = "change", "keep"
-LEAST_ROUNDS = 3  # a block model of c + 2 configurations has residual df from here
+__all__ = ["CHANGE", "KEEP", "Confirmation", "confirm", "least_runs", "sitting_rounds"]
+
+LEAST_ROUNDS = 3  # a paired t on fresh rounds has degrees of freedom from here
+FIRST_SHARE = 0.65  # of the confirmation's runs, stage 1's where a stage 2 may follow
 # Narrower than this, a contribution's interval says more than the next sitting will
 # keep: the spread of a ratio between sittings on one machine (the prior of
 # analysis/sittings/repeat.py, ±5 %; docs/statistics.md).
@@ -40,185 +65,216 @@ SITTING_NOTE = ("the confirmation stopped at {rounds} rounds: past them its inte
                 "that holds next time; confirm in another sitting: fslab tune --again DIR")
 
 
-@dataclass(frozen=True)
-class Contribution:
-    """One changed option: the challenger against the challenger without it."""
-
-    factor: int
-    level: int  # the challenger's level of the factor
-    answer: Pair
-    verdict: str  # CHANGE or KEEP
-    alternatives: tuple[int, ...] = ()  # other levels the race could not tell from it
-
-
 @dataclass
 class Confirmation:
-    """What the confirmation measured and found. The recommendation is the reference with
-    the options that earned change — fewer where a bound would not be kept with all."""
+    """What the confirmation measured and found (module doc)."""
 
     reference: Config
     challenger: Config
+    best: Config | None  # the race's best
     configs: list[Config]
     rounds: int
     measured: StageData | None
-    bundle: Pair | None  # challenger / reference
+    bundle: Pair | None  # challenger / reference, stage 1
     contributions: list[Contribution]
     recommended: Config
-    recommended_answer: Pair | None  # recommended / reference, where measured
+    recommended_answer: Pair | None  # recommended / reference, its own
+    against_best: Pair | None = None  # recommended / the race's best
+    stages: list[Stage] = field(default_factory=list)
+    standing: dict[str, list[Standing]] = field(default_factory=dict)  # recommended, reference
     notes: list[str] = field(default_factory=list)
+    capped: bool = False  # a stage stopped at `most_rounds` with runs left (issue 51)
 
     def verdict(self, factor: int) -> str:
         """CHANGE when the recommendation sets the factor away from its reference."""
         return CHANGE if self.recommended[factor] else KEEP
 
-
-def ablation(space: Space, challenger: Config) -> list[Config]:
-    """The reference, the challenger, and the challenger with each changed option put back
-    (one of them the reference itself when only one option changed)."""
-    reference = space.reference
-    out = [reference, challenger]
-    for i, level in enumerate(challenger):
-        if level:
-            back = tuple(0 if j == i else v for j, v in enumerate(challenger))
-            if back not in out:
-                out.append(back)
-    return out
+    def within_best(self, margin: float) -> bool | None:
+        """Whether the recommendation is shown within the margin of the race's best (its
+        interval's worse end no further than the margin); None: nothing to show."""
+        answer = self.against_best
+        if answer is None or self.best in (None, self.recommended):
+            return None
+        worse_end = answer.advantage[1]
+        return worse_end == worse_end and worse_end >= 1 / (1 + margin)
 
 
-def confirm(measure: Measure, space: Space, challenger: Config, members: list[Config],
-            rounds: int, margin: float, alpha: float = ALPHA) -> Confirmation:
-    """Measure the ablation of `challenger` in `rounds` fresh rounds and credit each
-    change (module doc); `members`: the race's set, whose other levels of a changed factor
-    are named as alternatives."""
+def second_stage(space: Space, challenger: Config) -> bool:
+    """Whether the recommendation may need a stage of its own (module doc)."""
+    return space.changes(challenger) >= 3 or bool(space.bounds)
+
+
+def least_runs(space: Space, challenger_changes: int) -> int:
+    """The fewest runs a confirmation of that many changes takes (LEAST_ROUNDS each of
+    the reference, the challenger, each change taken back and the race's best; and a
+    second stage's reference, recommendation and best)."""
+    first = challenger_changes + 3
+    second = _second_size(space) if challenger_changes >= 3 or space.bounds else 0
+    return LEAST_ROUNDS * (first + second)
+
+
+def _second_size(space: Space) -> int:
+    """The configurations a second stage measures at least."""
+    return 3 + bool(space.bounds)
+
+
+def confirm(measure: Measure, space: Space, challenger: Config, best: Config | None,
+            members: list[Config], runs: int, margin: float, alpha: float = ALPHA,
+            most_rounds: int | None = None) -> Confirmation:
+    """Confirm `challenger` with `runs` runs (module doc), each stage in `most_rounds`
+    rounds at most (sitting_rounds: more buy nothing that holds next time); `best`: the
+    race's best, `members`: its set, whose other levels of a changed factor are held
+    against the challenger's."""
     reference = space.reference
     if challenger == reference:
-        return Confirmation(reference, reference, [], 0, None, None, [], reference, None,
-                            ["nothing but the reference to confirm"])
-    configs = ablation(space, challenger)
-    measured = measure(CONFIRM, range(1, max(LEAST_ROUNDS, rounds) + 1), configs)
+        return Confirmation(reference, reference, best, [], 0, None, None, [], reference,
+                            None, notes=["nothing but the reference to confirm"])
+    rival = best if best not in (None, challenger) else None
+    others = {i: [level for level in range(1, len(space.factors[i].levels))
+                  if level != challenger[i] and with_level(challenger, i, level) in members]
+              for i in changed(challenger)}
+    configs = ablation_configs(space, challenger, rival,
+                               [with_level(challenger, i, level)
+                                for i, levels in others.items() for level in levels])
+    two = second_stage(space, challenger)
+    share = min(int(FIRST_SHARE * runs), runs - LEAST_ROUNDS * _second_size(space)) \
+        if two else runs
+    first = max(LEAST_ROUNDS, share // len(configs))
+    most = max(LEAST_ROUNDS, most_rounds) if most_rounds is not None else 10 ** 6
+    capped = first > most
+    first = min(first, most)
+    measured = measure(CONFIRM, range(1, first + 1), configs)
     better = measured.question.better
-    changed = [i for i, level in enumerate(challenger) if level]
-    backs = {i: tuple(0 if j == i else v for j, v in enumerate(challenger)) for i in changed}
-    asked = [(challenger, reference), *((challenger, backs[i]) for i in changed
-                                        if backs[i] != reference)]
-    answers = block_answers(measured.values, asked, better, margin, alpha)
-    bundle = answers[(challenger, reference)]
-    contributions = []
-    for i in changed:
-        answer = answers.get((challenger, backs[i]), bundle)
-        contributions.append(Contribution(
-            i, challenger[i], answer, CHANGE if answer.decision == FASTER else KEEP,
-            alternatives(space, challenger, i, members)))
-    recommended = tuple(challenger[i] if any(c.factor == i and c.verdict == CHANGE
-                                             for c in contributions) else 0
-                        for i in range(len(challenger)))
+    stage = Stage(tuple(configs), range(1, first + 1), ablation_family(
+        space.changes(challenger), sum(len(levels) for levels in others.values()),
+        rival is not None, best is not None), margin, better, alpha)
+    bundle = stage.ask(measured, challenger, reference)
+    reading = read_ablation(stage, measured, space, challenger, others, bundle)
+    stages = [stage]
+    chosen = reading.recommended
     notes: list[str] = []
-    breaks = keeps_bounds(measured, space.bounds, recommended, alpha)
-    if recommended != reference and breaks:
-        fallback = within_bounds(measured, space, configs, recommended, alpha)
-        notes.append(f"{space.describe(recommended)} is not recommended: {breaks}; "
-                     + (f"{space.describe(fallback)} keeps it" if fallback != reference
-                        else "the reference stays"))
-        recommended = fallback
-    found = block_answers(measured.values, [(recommended, reference)], better, margin,
-                          alpha) if recommended in configs and recommended != reference \
-        else {}
-    if recommended not in configs:
-        notes.append(f"{space.describe(recommended)} was not measured as a whole: the "
-                     "bundle's line is the challenger's, each option's its own")
-    return Confirmation(reference, challenger, configs, max(LEAST_ROUNDS, rounds), measured,
-                        bundle, contributions, recommended,
-                        found.get((recommended, reference)), notes)
+    fallback = _fallback(measured, space, stage, chosen, alpha) if space.bounds else None
+    needed = (space.changes(challenger) >= 3 and chosen != challenger) or bool(
+        reading.forward) or fallback is not None
+    pooled = not (needed and space.bounds)
+    if two and (chosen != reference or needed):
+        extra = [with_level(chosen, i, challenger[i]) for i in reading.forward]
+        rival = best if best not in (None, chosen) else None
+        second = list(dict.fromkeys(c for c in [reference, chosen, rival, fallback, *extra]
+                                    if c is not None))
+        rounds = max(LEAST_ROUNDS, (runs - first * len(configs)) // len(second))
+        capped = capped or rounds > most
+        rounds = min(rounds, most)
+        numbers = range(first + 1, first + rounds + 1)
+        measured = measure(CONFIRM, numbers, second)
+        stage = Stage(tuple(second), numbers, forward_family(
+            len(reading.forward), 1 + (fallback is not None), rival is not None),
+            margin, better, alpha)
+        stages.append(stage)
+        top = read_forward(stage, measured, challenger, chosen, reading.forward, reading) \
+            if reading.forward else chosen
+        if top not in configs and top != chosen:
+            notes.append(f"{space.describe(top)} measured as it stands on fresh rounds: "
+                         "an option taken back in the ablation added back alone")
+        elif chosen not in configs:
+            notes.append(f"{space.describe(chosen)} (the challenger without the options "
+                         "not shown to help) measured as it stands on fresh rounds")
+        if needed and space.bounds:  # measured again: kept on the fresh rounds alone
+            chosen = _within_bounds(measured, space, stage, [top, chosen, fallback], notes,
+                                    alpha)
+        else:
+            chosen = top
+    # the recommendation's own questions on every round that measured it beside the
+    # reference (and the race's best): the last stage's, and stage 1's where it was there
+    # (not where a bound's check must be on the fresh rounds alone)
+    last = stages[-1] if len(stages) == 1 or not pooled else Stage(
+        stages[-1].configs, range(1, stages[-1].rounds.stop), stages[-1].family, margin,
+        better, alpha)
+    answer = last.ask(measured, chosen, reference) if chosen != reference else None
+    against = last.ask(measured, chosen, best) if best is not None and chosen != best \
+        and best in last.configs else None
+    found = Confirmation(reference, challenger, best, list(dict.fromkeys(
+        c for one in stages for c in one.configs)), sum(len(one.rounds) for one in stages),
+        measured, bundle, [reading.contributions[i] for i in sorted(reading.contributions)],
+        chosen, answer, against, stages, notes=notes, capped=capped)
+    if space.bounds:  # said on the rounds the bound was decided on
+        decided_on = stages[-1] if needed else stages[0]
+        found.standing = {name: standings(measured, space.bounds, config,
+                                          decided_on.rounds, alpha)
+                          for name, config in (("recommended", chosen),
+                                               ("reference", reference))}
+    return found
 
 
 def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
                    alpha: float = ALPHA) -> tuple[int, float]:
     """(rounds, the half-width they give, in %): the fewest rounds at which a contribution's
-    interval (two configurations' difference in the block model of the race's rounds, at
-    α over `questions`) is as narrow as SITTING_SPREAD; a large number when the race's
-    rounds cannot tell (no residual)."""
-    from scipy.special import ndtri
+    interval — a paired t on that many rounds, its two configurations' spread that of the
+    block model of the rounds seen so far (its 90 % upper bound: a spread read from a few
+    rounds is often too small), at α over `questions` — is as narrow as SITTING_SPREAD;
+    a large number when those rounds cannot tell (no residual)."""
+    from scipy import stats
 
     from fslab.analysis.pairs.selection import block_fit
 
     fit = block_fit(values)
     if fit is None or not fit.sigma > 0:
         return 10 ** 6, math.nan
-    z = float(ndtri(1 - alpha / (2 * max(1, questions))))
-    rounds = max(LEAST_ROUNDS, math.ceil(2 * (z * fit.sigma / SITTING_SPREAD) ** 2))
-    return rounds, 100 * math.expm1(z * fit.sigma * math.sqrt(2 / rounds))
+    sigma = fit.sigma * math.sqrt(fit.df / float(stats.chi2.ppf(0.10, fit.df)))
+    level = 1 - alpha / (2 * max(1, questions))
+    for rounds in range(LEAST_ROUNDS, 10 ** 4):
+        half = float(stats.t.ppf(level, rounds - 1)) * sigma * math.sqrt(2 / rounds)
+        if half <= math.log1p(SITTING_SPREAD):
+            return rounds, 100 * math.expm1(half)
+    return 10 ** 6, math.nan
 
 
-def within_bounds(measured: StageData, space: Space, configs: list[Config],
-                  recommended: Config, alpha: float) -> Config:
-    """The best measured configuration with only options of `recommended` that is shown
-    faster than the reference and shown to keep every bound (the reference when none)."""
-    from fslab.analysis.pairs.decisions import sign
-    from fslab.analysis.pairs.selection import block_answers
-
+def _fallback(measured: StageData, space: Space, stage: Stage, recommended: Config,
+              alpha: float) -> Config | None:
+    """When the recommendation is not shown to keep a bound on stage 1 (or was not
+    measured there): the stage-1 configuration with only its options and the best
+    centre whose next file system is shown to keep every bound, the level divided by the
+    number tried; None when none is."""
     reference = space.reference
-    subsets = [c for c in configs if c not in (reference, recommended) and all(
+    if recommended in stage.configs and keeps_all(measured, space.bounds, recommended,
+                                                  stage.rounds, alpha):
+        return None
+    tried = [c for c in stage.configs if c not in (reference, recommended) and all(
         v in (0, recommended[i]) for i, v in enumerate(c))]
-    if not subsets:
-        return reference
-    better = measured.question.better
-    found = block_answers(measured.values, [(c, reference) for c in subsets], better, 0.0,
-                          alpha)
-    kept = [c for c in subsets if found[(c, reference)].decision == FASTER
-            and not keeps_bounds(measured, space.bounds, c, alpha)]
+    kept = [c for c in tried if keeps_all(measured, space.bounds, c, stage.rounds, alpha,
+                                          len(tried))]
     if not kept:
-        return reference
-    return max(kept, key=lambda c: sign(better) * math.log(found[(c, reference)].ratio))
+        return None
+    direction = sign(stage.better)
+    return max(kept, key=lambda c: direction * _log_centre(measured, c, stage.rounds))
 
 
-def alternatives(space: Space, challenger: Config, factor: int,
-                 members: list[Config]) -> tuple[int, ...]:
-    """Other non-reference levels of `factor` with which the challenger is in the race's
-    set: as good as far as the race could tell."""
-    return tuple(level for level in range(1, len(space.factors[factor].levels))
-                 if level != challenger[factor] and tuple(
-                     level if j == factor else v for j, v in enumerate(challenger)) in members)
+def _log_centre(measured: StageData, config: Config, rounds: range) -> float:
+    centre = geomean(v for r, v in measured.values.get(config, {}).items() if r in rounds)
+    return math.log(centre) if centre > 0 else -math.inf
 
 
-def keeps_bounds(measured: StageData, bounds: tuple[Bound, ...], config: Config,
-                 alpha: float) -> str:
-    """'' when `config` is shown to keep every bound on these rounds (its own one-sided
-    bound at α over the bounds lies inside it), else why not."""
-    for bound in bounds:
-        values = list(measured.bounded.get(bound.metric, {}).get(config, {}).values())
-        interval = log_ci(values, 1 - 2 * alpha / len(bounds))
-        if interval.n < 2:
-            return f"{bound.text} could not be checked (no values of it)"
-        edge = interval.ci_high if bound.at_most else interval.ci_low
-        inside = edge <= bound.value if bound.at_most else edge >= bound.value
-        if not inside:
-            return (f"not shown to keep {bound.text} on fresh data (CI "
-                    f"{interval.ci_low:.4g}–{interval.ci_high:.4g})")
-    return ""
-
-
-def option_line(space: Space, contribution: Contribution, verdict: str) -> str:
-    """'commit=60: +12 % (1.05–1.19×), change', 'atime: noatime +9 % (1.03–1.16×), change;
-    lazytime as good (not separated)', '-I 128: no effect (0.97–1.04×), keep -I 256'."""
-    factor = space.factors[contribution.factor]
-    level = level_label(factor.name, factor.levels[contribution.level])
-    answer = contribution.answer
-    low, high = answer.ratio_ci_low, answer.ratio_ci_high
-    interval = f"{low:.3g}–{high:.3g}×" if low == low else "no interval"
-    size = (f"{(answer.ratio - 1) * 100:+.0f} %" if answer.ratio == answer.ratio
-            else "not measured")
-    if verdict == CHANGE:
-        line = f"{factor.name}: {level} {size} ({interval}), change"
-        alternatives = [level_label(factor.name, factor.levels[i])
-                        for i in contribution.alternatives]
-        if alternatives:
-            line += f"; {', '.join(alternatives)} as good (not separated)"
-        return line
-    if contribution.verdict == CHANGE:
-        effect = "helps, but not within the bounds"
-    elif math.isnan(low) or low <= 1 <= high:
-        effect = "no effect shown"
-    else:
-        effect = "it hurts"
-    return (f"{factor.name}: {level} {effect} ({size}, {interval}), keep "
-            f"{level_label(factor.name, factor.reference)}")
+def _within_bounds(measured: StageData, space: Space, stage: Stage, order: list[Config | None],
+                   notes: list[str], alpha: float) -> Config:
+    """The first of `order` measured in stage 2 whose next file system is shown to keep
+    every bound there (each tried at α over their number) and, beside the reference,
+    shown faster than it; else the reference (module doc)."""
+    reference = space.reference
+    tried = [c for c in dict.fromkeys(order) if c is not None and c in stage.configs]
+    for config in tried:
+        if config == reference:
+            return config
+        keeps = keeps_all(measured, space.bounds, config, stage.rounds, alpha, len(tried))
+        faster = stage.ask(measured, config, reference).decision == FASTER
+        if keeps and faster:
+            if config != tried[0]:
+                notes.append(f"{space.describe(tried[0])} is not recommended: its next "
+                             f"file system is not shown to keep "
+                             f"{', '.join(b.text for b in space.bounds)}; "
+                             f"{space.describe(config)} is, measured again")
+            return config
+    if tried:
+        notes.append(f"{space.describe(tried[0])} is not recommended: its next file "
+                     f"system is not shown to keep {', '.join(b.text for b in space.bounds)}"
+                     "; the reference stays")
+    return reference

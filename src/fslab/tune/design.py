@@ -25,25 +25,29 @@ MAX_RACE = 16
 RUNS_PER_PARAMETER = 2
 
 
-def screen_design(levels: list[int], runs_allowed: int, iterations: int) -> list[Config]:
-    """The screen's configurations: a resolution-IV fraction (two-level factors) or a
-    generalized subset design (mixed levels) that fits `runs_allowed` at `iterations`
-    each, the reference always among them (module doc)."""
+def screen_design(levels: list[int], runs_allowed: int, iterations: int,
+                  resolution: int = 4) -> list[Config]:
+    """The screen's configurations: a fraction of `resolution` (IV, or III where a budget
+    is small: main effects then alias two-factor interactions) for two-level factors, or
+    a generalized subset design (mixed levels) that fits `runs_allowed` at `iterations`
+    each (resolution III: one run per parameter to spare, not two), the reference always
+    among them (module doc)."""
     import pydoe
 
     parameters = 1 + sum(n - 1 for n in levels)
+    spare = RUNS_PER_PARAMETER if resolution >= 4 else 1
     if all(n == 2 for n in levels):
-        if len(levels) <= 3:
+        if len(levels) <= 2 or (len(levels) == 3 and resolution >= 4):
             rows = [tuple(r) for r in itertools.product(*(range(n) for n in levels))]
         else:
-            matrix = pydoe.fracfact_by_res(len(levels), 4)
+            matrix = pydoe.fracfact_by_res(len(levels), resolution)
             rows = [tuple(int(v > 0) for v in row) for row in matrix]
     else:  # the largest subset design that fits, never one too small to estimate
         rows = []
         for reduction in range(2, max(levels) + 8):
             candidate = [tuple(int(v) for v in row) for row in pydoe.gsd(list(levels),
                                                                          reduction)]
-            if len(candidate) < RUNS_PER_PARAMETER * parameters and rows:
+            if len(candidate) < spare * parameters and rows:
                 break
             rows = candidate
             if len(candidate) * iterations <= runs_allowed:

@@ -3,24 +3,23 @@ every survivor, a look after every round from `first_look` on, and the budget fr
 eliminations spent on new candidates near the leaders. One loop over plain data (irace's
 shape): measure the survivors once more, look, drop, refill.
 
-A look is multiple comparisons with the best (analysis.pairs.selection, BLOCKS): one
-additive model of configuration and round on the logs, its residual variance pooled, the
-best among the configurations that keep every --subject-to bound, and each other one
-dropped when its one-sided bound says it is behind that best. The looks share the error
-rate: each bound is at the level that makes Pocock's constant boundary over the planned
-looks and Bonferroni over the race's width spend α together (sequential.pocock_level):
-the chance that a look drops a configuration as good as the best is at most α (5 %); a
-configuration within the margin of the best may be dropped more often, but never while
-the data cannot tell it from the best's neighbourhood (`benchmarks/tune_race` measures
-both). A configuration whose bounded metric is shown beyond a bound (its one-sided bound
-at the same level) is dropped too.
+A look is multiple comparisons with the best (tune/against_best.py): the best among the
+configurations not shown to break a --subject-to bound, and each other one compared with
+it by a paired t on the rounds both ran (that pair's own variance), dropped when its
+one-sided bound says it is behind. The error budget is fixed before the first round —
+the configurations that may ever enter (`Rules.entries`: the width and the refills
+allowed) and the most rounds (`Rules.max_rounds`, the number of looks) — and spent over
+the looks by a Lan–DeMets spending function, so the chance that any look drops the true
+best is at most α (5 %), late entries and unequal spreads included. A configuration whose
+bounded metric is shown beyond a bound is dropped too, under a budget of its own, and
+said apart (status `over_bound`).
 
 The race ends when one configuration is left, when every survivor is shown within the
 margin of the best (they are interchangeable), when the budget would not pay for another
-round, or at the rounds allowed. Its answer is the set of configurations the data cannot
-tell from the best — the survivors judged on `first_look` rounds or more — and its
-winner is the set's simplest member (the fewest changes from the reference; then the
-best centre), not the top noisy score.
+round, or at the rounds allowed. Its answer is the set of configurations the last look
+could not tell from the best; its winner is the simplest configuration shown equivalent
+to the best within the margin (the fewest changes from the reference; then the best
+centre), else the best itself — never a member merely not shown behind.
 
 Every decision is a function of the values measured, so a race killed at any point and
 resumed replays its looks from what is on disk and goes on where it stopped.
@@ -29,16 +28,15 @@ resumed replays its looks from what is on disk and goes on where it stopped.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from fslab.analysis.cells.stats import log_ci
-from fslab.analysis.pairs.decisions import sign
+from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, EQUIVALENT, Pair
-from fslab.analysis.pairs.selection import BLOCKS, BestSet, best_and_within_reach
-from fslab.analysis.pairs.sequential import pocock_level
+from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, EQUIVALENT
+from fslab.analysis.pairs.selection import BestSet
 from fslab.core.metrics import HIGHER
+from fslab.tune.against_best import POCOCK, Spending, against_best, breaks_bound
 from fslab.tune.budget import Budget
 from fslab.tune.measure import RACE, Measure, Question, StageData
 from fslab.tune.space import Bound, Config, Space
@@ -47,8 +45,10 @@ ONE = "one configuration left"
 SAME = "the survivors are the same within the margin"
 SPENT = "the budget would not pay for another round"
 LAST = "the rounds allowed are done"
+NOT_RACED = "none (the budget's plan)"
 MAX_ROUNDS = 100
-DROPPED = "dropped"  # a look found the configuration behind the best, or over a bound
+DROPPED = "dropped"  # a look found the configuration behind the best
+OVER_BOUND = "over_bound"  # a look found its bounded metric past a bound
 
 
 @dataclass
@@ -61,34 +61,34 @@ class Entry:
     entered: int = 1
     dropped_at: int | None = None
     reason: str = ""
-    status: str = ""  # once dropped: DROPPED by a look, else the Unmeasured status
+    status: str = ""  # once dropped: DROPPED, OVER_BOUND, else the Unmeasured status
 
 
 @dataclass
 class Look:
-    """One look: after which round, the level of each one-sided bound, what it found."""
+    """One look: after which round, what it found, what it dropped for a bound."""
 
     round: int
-    level: float
     found: BestSet[Config]
     broken: dict[Config, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Rules:
-    """How a race decides."""
+    """How a race decides; its error budget fixed before the first round."""
 
     margin: float
     width: int  # configurations raced at once
-    planned_rounds: int  # the rounds its looks are planned over (Pocock's boundary)
+    max_rounds: int  # the most rounds (and looks) the race may take
+    entries: int = 0  # configurations that may ever enter it (0: twice the width)
     first_look: int = 3
     alpha: float = ALPHA
-    max_rounds: int = MAX_ROUNDS
+    kind: str = POCOCK
 
-    def level(self, looks: int) -> float:
-        """Each bound's one-sided level at a race of `looks` looks (module doc)."""
-        planned = max(1, self.planned_rounds - self.first_look + 1, looks)
-        return pocock_level(planned, self.alpha / max(1, self.width - 1), self.first_look)
+    @property
+    def spending(self) -> Spending:
+        return Spending(self.entries or 2 * self.width, self.first_look,
+                        max(self.max_rounds, self.first_look), self.alpha, self.kind)
 
 
 @dataclass
@@ -114,7 +114,13 @@ class Race:
         """The set: survivors the last look could not tell from the best."""
         if self.final is None:
             return []
-        return [c for c in self.final.within_reach() if c in self.entries]
+        return [c for c in self.final.within_reach() if c in self.entries
+                and self.entries[c].dropped_at is None]
+
+    @property
+    def best(self) -> Config | None:
+        """The best centre at the last look."""
+        return self.final.best if self.final is not None else None
 
 
 Propose = Callable[[Race], list[Config]]
@@ -128,6 +134,9 @@ def race(measure: Measure, space: Space, candidates: list[tuple[Config, str]], r
     first = candidates[:rules.width]
     queue = list(candidates[rules.width:])
     state = Race({c: Entry(c, who) for c, who in first}, StageData(_unknown()))
+    if not first:
+        state.ended = NOT_RACED
+        return state
     while True:
         alive = state.alive()
         if state.rounds and len(alive) <= 1:
@@ -154,59 +163,72 @@ def _look(state: Race, space: Space, rules: Rules) -> bool:
     judged = state.judged(rules.first_look)
     if len(judged) < 2:
         return False
-    level = rules.level(len(state.looks) + 1)
-    broken = bound_breakers(state.measured, space.bounds, judged, level)
+    broken = bound_breakers(state.measured, space.bounds, judged, rules.spending)
     for config, why in broken.items():
-        _drop(state, config, state.rounds, why)
-    found = look_at(state.measured, judged, rules.margin, level,
-                    [c for c in judged if c not in broken])
-    state.looks.append(Look(state.rounds, level, found, broken))
+        _drop(state, config, state.rounds, why, OVER_BOUND)
+    found = look_at(state.measured, judged, rules, eligible(state.measured, space.bounds,
+                                                          judged, broken))
+    state.looks.append(Look(state.rounds, found, broken))
     for config, answer in found.against.items():
         if answer.word(AGAINST_BEST) == BEHIND and config not in broken:
             _drop(state, config, state.rounds,
                   f"behind the best after round {state.rounds} ({answer.ratio:.3g}×, "
-                  f"bound {_bound(answer, _higher(state)):.3g}×)")
+                  f"bound {answer.ratio_ci_high if _higher(state) else answer.ratio_ci_low:.3g}×)")
     left = [c for c in state.alive() if c != found.best]
     return bool(left) and found.best is not None and all(
         c in found.against and found.against[c].decision == EQUIVALENT for c in left)
 
 
-def _bound(answer: Pair, higher: bool) -> float:
-    """The bound of an answer's interval on the side that puts it behind the best."""
-    return answer.ratio_ci_high if higher else answer.ratio_ci_low
-
-
-def look_at(measured: StageData, configs: list[Config], margin: float, level: float,
+def look_at(measured: StageData, configs: list[Config], rules: Rules,
             eligible: list[Config]) -> BestSet[Config]:
     """The best of `configs` (among `eligible`) and each one's answer against it, each
-    bound one-sided at `level`."""
+    on the rounds it shares with the best (tune/against_best.py)."""
     values = {c: measured.values[c] for c in configs if measured.values.get(c)}
-    return best_and_within_reach(values, measured.question.better, margin,
-                                 level * max(1, len(values) - 1), model=BLOCKS,
-                                 eligible=eligible)
+    return against_best(values, measured.question.better, rules.margin, rules.spending,
+                        eligible)
+
+
+def eligible(measured: StageData, bounds: tuple[Bound, ...], configs: list[Config],
+             broken: Collection[Config]) -> list[Config]:
+    """The configurations the best is chosen among: not shown past a bound, and each
+    bounded metric's geometric mean so far inside it (a choice, not a claim: the
+    confirmation checks the next file system's value)."""
+    out = []
+    for config in configs:
+        if config in broken:
+            continue
+        centres = [geomean(measured.bounded.get(b.metric, {}).get(config, {}).values())
+                   for b in bounds]
+        if all(math.isnan(c) or not bound.broken_by(c, c) for c, bound in zip(centres, bounds,
+                                                                          strict=True)):
+            out.append(config)
+    return out or [c for c in configs if c not in broken]
 
 
 def bound_breakers(measured: StageData, bounds: tuple[Bound, ...], configs: list[Config],
-                   level: float) -> dict[Config, str]:
+                   spending: Spending) -> dict[Config, str]:
     """The configurations whose bounded metric is shown beyond a bound: its one-sided
-    bound at `level` (each configuration's own log interval) lies past it."""
+    bound (each configuration's own log interval, at the level of its rounds) lies past
+    it."""
     out: dict[Config, str] = {}
     for bound in bounds:
         for config in configs:
             values = list(measured.bounded.get(bound.metric, {}).get(config, {}).values())
-            interval = log_ci(values, 1 - 2 * level)
-            if interval.n >= 2 and bound.broken_by(interval.ci_low, interval.ci_high):
-                out.setdefault(config, f"breaks {bound.text} (CI {interval.ci_low:.4g}–"
-                                       f"{interval.ci_high:.4g})")
+            if breaks_bound(values, spending.bound_level(len(values)), bound.value,
+                            bound.at_most):
+                out.setdefault(config, f"shown past {bound.text} after {len(values)} "
+                                       "rounds")
     return out
 
 
 def _refill(state: Race, rules: Rules, budget: Budget, reserve: int,
             queue: list[tuple[Config, str]], propose: Propose | None) -> None:
-    """Fill the room eliminations freed, while the budget leaves a newcomer the rounds it
-    needs to be judged: first the candidates waiting, then `propose`'s."""
-    room = rules.width - len(state.alive())
-    if room <= 0 or (budget.left() - reserve) // rules.width < rules.first_look:
+    """Fill the room eliminations freed while the family has room (Rules.entries) and
+    the budget and the rounds allowed leave a newcomer the rounds it needs to be judged:
+    first the candidates waiting, then `propose`'s."""
+    room = min(rules.width - len(state.alive()), rules.spending.entries - len(state.entries))
+    if (room <= 0 or (budget.left() - reserve) // rules.width < rules.first_look
+            or state.rounds + rules.first_look > rules.max_rounds):
         return
     new: list[tuple[Config, str]] = []
     while queue and len(new) < room:
@@ -241,22 +263,27 @@ def _higher(state: Race) -> bool:
 
 
 def _end(state: Race, space: Space, rules: Rules, why: str) -> Race:
-    """The set and its simplest member (module doc)."""
+    """The set and the winner (module doc)."""
     state.ended = why
     judged = state.judged(rules.first_look) or [c for c in state.alive()
                                                 if state.measured.values.get(c)]
     if not judged:
         return state
-    level = state.looks[-1].level if state.looks else rules.level(1)
-    broken = bound_breakers(state.measured, space.bounds, judged, level)
-    state.final = look_at(state.measured, judged, rules.margin, level,
-                          [c for c in judged if c not in broken])
-    members = [c for c in state.members() if c not in broken]
-    if members:
-        centres = state.final.centres
-        score = sign(state.measured.question.better)
-        state.winner = min(members, key=lambda c: (space.changes(c), -score * math.log(
-            centres[c]) if centres.get(c, 0) > 0 else math.inf, c))
+    if state.looks and state.looks[-1].round == state.rounds:
+        state.final = state.looks[-1].found
+    else:
+        broken = bound_breakers(state.measured, space.bounds, judged, rules.spending)
+        state.final = look_at(state.measured, judged, rules,
+                              eligible(state.measured, space.bounds, judged, broken))
+    best = state.final.best
+    if best is None or state.entries[best].dropped_at is not None:
+        return state
+    centres = state.final.centres
+    score = sign(state.measured.question.better)
+    shown = [best, *(c for c in state.members() if c != best
+                     and state.final.against[c].decision == EQUIVALENT)]
+    state.winner = min(shown, key=lambda c: (space.changes(c), -score * math.log(
+        centres[c]) if centres.get(c, 0) > 0 else math.inf, c))
     return state
 
 

@@ -88,8 +88,10 @@ def load(out: Path) -> Request:
 
 
 def dry_run(space: Space, request: Request, per_run_s: float, questions: int) -> list[str]:
-    """The stages and what each may take: configurations, file systems, runs, time."""
-    from fslab.tune.tuner import CONFIRM_LEAST, FIRST_LOOK, SCREEN_ROUNDS, plan_stages
+    """The stages and what each may take: configurations, file systems, runs, time, and
+    what a small budget's plan gave up."""
+    from fslab.tune.confirm import LEAST_ROUNDS
+    from fslab.tune.tuner import FIRST_LOOK, plan_stages
 
     runs = request.max_runs if request.max_runs is not None else int(
         (request.budget_s or 0) / max(per_run_s, 1e-3))
@@ -103,19 +105,27 @@ def dry_run(space: Space, request: Request, per_run_s: float, questions: int) ->
         lines.append("screen: none (the whole space fits the budget)")
         candidates = space.size
     else:
-        lines.append(f"screen: {len(stages.screen_rows)} configurations × {SCREEN_ROUNDS} "
-                     f"rounds = {stages.screen_runs} runs, each on a fresh file system, "
-                     f"about {format_duration(stages.screen_runs * per_run_s)}")
+        lines.append(f"screen: {len(stages.screen_rows)} configurations × "
+                     f"{stages.screen_rounds} round{'s' * (stages.screen_rounds > 1)} = "
+                     f"{stages.screen_runs} runs, each on a fresh file system, about "
+                     f"{format_duration(stages.screen_runs * per_run_s)}")
         candidates = 2 ** len(space.factors)
-    race_runs = max(0, runs - stages.screen_runs - stages.reserve)
-    lines.append(f"race: {stages.race_width(candidates)} configurations at once in rounds "
-                 f"of one fresh file system each, more near the leaders as others are "
-                 f"dropped, at most {race_runs} runs, about "
-                 f"{format_duration(race_runs * per_run_s)}; first look after "
-                 f"{FIRST_LOOK} rounds")
-    lines.append(f"confirm: the winner, the reference and the winner without each of its "
-                 f"changes, {CONFIRM_LEAST} rounds or more each, {stages.reserve} runs "
-                 f"kept for it, about {format_duration(stages.reserve * per_run_s)}")
+    if stages.raced:
+        lines.append(f"race: {stages.race_width(candidates)} configurations at once in "
+                     f"rounds of one fresh file system each, more near the leaders as others"
+                     f" are dropped, at most {stages.race_runs} runs, about "
+                     f"{format_duration(stages.race_runs * per_run_s)}; first look after "
+                     f"{FIRST_LOOK} rounds")
+    else:
+        lines.append("race: none (the screen's cautious reading goes to the confirmation)")
+    kept = runs - stages.screen_runs - stages.race_runs
+    lines.append(f"confirm: the winner, the reference, the race's best and the winner "
+                 f"without each of its changes, then the recommendation as it stands where "
+                 f"it differs, {LEAST_ROUNDS} rounds or more each, {kept} runs kept for it, "
+                 f"about {format_duration(kept * per_run_s)}")
+    if stages.given_up:
+        lines.append("the budget is too small for the full plan; it gives up "
+                     + "; ".join(stages.given_up))
     if math.isinf(per_run_s):
         lines.append("the time of a run is not known before one ran")
     return lines

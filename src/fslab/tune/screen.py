@@ -77,6 +77,10 @@ class Screen:
     supported: dict[Config, float] = field(default_factory=dict)
     # each bounded metric's value by the same model: {metric: {configuration: value}}
     bounded: dict[str, dict[Config, float]] = field(default_factory=dict)
+    # the same by the levels whose own 95 % interval excludes 1 (the others count as
+    # none): what the data suggest beyond the noise of every estimate, where the family's
+    # intervals (`supported`) may miss half of a joint effect
+    suggested: dict[Config, float] = field(default_factory=dict)
 
     def kept(self) -> list[int]:
         return [f.index for f in self.factors if f.kept]
@@ -95,12 +99,16 @@ def screen(measure: Measure, space: Space, rows: Sequence[Config], rounds: int,
     effects = main_effects(values, space)
     factors = [read_factor(index, effects.get(index, {}), len(f.levels), margin)
                for index, f in enumerate(space.factors)]
+    own = main_effects(values, space, family=False)
     return Screen(list(rows), rounds, factors, measured, predicted_logs(space, effects),
                   predicted_logs(space, {i: {level: (_nearer_one(low, high), low, high)
                                              for level, (_, low, high) in levels.items()}
                                          for i, levels in effects.items()}),
                   {metric: predicted_values(values_of, space) for metric, values_of in
-                   measured.bounded.items()})
+                   measured.bounded.items()},
+                  predicted_logs(space, {i: {level: effect for level, effect in levels.items()
+                                             if not effect[1] <= 1 <= effect[2]}
+                                         for i, levels in own.items()}))
 
 
 def predicted_values(values: Values, space: Space) -> dict[Config, float]:
@@ -132,11 +140,12 @@ def read_factor(index: int, effects: dict[int, Effect], levels: int,
     return FactorScreen(index, UNTOLD, effects)
 
 
-def main_effects(values: Values, space: Space, alpha: float = ALPHA
+def main_effects(values: Values, space: Space, alpha: float = ALPHA, family: bool = True
                  ) -> dict[int, dict[int, Effect]]:
     """{factor: {level: (ratio, low, high)}} against each factor's reference level, from
-    the least squares of logs on level indicators and round blocks (module doc); empty
-    where the runs leave no residual to judge by."""
+    the least squares of logs on level indicators and round blocks (module doc), each
+    interval Bonferroni over every level (`family`) or its own; empty where the runs
+    leave no residual to judge by."""
     from statsmodels.regression.linear_model import OLS
 
     cells = [(config, r, math.log(v)) for config, by_round in values.items()
@@ -157,7 +166,7 @@ def main_effects(values: Values, space: Space, alpha: float = ALPHA
     fit = OLS(np.array([y for _, _, y in cells]), design).fit()
     if not fit.df_resid >= 1 or np.linalg.matrix_rank(design) < width:
         return {}
-    intervals = fit.conf_int(alpha=alpha / len(terms))
+    intervals = fit.conf_int(alpha=alpha / len(terms) if family else alpha)
     out: dict[int, dict[int, Effect]] = {}
     for column, (i, level) in enumerate(terms, start=1):
         low, high = intervals[column]

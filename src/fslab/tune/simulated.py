@@ -22,7 +22,8 @@ from fslab.tune.space import Config
 @dataclass
 class SimulatedMeasure:
     """Values of `truth(config)` × noise: log-normal of coefficient of variation `cv`
-    (or log-t of `tail_df` degrees of freedom with the same scale), times a factor every
+    times `cv_effects(config)` (a configuration's own spread: 2 doubles its CV), or log-t
+    of `tail_df` degrees of freedom with the same scale, times a factor every
     configuration of a round shares (log-normal, `drift`) and a trend of `trend` per
     round (log scale). With `latency`, each configuration's p99 completion latency in
     ns is `latency(config)` with its own noise of `cv`."""
@@ -34,6 +35,7 @@ class SimulatedMeasure:
     trend: float = 0.0
     tail_df: float = 0.0
     latency: Callable[[Config], float] | None = None
+    cv_effects: Callable[[Config], float] | None = None
     better: str = HIGHER
     runs: int = 0
     seen: dict[str, dict[Config, dict[int, float]]] = field(default_factory=dict)
@@ -48,11 +50,11 @@ class SimulatedMeasure:
                 if r in values.get(config, {}):
                     continue
                 self.runs += 1
-                noise = self._noise(stage, r, config)
+                noise = self._noise(stage, r, config, self._cv(config))
                 values.setdefault(config, {})[r] = (self.truth(config) * math.exp(
                     noise + shared * self.drift + self.trend * r))
                 if self.latency is not None:
-                    own = self._noise(stage, r, (*config, -1))
+                    own = self._noise(stage, r, (*config, -1), self.cv)
                     latencies.setdefault(config, {})[r] = self.latency(config) * math.exp(own)
         bounded = {"clat_p99_ns": {c: dict(v) for c, v in latencies.items()}} \
             if self.latency is not None else {}
@@ -62,9 +64,12 @@ class SimulatedMeasure:
     def _draw(self, stage: str, number: int, config: tuple[int, ...]) -> float:
         return float(_rng(self.seed, stage, number, "shared", config).normal())
 
-    def _noise(self, stage: str, number: int, config: tuple[int, ...]) -> float:
+    def _cv(self, config: Config) -> float:
+        return self.cv * (self.cv_effects(config) if self.cv_effects is not None else 1.0)
+
+    def _noise(self, stage: str, number: int, config: tuple[int, ...], cv: float) -> float:
         """A log-scale draw with mean 0 on the ratio scale's log (log-normal: −σ²/2)."""
-        sigma = math.sqrt(math.log1p(self.cv * self.cv))
+        sigma = math.sqrt(math.log1p(cv * cv))
         rng = _rng(self.seed, stage, number, "own", config)
         if self.tail_df:
             scale = sigma * math.sqrt((self.tail_df - 2) / self.tail_df)

@@ -11,8 +11,9 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.pairs.decisions import decide_pair, geomean
-from fslab.analysis.pairs.pair import AGAINST_BEST, AGAINST_REFERENCE, EQUIVALENT, Pair
+from fslab.analysis.pairs.pair import AGAINST_BEST, AGAINST_REFERENCE, Pair
 from fslab.core.cell_keys import level_label
+from fslab.tune import words
 from fslab.tune.confirm import CHANGE, KEEP, Confirmation
 from fslab.tune.race import SAME
 from fslab.tune.screen import WITHIN
@@ -26,9 +27,11 @@ STAGE_COLUMNS = ["stage", "iterations", "ratio", "ratio_ci_low", "ratio_ci_high"
                  "in_set", "machine_s"]
 SET_COLUMNS = ["target", "workload", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
                "changes", "rounds", "winner", "proposed_by"]
+NOT_CONFIRMED = "not in the configuration confirmed"
 OPTION_COLUMNS = ["target", "workload", "factor", "level", "verdict", "contribution",
-                  "contribution_ci_low", "contribution_ci_high", "alternatives", "reference",
-                  "source", "machine_s"]
+                  "contribution_ci_low", "contribution_ci_high", "alternatives",
+                  "not_separated", "alternative_to", "shown", "reference", "source",
+                  "machine_s"]
 
 
 def tune_table(tuned: list[Tuned]) -> pd.DataFrame:
@@ -67,7 +70,8 @@ def _rows(one: Tuned, space: Space) -> list[tuple[Config, dict[str, Any]]]:
                "in_set": config in members}
         row["status"] = _race_status(one, space, config, members)
         if entry.dropped_at is None and config == race.winner:
-            row["reason"] = f"the set's simplest member; {race.ended}"
+            row["reason"] = ("the simplest configuration shown equivalent to the best, "
+                             f"or the best itself; {race.ended}")
         out.append((config, row))
     confirmation = one.confirmation
     if confirmation.measured is not None:
@@ -81,9 +85,7 @@ def _rows(one: Tuned, space: Space) -> list[tuple[Config, dict[str, Any]]]:
             **base, "stage": "confirm", "iterations": 0, "status": "winner",
             "changes": space.changes(confirmation.recommended),
             "unsafe": _unsafe(space, confirmation.recommended),
-            "reason": "the reference stays: nothing earned a change"
-            if confirmation.recommended == space.reference else
-            "not measured as a whole: its options each earned a change"}))
+            "reason": "the reference stays: nothing earned a change"}))
     return out
 
 
@@ -105,7 +107,8 @@ def _measured(one: Tuned, space: Space, stage: str, config: Config,
     elif reference and values:
         answer = decide_pair(values, reference, one.question.better, one.margin)
         found.update(ratio=answer.ratio, ratio_ci_low=answer.ratio_ci_low,
-                     ratio_ci_high=answer.ratio_ci_high, decision=answer.word(AGAINST_REFERENCE))
+                     ratio_ci_high=answer.ratio_ci_high,
+                     decision=answer.word(AGAINST_REFERENCE))
     return found
 
 
@@ -118,7 +121,7 @@ def _race_status(one: Tuned, space: Space, config: Config, members: set[Config])
     if config == space.reference:
         return "reference"
     if config in members and one.race.final is not None and config in one.race.final.against:
-        same = one.race.final.against[config].word(AGAINST_BEST) == EQUIVALENT
+        same = one.race.final.against[config].word(AGAINST_BEST) == "equivalent"
         return "same" if same or one.race.ended == SAME else "survived"
     return "survived"
 
@@ -130,8 +133,12 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
         status = "reference"
     elif config == confirmation.challenger:
         status = "challenger"
-    else:
+    elif config == confirmation.best:
+        status = "best"
+    elif config in confirmation.stages[0].configs:
         status = "ablation"
+    else:
+        status = "added back"
     row: dict[str, Any] = {"status": status}
     answer = None
     if config == confirmation.challenger:
@@ -140,7 +147,8 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
         answer = confirmation.recommended_answer
     if answer is not None:
         row.update(ratio=answer.ratio, ratio_ci_low=answer.ratio_ci_low,
-                   ratio_ci_high=answer.ratio_ci_high, decision=answer.word(AGAINST_REFERENCE))
+                   ratio_ci_high=answer.ratio_ci_high,
+                   decision=answer.word(AGAINST_REFERENCE))
     if config == space.reference:
         row["decision"] = ""
     return row
@@ -191,16 +199,21 @@ def options_table(tuned: list[Tuned]) -> pd.DataFrame:
             if index in judged:
                 found = judged[index]
                 verdict = confirmation.verdict(index)
+                instead = "" if found.instead_of is None else \
+                    f"{space.factors[found.instead_of[0]].name}=" \
+                    f"{space.factors[found.instead_of[0]].levels[found.instead_of[1]]}"
                 row.update(
                     level=factor.levels[found.level] if verdict == CHANGE
                     else factor.reference, verdict=verdict,
-                    contribution=found.answer.ratio,
-                    contribution_ci_low=found.answer.ratio_ci_low,
+                    contribution=found.answer.ratio, contribution_ci_low=found.answer.ratio_ci_low,
                     contribution_ci_high=found.answer.ratio_ci_high, source="confirm",
-                    alternatives=";".join(factor.levels[i] for i in found.alternatives))
+                    alternatives=";".join(factor.levels[i] for i in found.alternatives),
+                    not_separated=";".join(factor.levels[i] for i in found.not_separated),
+                    alternative_to=instead,
+                    shown=words.shown(found.answer, one.question.better, one.margin))
             else:
                 row.update(level=factor.reference, verdict=KEEP, alternatives="",
-                           **_not_changed(one, index))
+                           not_separated="", alternative_to="", **_not_changed(one, index))
             rows.append(row)
     return pd.DataFrame(rows, columns=OPTION_COLUMNS)
 
@@ -209,13 +222,15 @@ def _not_changed(one: Tuned, index: int) -> dict[str, Any]:
     """What is known of a factor the challenger left at its reference: the screen's
     effect of its level farthest from 1, or nothing."""
     if one.screen is None:
-        return {"source": "race", "contribution": math.nan}
+        return {"source": "race", "contribution": math.nan, "shown": NOT_CONFIRMED}
     effects = one.screen.factors[index].effects
     if not effects:
-        return {"source": "screen", "contribution": math.nan}
+        return {"source": "screen", "contribution": math.nan, "shown": NOT_CONFIRMED}
     ratio, low, high = max(effects.values(), key=lambda e: abs(math.log(e[0])))
+    said = f"no effect within ±{one.margin:.0%}" if one.screen.factors[index].verdict == \
+        WITHIN else NOT_CONFIRMED
     return {"source": "screen", "contribution": ratio, "contribution_ci_low": low,
-            "contribution_ci_high": high}
+            "contribution_ci_high": high, "shown": said}
 
 
 def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
@@ -247,9 +262,13 @@ def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
                              "dropped_at": one.race.entries[config].dropped_at
                              if config in one.race.entries else None})
         confirmation = one.confirmation
-        if confirmation.bundle is not None:
-            options.append(_option_point(head, "the bundle: " + space.describe(
-                confirmation.challenger), confirmation.bundle, "bundle"))
+        if confirmation.recommended_answer is not None:
+            options.append(_option_point(head, "recommended: " + space.describe(
+                confirmation.recommended), confirmation.recommended_answer, "bundle"))
+        if confirmation.against_best is not None and confirmation.best is not None:
+            options.append(_option_point(head, "recommended / the race's best (" +
+                                         space.describe(confirmation.best) + ")",
+                                         confirmation.against_best, "best"))
         for found in confirmation.contributions:
             factor = space.factors[found.factor]
             options.append(_option_point(head, level_label(factor.name,
@@ -260,8 +279,8 @@ def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
 
 
 def _option_point(head: str, label: str, answer: Pair, verdict: str) -> dict[str, Any]:
-    return {"question": head, "option": label, "ratio": answer.ratio,
-            "low": answer.ratio_ci_low, "high": answer.ratio_ci_high, "verdict": verdict}
+    return {"question": head, "option": label, "ratio": answer.ratio, "low": answer.ratio_ci_low,
+            "high": answer.ratio_ci_high, "verdict": verdict}
 
 
 def _of(answer: Pair | None, name: str) -> float:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from fslab.analysis.pairs.pair import AGAINST_REFERENCE, FASTER, SLOWER
 from fslab.core.cell_keys import level_label
-from fslab.core.units import format_bound, format_duration
-from fslab.tune.confirm import option_line
+from fslab.core.units import format_duration
+from fslab.tune import words
 from fslab.tune.measure import Unmeasured
+from fslab.tune.race import DROPPED, OVER_BOUND
 from fslab.tune.screen import WITHIN
 from fslab.tune.space import Config, Space
 from fslab.tune.tuner import Tuned
@@ -26,53 +26,83 @@ SET_SHOWN = 6  # members of the set listed by name; the rest counted
 
 
 def sentence(one: Tuned) -> str:
-    """'randwrite on ext4: -J size=16 is 1.1× better than the reference (95 % CI
-    1.04–1.17×)', 'no option was shown to help: the reference stays (…)', …"""
+    """'randwrite on ext4: -I 128 is 1.06× the reference (95 % CI 1.03–1.09×: at least
+    1.03× better), measured as it stands', 'no option earned its place …', …"""
     space, confirmation = one.space, one.confirmation
     head = f"{one.question.job} on {one.question.target}"
     recommended = confirmation.recommended
+    better = one.question.better
     if confirmation.challenger == space.reference:
-        return f"{head}: the race could not tell any configuration from the reference; " \
-               "the reference stays"
-    answer = confirmation.recommended_answer or confirmation.bundle
-    assert answer is not None
-    low, high = answer.ratio_ci_low, answer.ratio_ci_high
-    interval = (f"95 % CI {format_bound(low)}–{format_bound(high)}×" if low == low
-                else "no interval")
+        found = "the race could not tell any configuration from the reference" \
+            if one.race.entries else "the screen supported no change worth confirming"
+        return f"{head}: {found}; the reference stays"
     if recommended == space.reference:
-        said = answer.word(AGAINST_REFERENCE) if answer.decision in (FASTER, SLOWER) \
-            else "not told apart"
-        return (f"{head}: no option earned its place on fresh data; the reference stays "
-                f"({space.describe(confirmation.challenger)}: {answer.ratio:.3g}× the "
-                f"reference, {interval}, {said})")
-    whole = "" if confirmation.recommended_answer is not None else \
-        f" (the bundle {space.describe(confirmation.challenger)})"
-    return (f"{head}: {space.describe(recommended)} is {answer.ratio:.3g}× better than "
-            f"the reference{whole} ({interval}){unsafe_note(space, recommended)}")
+        bundle = confirmation.bundle
+        said = (f" ({space.describe(confirmation.challenger)}: {bundle.ratio:.3g}× the "
+                f"reference, 95 % CI {words.interval(bundle, better)}: "
+                f"{words.shown(bundle, better, one.margin)})") if bundle is not None else ""
+        return f"{head}: no option earned its place on fresh data; the reference stays{said}"
+    answer = confirmation.recommended_answer
+    assert answer is not None
+    said = words.headline(space, space.describe(recommended), answer, better, one.margin)
+    return f"{head}: {said}, measured as it stands{unsafe_note(space, recommended)}"
+
+
+def best_line(one: Tuned) -> list[str]:
+    """The recommendation against the race's best, measured beside it (item 4)."""
+    confirmation = one.confirmation
+    answer = confirmation.against_best
+    best = confirmation.best
+    if answer is None or best is None or best == confirmation.recommended:
+        if best is not None and best == confirmation.recommended:
+            return ["it is the race's best"]
+        return []
+    said = (f"{one.space.describe(best)}: {words.advantage(answer, one.question.better)[0]:.3g}×"
+            f" of it, 95 % CI {words.interval(answer, one.question.better)}")
+    if confirmation.within_best(one.margin):
+        return [f"within ±{one.margin:.0%} of the race's best ({said})"]
+    return [f"not shown within ±{one.margin:.0%} of the race's best ({said})"]
 
 
 def lines(one: Tuned, campaign: Campaign) -> list[str]:
     """Everything printed of one question, the sentence first."""
     space = one.space
     out = [sentence(one)]
+    out += [f"  {line}" for line in best_line(one)]
     judged = {c.factor: c for c in one.confirmation.contributions}
+    better = one.question.better
     for index, factor in enumerate(space.factors):
         if index in judged:
-            out.append("  " + option_line(space, judged[index],
-                                          one.confirmation.verdict(index)))
+            out.append("  " + words.option_line(space, judged[index],
+                                                one.confirmation.verdict(index), better,
+                                                one.margin))
         elif one.screen is not None and one.screen.factors[index].verdict == WITHIN:
-            out.append(f"  {factor.name}: within ±{one.margin:.0%} at every level in the "
-                       f"screen; keep {level_label(factor.name, factor.reference)}")
+            out.append(f"  {factor.name}: no effect within ±{one.margin:.0%} at any level "
+                       f"in the screen; keep {level_label(factor.name, factor.reference)}")
         else:
-            out.append(f"  {factor.name}: not in the winner{_screened(one, index)}; keep "
+            out.append(f"  {factor.name}: not in the configuration confirmed"
+                       f"{_screened(one, index)}; keep "
                        f"{level_label(factor.name, factor.reference)}")
     out += [f"  {note}" for note in one.confirmation.notes]
+    out += [f"  {line}" for line in latency_lines(one)]
     out += ["  " + line for line in set_lines(one)]
     out.append("  " + race_line(one))
+    if one.plan is not None and one.plan.given_up:
+        out.append("  the budget's plan gave up " + "; ".join(one.plan.given_up))
     out += [f"  {space.describe(c)}: not measured ({why})"
             for c, why in sorted(_unmeasured(one).items())]
     out.append("  " + time_line(one))
     out += [f"  {line}" for line in commands(campaign, one)]
+    return out
+
+
+def latency_lines(one: Tuned) -> list[str]:
+    """Each bound against the recommendation's next fresh file system, and the
+    reference's own standing (tune/latency.py)."""
+    standing = one.confirmation.standing
+    out = [f"the recommendation: {s.text()}" for s in standing.get("recommended", [])
+           if one.confirmation.recommended != one.space.reference]
+    out += [f"the reference: {s.text()}" for s in standing.get("reference", [])]
     return out
 
 
@@ -102,7 +132,7 @@ def set_lines(one: Tuned) -> list[str]:
             if answer else "")
         shown.append(f"{space.describe(config)} {ratio}".strip())
     more = f"; {len(shown) - SET_SHOWN} more in tune_set.csv" if len(shown) > SET_SHOWN else ""
-    out = [f"set ({len(members)} the race could not tell from the best, its simplest "
+    out = [f"set ({len(members)} the race could not tell from the best, the winner "
            "first): " + "; ".join(shown[:SET_SHOWN]) + more]
     challenger = one.confirmation.challenger
     if one.race.winner == space.reference and challenger != space.reference:
@@ -112,11 +142,19 @@ def set_lines(one: Tuned) -> list[str]:
 
 
 def race_line(one: Tuned) -> str:
+    """'race: 12 configurations (3 proposed near the leaders; 4 dropped behind the best,
+    1 for breaking a bound), 8 rounds; …' — the two kinds of drop apart (their error
+    budgets are apart: tune/against_best.py)."""
+    if not one.race.entries:
+        return f"race: {one.race.ended}"
     entries = one.race.entries.values()
     refilled = sum(1 for e in entries if e.proposed_by.startswith("refill"))
-    dropped = sum(1 for e in entries if e.dropped_at)
+    behind = sum(1 for e in entries if e.dropped_at and e.status == DROPPED)
+    over = sum(1 for e in entries if e.dropped_at and e.status == OVER_BOUND)
+    bound = f", {over} for breaking a bound" if one.space.bounds else ""
     return (f"race: {len(one.race.entries)} configurations ({refilled} proposed near the "
-            f"leaders, {dropped} dropped), {one.race.rounds} rounds; {one.race.ended}")
+            f"leaders; {behind} dropped behind the best{bound}), {one.race.rounds} rounds; "
+            f"{one.race.ended}")
 
 
 def time_line(one: Tuned) -> str:

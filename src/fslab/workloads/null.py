@@ -124,7 +124,7 @@ class NullWorkload(Capabilities):
                                      _key(target.name)])
         factor = _lognormal(shared, 1.0, self.drift)
         truth = self.iops * target.scale * self.effect(target) * self.level(target)
-        return _lognormal(own, truth, self.cv) * factor
+        return _lognormal(own, truth, self.cv * self.effect(target, "cv_effects")) * factor
 
     def level(self, target: Simulated) -> float:
         """This sitting's and this host's factor of the target's level on this job:
@@ -174,11 +174,11 @@ class NullWorkload(Capabilities):
         stopwatch.add(stopwatch.MEASURE, count * INTERVAL_S)
         return float(intervals.mean())
 
-    def effect(self, target: Simulated, latency: bool = False) -> float:
-        """The product of the target's effects (or its latency effects) whose options are
-        all present (effect)."""
-        return effect(target.latency_effects if latency else target.effects,
-                      target.mount_options, target.mkfs_options, self.levels)
+    def effect(self, target: Simulated, table: str = "effects") -> float:
+        """The product of the target's effects (or `table`'s: latency_effects, cv_effects)
+        whose options are all present (effect)."""
+        return effect(target.tables()[table], target.mount_options, target.mkfs_options,
+                      self.levels)
 
     def _latency(self, run_name: str, target: Simulated, iops: float) -> dict[str, float]:
         """Completion latency in ns consistent with `iops` (module doc)."""
@@ -187,7 +187,7 @@ class NullWorkload(Capabilities):
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
         rng = np.random.default_rng([self.seed, iteration, _key(self.name),
                                      _key(target.name), _key("latency")])
-        mean = self.depth / max(iops, 1e-9) * 1e9 * self.effect(target, latency=True)
+        mean = self.depth / max(iops, 1e-9) * 1e9 * self.effect(target, "latency_effects")
         spread = self.cv if self.lat_cv is None else self.lat_cv
         return {"clat_mean_ns": mean,
                 "clat_p50_ns": _lognormal(rng, mean * LATENCY_P50, spread),
@@ -269,11 +269,16 @@ class Simulated:
     mkfs_options: tuple[str, ...] = ()
     effects: dict[str, float] = field(default_factory=dict)
     latency_effects: dict[str, float] = field(default_factory=dict)
+    cv_effects: dict[str, float] = field(default_factory=dict)
+
+    def tables(self) -> dict[str, dict[str, float]]:
+        """Its effects tables by name: on the level, the latency and the spread (CV)."""
+        return {"effects": self.effects, "latency_effects": self.latency_effects,
+                "cv_effects": self.cv_effects}
 
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, "scale": self.scale, "mount_options": self.mount_options,
-                "mkfs_options": list(self.mkfs_options), "effects": self.effects,
-                "latency_effects": self.latency_effects}
+                "mkfs_options": list(self.mkfs_options), **self.tables()}
 
 
 def _simulated_target(where: Where) -> Simulated:
@@ -288,8 +293,8 @@ def _simulated_target(where: Where) -> Simulated:
                              str(data.get("mount_options") or ""),
                              tuple(str(o) for o in data.get("mkfs_options") or ()),
                              {str(k): float(v) for k, v in (data.get("effects") or {}).items()},
-                             {str(k): float(v) for k, v in
-                              (data.get("latency_effects") or {}).items()})
+                             *({str(k): float(v) for k, v in (data.get(table) or {}).items()}
+                               for table in ("latency_effects", "cv_effects")))
     return Simulated(where.directory.parent.name if where.directory else "")
 
 

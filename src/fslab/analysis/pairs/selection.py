@@ -187,25 +187,3 @@ def _block_pair(estimate: float, se: float, df: int, level: float, family: int, 
                    p_adj=min(1.0, family * p), significant=bool(p < level),
                    noise=se / math.sqrt(2) * math.sqrt(min(n_a, n_b)))
 
-
-def block_answers(groups: Mapping[K, Mapping[int, float]], pairs: list[tuple[K, K]],
-                  better: str, margin: float, alpha: float) -> dict[tuple[K, K], Pair]:
-    """Each (first, second) of `pairs` answered by the block model of `groups` (first /
-    second), two-sided intervals Bonferroni-adjusted over the pairs asked: a tuner's
-    confirmation, where an option's contribution is the winner against the winner
-    without it, on one pooled residual."""
-    fit = block_fit(groups)
-    out: dict[tuple[K, K], Pair] = {}
-    level = alpha / max(1, len(pairs)) / 2  # each side of a two-sided interval
-    for first, second in pairs:
-        if fit is None or first not in fit.order or second not in fit.order:
-            centre = geomean(groups.get(first, {}).values()) / geomean(
-                groups.get(second, {}).values()) if groups.get(second) else math.nan
-            out[(first, second)] = decide(Pair(a="a", b="b", better=better, ratio=centre,
-                                               note="too few rounds to compare"), margin)
-            continue
-        estimate, se = fit.contrast(first, second)
-        pair = _block_pair(estimate, se, fit.df, level, len(pairs), fit.rounds[first],
-                           fit.rounds[second], better)
-        out[(first, second)] = decide(pair, margin)
-    return out

@@ -15,11 +15,6 @@ called the same within ±10 %).
 
 from __future__ import annotations
 
-import math
-from functools import lru_cache
-
-import numpy as np
-
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, compare
 from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
 from fslab.analysis.step import Step
@@ -56,46 +51,6 @@ def at_looks(groups: dict[str, dict[int, float]], looks: list[int], family: int,
                 continue  # decided at an earlier look: its answer stands
             out[key] = (decide(pair, margin, needs=False), number)
     return out
-
-
-GRID_STEP = 0.02  # of the running sum's grid, in SDs of one round (crossing to 1e-5)
-
-
-@lru_cache(maxsize=256)
-def pocock_level(looks: int, alpha: float, first: int = 3) -> float:
-    """The nominal one-sided level of each of `looks` looks at rounds first, first + 1, …
-    such that the chance that any of them crosses is `alpha` for one comparison (Pocock
-    1977: one constant boundary). A tuner's race looks after every round."""
-    from scipy import optimize, stats
-
-    if looks <= 1:
-        return alpha
-    low, high = float(stats.norm.isf(alpha)), float(stats.norm.isf(alpha / looks))
-    z = optimize.brentq(lambda c: crossing(c, looks, first) - alpha, low, high + 1e-6,
-                        xtol=1e-5)
-    return float(stats.norm.sf(z))
-
-
-def crossing(z: float, looks: int, first: int = 3) -> float:
-    """The chance that a running sum of independent N(0, 1) rounds reaches z·√n at one of
-    the looks n = first, …, first + looks − 1: its density carried on a grid from look to
-    look, the mass past the boundary taken off at each (Armitage, McPherson & Rowe 1969)."""
-    from scipy import stats
-
-    last = first + looks - 1
-    reach = z * math.sqrt(last) + 8.0
-    grid = np.arange(-8.0 * math.sqrt(last), reach + GRID_STEP, GRID_STEP)
-    density = stats.norm.pdf(grid, scale=math.sqrt(first)) * GRID_STEP
-    kernel_x = np.arange(-8.0, 8.0 + GRID_STEP / 2, GRID_STEP)
-    kernel = stats.norm.pdf(kernel_x) * GRID_STEP
-    crossed = 0.0
-    for n in range(first, last + 1):
-        past = grid >= z * math.sqrt(n)
-        crossed += float(density[past].sum())
-        density[past] = 0.0
-        if n < last:
-            density = np.convolve(density, kernel, mode="same")
-    return crossed
 
 
 # A method without a table of its own: stated where the campaign resolved (its looks);
