@@ -95,7 +95,7 @@ class RunRecord:
     def imported(self) -> bool:
         return bool(self.source)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         """The metrics columns every row of this run shares (metrics.add_rows): its
         identity, then one column per factor of a sweep."""
         description = self.target_description
@@ -143,7 +143,7 @@ IMPORT_ONLY = ("source", "kind", "tool", "fields")
 NOT_SAVED = ("extra", "archive")
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
-    "dict[str, str]": (dict,), "dict[str, float]": (dict,), "dict[str, Any]": (dict,),
+    "dict[str, str]": (dict,), "dict[str, float]": (dict,),
     "list[dict[str, object]]": (list,),
 }
 

@@ -180,9 +180,9 @@ class Campaign:
     age_levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # [age_levels]
     age_reuse: bool = False  # age once per target × level, copy the image for each run
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "name": self.name,
             "iterations": self.iterations,
             "runtime": self.runtime,
@@ -258,8 +258,8 @@ class Overrides:
     sweeps: dict[str, list[str]] | None = None  # --sweep NAME=V1,V2 (repeatable)
 
 
-def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": spec.name, "fs": spec.fs}
+def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, object]:
+    data: dict[str, object] = {"name": spec.name, "fs": spec.fs}
     if spec.fs not in IMAGE_LESS and not spec.device:
         data["image_size"] = spec.size
     given = {"mkfs_options": list(spec.mkfs_options), "mount_options": spec.mount_options,
