@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.errors import UserError
+from fslab.core.units import DEFAULT_MARGIN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,20 +39,19 @@ class PoolWritten:
 
 @dataclass(frozen=True)
 class Sitting:
-    """One results directory as a sitting: its id, host, campaign and pairs."""
+    """One results directory as a sitting: its id, host, campaign (typed: its margin
+    parsed once) and pairs."""
 
     path: Path
     sitting: str
     host: str
-    campaign: dict[str, Any]
+    campaign: CampaignSettings
     pairwise: pd.DataFrame
 
 
 def read_sitting(path: Path) -> Sitting:
     """A results directory's sitting: its pairs as its analysis left them (analysed once
     when stats/ is missing or stale)."""
-    import tomllib
-
     from fslab.history.identity import campaign_id
     from fslab.results.stats_files import load_analysis
     from fslab.results.store import ResultsDir
@@ -62,8 +63,7 @@ def read_sitting(path: Path) -> Sitting:
 
         analysis = analyze_results(results)
     environment = results.environment()
-    campaign_file = results.campaign_path()
-    campaign = tomllib.loads(campaign_file.read_text()) if campaign_file.exists() else {}
+    campaign = results.campaign_settings()
     host = (environment.sitting.host if environment.sitting else "") or environment.host
     return Sitting(Path(path), campaign_id(Path(path)), host, campaign, analysis.pairwise)
 
@@ -79,7 +79,7 @@ def differences(first: Sitting, other: Sitting) -> list[str]:
                 rows[["workload", "op", "metric"]].itertuples(index=False)}
 
     found = []
-    mine, theirs = target_signatures(first.campaign), target_signatures(other.campaign)
+    mine, theirs = target_signatures(first.campaign.table), target_signatures(other.campaign.table)
     if set(mine) != set(theirs):
         found.append(f"targets ({_listed(mine)} vs {_listed(theirs)})")
     elif mine != theirs:
@@ -91,7 +91,7 @@ def differences(first: Sitting, other: Sitting) -> list[str]:
     elif a != b:
         found.append(f"metrics ({_listed({q[2] for q in a ^ b})})")
     settings = [key for key in PLAN_KEYS if key not in ("target", "workload", "name")
-                and first.campaign.get(key) != other.campaign.get(key)]
+                and first.campaign.table.get(key) != other.campaign.table.get(key)]
     if settings:
         found.append(f"settings ({', '.join(settings)})")
     return found
@@ -123,9 +123,9 @@ def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | 
 
     rows = pd.concat([sitting_rows(pairs_of(s.pairwise), s.sitting, s.host)
                       for s in sittings], ignore_index=True)
-    name = str(sittings[0].campaign.get("name", ""))
+    name, given = sittings[0].campaign.name, sittings[0].campaign.margin
     spread = _spread(catalogue, sittings) if len(sittings) == 2 and by == "sitting" else None
-    return write_pool(rows, out, by, _margin(margin, sittings[0].campaign), name,
+    return write_pool(rows, out, by, given if margin is None else margin, name,
                       [str(s.path) for s in sittings], spread)
 
 
@@ -141,20 +141,11 @@ def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str |
         raise UserError(f"pooling needs two or more sittings of one campaign; the catalogue "
                         f"holds {count} of {campaign}" + (f" on {host}" if host else "")
                         + ": `fslab run --again DIR` runs another")
-    done = write_pool(rows, out, by, _margin(margin, {}), campaign,
+    done = write_pool(rows, out, by, DEFAULT_MARGIN if margin is None else margin, campaign,
                       sorted(set(rows["sitting"].astype(str))), None)
     if note:
         done.lines.insert(1, note + ".")
     return done
-
-
-def _margin(margin: float | None, campaign: dict[str, Any]) -> float:
-    from fslab.core.units import DEFAULT_MARGIN, parse_margin
-
-    if margin is not None:
-        return margin
-    given = campaign.get("margin")
-    return parse_margin(given) if given is not None else DEFAULT_MARGIN
 
 
 def _spread(catalogue: Path | None, sittings: list[Sitting]) -> SittingSpread | None:

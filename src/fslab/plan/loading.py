@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -41,7 +40,7 @@ from fslab.workloads.suites import get_suite
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
     """Read a campaign file (or none), apply flag overrides, and resolve it."""
     overrides = overrides or Overrides()
-    raw: dict[str, Any] = {}
+    raw: dict[str, object] = {}
     base_dir = Path.cwd()
     if path is not None:
         raw = read_toml(path, "campaign")

@@ -196,7 +196,7 @@ def _named(workload: Workload, levels: tuple[Level, ...]) -> WorkloadVariant:
         return WorkloadVariant(workload, workload.name)
     from fslab.workloads.fio import FioWorkload
 
-    changes: dict[str, Any] = {"name": cell_name(workload.name, levels)}
+    changes: dict[str, object] = {"name": cell_name(workload.name, levels)}
     if isinstance(workload, FioWorkload):  # fio's section keeps the job's own name
         changes["section_name"] = workload.section_name or workload.name
     return WorkloadVariant(dataclasses.replace(workload, **changes),  # type: ignore[type-var]

@@ -5,19 +5,18 @@ estimate with its interval, and where the next sitting should fall."""
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pandas as pd
 
 from fslab.core.metrics import title
 from fslab.core.units import format_bound
-from fslab.report.page import Page, esc
+from fslab.report.page import Chart, Page, esc
 
 PAIR = ["workload", "op", "metric", "a", "b"]
 ON_AVERAGE, NEXT = "pooled: on average", "next {unit}"
 
 
-def forest_chart(question: pd.Series, units: pd.DataFrame) -> dict[str, Any]:
+def forest_chart(question: pd.Series, units: pd.DataFrame) -> Chart:
     """A forest plot (Plotly spec) of one pooled question: one row per unit with its
     interval, the pooled mean's, the next unit's; ratios a/b on a log axis."""
     by = str(question["by"])
@@ -27,8 +26,8 @@ def forest_chart(question: pd.Series, units: pd.DataFrame) -> dict[str, Any]:
     ratios = units["ratio"].astype(float).tolist()
     lows = units["ratio_ci_low"].astype(float).tolist()
     highs = units["ratio_ci_high"].astype(float).tolist()
-    traces: list[dict[str, Any]] = [_points(f"each {unit}", labels, ratios, lows, highs,
-                                            "#1f77b4", "circle")]
+    traces: list[Chart] = [_points(f"each {unit}", labels, ratios, lows, highs, "#1f77b4",
+                                  "circle")]
     ratio = float(question["ratio"])
     traces.append(_points(ON_AVERAGE, [ON_AVERAGE], [ratio],
                           [float(question["ratio_ci_low"])],
@@ -55,7 +54,7 @@ def forest_chart(question: pd.Series, units: pd.DataFrame) -> dict[str, Any]:
 
 
 def _points(name: str, labels: list[str], ratios: list[float], lows: list[float],
-            highs: list[float], colour: str, symbol: str) -> dict[str, Any]:
+            highs: list[float], colour: str, symbol: str) -> Chart:
     return {"type": "scatter", "mode": "markers", "name": name, "y": labels, "x": ratios,
             "marker": {"color": colour, "symbol": symbol, "size": 10},
             "error_x": {"type": "data", "symmetric": False,
