@@ -190,7 +190,7 @@ def _import_one(tmp: Path, raw: bytes) -> list[Measurement]:
     path.write_bytes(raw)
     _, record, reason = read_one((str(tmp / "x"), str(path), None))
     assert record is not None or reason  # never both missing
-    return record["measurements"] if record else []
+    return record.measurements if record else []
 
 
 @given(st.one_of(mutated_fio(), st.binary(max_size=1500)))

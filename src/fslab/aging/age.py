@@ -51,8 +51,10 @@ def run_dir(out: Path) -> Path:
 
 def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
-        force_device: bool = False) -> dict[str, Any]:
-    """Age a fresh target into the results directory `out`; return the run's record."""
+        force_device: bool = False,
+        parameters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Age a fresh target into the results directory `out`; return the run's record
+    (with `parameters`, every setting and its source: aging/levels.py, in aging.json)."""
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} already exists and is not empty: choose another --out")
     if image not in images.KINDS:
@@ -78,7 +80,7 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     started = time.time()
     mounted = target.provision(session)
     try:
-        record = _age_mounted(mounted, config, raw)
+        record = age_mounted(mounted, config, raw, parameters)
         kept = None
         if image != "none":
             kept = capture_image(session, mounted, out, image, spec.fs)
@@ -98,8 +100,10 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     return record
 
 
-def _age_mounted(mounted: Mounted, config: AgingConfig, raw: Path) -> dict[str, Any]:
-    """Run the engine on a provisioned target, probing as it goes; keep its raw output."""
+def age_mounted(mounted: Mounted, config: AgingConfig, raw: Path,
+                parameters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Run the engine on a provisioned target, probing as it goes; keep its raw output
+    (aging.json: the record, with `parameters` when given)."""
     assert mounted.path is not None
     root = mounted.path / "aged"
     snapshots: list[dict[str, Any]] = []
@@ -114,7 +118,8 @@ def _age_mounted(mounted: Mounted, config: AgingConfig, raw: Path) -> dict[str, 
     probe(log.ops_done)
     record = {"target": mounted.description.to_json(), "config": _jsonable(asdict(config)),
               **summary(log, config), "file_sizes": file_size_distribution(root),
-              "last_fragmentation": snapshots[-1]}
+              "last_fragmentation": snapshots[-1],
+              **({"parameters": parameters} if parameters else {})}
     write_raw(raw, log, record, snapshots)
     return record
 

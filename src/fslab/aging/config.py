@@ -8,13 +8,13 @@ from pathlib import Path
 
 from fslab.core.errors import UserError
 from fslab.workloads.agedfiles import LOGNORMAL_MU, LOGNORMAL_SIGMA
+from fslab.workloads.aging_levels import RECIPES
 
 OPS = ("create", "write", "append", "truncate", "delete", "read", "random_read",
        "random_write", "rename")
 # A mix that grows the file set while churning it, after fs-drift's defaults.
 DEFAULT_MIX = {"create": 12, "write": 8, "append": 14, "truncate": 4, "delete": 8,
                "read": 18, "random_read": 16, "random_write": 14, "rename": 6}
-RECIPES = ("mix", "interleaved", "versioned")
 
 
 @dataclass

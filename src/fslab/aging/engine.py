@@ -383,4 +383,9 @@ def summary(log: AgingLog, config: AgingConfig) -> dict[str, Any]:
         "bytes_written": log.bytes_written, "succeeded": dict(counts),
         "failures": {f"{op} {code}": n for (op, code), n in sorted(log.failures.items())},
         "deleted_for_space": log.deleted_for_space, "fstrims": log.fstrims,
+        # the utilisation it reached (the most any check saw) and left
+        "used_max": max((u for _, _, u in log.utilization), default=None),
+        "used_end": log.utilization[-1][2] if log.utilization else None,
+        "out_of_space": sum(n for (_, code), n in log.failures.items()
+                            if code in ("ENOSPC", "EDQUOT")),
     }

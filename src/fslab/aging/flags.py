@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fslab.aging.config import AgingConfig, load_config, mix_from_csv
 from fslab.core.errors import UserError
@@ -31,6 +32,74 @@ class AgingFlags:
     fstrim_every: int | None = None
     fstrim_seconds: float | None = None
     probe_every: int | None = None
+    as_published: bool = False  # the aging thesis's own settings (workloads/aging_levels.py)
+
+
+@dataclass
+class AgingRequest:
+    """What `fslab age` runs: the target, the aging config, every parameter with its
+    source (with --as-published), the image to keep and what cannot be reproduced here."""
+
+    spec: TargetSpec
+    config: AgingConfig
+    image: str
+    parameters: dict[str, dict[str, Any]] | None = None
+    cannot: tuple[str, ...] = ()
+
+
+def aging_request(flags: AgingFlags, spec: TargetSpec, image: str | None) -> AgingRequest:
+    """The flags as a request: fslab's settings, or with --as-published the thesis's at the
+    utilisation asked for (80 % unless --utilization says 99 % or another share), each
+    flag given over them (the campaign's, in the sources) and its metadata image."""
+    if not flags.as_published:
+        return AgingRequest(spec, aging_settings(flags), image or "sparse")
+    if flags.config or flags.mix or flags.recipe:
+        raise UserError("--as-published ages with the thesis's own settings: give no "
+                        "--config, --mix or --recipe (flags such as --ops or --utilization "
+                        "change one setting each)")
+    from fslab.aging.levels import level_config, parameters
+    from fslab.workloads.aging_levels import LEVELS, AgeLevel
+    from fslab.workloads.provenance import Param, campaign
+
+    wanted = flags.utilization
+    level = LEVELS["thesis-99" if wanted is not None and wanted >= 0.9 else "thesis-80"]
+    given = {key: getattr(flags, key) for key in (
+        "ops", "utilization", "fstrim_every", "fstrim_seconds", "probe_every", "stop_file",
+        "pause_file", "layout_target", "plateau") if getattr(flags, key) is not None}
+    if "utilization" in given and abs(given["utilization"] - level.values()["utilization"]) \
+            < 1e-9:
+        given.pop("utilization")
+    settings = dict(level.settings)
+    if "utilization" in given:
+        settings["low_water"] = Param(round(given["utilization"] - 0.03, 3),
+                                      campaign("--utilization less 3 % (the thesis's rule "
+                                               "as fslab reads it)"))
+    if "ops" in given:
+        settings.pop("ops_per_gib", None)
+    settings.update({key: Param(value, campaign(f"--{key.replace('_', '-')} given"))
+                     for key, value in given.items()})
+    chosen = AgeLevel(level.name, level.description, settings, level.study, level.cannot)
+    config = level_config(chosen, spec.size, flags.seed)
+    listed = parameters(chosen, config)
+    kept = image or "metadata"
+    listed["image"] = (Param(kept, campaign("--image given")) if image else Param(
+        kept, study_source("section 5.2: 'only metadata of created file system is used' "
+                           "(e2image -Q, xfs_metadump)"))).to_json()
+    from fslab.targets.profiles import PROFILES
+
+    made = (*(PROFILES[spec.fs].default_mkfs_options if spec.fs in PROFILES else ()),
+            *spec.mkfs_options)
+    listed["mkfs_options"] = Param(" ".join(made) or "-", study_source(
+        "section 4.2: ext4 'created with additional option, disabling lazy init' (fslab's "
+        "ext4 always is: -E lazy_itable_init=0,lazy_journal_init=0); xfs as standard"
+    )).to_json()
+    return AgingRequest(spec, config, kept, listed, level.cannot)
+
+
+def study_source(where: str) -> Any:
+    from fslab.workloads.provenance import study
+
+    return study("aging-thesis", where)
 
 
 def aging_settings(flags: AgingFlags) -> AgingConfig:

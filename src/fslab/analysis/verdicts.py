@@ -46,7 +46,7 @@ def advantage_words(metric: str, better: str) -> str:
 # of the table never parses text). verdicts.txt is the same rows as text, indented.
 VERDICT_COLUMNS = ["kind", "workload", "text"]
 INDENT = {"workload": "", "best": "", "factor": "  ", "question": "  ", "pair": "    ",
-          "caveat": "    ", "repeat": "    "}
+          "caveat": "    ", "repeat": "    ", "aging": "  ", "aging_label": "  "}
 
 
 def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
@@ -342,13 +342,16 @@ def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFram
              effects: pd.DataFrame, best: pd.DataFrame, cells: pd.DataFrame,
              scopes: dict[str, str], names: dict[str, str], aged: pd.DataFrame,
              drift_note: str | None, statistics: Computed, records: list[Any],
-             repeat_rows: list[dict[str, str]]) -> pd.DataFrame:
-    """stats/verdicts.csv: what the machine did (busy, unsteady), failed I/Os, the
-    questions' answers, aged against fresh, the drift, statistics that failed, and the
-    campaign's last line (decided_row)."""
+             repeat_rows: list[dict[str, str]],
+             aging_rows: list[dict[str, str]]) -> pd.DataFrame:
+    """stats/verdicts.csv: whether the ranking survives aging (an `age` factor's question,
+    first: analysis/factors/aging_ranking.py), what the machine did (busy, unsteady),
+    failed I/Os, the questions' answers, aged against fresh, the drift, statistics that
+    failed, and the campaign's last line (decided_row)."""
     from fslab.analysis.pairs.aged import aged_verdicts
 
-    rows = ([_row("machine", "", note) for note in machine_notes] + error_rows(runs)
+    rows = (aging_rows + [_row("machine", "", note) for note in machine_notes]
+            + error_rows(runs)
             + _with_repeats(verdict_rows(headline, ranking, tests, pairs, effects, best, cells,
                                          scopes, names), repeat_rows)
             + aged_verdicts(aged) + ([_row("drift", "", drift_note)] if drift_note else [])
@@ -359,5 +362,6 @@ def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFram
 
 STEP = Step("verdicts", reads=("machine_notes", "runs", "headline", "ranking", "tests", "pairs",
                                "effects", "best", "cells", "scopes", "names", "aged",
-                               "drift_note", "statistics", "records", "repeat_rows"),
+                               "drift_note", "statistics", "records", "repeat_rows",
+                               "aging_rows"),
             makes=("verdicts",), run=verdicts, tables={"verdicts": "verdicts.csv"})

@@ -141,16 +141,18 @@ def run(
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
-        force_device: bool = False) -> dict[str, Any]:
+        force_device: bool = False,
+        parameters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """`fslab age`: age a fresh file system into the results directory `out` (the op log,
     fragmentation probes and their rows, an image: aging/age.py); return the run's record
-    (runs/aging/aging.json). Settings: aging.flags builds them from the command line,
-    aging.config from a TOML file."""
+    (runs/aging/aging.json, with `parameters`: every setting and its source). Settings:
+    aging.flags builds them from the command line, aging.config from a TOML file."""
     from fslab.aging.age import age as run_age
     from fslab.host.lab import Lab
 
     return run_age(spec, settings, Path(out), lab or Lab(), image,
-                   confirmed_devices=confirmed_devices, force_device=force_device)
+                   confirmed_devices=confirmed_devices, force_device=force_device,
+                   parameters=parameters)
 
 
 def resume_campaign(out: Path) -> Campaign:

@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fslab.aging.config import AgingConfig
+    from fslab.aging.flags import AgingRequest
     from fslab.host.doctor import Finding
     from fslab.host.lab import Lab
-    from fslab.targets import TargetSpec
 
 
 def make_lab(path: Path | None = None) -> Lab:
@@ -50,13 +49,15 @@ def serve(bind: str, port: int) -> bool:
 
 
 def aging_request(flags: Any, fs: str, size: Any, mkfs_options: Any, mount_options: Any,
-                  direct_io: bool | None, device: str | None
-                  ) -> tuple[TargetSpec, AgingConfig]:
-    """`fslab age` flags as (the target to age, the aging settings): aging/flags.py."""
-    from fslab.aging.flags import AgingFlags, aging_settings, aging_target
+                  direct_io: bool | None, device: str | None,
+                  image: str | None = None) -> AgingRequest:
+    """`fslab age` flags as what it runs (the target to age, the aging settings and, with
+    --as-published, the thesis's with every parameter's source): aging/flags.py."""
+    from fslab.aging.flags import AgingFlags, aging_target
+    from fslab.aging.flags import aging_request as request
 
-    settings = aging_settings(AgingFlags(**flags))
-    return aging_target(fs, size, mkfs_options, mount_options, direct_io, device), settings
+    spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
+    return request(AgingFlags(**flags), spec, image)
 
 
 def targets_table() -> Any:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
+from fslab.core.units import DEFAULT_MARGIN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +52,8 @@ class PoolWritten:
 
 @dataclass(frozen=True)
 class Sitting:
-    """One results directory as a sitting: its id, host, campaign and pairs."""
+    """One results directory as a sitting: its id, host, campaign (typed: its margin
+    parsed once) and pairs."""
 
     path: Path
     sitting: str
@@ -187,7 +189,6 @@ def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str |
     """`fslab pool --catalogue C --campaign NAME [--host H]`: every sitting the catalogue
     holds of the campaign's newest plan (on host H); two sittings of one host borrow τ
     from its other sittings."""
-    from fslab.core.units import DEFAULT_MARGIN
     from fslab.history.sittings import campaign_rows
 
     unit = unit_of(by)

@@ -33,10 +33,16 @@ def age(
         help="fstrim every N seconds.")] = None,
     probe_every: Annotated[int | None, typer.Option(
         help="Fragmentation probe every N operations (and always at the end).")] = None,
-    image: Annotated[str, typer.Option(
-        help="Keep the aged state: sparse (full copy), zstd (the same, compressed), "
-             "metadata (the fs's metadata dump: layout without contents), or none.")
-    ] = "sparse",
+    image: Annotated[str | None, typer.Option(
+        help="Keep the aged state: sparse (full copy; the default), zstd (the same, "
+             "compressed), metadata (the fs's metadata dump: layout without contents; "
+             "--as-published's), or none.")
+    ] = None,
+    as_published: Annotated[bool, typer.Option(
+        "--as-published", help="The aging thesis's own aging (Petrovič 2017): fs-drift's "
+        "operations, a Gaussian file choice with a moving centre, log-normal sizes, fstrim "
+        "at each probe, 80 % utilisation (--utilization 0.99: its other level); every "
+        "parameter and its source in aging.json.")] = False,
     recipe: Annotated[str | None, typer.Option(
         help="mix (fs-drift-like operations), interleaved (a tree grown piece by piece in "
              "shuffled rounds; the default) or versioned (git-pull-like versions).")] = None,
@@ -65,15 +71,23 @@ def age(
     from fslab import api
     from fslab.core.units import format_bytes
 
-    spec, settings = api.aging_request(dict(
+    request = api.aging_request(dict(
         seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
         bytes_limit=bytes_limit, written=written, layout_target=layout_target,
         plateau=plateau, utilization=utilization, stop_file=stop_file, pause_file=pause_file,
-        fstrim_every=fstrim_every, fstrim_seconds=fstrim_seconds, probe_every=probe_every),
-        fs, size, mkfs_options, mount_options, direct_io, device)
+        fstrim_every=fstrim_every, fstrim_seconds=fstrim_seconds, probe_every=probe_every,
+        as_published=as_published), fs, size, mkfs_options, mount_options, direct_io, device,
+        image)
     devices = frozenset([confirm_device]) if confirm_device else frozenset()
-    record = api.age(spec, settings, out, lab=api.make_lab(lab), image=image,
-                     confirmed_devices=devices, force_device=force_device)
+    record = api.age(request.spec, request.config, out, lab=api.make_lab(lab),
+                     image=request.image, confirmed_devices=devices,
+                     force_device=force_device, parameters=request.parameters)
+    if request.parameters:
+        console.print(f"As published: the aging thesis's aging at "
+                      f"{request.config.utilization:.0%} utilisation; every parameter and its "
+                      f"source in {out}/runs/aging/aging.json (parameters)")
+        for line in request.cannot:
+            console.print(f"  not here: {escape(line)}")
     console.print(
         f"Aged {fs}: {record['ops_attempted']} operations attempted, "
         f"{record['ops_succeeded']} succeeded, {record['ops_failed']} failed, in "

@@ -66,7 +66,7 @@ class CampaignSettings:
             look_cells=tuple(tuple(LookCell(str(c[0]), str(c[1]), *c[2:]) for c in cells)
                              for cells in resolve.get("cells", ())),
             scopes={str(k): str(v) for k, v in (table.get("factors") or {}).items()},
-            levels=declared_levels(dict(table)), aging=dict(table.get("aging") or {}),
+            levels=declared_levels(table), aging=dict(table.get("aging") or {}),
             table=dict(table))
 
     @classmethod

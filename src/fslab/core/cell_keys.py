@@ -170,7 +170,7 @@ def workdir_name(workload: str) -> str:
 # Levels in order ------------------------------------------------------------------------
 
 
-def declared_levels(settings: dict[str, Any]) -> dict[str, list[str]]:
+def declared_levels(settings: Mapping[str, object]) -> dict[str, list[str]]:
     """{factor: levels in the campaign's order} from the resolved campaign.toml: its
     [sweep] table and the lists its [[target]] tables give (plan/sweep.py wrote both as
     the text that names each level)."""
@@ -180,17 +180,21 @@ def declared_levels(settings: dict[str, Any]) -> dict[str, list[str]]:
         have = out.setdefault(name, [])
         have += [text for text in map(_text, levels) if text not in have]
 
-    for name, levels in (settings.get("sweep") or {}).items():
+    sweep, targets = settings.get("sweep"), settings.get("target")
+    for name, levels in (sweep.items() if isinstance(sweep, dict) else ()):
         if isinstance(levels, list) and len(levels) > 1:
             add(str(name), levels)
-    for entry in settings.get("target") or []:
+    for entry in (targets if isinstance(targets, list) else ()):
+        if not isinstance(entry, dict):
+            continue
         for key in ("mount_options", "scale"):
             if isinstance(entry.get(key), list):
                 add(key, entry[key])
         mkfs = entry.get("mkfs_options")
         if isinstance(mkfs, list) and any(isinstance(v, list) for v in mkfs):
             add("mkfs_options", mkfs)
-        for key, value in (entry.get("options") or {}).items():
+        options = entry.get("options")
+        for key, value in (options.items() if isinstance(options, dict) else ()):
             if isinstance(value, list):
                 add(f"zfs.{key}", value)
     return out

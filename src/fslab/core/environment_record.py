@@ -121,7 +121,7 @@ class Environment:
 
     def to_json(self) -> dict[str, object]:
         """As environment.json holds it: what is known (a captured machine's every fact)."""
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         blank = Environment()
         for spec in fields(self):
             value = getattr(self, spec.name)

@@ -25,6 +25,7 @@ class Failure(StrEnum):
     TOOL = "tool"  # the workload's tool failed, or its output says a job failed
     TIMEOUT = "timeout"  # the watchdog ended the workload at its deadline
     ERROR = "error"  # the system refused fslab something during the run (an OSError ...)
+    AGING = "aging"  # the aging stopped short of its level's utilisation (aging/per_place.py)
 
 
 # The programs whose failure while a target is made means the file system refused what it

@@ -30,6 +30,8 @@ BUILTIN: tuple[str, ...] = (
     "fslab.workloads.bonnie",
     "fslab.workloads.null",
     "fslab.analysis.cells.noise",
+    "fslab.analysis.cells.aging_series",
+    "fslab.analysis.pairs.aging_trend",
 )
 
 # Kinds of target (targets/__init__.py): the class that runs a file system's profile, by
@@ -82,6 +84,7 @@ ANALYSIS_STEPS: tuple[str, ...] = (
     "fslab.analysis.factors.sweeps",
     "fslab.analysis.pairs.sequential",
     "fslab.analysis.statistic",
+    "fslab.analysis.factors.aging_ranking",
     "fslab.analysis.verdicts",
 )
 # What a campaign's parse stage and analysis load, heavy ones first (imported on their

@@ -95,7 +95,7 @@ class RunRecord:
     def imported(self) -> bool:
         return bool(self.source)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> dict[str, object]:
         """The metrics columns every row of this run shares (metrics.add_rows): its
         identity, then one column per factor of a sweep."""
         description = self.target_description
@@ -116,7 +116,7 @@ class RunRecord:
         return {**self.extra, **data}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+    def from_json(cls, data: object) -> RunRecord:
         """A record from run.json; ValueError when it is not one."""
         if not isinstance(data, dict) or not isinstance(data.get("run_id"), str):
             raise ValueError("not a run record (no run_id)")
@@ -137,13 +137,14 @@ class RunRecord:
 
 FIELDS = dataclasses.fields(RunRecord)
 # The parts that are records of their own (core/run_parts.py), by field.
-PARTS: dict[str, Any] = {"target_description": TargetDescription,
-                         "workload_metadata": WorkloadMetadata, "witness": Witness}
+PARTS: dict[str, type[TargetDescription] | type[WorkloadMetadata] | type[Witness]] = {
+    "target_description": TargetDescription, "workload_metadata": WorkloadMetadata,
+    "witness": Witness}
 IMPORT_ONLY = ("source", "kind", "tool", "fields")
 NOT_SAVED = ("extra", "archive")
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
-    "dict[str, str]": (dict,), "dict[str, float]": (dict,), "dict[str, Any]": (dict,),
+    "dict[str, str]": (dict,), "dict[str, float]": (dict,),
     "list[dict[str, object]]": (list,),
 }
 

@@ -8,6 +8,7 @@ so every run.json fslab has written reads, and one read and written again loses 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, NamedTuple
 
@@ -64,7 +65,7 @@ class Witness:
 
     def to_json(self) -> dict[str, object]:
         """As run.json holds it ({} where nothing was watched: an import's runs)."""
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         if not self.seen:
             return data
         for spec in fields(self):
@@ -134,7 +135,7 @@ class TargetDescription:
     def to_json(self) -> dict[str, object]:
         """As run.json and environment.json hold it: the fields that are set, then the
         details."""
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         for spec in fields(self):
             value = getattr(self, spec.name)
             if spec.name != "details" and value not in ("", (), 0, None):
@@ -222,7 +223,7 @@ class WorkloadMetadata:
                    steady_reason=str(steady.get("reason") or ""),
                    outcome=str(data.get("outcome") or ""), more=more)
 
-    def merged(self, derived: dict[str, Any]) -> WorkloadMetadata:
+    def merged(self, derived: Mapping[str, object]) -> WorkloadMetadata:
         """With what the parse stage derived (a part it shares with the runner's own,
         like `slices`, merged one level down)."""
         data = self.to_json()

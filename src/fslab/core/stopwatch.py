@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 PROVISION = "provision"  # making the target, besides mkfs and mount (image, loop device)
 MKFS = "mkfs"
 MOUNT = "mount"
+AGE = "age"  # aging the file system to its level of `age` (run/aging_places.py)
 SPACE = "space"  # waiting for a reused target's deferred frees to land
 PROBE = "probe"  # the free-space probes and fstrim around a run on an aged target
 LAYOUT = "layout"  # writing the job's files before it runs (fio's create_only pass)
@@ -34,7 +35,7 @@ MEASURE = "measure"  # the workload measuring
 RECORD = "record"  # the parse stage on the run's raw output, and its record
 TEARDOWN = "teardown"  # releasing the target (its provisioning run carries it)
 HARNESS = "harness"  # fslab's own work for the run between those steps
-ORDER = (PROVISION, MKFS, MOUNT, SPACE, PROBE, LAYOUT, CACHE_DROP, FIO_START, RAMP,
+ORDER = (PROVISION, MKFS, MOUNT, AGE, SPACE, PROBE, LAYOUT, CACHE_DROP, FIO_START, RAMP,
          MEASURE, RECORD, TEARDOWN, HARNESS)
 
 

@@ -58,9 +58,9 @@ class SeriesKey:
     unit: str
     better: str
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, str]:
         """This key's fields, to build a Found or Series of it."""
-        return {name: getattr(self, name) for name in SeriesKey.__dataclass_fields__}
+        return {name: str(getattr(self, name)) for name in SeriesKey.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
@@ -109,8 +109,7 @@ def natural_key(value: str) -> tuple[Any, ...]:
 
 
 def build(path: Path | None, by: str | None = None, across_machines: bool = False,
-          metrics: list[str] | None = None) -> list[tuple[dict[str, Any], list[Point],
-                                                          Points]]:
+          metrics: list[str] | None = None) -> list[tuple[SeriesKey, list[Point], Points]]:
     """Every series: (its key, its points in order, their log summaries). Only primary
     metrics unless `metrics` names others; disturbed runs are kept (and counted). The
     points are summarised where the rows lie (catalogue.series_points); each point's
@@ -142,12 +141,14 @@ def build(path: Path | None, by: str | None = None, across_machines: bool = Fals
         summary = Points(rows["mean"].to_numpy(dtype=float), counts,
                          float(rows["ss"].sum()), int((counts - 1).sum()))
         first = rows.iloc[0]
-        found.append(({**dict(zip(SERIES_KEYS, key, strict=True)),
-                       "machine": "several" if across_machines else str(first["machine"]),
-                       "unit": str(first["unit"]), "better": str(first["better"])},
-                      points, summary))
-    found.sort(key=lambda item: tuple(str(item[0][k]) for k in SERIES_KEYS))
-    return found
+        named = {k: str(v) for k, v in zip(SERIES_KEYS, key, strict=True)}
+        found.append((tuple(named.values()), SeriesKey(
+            machine="several" if across_machines else str(first["machine"]),
+            target=named["target"], workload=named["workload"], op=named["op"],
+            metric=named["metric"], unit=str(first["unit"]), better=str(first["better"])),
+            points, summary))
+    found.sort(key=lambda item: item[0])
+    return [(series, points, summary) for _, series, points, summary in found]
 
 
 def change_decision(change: Change, better: str, alpha: float, margin: float) -> str:
@@ -177,20 +178,15 @@ def changes(path: Path | None, by: str | None = None, since: str | None = None,
             before, after = points[change.index - 1].label, points[change.index].label
             if since is not None and natural_key(after) < natural_key(since):
                 continue
-            kept.append(Found(**_identity(key).fields(), before=before, after=after,
+            kept.append(Found(**key.fields(), before=before, after=after,
                               ratio=change.ratio, ratio_ci_low=change.ratio_ci_low,
                               ratio_ci_high=change.ratio_ci_high, p_value=change.p_value,
-                              decision=change_decision(change, str(key["better"]), alpha,
+                              decision=change_decision(change, key.better, alpha,
                                                        margin),
                               margin=margin))
-        result.append(Series(**_identity(key).fields(), points=tuple(points),
+        result.append(Series(**key.fields(), points=tuple(points),
                              changes=tuple(kept)))
     return result
-
-
-def _identity(key: dict[str, Any]) -> SeriesKey:
-    """The SeriesKey of a built series' key."""
-    return SeriesKey(**{name: str(key[name]) for name in SeriesKey.__dataclass_fields__})
 
 
 def method() -> str:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
 from fslab.history import parts
@@ -89,7 +89,7 @@ def add(path: Path | None, directories: list[Path],
 
 
 def copier(db: duckdb.DuckDBPyConnection, sql: dict[str, str] | None = None,
-           parameters: dict[str, Any] | None = None) -> Callable[[str, Path], None]:
+           parameters: dict[str, object] | None = None) -> Callable[[str, Path], None]:
     """What writes each table of a part (parts.write_part): a DuckDB COPY of the
     session's table of that name, or of the query `sql` gives for it, with the
     `parameters` it names ($name)."""

@@ -21,7 +21,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
@@ -70,7 +70,18 @@ def discover(paths: list[Path]) -> Iterator[tuple[str, str]]:
             raise UserError(f"{path}: no such file or directory")
 
 
-def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | None, str]:
+class ReadFile(NamedTuple):
+    """What one file gave: its kind (fio, dd, bonnie), what its path says, the tool's
+    name, its rows, and the size and modification time of what was parsed."""
+
+    kind: str
+    fields: dict[str, str]
+    tool: str
+    measurements: list[Measurement]
+    version: tuple[int, int]
+
+
+def read_one(args: tuple[str, str, str | None]) -> tuple[str, ReadFile | None, str]:
     """Parse one file: (relative path, record or None, reason when None).
 
     One bad file never costs the others: whatever goes wrong reading it (a parser bug
@@ -86,7 +97,7 @@ def read_one(args: tuple[str, str, str | None]) -> tuple[str, dict[str, Any] | N
 
 
 def _read_one(root: str, file: str, pattern: str | None,
-              relative: str) -> tuple[str, dict[str, Any] | None, str]:
+              relative: str) -> tuple[str, ReadFile | None, str]:
     try:
         with open(file, "rb") as handle:
             raw = handle.read()
@@ -102,10 +113,8 @@ def _read_one(root: str, file: str, pattern: str | None,
         return relative, None, mismatch(pattern)
     if parsed.kind == "fio" and not pattern and parsed.metadata.get("jobname"):
         fields["workload"] = parsed.metadata["jobname"]
-    return relative, {"kind": parsed.kind, "fields": fields,
-                      "tool": parsed.metadata.get("tool", ""),
-                      "measurements": parsed.measurements, "raw": raw,
-                      "version": version}, ""
+    return relative, ReadFile(parsed.kind, fields, str(parsed.metadata.get("tool", "")),
+                              parsed.measurements, version), ""
 
 
 def _version(handle: Any) -> tuple[int, int]:
@@ -141,9 +150,9 @@ def read_chunk(args: tuple[str, int, list[File]]) -> Chunk:
         if found is None:
             skipped.append((relative, reason))
             continue
-        record = run_record(campaign, relative, found["fields"], found["kind"], found["tool"])
-        add_file_rows(columns, record, found["measurements"])
-        kept.append((file, found["version"], record.run_id, record_json(record)))
+        record = run_record(campaign, relative, found.fields, found.kind, found.tool)
+        add_file_rows(columns, record, found.measurements)
+        kept.append((file, found.version, record.run_id, record_json(record)))
     return Chunk(number, metrics_table(columns, categorical=True), kept, skipped)
 
 
@@ -194,7 +203,7 @@ class Import:
     workers: its rows can be analysed meanwhile; `finish` waits for the copies and
     writes the directory's tables (metrics.parquet last but one, the report last)."""
 
-    def __init__(self, results: ResultsDir, campaign: dict[str, Any], parts: list[Chunk],
+    def __init__(self, results: ResultsDir, campaign: dict[str, object], parts: list[Chunk],
                  archived: list[Future[None]]) -> None:
         self.results, self.campaign, self.parts, self.archived = (results, campaign, parts,
                                                                   archived)
@@ -256,8 +265,9 @@ def importing(paths: list[Path], out: Path, pattern: str | None = None,
         raise UserError("nothing to import: no files under " + ", ".join(map(str, paths)))
     _refuse_same_path_twice(files)
     results = ResultsDir.create(out)
-    campaign = {"name": out.name, "imported_from": [str(p) for p in paths],
-                "pattern": pattern or "(guessed)"}
+    campaign: dict[str, object] = {"name": out.name,
+                                   "imported_from": [str(p) for p in paths],
+                                   "pattern": pattern or "(guessed)"}
     chunks = [(out.name, number, files[start:start + CHUNK])
               for number, start in enumerate(range(0, len(files), CHUNK))]
     workers = workers or min(4, os.cpu_count() or 1)

@@ -15,7 +15,10 @@ stopped). The rows made here are those of every other run, with their own metric
 - the state the probes saw after `sample` operations (PROBE rows: layout of the files,
   share of files in one piece, free extents, largest free extent, utilisation); the run's
   value is the last, the state it left;
-- successful operations per second, failed operations per op (`errors`), the run's time.
+- successful operations per second, failed operations per op (`errors`), the run's time;
+and, beside the rows, the run's metadata `aging` (aging_summary): what the report's aging
+figures and the latency trend read (the free-space histogram at each probe, the used
+extents at the first probe and the end, each operation's median latency along the run).
 """
 
 from __future__ import annotations
@@ -94,6 +97,49 @@ def utilization_rows(text: str) -> list[Measurement]:
             for _, ops, used in kept]
 
 
+def power_buckets(lengths: list[int]) -> list[tuple[int, int, int, int]]:
+    """Power-of-two buckets (from, to, extents, bytes) like e2freefrag's: the one way
+    fslab buckets extents (probes/freespace.py, the aging summary)."""
+    buckets: dict[int, list[int]] = {}
+    for length in lengths:
+        low = 1 << (max(1, int(length)).bit_length() - 1)
+        buckets.setdefault(low, []).append(int(length))
+    return [(low, 2 * low - 1, len(v), sum(v)) for low, v in sorted(buckets.items())]
+
+
+def aging_summary(record: dict[str, Any], probes: list[dict[str, Any]], ops: np.ndarray,
+                  latency_ns: np.ndarray) -> dict[str, Any]:
+    """What the report's aging figures and the latency trend read of one aging (a run's
+    metadata `aging`): how it went, the free-space histogram at each probe, the used
+    extents' sizes at the first probe and at the end, and each operation's median latency
+    on SECTIONS stretches of the run with where each lies in it (0: start, 1: end: the
+    share of the run's operations before its middle). `ops` and `latency_ns` in time
+    order."""
+    count = len(ops)
+    position = (np.arange(count) + 0.5) / max(count, 1)
+    latency: dict[str, list[list[float]]] = {}
+    for op in sorted(set(ops.tolist())):
+        mine = ops == op
+        parts = zip(sections(position[mine]), sections(latency_ns[mine].astype(float)),
+                    strict=True)
+        latency[str(op)] = [[round(float(where.mean()), 5), float(np.median(values)),
+                             len(values)] for where, values in parts]
+    free = [{"ops": int(p["ops"]), "histogram": [list(map(int, h)) for h in
+                                                 p["free"].get("histogram") or []]}
+            for p in probes if isinstance(p.get("free"), dict)
+            and not p["free"].get("not_measurable")]
+    used = [{"ops": int(p["ops"]), "histogram": [list(h) for h in power_buckets(
+        p["used"].get("extent_sizes") or [])]}
+        for p in probes if (p.get("used") or {}).get("measurable")]
+    config = record.get("config") or {}
+    return {"ops": int(record.get("ops_done", 0)), "seconds": float(record["seconds"]),
+            "stopped_by": str(record.get("stopped_by", "")),
+            "utilization": config.get("utilization"), "used_max": record.get("used_max"),
+            "used_end": record.get("used_end"), "free_space": free,
+            "used_extents": [used[0], used[-1]] if len(used) > 1 else used,
+            "latency": latency}
+
+
 def _parse(files: RawFiles) -> Parsed:
     import pyarrow.parquet as pq
 
@@ -111,11 +157,12 @@ def _parse(files: RawFiles) -> Parsed:
         op = what.split(" ", 1)[0]
         failed[op] = failed.get(op, 0) + int(count)
     out += [Measurement(op, "errors", float(count)) for op, count in sorted(failed.items())]
-    if PROBES in files.names():
-        out += probe_rows(read_json(files, PROBES))
+    probes = read_json(files, PROBES) if PROBES in files.names() else []
+    out += probe_rows(probes)
     if UTILIZATION in files.names():
         out += utilization_rows(read_text(files, UTILIZATION))
-    return Parsed("aging", out, {"outcome": outcome(record)})
+    return Parsed("aging", out, {"outcome": outcome(record), "aging": aging_summary(
+        record, probes, ops, log.column("latency_ns").to_numpy()[order])})
 
 
 def outcome(record: dict[str, Any]) -> str:

@@ -78,7 +78,7 @@ def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, Pub
 
     suite, spec = published_suite(parsed, overrides)
     plan = PublishedPlan(suite.name, spec)
-    update: dict[str, Any] = {"scale": "published", "rounds": 1, "ceiling": False}
+    update: dict[str, object] = {"scale": "published", "rounds": 1, "ceiling": False}
     if spec.runtime is not None:
         update["runtime"] = spec.runtime.value
     if spec.file_size is not None:
@@ -102,9 +102,12 @@ def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, Pub
         if not kinds:
             raise UserError(f"none of {suite.name}'s file systems can run here: "
                             + "; ".join(plan.cannot))
-        update["target"] = [{"fs": kind} for kind in kinds]
+        targets: list[Any] = [{"fs": kind} for kind in kinds]
+        update["target"] = targets
+    else:
+        targets = list(parsed.target)
     if spec.fstrim is not None and spec.fstrim.value:  # every target trims unless it says
-        update["target"] = [_trimmed(target) for target in update.get("target", parsed.target)]
+        update["target"] = [_trimmed(target) for target in targets]
     plan.cannot = list(spec.cannot) + plan.cannot
     data = parsed.model_dump()
     data.update(update)

@@ -46,6 +46,18 @@ def presets_tables() -> Group:
                 f"{key}={_value(param.value)} [{param.source.label()}]"
                 for key, param in parameters.items())))
         tables.append(table)
+    from fslab.workloads.aging_levels import LEVELS
+
+    for level in LEVELS.values():  # a campaign's `age = [...]`; fslab age --as-published
+        table = Table(title=escape(f"age level {level.name}: {level.description}"),
+                      title_justify="left", caption=escape(
+                          "; ".join(f"not here: {line}" for line in level.cannot)),
+                      caption_justify="left")
+        table.add_column("setting")
+        table.add_column(escape("value [source]"))
+        for key, param in level.settings.items():
+            table.add_row(key, escape(f"{_value(param.value)} [{param.source.label()}]"))
+        tables.append(table)
     return Group(*tables)
 
 
@@ -53,12 +65,14 @@ def presets_json() -> str:
     """Every preset, every parameter with its source, and its published scale, as JSON."""
     import json
 
+    from fslab.workloads.aging_levels import LEVELS
     from fslab.workloads.provenance import STUDIES
     from fslab.workloads.suites import suites
 
     return json.dumps({
         "studies": {key: {"title": s.title, "by": s.by} for key, s in STUDIES.items()},
         "presets": {name: suite.to_json() for name, suite in suites().items()},
+        "age_levels": {name: level.to_json() for name, level in LEVELS.items()},
     }, indent=1)
 
 

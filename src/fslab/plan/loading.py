@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -33,6 +32,7 @@ from fslab.plan.schema import (
 from fslab.plan.sweep import campaign_factors, check_sweep
 from fslab.plan.target_entries import resolve_targets, slug
 from fslab.targets import IMAGE_LESS
+from fslab.workloads.aging_levels import age_levels
 from fslab.workloads.fio.distributed import parse_hosts
 from fslab.workloads.suites import get_suite
 
@@ -40,7 +40,7 @@ from fslab.workloads.suites import get_suite
 def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Campaign:
     """Read a campaign file (or none), apply flag overrides, and resolve it."""
     overrides = overrides or Overrides()
-    raw: dict[str, Any] = {}
+    raw: dict[str, object] = {}
     base_dir = Path.cwd()
     if path is not None:
         raw = read_toml(path, "campaign")
@@ -106,6 +106,8 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         cells=[entry.key() for entry in parsed.cells],
         first_iteration=parsed.first_iteration,
         tune=dict(parsed.tune),
+        age_levels={name: dict(values) for name, values in parsed.age_levels.items()},
+        age_reuse=parsed.age_reuse,
     )
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
@@ -118,6 +120,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
     campaign.file_size = (
         _auto_file_size(campaign) if str(file_size_text) == "auto" else parse_size(file_size_text)
     )
+    age_levels(campaign.age_levels)  # each level the campaign defines, checked
     check_sweep(campaign)
     return campaign
 

@@ -83,7 +83,30 @@ def sweep_lines(plan: Plan) -> list[str]:
         + (f"; … {len(cells) - 12} more" if len(cells) > 12 else ""))
     lines.append(f"Runs: {len(plan.runs)} ({fio} fio runs): {len(cells)} cells × "
                  f"{campaign.iterations} iterations")
-    return lines
+    return lines + aging_lines(plan)
+
+
+def aging_lines(plan: Plan) -> list[str]:
+    """What the `age` factor ages before the runs: how many agings, of how many
+    operations (their time comes on top of measuring)."""
+    from fslab.targets.base import AGE_LEVEL
+    from fslab.workloads.aging_levels import FRESH, age_levels, planned_ops
+
+    campaign = plan.campaign
+    levels = age_levels(campaign.age_levels)
+    aged = [t for t in plan.targets if t.options.get(AGE_LEVEL, FRESH) != FRESH
+            and t.fs != "null"]
+    if not aged:
+        return []
+    each = campaign.iterations if not campaign.age_reuse else 1
+    ops = [planned_ops(levels[str(t.options[AGE_LEVEL])], t.size) for t in aged]
+    known = [n for n in ops if n]
+    size = (f", {min(known):,}–{max(known):,} operations each" if known and
+            min(known) != max(known) else f", {known[0]:,} operations each" if known else "")
+    how = ("once each, every run from a copy (age_reuse)" if campaign.age_reuse else
+           "each iteration its own")
+    return [f"Aging: {len(aged) * each} agings ({len(aged)} aged cells, {how}{size}); "
+            "their time comes on top of measuring"]
 
 
 def planned_time(plan: Plan) -> str:

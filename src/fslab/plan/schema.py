@@ -120,6 +120,11 @@ class CampaignFile(BaseModel):
     # `fslab tune`'s space and limits: NAME = [levels] (the first the reference), and
     # budget, max_runs, margin, objective, subject_to, allow_unsafe (tune/request.py).
     tune: dict[str, Any] = {}
+    # Aging levels of the `age` factor changed or added ([age_levels.NAME]: an aging
+    # config's keys: workloads/aging_levels.py), and whether each target × level is aged
+    # once and copied for every run (age_reuse) instead of aged per file system.
+    age_levels: dict[str, dict[str, Any]] = {}
+    age_reuse: bool = False
     target: list[TargetEntry] = []
     workload: list[WorkloadEntry] = []
 
@@ -172,10 +177,12 @@ class Campaign:
     tune: dict[str, Any] = field(default_factory=dict)  # [tune]: `fslab tune`'s space
     # What --as-published set and could not do here (printed; not saved: the values are)
     published: Any = None
+    age_levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # [age_levels]
+    age_reuse: bool = False  # age once per target × level, copy the image for each run
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "name": self.name,
             "iterations": self.iterations,
             "runtime": self.runtime,
@@ -211,6 +218,11 @@ class Campaign:
             data["first_iteration"] = self.first_iteration
         if self.tune:
             data["tune"] = dict(self.tune)
+        if self.age_levels:
+            data["age_levels"] = {name: dict(values) for name, values in
+                                  self.age_levels.items()}
+        if self.age_reuse:
+            data["age_reuse"] = True
         if self.looks:
             data["resolve"] = {"looks": list(self.looks),
                                "cells": [[list(cell) for cell in cells]
@@ -246,8 +258,8 @@ class Overrides:
     sweeps: dict[str, list[str]] | None = None  # --sweep NAME=V1,V2 (repeatable)
 
 
-def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": spec.name, "fs": spec.fs}
+def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, object]:
+    data: dict[str, object] = {"name": spec.name, "fs": spec.fs}
     if spec.fs not in IMAGE_LESS and not spec.device:
         data["image_size"] = spec.size
     given = {"mkfs_options": list(spec.mkfs_options), "mount_options": spec.mount_options,

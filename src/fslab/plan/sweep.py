@@ -8,6 +8,7 @@ says what it sets:
     mount_options.KEY, ...        one mount (mkfs) option each, KEY the user's label
     zfs.PROPERTY                  a zfs dataset property (zfs set), or zfs.ashift
     scale                         the simulator target's true ratio (fs = "null")
+    age                           an aging level, aged after mkfs (workloads/aging_levels.py)
     (the factors of targets are declared in plan/target_factors.py)
     anything else                 an option of the workloads that take it: a fio job
                                   option (iodepth, numjobs, bs, ioengine, rw, direct …)
@@ -50,6 +51,7 @@ from fslab.plan.target_factors import (  # re-exported: the sweep's own vocabula
     with_level,
 )
 from fslab.targets import TargetSpec
+from fslab.workloads.aging_levels import AGE, check_levels
 
 __all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Factor", "Level", "WorkloadVariant",
            "campaign_factors", "cell_name", "check_sweep", "level_text", "parse_flag",
@@ -194,7 +196,7 @@ def _named(workload: Workload, levels: tuple[Level, ...]) -> WorkloadVariant:
         return WorkloadVariant(workload, workload.name)
     from fslab.workloads.fio import FioWorkload
 
-    changes: dict[str, Any] = {"name": cell_name(workload.name, levels)}
+    changes: dict[str, object] = {"name": cell_name(workload.name, levels)}
     if isinstance(workload, FioWorkload):  # fio's section keeps the job's own name
         changes["section_name"] = workload.section_name or workload.name
     return WorkloadVariant(dataclasses.replace(workload, **changes),  # type: ignore[type-var]
@@ -215,6 +217,8 @@ def check_sweep(campaign: Campaign) -> None:
     from fslab.targets.zfs import DATASET_PROPERTIES
 
     for factor in factors:
+        if factor.name == AGE:
+            check_levels(factor.levels, campaign.age_levels)
         if factor.name.startswith(ZFS_PREFIX):
             key = factor.name[len(ZFS_PREFIX):]
             if key not in DATASET_PROPERTIES | {"ashift"}:

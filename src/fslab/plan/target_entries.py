@@ -81,7 +81,7 @@ def own_levels(entry: TargetEntry) -> tuple[TargetEntry, dict[str, list[str]]]:
 
     name = entry.name or entry.fs
     lists: dict[str, list[str]] = {}
-    update: dict[str, Any] = {}
+    update: dict[str, object] = {}
     if isinstance(entry.mount_options, list):
         lists["mount_options"] = [level_text(v) for v in entry.mount_options]
         update["mount_options"] = ""

@@ -6,6 +6,8 @@ targets is one entry of TARGET_FACTORS.
     mount_options.KEY         one mount option (KEY is the user's label: atime, commit …)
     mkfs_options              added to the target's own mkfs options
     mkfs_options.KEY          one mkfs option ('-I 256')
+    age                       an aging level (workloads/aging_levels.py): the file system is
+                              aged after mkfs, before the runs on it (run/aging_places.py)
     scale                     the simulator's true ratio (fs = "null")
     zfs.PROPERTY              a zfs dataset property (zfs set), or zfs.ashift
 
@@ -23,6 +25,8 @@ from typing import Any
 
 from fslab.plan.levels import ZFS_PREFIX
 from fslab.targets import TargetSpec, registry_entry
+from fslab.targets.base import AGE_LEVEL
+from fslab.workloads.aging_levels import AGE
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,15 @@ def _mkfs_takes(spec: TargetSpec) -> bool:
     return spec.fs == "null" or (_kernel(spec) and made)
 
 
+def _age_takes(spec: TargetSpec) -> bool:
+    made = not any(key in spec.options for key in ("image", "age", "fresh_copy_of"))
+    return spec.fs == "null" or (_kernel(spec) and made and not spec.device)
+
+
+def _age(spec: TargetSpec, name: str, level: str) -> TargetSpec:
+    return dataclasses.replace(spec, options={**spec.options, AGE_LEVEL: level})
+
+
 def _mount(spec: TargetSpec, name: str, level: str) -> TargetSpec:
     joined = ",".join(filter(None, [spec.mount_options, level]))
     return dataclasses.replace(spec, mount_options=joined)
@@ -80,6 +93,8 @@ TARGET_FACTORS = (
                  lambda spec: spec.fs == "null", _option),
     TargetFactor(ZFS_PREFIX, "zfs targets", lambda spec: spec.fs in ("zfs", "zfs-mirror"),
                  _option),
+    TargetFactor(AGE, "kernel file systems made by mkfs on images (not from an aged "
+                 "image), and the simulator", _age_takes, _age),
 )
 
 

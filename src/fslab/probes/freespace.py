@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.host import system
+from fslab.parsers.aging_kind import power_buckets
 
 if TYPE_CHECKING:
     from fslab.targets import Mounted
@@ -71,11 +72,7 @@ def parse_xfs_freesp(text: str, block: int = 4096) -> FreeSpace:
 
 def histogram_of(lengths: list[int]) -> list[tuple[int, int, int, int]]:
     """Power-of-two buckets (from, to, extents, bytes) like e2freefrag's."""
-    buckets: dict[int, list[int]] = {}
-    for length in lengths:
-        low = 1 << (max(1, length).bit_length() - 1)
-        buckets.setdefault(low, []).append(length)
-    return [(low, 2 * low - 1, len(v), sum(v)) for low, v in sorted(buckets.items())]
+    return power_buckets(lengths)
 
 
 def parse_btrfs_free_space_tree(text: str) -> FreeSpace:

@@ -1,5 +1,6 @@
 """The report's part for aging runs (`fslab age`): how each run was set up and went, each
-operation's latency over the run, and how the file system aged (its probes over time).
+operation's latency, and how the file system aged (its probes over time); each
+operation's latency over the run, with its trend, is in report/aging_figures.py.
 
 Drawn from the analysis like every other part: latency from the sections each run's
 latency is observed on (analysis/cells/observations.py), the aging from the probes' states
@@ -43,11 +44,6 @@ def aging_runs(data: ReportData, page: Page) -> None:
              "when the run drifts, instead of counting every operation as independent.</p>")
     page.add("<h3>Setup and outcome</h3>" + _setup_table(data, targets))
     page.add("<h3>Latency per operation</h3>" + _latency_table(cells, targets))
-    page.add("<h3>Latency of each operation over time</h3>")
-    sections = runs[(runs["workload"].astype(str) == AGING) & (runs["sample"] > 0)
-                    & (runs["metric"].astype(str) == LATENCY[0])]
-    for op, rows in sections.groupby(sections["op"].astype(str), sort=True):
-        page.chart(_over_time(str(op), rows))
     states = data.analysis.probe_states
     if not states.empty:
         page.add("<h3>How each file system aged</h3>")
@@ -117,17 +113,6 @@ def _interval(row: Any) -> str:
         text += (f" <span class='muted'>({esc(format_value(row.ci_low, 'ns'))}–"
                  f"{esc(format_value(row.ci_high, 'ns'))})</span>")
     return text
-
-
-def _over_time(op: str, rows: pd.DataFrame) -> Chart:
-    data = [{"type": "scatter", "mode": "lines+markers", "name": str(target),
-             "x": group["sample"].tolist(), "y": (group["value"] / 1e3).tolist()}
-            for target, group in rows.sort_values("sample").groupby(
-                rows["target"].astype(str), sort=True)]
-    return {"data": data, "layout": {
-        "title": {"text": f"{op}: median latency in each twentieth of the run"},
-        "height": 320, "xaxis": {"title": {"text": "section of the run (time order)"}},
-        "yaxis": {"title": {"text": "µs (log)"}, "type": "log"}}}
 
 
 def _evolution(rows: pd.DataFrame, metric: str, label: str) -> Chart | None:

@@ -13,6 +13,7 @@ from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
 from fslab.report import aging_section, charts
+from fslab.report.aging_figures import AGING_KINDS, aging_answer, aging_figures
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
 from fslab.report.sweep_section import sweep_section
@@ -48,7 +49,10 @@ def _verdict_section(data: ReportData, page: Page) -> None:
     if not headline.empty and not ranking.empty:
         for row in headline.itertuples():
             page.chart(charts.ranking_chart(ranking, row))
-    page.add(_verdicts(data.analysis.verdicts))
+    verdicts = data.analysis.verdicts
+    if "kind" in verdicts:  # the aging question's rows are its own part's (aging_answer)
+        verdicts = verdicts[~verdicts["kind"].astype(str).str.startswith(AGING_KINDS)]
+    page.add(_verdicts(verdicts))
     summary = data.analysis.summary
     cached = summary[summary["cache_bound"]] if "cache_bound" in summary else summary[:0]
     if not cached.empty:
@@ -175,10 +179,12 @@ def _further_tables(data: ReportData, page: Page) -> None:
     for name, frame in sorted(analysis.extra.items()):
         step = name.removesuffix(".csv")  # a statistic's or step's table is stats/NAME.csv
         said = methods.get(step, "")
+        shown = table(frame, list(frame.columns)) if not frame.empty else \
+            "<p>Nothing to show.</p>"
+        if len(frame) > FOLDED_ROWS:  # a long table (a figure's data) behind a fold
+            shown = f"<details><summary>{len(frame)} rows</summary>{shown}</details>"
         page.add(f"<h3 id='statistic-{esc(step)}'>{esc(step)}</h3>"
-                 + (f"<p class='muted'>{esc(said)}</p>" if said else "")
-                 + (table(frame, list(frame.columns)) if not frame.empty
-                    else "<p>Nothing to show.</p>"))
+                 + (f"<p class='muted'>{esc(said)}</p>" if said else "") + shown)
 
 
 def _pooled(data: ReportData, page: Page) -> None:
@@ -189,9 +195,12 @@ def _pooled(data: ReportData, page: Page) -> None:
         pooled_section(page, *data.pooled)
 
 
-SECTIONS: list[Section] = [_title, _verdict_section, _pooled, sweep_section,
-                           aging_section.aging_runs,
-                           _workloads, _intervals_section, _statistics, _further_tables,
+FOLDED_ROWS = 40
+
+
+SECTIONS: list[Section] = [_title, aging_answer, _verdict_section, _pooled, sweep_section,
+                           aging_section.aging_runs, aging_figures, _workloads,
+                           _intervals_section, _statistics, _further_tables,
                            _failed_runs, _setup]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
@@ -31,7 +30,7 @@ def forest_chart(question: PooledQuestion, units: pd.DataFrame) -> Chart:
     ratios = units["ratio"].astype(float).tolist()
     lows = units["ratio_ci_low"].astype(float).tolist()
     highs = units["ratio_ci_high"].astype(float).tolist()
-    traces: list[dict[str, Any]] = [_points(f"each {unit}", labels, ratios, lows, highs,
+    traces: list[Chart] = [_points(f"each {unit}", labels, ratios, lows, highs,
                                             "#1f77b4", "circle")]
     ratio = question.ratio
     traces.append(_points(ON_AVERAGE, [ON_AVERAGE], [ratio], [question.ratio_ci_low],
@@ -60,7 +59,7 @@ def forest_chart(question: PooledQuestion, units: pd.DataFrame) -> Chart:
 
 
 def _points(name: str, labels: list[str], ratios: list[float], lows: list[float],
-            highs: list[float], colour: str, symbol: str) -> dict[str, Any]:
+            highs: list[float], colour: str, symbol: str) -> Chart:
     return {"type": "scatter", "mode": "markers", "name": name, "y": labels, "x": ratios,
             "marker": {"color": colour, "symbol": symbol, "size": 10},
             "error_x": {"type": "data", "symmetric": False,

@@ -140,7 +140,7 @@ class ResultsDir:
         results.version, _ = FORMAT.read(path)
         return results
 
-    def write_campaign(self, data: dict[str, Any]) -> None:
+    def write_campaign(self, data: dict[str, object]) -> None:
         write_atomic(self.path / "campaign.toml", tomli_w.dumps(data))
 
     def campaign_path(self) -> Path:

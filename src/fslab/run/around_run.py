@@ -20,10 +20,13 @@ from pathlib import Path
 from fslab.host import system
 from fslab.probes.freespace import of_mounted as free_space
 from fslab.targets import Mounted
+from fslab.targets.base import AGE_LEVEL
 
 WHY = ("free-space fragmentation before and after the run on an aged target, fstrim before "
        "it when asked (the aging study's protocol, section 6.2)")
-PROBED = ("age", "image", "fresh_copy_of")  # target options that make a target aged (or its twin)
+# Target options that make a target aged (or its twin): aged once, from an image, a fresh
+# copy of one, or a level of the `age` factor (fresh among them: the aged levels' twin).
+PROBED = ("age", "image", "fresh_copy_of", AGE_LEVEL)
 
 
 @dataclass

@@ -88,7 +88,10 @@ class CampaignRun:
         plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
                                 force_device=force_device, plan=planned)
         if opened is None:
+            from fslab.run.aging_places import check_levels
             from fslab.run.option_check import check_swept_options
+
+            check_levels(plan.targets, campaign)  # each aged level's settings, in one line
 
             notes = check_swept_options(targets, lab)  # before the results directory
             opened = ResultsDir.create(out)
@@ -104,10 +107,13 @@ class CampaignRun:
                 *(participant.before for participant in self.beside)]
 
     def age_targets(self) -> None:
-        """Targets that start aged are aged first, so the environment describes them aged."""
+        """Targets that start aged are aged first, so the environment describes them aged
+        (and with age_reuse, each aged level of the `age` factor once: run/aging_places)."""
         from fslab.aging.in_campaign import age_targets
+        from fslab.run.aging_places import age_once
 
         age_targets(self.campaign.targets, self.lab, self.results)
+        age_once(self.plan.targets, self.campaign, self.lab, self.results)
 
     def describe_environment(self) -> None:
         """environment.json: the machine, tools and targets (a resume keeps what its

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.core.failures import Failure, failure_of
 from fslab.core.metrics import Measurement, add_rows, empty_columns, rows
@@ -57,7 +57,7 @@ def finished_record(campaign: Campaign, run: RunSpec, output: RunOutput,
 
 
 def parsed_output(output: RunOutput, run_dir: Path
-                  ) -> tuple[list[Measurement], dict[str, Any]]:
+                  ) -> tuple[list[Measurement], dict[str, object]]:
     """A finished run's rows and what the parse stage derived from its raw output (it
     joins the run's metadata). A run whose raw output cannot be read becomes a failed run
     that says why. The parse

@@ -20,6 +20,7 @@ from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
+from fslab.run.aging_places import Ager
 from fslab.run.around_run import AroundRun, after_run, before_run
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
@@ -88,6 +89,7 @@ class Places:
     # run_id -> (its place, what run_probes recorded before it), until the run is saved
     _around: dict[str, tuple[Mounted, AroundRun | None]] = field(default_factory=dict)
     _provisions: int = 0
+    ager: Ager | None = None  # ages the places of an `age` factor's aged levels
 
     def fresh_start(self) -> None:
         """A target that could not be made is tried again."""
@@ -108,6 +110,8 @@ class Places:
         reused = name in self.mounted
         place = self.mounted.get(name) or self._provision(run)
         where = working_place(place, run, self.hosts, self.run_timeout)
+        if self.ager is not None:  # an aged place: room for the run's files first
+            self.ager.make_room(run, place)
         short = lacks_space(place, run)
         if short and reused and not self._in_use(name):
             release(where)
@@ -125,7 +129,11 @@ class Places:
         return where, place.description
 
     def after(self, run_id: str, metadata: dict[str, object]) -> None:
-        """A run's probes once it is over (its files still there)."""
+        """A run's probes once it is over (its files still there), and what the aging of
+        the place made for it did."""
+        summary = self.ager.summary_of(run_id) if self.ager is not None else None
+        if summary:
+            metadata["aging"] = summary
         if run_id in self._around:
             place, around = self._around.pop(run_id)
             with stopwatch.step(stopwatch.PROBE):
@@ -158,7 +166,24 @@ class Places:
             raise self._broken[name].again() from exc
         self.mounted[name] = place
         self.made_for[name] = run.run_id
+        if self.ager is not None:
+            self._aged(run, place)
         return place
+
+    def _aged(self, run: RunSpec, place: Mounted) -> None:
+        """Age a place just made at its target's level; one that cannot be is released and
+        not tried again this iteration (its runs fail with the reason)."""
+        assert self.ager is not None
+        name = run.target.name
+        try:
+            self.ager.age(run, place)
+        except (NotReady, ToolError, OSError, UserError) as exc:
+            found = exc if isinstance(exc, NotReady) else NotReady(
+                f"aging {name} failed: {exc}", place.description, failure=Failure.AGING)
+            self._broken[name] = found
+            with stopwatch.step(stopwatch.TEARDOWN):
+                self.teardown(name)
+            raise found.again() from exc
 
     def _in_use(self, name: str) -> bool:
         """Whether a run placed on `name` is still to be saved (its files are there)."""

@@ -27,6 +27,7 @@ from fslab.host.witness import Watcher
 from fslab.plan.levels import path_name
 from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
+from fslab.run.aging_places import ager_of, aging_text
 from fslab.run.finished import RunFacts, finished_record, headline_text
 from fslab.run.observing import observed
 from fslab.run.participants import Beside
@@ -105,7 +106,8 @@ class Runner:
         with signals_unwind():
             session = self.lab.open_session()
             self._places = Places(self.targets, session, self.hosts,
-                                  self.plan.campaign.run_timeout)
+                                  self.plan.campaign.run_timeout, ager=ager_of(
+                                      self.plan, self.results))
             try:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(done, outcome)
@@ -207,9 +209,11 @@ class Runner:
                 self.progress.run_finished(run, status, f"measured again: {reason}".strip())
 
     def _headline(self, run: RunSpec) -> str:
-        """The finished run's primary value, for the progress lines (run/finished.py)."""
+        """The finished run's primary value, for the progress lines (run/finished.py), and
+        the aging of the place made for it (aging time is machine time)."""
         metric = run.workload.primary_metric
-        return headline_text(self.results.run_record(run.run_id) if metric else None, metric)
+        record = self.results.run_record(run.run_id)
+        return headline_text(record if metric else None, metric) + aging_text(record)
 
     def place_for(self, run: RunSpec) -> tuple[Where, TargetDescription]:
         return self.places.place_for(run)

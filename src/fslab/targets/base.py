@@ -47,8 +47,11 @@ class TargetSpec:
         return self.variant_of or self.name
 
 
+# A level of the `age` factor (workloads/aging_levels.py): the runner ages the target after
+# it is made (run/aging_places.py); the simulator reads it as a level of its effects.
+AGE_LEVEL = "age_level"
 # Options of every target, read around each run rather than by the target (run_probes.py).
-RUN_OPTIONS = frozenset({"fstrim"})
+RUN_OPTIONS = frozenset({"fstrim", AGE_LEVEL})
 
 # Deleted files' space returns asynchronously on btrfs and zfs: wait this long for it.
 SPACE_SETTLE_S = 20.0

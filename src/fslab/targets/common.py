@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from fslab.core import stopwatch
 from fslab.core.errors import ToolError
@@ -58,7 +57,7 @@ def mount(session: Session, mounted: Mounted, cmd: list[str], mountpoint: Path,
                 [exc.stderr.strip(), *(f"kernel: {line}" for line in reasons)])) from None
 
 
-def loop_settings(device: str) -> dict[str, Any]:
+def loop_settings(device: str) -> dict[str, str | bool]:
     """Read a loop device's direct-I/O and block-size settings from sysfs."""
     name = Path(device).name
     queue = Path(f"/sys/block/{name}/queue")

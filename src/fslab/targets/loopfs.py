@@ -11,6 +11,7 @@ from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
 from fslab.targets.base import (
+    AGE_LEVEL,
     NEEDS_ROOT,
     BaseTarget,
     Mounted,
@@ -104,6 +105,8 @@ class LoopFsTarget(BaseTarget):
                      "age": self.spec.options["age"]}
         elif self.spec.options.get("fresh_copy_of"):
             state = {"state": "fresh", "image": self.spec.options["fresh_copy_of"]}
+        if self.spec.options.get(AGE_LEVEL):
+            state[AGE_LEVEL] = self.spec.options[AGE_LEVEL]
         return TargetDescription.from_json({**state,
             "target": self.spec.name,
             "fs": self.spec.fs,

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.pairs.decisions import decide_pair, geomean
-from fslab.analysis.pairs.pair import AGAINST_BEST, AGAINST_REFERENCE, Pair
+from fslab.analysis.pairs.pair import AGAINST_BEST, AGAINST_REFERENCE, EQUIVALENT, Pair
 from fslab.core.cell_keys import level_label
 from fslab.tune import words
 from fslab.tune.confirm import CHANGE, KEEP, Confirmation
@@ -121,7 +121,7 @@ def _race_status(one: Tuned, space: Space, config: Config, members: set[Config])
     if config == space.reference:
         return "reference"
     if config in members and one.race.final is not None and config in one.race.final.against:
-        same = one.race.final.against[config].word(AGAINST_BEST) == "equivalent"
+        same = one.race.final.against[config].decision == EQUIVALENT
         return "same" if same or one.race.ended == SAME else "survived"
     return "survived"
 

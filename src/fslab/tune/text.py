@@ -7,7 +7,7 @@ recommendation beside the reference, to run again)."""
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.core.cell_keys import level_label
 from fslab.core.units import format_duration
@@ -220,7 +220,7 @@ def _mkfs_tool(fs: str) -> str:
                                                      else "")
 
 
-def tuned_campaign(campaign: Campaign, tuned: list[Tuned]) -> dict[str, Any]:
+def tuned_campaign(campaign: Campaign, tuned: list[Tuned]) -> dict[str, object]:
     """stats/tuned.toml: the campaign with each question's recommendation as a target
     (its mount and mkfs options and zfs properties set) beside the reference, and the
     recommendation's job options: `fslab run stats/tuned.toml` measures the answer again."""

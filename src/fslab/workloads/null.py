@@ -176,9 +176,11 @@ class NullWorkload(Capabilities):
 
     def effect(self, target: Simulated, table: str = "effects") -> float:
         """The product of the target's effects (or `table`'s: latency_effects, cv_effects)
-        whose options are all present (effect)."""
+        whose options are all present (effect); the target's level of `age` is a level."""
+        levels = {**self.levels, "age": target.age_level} if target.age_level else \
+            self.levels
         return effect(target.tables()[table], target.mount_options, target.mkfs_options,
-                      self.levels)
+                      levels)
 
     def _latency(self, run_name: str, target: Simulated, iops: float) -> dict[str, float]:
         """Completion latency in ns consistent with `iops` (module doc)."""
@@ -198,8 +200,8 @@ def effect(effects: dict[str, float], mount_options: str, mkfs_options: tuple[st
            levels: dict[str, str]) -> float:
     """The true ratio a configuration has: the product of every effect whose key is
     present — a mount option as written ("noatime", "commit=60"), mkfs options in order
-    ("-I 128"), a workload's option as name=level ("iodepth=16") — and "a+b" when all
-    its parts are."""
+    ("-I 128"), a workload's option or the target's age as name=level ("iodepth=16",
+    "age=thesis-80") — and "a+b" when all its parts are."""
     mounted = {part.strip() for part in mount_options.split(",") if part.strip()}
     options = {f"{name}={level}" for name, level in levels.items()}
 
@@ -270,6 +272,7 @@ class Simulated:
     effects: dict[str, float] = field(default_factory=dict)
     latency_effects: dict[str, float] = field(default_factory=dict)
     cv_effects: dict[str, float] = field(default_factory=dict)
+    age_level: str = ""  # its level of `age` (a level of its effects: "age=thesis-80")
 
     def tables(self) -> dict[str, dict[str, float]]:
         """Its effects tables by name: on the level, the latency and the spread (CV)."""
@@ -278,7 +281,8 @@ class Simulated:
 
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, "scale": self.scale, "mount_options": self.mount_options,
-                "mkfs_options": list(self.mkfs_options), **self.tables()}
+                "mkfs_options": list(self.mkfs_options), **self.tables(),
+                "age_level": self.age_level}
 
 
 def _simulated_target(where: Where) -> Simulated:
@@ -289,12 +293,13 @@ def _simulated_target(where: Where) -> Simulated:
         path = where.directory.parent / SIMULATOR_FILE
         if path.exists():
             data = json.loads(path.read_text())
+            latency, spread = ({str(k): float(v) for k, v in (data.get(table) or {}).items()}
+                               for table in ("latency_effects", "cv_effects"))
             return Simulated(str(data.get("name", "")), float(data.get("scale", 1.0)),
                              str(data.get("mount_options") or ""),
                              tuple(str(o) for o in data.get("mkfs_options") or ()),
                              {str(k): float(v) for k, v in (data.get("effects") or {}).items()},
-                             *({str(k): float(v) for k, v in (data.get(table) or {}).items()}
-                               for table in ("latency_effects", "cv_effects")))
+                             latency, spread, str(data.get("age_level") or ""))
     return Simulated(where.directory.parent.name if where.directory else "")
 
 

@@ -1,0 +1,208 @@
+"""Age as a factor (`[sweep] age = ["fresh", "thesis-80", …]`): a target variant at an
+aged level is aged after it is made and before its runs, as one more step of making it.
+
+- By default each place is aged on its own (a fresh file system per iteration, each aged
+  anew): the aging's randomness is part of what the iterations vary, so an interval over
+  them includes it. The seed is the campaign's, the level's and the iteration's: every
+  file system of one iteration gets the same operations (their contrast is about the
+  file systems, not about two draws of the aging), another iteration other ones.
+- With `age_reuse = true`, each target × level is aged once before the runs (its image
+  kept in DIR/aged/<target>/, as a target's `age = {...}` is) and every place restores a
+  private copy of it: quick, and its intervals hold for that one aged image.
+
+The aging's seconds are a step of the run the place was made for (core/stopwatch.AGE), so
+machine time, `needs … about N s` and the progress lines include them; what the aging did
+goes into that run's metadata (`aging`: the figures' summary) and, in short, into the
+description of the place every run on it records. An aging that stopped short of its
+level's utilisation fails its place's runs (core/failures.AGING) with the reason and the
+campaign goes on; one that ran out of space before it is measured as full, and says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fslab.core import stopwatch
+from fslab.core.failures import Failure
+from fslab.plan.levels import path_name
+from fslab.run.rounds import NotReady
+from fslab.targets import Mounted, TargetSpec
+from fslab.targets.base import AGE_LEVEL
+from fslab.workloads.aging_levels import FRESH, AgeLevel, age_levels
+
+if TYPE_CHECKING:
+    from fslab.core.record import RunRecord
+    from fslab.host.lab import Lab
+    from fslab.plan.order import Plan, RunSpec
+    from fslab.plan.schema import Campaign
+    from fslab.results.store import ResultsDir
+
+AGED_DIR = "aged"  # DIR/aged/<target>/i<iteration>/ (reused: DIR/aged/<target>/)
+
+
+def aging_seed(seed: int, level: str, iteration: int) -> int:
+    """The aging's seed: the campaign's, the level's and the iteration's (0: once)."""
+    digest = hashlib.blake2b(f"{seed}/{level}/{iteration}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "little") % 2**31
+
+
+def aged_level(spec: TargetSpec, levels: dict[str, AgeLevel]) -> AgeLevel | None:
+    """The level a target is aged to (None: fresh, the simulator, no `age` factor)."""
+    name = str(spec.options.get(AGE_LEVEL, ""))
+    if not name or name == FRESH or spec.fs == "null":
+        return None
+    return levels[name]
+
+
+def check_levels(targets: list[TargetSpec], campaign: Campaign) -> None:
+    """Every aged level's settings, as an aging config of each target (one line each;
+    before anything is formatted)."""
+    from fslab.aging.levels import level_config
+
+    levels = age_levels(campaign.age_levels)
+    for spec in targets:
+        level = aged_level(spec, levels)
+        if level is not None:
+            level_config(level, spec.size, 0)
+
+
+@dataclass
+class Ager:
+    """Ages the places of a campaign's aged target variants (module doc)."""
+
+    campaign: Campaign
+    results: ResultsDir
+    levels: dict[str, AgeLevel] = field(default_factory=dict)
+    # run_id -> (the place's `aging` description, the figures' summary of its aging)
+    summaries: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
+    reused: set[str] = field(default_factory=set)  # targets whose one aging was recorded
+
+    def __post_init__(self) -> None:
+        self.levels = age_levels(self.campaign.age_levels)
+
+    def age(self, run: RunSpec, place: Mounted) -> None:
+        """Age the place just made for `run` at its target's level (nothing for a fresh
+        one, or one restored from an image aged once); NotReady when the aging stopped
+        short of its level."""
+        spec = run.target
+        level = aged_level(spec, self.levels)
+        if level is None or place.path is None:
+            return
+        if spec.options.get("image"):  # age_reuse: a copy of the image aged once
+            described = {"level": level.name, "reused": True,
+                         "image": spec.options["image"], "not_here": list(level.cannot)}
+            place.description = place.description.with_(aging=described)
+            if spec.name not in self.reused:  # its figures once, with its first place
+                self.reused.add(spec.name)
+                self.summaries[run.run_id] = (described,
+                                              reused_summary(Path(spec.options["image"])))
+            return
+        from fslab.aging.per_place import NOT_REACHED, age_place
+
+        out = self.results.path / AGED_DIR / path_name(spec.name) / f"i{run.iteration:03d}"
+        with stopwatch.step(stopwatch.AGE):
+            aged = age_place(place, level, spec.size,
+                             aging_seed(self.campaign.seed, level.name, run.iteration), out)
+        summary = aged.pop("summary")
+        place.description = place.description.with_(aging=aged)
+        self.summaries[run.run_id] = (aged, {"iteration": run.iteration, **summary})
+        if aged.get("short") == NOT_REACHED:
+            raise NotReady(f"aging {spec.name}: {aged['why']}", place.description,
+                           failure=Failure.AGING)
+
+    def make_room(self, run: RunSpec, place: Mounted) -> bool:
+        """Room for the run's files on an aged place, made by deleting random aged files
+        (the thesis's protocol); True when some were deleted."""
+        if aged_level(run.target, self.levels) is None:
+            return False
+        from fslab.aging.per_place import make_room
+
+        with stopwatch.step(stopwatch.SPACE):
+            released = make_room(place, run.workload.required_bytes(),
+                                 aging_seed(self.campaign.seed, "room", run.iteration))
+        if not released:
+            return False
+        aging = place.description.details.get("aging")
+        aging = aging if isinstance(aging, dict) else {}
+        before = aging.get("released") or {"files": 0, "bytes": 0}
+        # the same dict the aging's summary holds: the run made for the place says it too
+        aging["released"] = {"files": before["files"] + released["files"],
+                             "bytes": before["bytes"] + released["bytes"],
+                             "used_after": released["used_after"]}
+        place.description = place.description.with_(aging=aging)
+        return True
+
+    def summary_of(self, run_id: str) -> dict[str, Any] | None:
+        """What the aging of the place made for `run_id` did (its metadata `aging`): the
+        place's description of it as it is now (room made since included) and the
+        figures' summary."""
+        found = self.summaries.pop(run_id, None)
+        return {**found[0], **found[1]} if found is not None else None
+
+
+def ager_of(plan: Plan, results: ResultsDir) -> Ager | None:
+    """The campaign's ager when a target of its plan is at an aged level."""
+    levels = age_levels(plan.campaign.age_levels)
+    if not any(aged_level(spec, levels) for spec in plan.targets):
+        return None
+    return Ager(plan.campaign, results)
+
+
+def aging_text(record: RunRecord | None) -> str:
+    """'; aged to thesis-80 in 12.3 s (80.2 % used)' for the run a place was aged for."""
+    aging = record.workload_metadata.section("aging") if record is not None else {}
+    if aging.get("reused") or "seconds" not in aging:
+        return ""
+    used = aging.get("used_max")
+    shown = f", {float(used):.1%} used" if isinstance(used, int | float) else ""
+    return f"; aged to {aging.get('level')} in {float(aging['seconds']):.1f} s{shown}"
+
+
+def reused_summary(image: Path) -> dict[str, Any]:
+    """The figures' summary of the aging that made a reused image (its directory's
+    runs/aging/, parsed again)."""
+    from fslab.aging.age import run_dir
+    from fslab.parsers.aging_kind import AGING
+    from fslab.parsers.raw_files import DirFiles
+
+    try:
+        return dict(AGING.parse(DirFiles(run_dir(image.parent))).metadata.get("aging", {}))
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
+             results: ResultsDir) -> list[str]:
+    """age_reuse: age each aged target variant once (or take its finished aging on a
+    resume) and start its places from a copy of that image; one line per aging done."""
+    if not campaign.age_reuse:
+        return []
+    from fslab.aging.age import age
+    from fslab.aging.levels import level_config, parameters
+    from fslab.targets.images import FILE_NAMES
+
+    levels = age_levels(campaign.age_levels)
+    done = []
+    for spec in targets:
+        level = aged_level(spec, levels)
+        if level is None:
+            continue
+        out = results.path / AGED_DIR / path_name(spec.name)
+        image = out / FILE_NAMES["sparse"]
+        if not (image.exists() and (out / "image.json").exists()):
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)  # an interrupted aging starts over
+            config = level_config(level, spec.size, aging_seed(campaign.seed, level.name, 0))
+            plain = dataclasses.replace(spec, options={k: v for k, v in spec.options.items()
+                                                       if k != AGE_LEVEL})
+            record = age(plain, config, out, lab, image="sparse",
+                         parameters=parameters(level, config))
+            done.append(f"aged {spec.name} once ({level.name}): {record['ops_succeeded']} "
+                        f"operations, stopped by {record['stopped_by']} ({out})")
+        spec.options["image"] = str(image)
+    return done
