@@ -43,7 +43,7 @@ class AgingRequest:
     spec: TargetSpec
     config: AgingConfig
     image: str
-    parameters: dict[str, dict[str, Any]] | None = None
+    parameters: dict[str, dict[str, object]] | None = None
     cannot: tuple[str, ...] = ()
 
 

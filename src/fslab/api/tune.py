@@ -47,7 +47,7 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
     return lines
 
 
-def tune_request(table: dict[str, Any], flags: dict[str, list[str]], **limits: Any
+def tune_request(table: dict[str, object], flags: dict[str, list[str]], **limits: Any
                  ) -> TuneRequest:
     """What `fslab tune` was asked, from its flags over the campaign's [tune] table
     (tune/request.py)."""

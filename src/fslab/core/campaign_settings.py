@@ -47,8 +47,8 @@ class CampaignSettings:
     look_cells: tuple[tuple[LookCell, ...], ...] = ()  # the cells each later round measured
     scopes: dict[str, str] = field(default_factory=dict)  # [factors]: target or job
     levels: dict[str, list[str]] = field(default_factory=dict)  # each factor's, in order
-    aging: dict[str, Any] = field(default_factory=dict)  # an aging run's [aging] table
-    table: dict[str, Any] = field(default_factory=dict)  # campaign.toml as it is
+    aging: dict[str, object] = field(default_factory=dict)  # an aging run's [aging] table
+    table: dict[str, object] = field(default_factory=dict)  # campaign.toml as it is
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any]) -> CampaignSettings:

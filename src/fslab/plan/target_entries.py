@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,10 +31,10 @@ class TargetEntry(BaseModel):
     image: str | None = None  # start from this aged image (fslab age's image.img)
     fresh_copy_of: str | None = None  # a fresh file system holding that image's files
     # (an image file, or the name of a target of this campaign that has `age`)
-    age: dict[str, Any] | None = None  # age this target once, then start from that image
+    age: dict[str, object] | None = None  # age this target once, then start from that image
     direct_io: bool | None = None  # loop device direct I/O
     fstrim: bool | None = None  # fstrim before each run (the aging study's protocol)
-    throttle: dict[str, Any] | None = None  # slow-device emulation (cgroup v1 blkio)
+    throttle: dict[str, object] | None = None  # slow-device emulation (cgroup v1 blkio)
     scale: float | list[float] | None = None  # the simulator (fs = "null"): true ratio
     # The simulator's known option effects: {"noatime": 1.25, "-I 128": 0.85,
     # "iodepth=16": 1.4, "noatime+commit=60": 0.95} multiply its values when the option,
@@ -43,7 +42,7 @@ class TargetEntry(BaseModel):
     effects: dict[str, float] | None = None
     latency_effects: dict[str, float] | None = None  # the same keys, multiplying latency
     cv_effects: dict[str, float] | None = None  # the same keys, multiplying the CV
-    options: dict[str, Any] = {}  # kind-specific: zfs ashift and dataset properties, ...
+    options: dict[str, object] = {}  # kind-specific: zfs ashift and dataset properties, ...
 
 
 def resolve_targets(

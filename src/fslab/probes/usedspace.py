@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from fslab.probes.fiemap import NotMeasurable, extents, file_layout, layout_score
 from fslab.probes.freespace import histogram_of
 
 
-def used_space_probe(root: Path) -> dict[str, Any]:
+def used_space_probe(root: Path) -> dict[str, object]:
     """Per-file FIEMAP extent counts, extent sizes and the layout score, or why not."""
     layouts, sizes, counts = [], [], []
     try:

@@ -81,7 +81,7 @@ def _bound(value: Any) -> str:
     return format_bound(float(value))
 
 
-def ratios_chart(workload: str, metric: str, rows: pd.DataFrame) -> dict[str, Any]:
+def ratios_chart(workload: str, metric: str, rows: pd.DataFrame) -> dict[str, object]:
     """a/b at the reference level and at each aged one, with their intervals: where the
     lines cross 1, the ranking changes."""
     data, seen = [], []
@@ -111,7 +111,7 @@ def ratios_chart(workload: str, metric: str, rows: pd.DataFrame) -> dict[str, An
 TICKS = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20)
 
 
-def ratio_ticks(values: list[float]) -> dict[str, Any]:
+def ratio_ticks(values: list[float]) -> dict[str, object]:
     """Ticks of a log axis of ratios that read as numbers (Plotly labels a short log
     range's minor ticks with their first digit alone: '9' for 0.9)."""
     if not values:
@@ -157,7 +157,7 @@ def size_class(low: float, high: float) -> str:
     return f"{format_bytes(low)}–{format_bytes(high + 1)}"
 
 
-def free_space_map(target: str, rows: pd.DataFrame) -> dict[str, Any] | None:
+def free_space_map(target: str, rows: pd.DataFrame) -> dict[str, object] | None:
     """The free-space histogram at each probe: free extents by size class (rows) along
     the aging (columns), coloured by log10(1 + count)."""
     if rows.empty:
@@ -186,7 +186,7 @@ def free_space_map(target: str, rows: pd.DataFrame) -> dict[str, Any] | None:
                        "yaxis": {"title": {"text": "free extent size"}, "type": "category"}}}
 
 
-def used_extents_chart(target: str, rows: pd.DataFrame) -> dict[str, Any] | None:
+def used_extents_chart(target: str, rows: pd.DataFrame) -> dict[str, object] | None:
     """The used extents' sizes at the first probe and at the end, as shares of extents."""
     if rows.empty:
         return None
@@ -205,7 +205,7 @@ def used_extents_chart(target: str, rows: pd.DataFrame) -> dict[str, Any] | None
         "yaxis": {"title": {"text": "share of extents"}, "tickformat": ".0%"}}}
 
 
-def latency_chart(op: str, rows: pd.DataFrame, trend: pd.DataFrame) -> dict[str, Any] | None:
+def latency_chart(op: str, rows: pd.DataFrame, trend: pd.DataFrame) -> dict[str, object] | None:
     """An operation's median latency along the aging, a line per target, the trend of
     each in the legend."""
     if rows.empty:

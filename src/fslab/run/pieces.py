@@ -149,8 +149,8 @@ class InSlices:
             output.metadata["witness"] = combine(part.witnesses).to_json()
         if disks := diskstats.add_up(part.disks).to_json():
             output.metadata["disk_stats"] = disks
-        part.caches_dropped = bool(part.metadata.get("layout_pass", {})
-                                   .get("caches_dropped", False))
+        layout = part.metadata.get("layout_pass")
+        part.caches_dropped = isinstance(layout, dict) and bool(layout.get("caches_dropped"))
         return output
 
 

@@ -29,7 +29,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from fslab.core.errors import ToolError, UserError
 from fslab.core.failures import Failure, error_failure
@@ -132,7 +132,7 @@ class Participant:
     watch: Stopwatch = field(default_factory=Stopwatch)  # its steps (core/stopwatch.py)
     where: Where | None = None
     description: TargetDescription = field(default_factory=TargetDescription)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, object] = field(default_factory=dict)
     failed: RunOutput | None = None  # why it takes no further part, when it does not
     slices: list[dict[str, object]] = field(default_factory=list)
     witnesses: list[Witness] = field(default_factory=list)

@@ -32,7 +32,7 @@ DEVICE_OPTIONS = frozenset({"direct_io", "throttle"})
 DEFAULT_LOOP_DIRECT_IO = True
 
 
-def loop_direct_io(options: dict[str, Any]) -> bool:
+def loop_direct_io(options: dict[str, object]) -> bool:
     """Whether a target's loop device does direct I/O to its image."""
     return bool(options.get("direct_io", DEFAULT_LOOP_DIRECT_IO))
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from fslab.core.errors import UserError
 from fslab.host import system
@@ -54,7 +53,7 @@ def kind_of(path: Path) -> str:
     return "sparse"
 
 
-def keep(image: Path, device: str, fs: str, out: Path, kind: str) -> dict[str, Any]:
+def keep(image: Path, device: str, fs: str, out: Path, kind: str) -> dict[str, object]:
     """Keep an unmounted aged file system (its image file and loop device) as `kind`."""
     destination = out / FILE_NAMES[kind]
     if kind == "sparse":
@@ -85,7 +84,7 @@ def restore(source: Path, destination: Path, fs: str) -> None:
     system.run(command, timeout=3600)
 
 
-def described(source: Path) -> dict[str, Any]:
+def described(source: Path) -> dict[str, object]:
     """What image.json beside an image says about it ({} when there is none)."""
     sidecar = source.parent / "image.json"
     try:

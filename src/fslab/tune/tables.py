@@ -40,7 +40,7 @@ def tune_table(tuned: list[Tuned]) -> pd.DataFrame:
     interval (the confirmation's from its ablation model; the others each pair's own
     paired 95 % interval, estimates), the round of the look that dropped it and why, its
     status and the rule's decision against the reference."""
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for one in tuned:
         space = one.space
         rows += [{**space.levels(config), **row} for config, row in _rows(one, space)]
@@ -48,7 +48,7 @@ def tune_table(tuned: list[Tuned]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*names, *STAGE_COLUMNS])
 
 
-def _rows(one: Tuned, space: Space) -> list[tuple[Config, dict[str, Any]]]:
+def _rows(one: Tuned, space: Space) -> list[tuple[Config, dict[str, object]]]:
     out = []
     base = {"target": one.question.target, "workload": one.question.job,
             "op": one.question.op, "metric": one.question.metric}
@@ -90,9 +90,9 @@ def _rows(one: Tuned, space: Space) -> list[tuple[Config, dict[str, Any]]]:
 
 
 def _measured(one: Tuned, space: Space, stage: str, config: Config,
-              measured: Any) -> dict[str, Any]:
+              measured: Any) -> dict[str, object]:
     values = measured.values.get(config, {})
-    found: dict[str, Any] = {"stage": stage, "iterations": len(values),
+    found: dict[str, object] = {"stage": stage, "iterations": len(values),
                              "geomean": geomean(values.values()),
                              "changes": space.changes(config),
                              "unsafe": _unsafe(space, config),
@@ -126,7 +126,7 @@ def _race_status(one: Tuned, space: Space, config: Config, members: set[Config])
     return "survived"
 
 
-def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> dict[str, Any]:
+def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> dict[str, object]:
     if config == confirmation.recommended:
         status = "winner"
     elif config == space.reference:
@@ -139,7 +139,7 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
         status = "ablation"
     else:
         status = "added back"
-    row: dict[str, Any] = {"status": status}
+    row: dict[str, object] = {"status": status}
     answer = None
     if config == confirmation.challenger:
         answer = confirmation.bundle
@@ -193,7 +193,7 @@ def options_table(tuned: list[Tuned]) -> pd.DataFrame:
             if confirmation.measured is not None else math.nan
         judged = {c.factor: c for c in confirmation.contributions}
         for index, factor in enumerate(space.factors):
-            row: dict[str, Any] = {"target": one.question.target, "workload": one.question.job,
+            row: dict[str, object] = {"target": one.question.target, "workload": one.question.job,
                                    "factor": factor.name, "reference": factor.reference,
                                    "machine_s": seconds}
             if index in judged:
@@ -218,7 +218,7 @@ def options_table(tuned: list[Tuned]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=OPTION_COLUMNS)
 
 
-def _not_changed(one: Tuned, index: int) -> dict[str, Any]:
+def _not_changed(one: Tuned, index: int) -> dict[str, object]:
     """What is known of a factor the challenger left at its reference: the screen's
     effect of its level farthest from 1, or nothing."""
     if one.screen is None:
@@ -278,7 +278,7 @@ def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
             "options": pd.DataFrame(options)}
 
 
-def _option_point(head: str, label: str, answer: Pair, verdict: str) -> dict[str, Any]:
+def _option_point(head: str, label: str, answer: Pair, verdict: str) -> dict[str, object]:
     return {"question": head, "option": label, "ratio": answer.ratio, "low": answer.ratio_ci_low,
             "high": answer.ratio_ci_high, "verdict": verdict}
 

@@ -30,7 +30,7 @@ class RunOutput:
 
     status: str = "ok"  # ok | failed | unsupported
     reason: str = ""  # for people; code reads `failure`
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, object] = field(default_factory=dict)
     failure: str = ""  # core/failures.Failure when it failed ('' : implied by the status)
     tool_said: str = ""  # a refusing tool's own words (core/failures.py)
 

@@ -136,7 +136,7 @@ class Published:
         return out
 
     def to_json(self) -> dict[str, object]:
-        data: dict[str, Any] = {
+        data: dict[str, object] = {
             "study": self.study, "cite": STUDIES[self.study].cite,
             **{name: param.to_json() for name, param in self.params().items()},
         }

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from fslab.core.metrics import Measurement, cpu_measurements
 from fslab.host import system
@@ -165,7 +165,7 @@ KEYS = frozenset({"subdir"})
 
 
 def _build(only: list[str], runtime: int, file_size: int,
-           options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
+           options: dict[str, object], seed: int, published: bool) -> list[Workload]:
     only_keys(options, KEYS, "scan")
     return picked(only, [ScanWorkload("scan", str(options.get("subdir", "")))])
 

@@ -7,7 +7,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from fslab.core import stopwatch
 from fslab.core.errors import UserError
@@ -217,7 +217,7 @@ class RunRefused(Exception):
 
 
 def prepare(workload: FioWorkload, where: Where, run_dir: Path,
-            drop: bool = True) -> dict[str, Any]:
+            drop: bool = True) -> dict[str, object]:
     """The one preparation of a fio run, whole or in slices: the job file written, its
     files laid out (FUSE targets that need it sequentially first; fio's own layout pass
     with caches dropped, on this machine), and what the run's record says of its I/O.
@@ -228,7 +228,7 @@ def prepare(workload: FioWorkload, where: Where, run_dir: Path,
                          "takes presets")
     job_file = run_dir / JOB_FILE
     job_file.write_text(workload.render(where)[JOB_FILE])
-    metadata: dict[str, Any] = {"fio_version": system.tool_version("fio"),
+    metadata: dict[str, object] = {"fio_version": system.tool_version("fio"),
                                 "io": {"direct": workload.direct,
                                        "file_set_bytes": workload.required_bytes()},
                                 # the job's own options as it ran (the report's captions)
@@ -310,7 +310,7 @@ def _host_prefix(where: Where) -> str:
     return f"{where.directory.parent.name}-{where.directory.name}"
 
 
-def _failure(reason: str, said: str, where: Where, metadata: dict[str, Any],
+def _failure(reason: str, said: str, where: Where, metadata: dict[str, object],
              failure: Failure) -> RunOutput:
     """A failed run; on a target with a known limitation that refused it, 'unsupported'.
     fio's own error line (`said`) tells the refusal (fusefat's EPERM): a setup that fails

@@ -8,7 +8,6 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 from fslab.core import stopwatch
 from fslab.core.failures import Failure
@@ -51,7 +50,7 @@ def layout_job(text: str) -> str | None:
     return "\n".join(lines) + "\n"
 
 
-def layout_pass(job_file: Path, run_dir: Path, cgroup: str) -> dict[str, Any]:
+def layout_pass(job_file: Path, run_dir: Path, cgroup: str) -> dict[str, object]:
     """Lay out the job's files (fio's create_only pass, in 1 MiB writes where the sizes
     allow: layout_job), then sync and drop caches.
 
@@ -78,7 +77,7 @@ def layout_pass(job_file: Path, run_dir: Path, cgroup: str) -> dict[str, Any]:
             "why": "files laid out, synced and dropped from the cache before measuring"}
 
 
-def lay_out_files(directory: Path, name: str, options: FioOptions) -> dict[str, Any]:
+def lay_out_files(directory: Path, name: str, options: FioOptions) -> dict[str, object]:
     """Write each job's file sequentially, with fio's names, before fio opens it.
 
     For file systems that refuse ftruncate and random writes into a new file (fusefat):

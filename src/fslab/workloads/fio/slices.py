@@ -12,7 +12,7 @@ is their mean (analysis.cells.observations), never more replicates.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from fslab.core import stopwatch
 from fslab.core.failures import Failure
@@ -110,7 +110,7 @@ def failure_line(stderr: str, index: int, code: int) -> str:
     return f"fio (slice {index}): {first_error_line(stderr) or f'exit {code}'}"
 
 
-def finish(metadata: dict[str, Any], failure: str | None, reason: str) -> RunOutput:
+def finish(metadata: dict[str, object], failure: str | None, reason: str) -> RunOutput:
     """The run's status from its slices' exits (a failed slice fails the run, with its kind
     and reason); what their outputs say is the parse stage's (parsers/fio_kinds.py)."""
     if failure is not None:
