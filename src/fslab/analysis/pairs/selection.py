@@ -8,19 +8,12 @@ with it, the ratio other/best with its interval read by the one rule
 when it lies within the margin, else unresolved. Those not behind are within reach: the
 set the data cannot tell from the best.
 
-Two models of the comparisons:
-- PAIRS (best.csv): each pair by the one model of pairs (a paired t on the iterations
-  both ran: model.compare), its interval two-sided, Bonferroni over the caller's family;
-  the centre is the geometric mean.
-- BLOCKS (a race): one additive model of configuration and round on the logs, its
-  residual variance pooled over every configuration — multiple comparisons with the best
-  in a randomised complete block design (Hsu 1996, ch. 4; Nelson et al. 2001 for
-  configurations that entered at different rounds). At 3 rounds of 13 configurations it
-  has 24 degrees of freedom where one pair alone has 2, and a configuration that joined
-  late is compared on the rounds it shares, its centre adjusted for the rounds it
-  missed. It assumes one spread for all (the log scale makes that a common CV). Each
-  bound is one-sided at `alpha` / (k − 1), k the configurations compared: the chance that
-  some configuration falls behind the true best at this look is at most `alpha`.
+Each pair is compared by the one model of pairs (a paired t on the iterations both ran:
+model.compare), its interval two-sided, Bonferroni over the caller's family; the centre
+is the geometric mean. (The tuner's race compares each configuration with its best by
+its own paired t too: tune/against_best.py. `block_fit`, the additive model of
+configuration and round on the logs, is kept for the centres it adjusts for the rounds a
+configuration missed.)
 """
 
 from __future__ import annotations
@@ -31,15 +24,13 @@ from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 import numpy as np
-from scipy import special
 
 from fslab.analysis.pairs.decisions import best_of, geomean
-from fslab.analysis.pairs.model import NOT_ESTIMABLE, compare, ratio_exp
+from fslab.analysis.pairs.model import compare
 from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, Pair, decide
 
 K = TypeVar("K")
-PAIRS, BLOCKS = "pairs", "blocks"
-BLOCK_MODEL = "configuration + round on logs, pooled residual (multiple comparisons with the best)"
+PAIRS = "pairs"
 
 
 @dataclass
@@ -64,10 +55,10 @@ def best_and_within_reach(groups: Mapping[K, Mapping[int, float]], better: str,
                           eligible: Collection[K] | None = None) -> BestSet[K]:
     """The best of `groups` ({configuration: {round: value}}) and each other's answer
     against it (module doc). PAIRS: a two-sided interval at `alpha` over `family` pairs
-    (default: every pair with the best); BLOCKS: one-sided bounds at `alpha`/(k − 1)."""
+    (default: every pair with the best)."""
     measured = {k: dict(v) for k, v in groups.items() if any(x > 0 for x in v.values())}
-    if model == BLOCKS:
-        return _by_blocks(measured, better, margin, alpha, eligible)
+    if model != PAIRS:
+        raise ValueError(f"model {model!r}: only {PAIRS!r} compares with the best")
     centres = {k: geomean(v.values()) for k, v in measured.items()}
     best = best_of({k: c for k, c in centres.items() if eligible is None or k in eligible},
                    better)
@@ -144,46 +135,3 @@ def block_fit(groups: Mapping[K, Mapping[int, float]]) -> BlockFit[K] | None:
     covariance = np.linalg.pinv(design.T @ design)[:len(keys), :len(keys)]
     return BlockFit({k: float(beta[i]) for k, i in order.items()}, covariance, order, sigma,
                     df, {k: len(groups[k]) for k in keys})
-
-
-def _by_blocks(groups: dict[K, dict[int, float]], better: str, margin: float, alpha: float,
-               eligible: Collection[K] | None) -> BestSet[K]:
-    fit = block_fit(groups)
-    if fit is None:  # too few rounds for a residual: centres only
-        centres = {k: geomean(v.values()) for k, v in groups.items()}
-        best = best_of({k: c for k, c in centres.items()
-                        if eligible is None or k in eligible}, better)
-        return BestSet(best, centres)
-    centres = {k: math.exp(e) for k, e in fit.effects.items()}
-    best = best_of({k: c for k, c in centres.items() if eligible is None or k in eligible},
-                   better)
-    found = BestSet(best, centres)
-    if best is None:
-        return found
-    others = [k for k in fit.effects if k != best]
-    level = alpha / max(1, len(others))  # one-sided, each bound
-    for k in others:
-        estimate, se = fit.contrast(k, best)
-        found.against[k] = decide(_block_pair(estimate, se, fit.df, level, len(others),
-                                              fit.rounds[k], fit.rounds[best], better),
-                                  margin)
-    return found
-
-
-def _block_pair(estimate: float, se: float, df: int, level: float, family: int, n_a: int,
-                n_b: int, better: str) -> Pair:
-    """One contrast of the block model as a pair (a = the other, b = the best), each
-    bound one-sided at `level`."""
-    pair = Pair(a="a", b="b", test=BLOCK_MODEL, n_a=n_a, n_b=n_b, df=float(df),
-                ratio=ratio_exp(estimate), se_log=se, alpha=level, family=family,
-                n_pairs=min(n_a, n_b), better=better)
-    if not se > 0:
-        return replace(pair, note=NOT_ESTIMABLE)
-    t = estimate / se
-    p = float(special.stdtr(df, -abs(t)))  # one-sided, towards the side the estimate is on
-    half = float(special.stdtrit(df, 1 - level)) * se
-    return replace(pair, ratio_ci_low=ratio_exp(estimate - half),
-                   ratio_ci_high=ratio_exp(estimate + half), t=t, p_value=p,
-                   p_adj=min(1.0, family * p), significant=bool(p < level),
-                   noise=se / math.sqrt(2) * math.sqrt(min(n_a, n_b)))
-
