@@ -424,3 +424,29 @@ def test_an_aging_directory_of_the_old_format_is_upgraded_in_place(tmp_path, lab
     (newer / "aging.json").write_text(json.dumps({**record, "format": 99}))
     refused = fslab_here("report", str(newer))
     assert refused.returncode == 2 and "newer fslab (aging format 99" in refused.stderr
+
+
+@pytest.mark.privileged
+def test_room_is_made_past_ext4s_root_reserve(mounted_fs):
+    """An aging writes as root, into ext4's 5 % reserve; a run may not. Room is made until
+    the run can write what it needs, read from the file system, not added up from the
+    sizes of the files deleted (the first bytes deleted only refill the reserve)."""
+    from fslab.aging.per_place import make_room
+    from fslab.workloads.agedfiles import AGED_TREE
+
+    mounted = mounted_fs("ext4", 128 * MiB)
+    tree = mounted.path / AGED_TREE
+    tree.mkdir()
+    chunk = b"\0" * MiB
+    for index in range(200):  # until the disk is full, reserve and all
+        try:
+            (tree / f"f{index:03d}").write_bytes(chunk)
+        except OSError:
+            break
+    stats = os.statvfs(mounted.path)
+    assert stats.f_bavail == 0 < stats.f_bfree  # full for a run, not for root
+    need = 8 * MiB
+    released = make_room(mounted, need, seed=1)
+    stats = os.statvfs(mounted.path)
+    assert stats.f_bavail * stats.f_frsize >= need
+    assert released["bytes"] > need  # more than the run's bytes: the reserve came back first

@@ -77,25 +77,37 @@ def reached(record: dict[str, Any], config: AgingConfig) -> tuple[str, str]:
 
 def make_room(place: Mounted, need: int, seed: int) -> dict[str, Any]:
     """Delete random aged files until the runs' `need` bytes (and a tenth more) are free;
-    what was released ({} when nothing had to be)."""
+    what was released ({} when nothing had to be).
+
+    Free space is read again after each batch, not added up from the files' sizes: an
+    ext4 filled past its root reserve (the aging writes as root) shows none available
+    until the reserve is back, so the first bytes deleted free nothing a run may use."""
     assert place.path is not None
     root = place.path / AGED_TREE
-    stats = os.statvfs(place.path)
-    free = stats.f_bavail * stats.f_frsize
     wanted = int(need * ROOM_MARGIN)
+    free = _available(place.path)
     if free >= wanted or not root.is_dir():
         return {}
     files = sorted(str(p) for p in root.rglob("*") if p.is_file())
     random.Random(seed).shuffle(files)
     released, count = 0, 0
-    for name in files:
-        if free + released >= wanted:
-            break
-        size = os.stat(name).st_blocks * 512
-        os.unlink(name)
-        released += size
-        count += 1
-    system.sync_file_system(place.path)
+    while free < wanted and count < len(files):
+        short = wanted - free
+        batch = 0
+        while batch < short and count < len(files):
+            size = os.stat(files[count]).st_blocks * 512
+            os.unlink(files[count])
+            batch += size
+            count += 1
+        released += batch
+        system.sync_file_system(place.path)
+        free = _available(place.path)
     stats = os.statvfs(place.path)
     return {"files": count, "bytes": released,
             "used_after": 1.0 - stats.f_bfree / stats.f_blocks if stats.f_blocks else None}
+
+
+def _available(path: Path) -> int:
+    """Bytes a run (not root) may write on the file system at `path`."""
+    stats = os.statvfs(path)
+    return stats.f_bavail * stats.f_frsize
