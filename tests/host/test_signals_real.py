@@ -89,3 +89,31 @@ def test_interrupt_during_a_run_exits_cleanly(tmp_path, lab, how):
     assert not leftovers(lab.root)
     assert not list(lab.sessions())
     assert subprocess.run(["pgrep", "-f", str(out)], capture_output=True).returncode == 1
+
+
+@pytest.mark.privileged
+def test_a_walk_cut_short_does_not_keep_its_file_system_busy(lab):
+    """Ctrl-C in the middle of a directory walk (an aging's probe, a room being made):
+    the walk's suspended iterator lives on in the exception's frames and holds its file
+    system busy; the session, closed while the exception unwinds, still unmounts it."""
+    requires("mkfs.ext4")
+    from fslab.targets import TargetSpec, make_target
+
+    target = make_target(TargetSpec(name="walked", fs="ext4", size=64 * 1024**2))
+    session = lab.open_session()
+    mounted = target.provision(session)
+    for index in range(3):
+        (mounted.path / f"d{index}").mkdir()
+
+    def walk() -> None:
+        entries = os.scandir(mounted.path)  # a walk kept in a local, half done
+        next(entries)
+        raise KeyboardInterrupt
+
+    try:
+        walk()
+    except KeyboardInterrupt:
+        report = session.close()
+    assert report.errors == []
+    assert not os.path.ismount(mounted.path)
+    wait_for(lambda: leftovers(lab.root) == [], timeout=10)  # a loop device detaches lazily

@@ -182,7 +182,8 @@ def run(
             finally:
                 check.join()
     except KeyboardInterrupt:
-        exit_interrupted(f"fslab: interrupted; everything fslab made was released. "
+        exit_interrupted("fslab: interrupted; what fslab made was released (what it could "
+                         "not, named above). "
                          f"Continue with: fslab run --resume --out {out or 'DIR'}")
     from fslab.report.run_text import run_text
 

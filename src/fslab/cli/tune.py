@@ -121,7 +121,8 @@ def tune(
             lines = api.tune(campaign, request, where, lab=api.make_lab(lab),
                              progress=progress, resume=resume)
     except KeyboardInterrupt:
-        exit_interrupted(f"fslab: interrupted; everything fslab made was released. "
+        exit_interrupted("fslab: interrupted; what fslab made was released (what it could "
+                         "not, named above). "
                          f"Continue with: fslab tune --resume --out {where}")
     for line in lines:
         console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -14,7 +14,9 @@ import json
 import os
 import shutil
 import signal
+import sys
 import time
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,7 @@ DEFAULT_LAB = Path(os.environ.get("FSLAB_LAB", "/var/lib/fslab"))
 WORKDIR_PREFIX = ".fslab-work-"  # the only name fslab removes inside a user's directory
 UMOUNT_RETRIES = 10  # a just-exited fio may still hold files for a moment
 UMOUNT_RETRY_DELAY_S = 0.3
+RELEASE_AGAIN_S = 2.0  # a release that failed is tried once more after this pause
 FUSE_EXIT_S = 30.0  # an unmounted FUSE daemon flushes its device and exits: wait for it
 DAEMON_STOP_TIMEOUT_S = 10.0
 LOOP_DETACH_WAIT_S = 10.0  # udev may still hold a fresh device open to probe it
@@ -199,13 +202,29 @@ class Session:
         in_background(release)
 
     def close(self, report: CleanupReport | None = None) -> CleanupReport:
-        """Release every active resource in reverse order, then remove the session."""
+        """Release every active resource in reverse order, then remove the session.
+
+        Closing while an exception unwinds (Ctrl-C, SIGTERM, an error), the unwound
+        frames' locals go first: a directory walk suspended in one of them keeps its
+        descriptor, and with it the file system, busy until the exception is gone. A
+        release that still fails is tried once more after a pause (a child that was
+        ending may have held it)."""
         from fslab.host.children import settle
 
         settle()
+        _drop_unwound_frames()
         report = report or CleanupReport()
+        this = CleanupReport()
         for resource in reversed(self.active()):
-            self.release(resource, report)
+            self.release(resource, this)
+        if this.errors:
+            time.sleep(RELEASE_AGAIN_S)
+            settle()
+            this.errors.clear()
+            for resource in reversed(self.active()):
+                self.release(resource, this)
+        report.released += this.released
+        report.errors += this.errors
         if not self.active():
             shutil.rmtree(self.dir, ignore_errors=True)
         return report
@@ -218,6 +237,14 @@ class Session:
                 yield json.loads(line)
             except ValueError:
                 continue  # a line torn by SIGKILL mid-write: its resource was never acquired
+
+
+def _drop_unwound_frames() -> None:
+    """Clear the locals of the frames an exception being handled has left (each one's
+    iterators, open directories and files are then closed); no exception, nothing."""
+    unwinding = sys.exc_info()[1]
+    if unwinding is not None:
+        traceback.clear_frames(unwinding.__traceback__)
 
 
 def _inside_lab(session: Session, path: Path) -> bool:

@@ -9,6 +9,7 @@ atomically, so a killed campaign loses at most the run in flight.
 from __future__ import annotations
 
 import socket
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -50,6 +51,7 @@ class Progress(Protocol):
     def run_started(self, run: RunSpec) -> None: ...
     def run_finished(self, run: RunSpec, status: str, reason: str,
                      headline: str = "") -> None: ...
+    def note(self, line: str) -> None: ...
 
 
 class NoProgress:
@@ -59,6 +61,7 @@ class NoProgress:
     def run_started(self, run: RunSpec) -> None: ...
     def run_finished(self, run: RunSpec, status: str, reason: str,
                      headline: str = "") -> None: ...
+    def note(self, line: str) -> None: ...
 
 
 @dataclass
@@ -120,6 +123,10 @@ class Runner:
                         self._teardown(name, outcome)
                     report = session.close()
                     outcome.warnings += report.errors
+                    if report.errors and sys.exc_info()[1] is not None:  # said now or never
+                        for line in report.errors:
+                            self.progress.note(f"{line}; `fslab cleanup` releases it once "
+                                               "nothing holds it")
         return outcome
 
     @property
