@@ -94,21 +94,11 @@ def _answer(pair: Pair | None, first: str, better: str, margin: float,
 @dataclass(frozen=True)
 class BlockFit(Generic[K]):
     """The additive model of configuration and round on the logs: each configuration's
-    effect, their covariance (per unit of residual variance), the residual SD and df."""
+    effect (its log centre, adjusted for the rounds it missed), the residual SD and df."""
 
     effects: dict[K, float]
-    covariance: np.ndarray
-    order: dict[K, int]
     sigma: float
     df: int
-    rounds: dict[K, int]
-
-    def contrast(self, a: K, b: K) -> tuple[float, float]:
-        """(log a − log b, its standard error)."""
-        i, j = self.order[a], self.order[b]
-        v = self.covariance
-        variance = v[i, i] + v[j, j] - 2 * v[i, j]
-        return self.effects[a] - self.effects[b], self.sigma * math.sqrt(max(variance, 0.0))
 
 
 def block_fit(groups: Mapping[K, Mapping[int, float]]) -> BlockFit[K] | None:
@@ -132,6 +122,4 @@ def block_fit(groups: Mapping[K, Mapping[int, float]]) -> BlockFit[K] | None:
         return None
     residual = y - design @ beta
     sigma = math.sqrt(float(residual @ residual) / df)
-    covariance = np.linalg.pinv(design.T @ design)[:len(keys), :len(keys)]
-    return BlockFit({k: float(beta[i]) for k, i in order.items()}, covariance, order, sigma,
-                    df, {k: len(groups[k]) for k in keys})
+    return BlockFit({k: float(beta[i]) for k, i in order.items()}, sigma, df)
