@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from fslab.analysis.sittings.question import PooledQuestion
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.results.stats_files import Analysis
+
+if TYPE_CHECKING:  # the report reads stats/; the analysis is imported only to pool
+    from fslab.analysis.sittings.question import PooledQuestion
 
 
 @dataclass(frozen=True)
