@@ -14,9 +14,7 @@ import json
 import os
 import shutil
 import signal
-import sys
 import time
-import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ from typing import Any
 from fslab.core.errors import ToolError, UserError
 from fslab.host import system
 from fslab.host.cgroups import end_members, release_cgroup
+from fslab.host.signals import drop_unwound_frames
 
 DEFAULT_LAB = Path(os.environ.get("FSLAB_LAB", "/var/lib/fslab"))
 WORKDIR_PREFIX = ".fslab-work-"  # the only name fslab removes inside a user's directory
@@ -202,28 +201,23 @@ class Session:
         in_background(release)
 
     def close(self, report: CleanupReport | None = None) -> CleanupReport:
-        """Release every active resource in reverse order, then remove the session.
-
-        Closing while an exception unwinds (Ctrl-C, SIGTERM, an error), the unwound
-        frames' locals go first: a directory walk suspended in one of them keeps its
-        descriptor, and with it the file system, busy until the exception is gone. A
-        release that still fails is tried once more after a pause (a child that was
-        ending may have held it)."""
+        """Release every active resource in reverse order, then remove the session. While
+        an exception unwinds, its frames' locals go first (a directory walk left in one
+        keeps its file system busy); a release that fails is tried once more after a
+        pause (a child that was ending may have held it)."""
         from fslab.host.children import settle
 
-        settle()
-        _drop_unwound_frames()
         report = report or CleanupReport()
-        this = CleanupReport()
-        for resource in reversed(self.active()):
-            self.release(resource, this)
-        if this.errors:
-            time.sleep(RELEASE_AGAIN_S)
+        drop_unwound_frames()
+        for pause in (0.0, RELEASE_AGAIN_S):
+            time.sleep(pause)
             settle()
-            this.errors.clear()
+            this = CleanupReport()
             for resource in reversed(self.active()):
                 self.release(resource, this)
-        report.released += this.released
+            report.released += this.released
+            if not this.errors:
+                break
         report.errors += this.errors
         if not self.active():
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -237,14 +231,6 @@ class Session:
                 yield json.loads(line)
             except ValueError:
                 continue  # a line torn by SIGKILL mid-write: its resource was never acquired
-
-
-def _drop_unwound_frames() -> None:
-    """Clear the locals of the frames an exception being handled has left (each one's
-    iterators, open directories and files are then closed); no exception, nothing."""
-    unwinding = sys.exc_info()[1]
-    if unwinding is not None:
-        traceback.clear_frames(unwinding.__traceback__)
 
 
 def _inside_lab(session: Session, path: Path) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -62,3 +64,11 @@ def _act(signum: int, handler: Callable[..., Any] | int | None) -> None:
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         os.kill(os.getpid(), signum)
+
+
+def drop_unwound_frames() -> None:
+    """Clear the locals of the frames an exception being handled has left (their
+    iterators, open directories and files are then closed); no exception, nothing."""
+    unwinding = sys.exc_info()[1]
+    if unwinding is not None:
+        traceback.clear_frames(unwinding.__traceback__)
