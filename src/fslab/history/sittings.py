@@ -64,8 +64,13 @@ def sittings_rows(db: duckdb.DuckDBPyConnection, path: Path | None, chosen: pd.D
                                  str(about[c].host)) for c in ids}
 
     frames = [f for f in cached_pairs(path, chosen, fit) if not f.empty]
-    return (pd.concat(frames, ignore_index=True) if frames
-            else pd.DataFrame(columns=SITTING_PAIRS))
+    if not frames:
+        return pd.DataFrame(columns=SITTING_PAIRS)
+    # one order whatever the parquet reader or the cache gave: every sum over these rows
+    # is then the same float on every call (a spread read twice must be equal)
+    order = ["sitting", "workload", "op", "metric", "a", "b"]
+    return pd.concat(frames, ignore_index=True).sort_values(
+        order, kind="stable", ignore_index=True)
 
 
 def sitting_pairs(runs: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
