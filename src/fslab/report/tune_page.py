@@ -68,8 +68,9 @@ def race_chart(rows: pd.DataFrame) -> Chart:
                for w, s in zip(last["winner"], last["in_set"], strict=True)]
     labels = [f"{c} (round {r})" for c, r in zip(last["configuration"], last["round"],
                                                   strict=True)]
-    return _intervals(labels, last, colours, "Race: each configuration against the best at "
-                      "its last look (blue: the set; green: the winner; grey: dropped)")
+    return _intervals(labels, last, colours, "Race: each configuration against the race's "
+                      "best (selected: the others read low beside it) at its last look "
+                      "(blue: the set; green: the winner; grey: dropped)")
 
 
 def _intervals(labels: list[str], rows: pd.DataFrame, colours: list[str], title: str) -> Chart:

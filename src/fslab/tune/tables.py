@@ -26,7 +26,7 @@ STAGE_COLUMNS = ["stage", "iterations", "ratio", "ratio_ci_low", "ratio_ci_high"
                  "metric", "geomean", "changes", "unsafe", "proposed_by", "entered",
                  "in_set", "machine_s"]
 SET_COLUMNS = ["target", "workload", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
-               "changes", "rounds", "winner", "proposed_by"]
+               "changes", "rounds", "winner", "proposed_by", "equivalent_to_set"]
 NOT_CONFIRMED = "not in the configuration confirmed"
 OPTION_COLUMNS = ["target", "workload", "factor", "level", "verdict", "contribution",
                   "contribution_ci_low", "contribution_ci_high", "alternatives",
@@ -156,8 +156,10 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
 
 def set_table(tuned: list[Tuned]) -> pd.DataFrame:
     """stats/tune_set.csv: the configurations the race could not tell from the best,
-    each with its ratio to the best and its interval (the last look's), its changes from
-    the reference; the winner is the simplest member."""
+    each with its ratio to the race's best (selected: the others read low beside it) and
+    its interval (the last look's), its changes from the reference, whether it is shown
+    equivalent to every other member (`equivalent_to_set`); the winner is the simplest
+    such member, else the best."""
     rows = []
     for one in tuned:
         space = one.space
@@ -176,7 +178,8 @@ def set_table(tuned: list[Tuned]) -> pd.DataFrame:
                          "changes": space.changes(config),
                          "rounds": len(one.race.measured.values.get(config, {})),
                          "winner": config == one.race.winner,
-                         "proposed_by": one.race.entries[config].proposed_by})
+                         "proposed_by": one.race.entries[config].proposed_by,
+                         "equivalent_to_set": config in one.race.equivalent})
     names = list(dict.fromkeys(n for one in tuned for n in one.space.names))
     return pd.DataFrame(rows, columns=[*names, *SET_COLUMNS])
 

@@ -119,7 +119,9 @@ def _screened(one: Tuned, index: int) -> str:
 
 
 def set_lines(one: Tuned) -> list[str]:
-    """The set in one line: its members by their changes, the winner first."""
+    """The set in one line: its members by their changes, the winner first, each ratio
+    labelled as to the race's best (selected as the best of noisy centres: the others
+    read low beside it); then how the winner was shown (tune/race.py)."""
     final, space = one.race.final, one.space
     members = one.race.members()
     if final is None or not members:
@@ -127,13 +129,21 @@ def set_lines(one: Tuned) -> list[str]:
     shown = []
     for config in sorted(members, key=lambda c: (c != one.race.winner, space.changes(c), c)):
         answer = final.against.get(config)
-        ratio = "the best" if config == final.best else (
+        ratio = "the race's best" if config == final.best else (
             f"{answer.ratio:.3g}× (CI {answer.ratio_ci_low:.3g}–{answer.ratio_ci_high:.3g}×)"
             if answer else "")
         shown.append(f"{space.describe(config)} {ratio}".strip())
     more = f"; {len(shown) - SET_SHOWN} more in tune_set.csv" if len(shown) > SET_SHOWN else ""
-    out = [f"set ({len(members)} the race could not tell from the best, the winner "
-           "first): " + "; ".join(shown[:SET_SHOWN]) + more]
+    out = [f"set ({len(members)} the race could not tell from its best, the winner first; "
+           "ratios to the race's best, selected as the best of the race's centres, so the "
+           "others read low beside it): " + "; ".join(shown[:SET_SHOWN]) + more]
+    winner = one.race.winner
+    if winner is not None and len(members) > 1:
+        out.append(f"the winner, {space.describe(winner)}, is shown within ±{one.margin:.0%} "
+                   "of every member of the set (multiple comparisons with the best)"
+                   if winner in one.race.equivalent else
+                   f"the winner is the race's best: no simpler member was shown within "
+                   f"±{one.margin:.0%} of every member of the set")
     challenger = one.confirmation.challenger
     if one.race.winner == space.reference and challenger != space.reference:
         out.append(f"the set holds the reference: its best, {space.describe(challenger)}, "
