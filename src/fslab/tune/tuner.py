@@ -13,6 +13,7 @@ two, a screen of resolution III; below the smallest of those (FLOOR_TEXT) it is 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from fslab.tune.measure import Measure, Question
 from fslab.tune.race import MAX_ROUNDS, Race, Rules, race
 from fslab.tune.screen import Screen, screen
 from fslab.tune.space import Config, Space
+from fslab.tune.twins import near_twins
 
 SCREEN_ROUNDS = 2  # each design row twice: the noise has degrees of freedom
 FIRST_LOOK = 3  # rounds before the race's first look
@@ -46,6 +48,8 @@ SCREEN_SHARE = 0.35  # of the runs a screen may take
 WHOLE_ROUNDS = 5  # the whole space is raced without a screen when it fits this many rounds
 LEADERS = 2  # a refill looks around this many of the race's leaders
 LONGER = 2  # a race may run to this many times its planned rounds (drops free budget)
+TWINS = ("the race: the screen's best has a level it cannot tell from another (a near "
+         "twin); the race's runs go to the confirmation, to show the two equivalent")
 # The smallest plan: a resolution-III screen once, no race, and the confirmation's least.
 FLOOR_TEXT = ("a resolution-III screen measured once and a confirmation of three rounds "
               "of the reference, the challenger and each of two changes taken back")
@@ -205,6 +209,11 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
                       for c in race_candidates(levels, kept, [rank, bold],
                                                maximum=max(MAX_RACE, 2 * len(levels)))
                       if c not in unmeasured]
+    twinned = screened is not None and stages.raced and bool(near_twins(
+        screened, unraced(screened, space, margin), margin))
+    if twinned:  # the race would choose between levels the screen cannot tell apart:
+        # its runs go to showing them equivalent (tune/twins.py)
+        stages = dataclasses.replace(stages, raced=False, given_up=(*stages.given_up, TWINS))
     width = stages.race_width(len(candidates)) if stages.raced else 0
     planned = max(FIRST_LOOK, (budget.left() - reserve) // max(1, width))
     rules = Rules(margin, max(2, width), min(MAX_ROUNDS, LONGER * planned),
@@ -235,7 +244,8 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
         screened.measured.values if screened else {})
     enough, narrowest = sitting_rounds(seen, space.changes(challenger) + 1)
     confirmed = confirm(measure, space, challenger, raced.best, raced.members(),
-                        budget.left(), margin, most_rounds=enough)
+                        budget.left(), margin, most_rounds=enough,
+                        near=tuple(near_twins(screened, challenger, margin)))
     if confirmed.capped:  # spend it in another sitting instead
         confirmed.notes.append(SITTING_NOTE.format(rounds=enough, width=narrowest,
                                                    spread=as_percent(PRIOR_TAU)))

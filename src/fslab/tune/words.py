@@ -7,8 +7,8 @@ tables' reasons read them from here):
 - "no effect within ±10 %" only where the interval lies inside the margin (equivalence
   shown, the rule's EQUIVALENT);
 - hurts: "at most 0.9×";
-- an alternative level: shown equivalent within the margin; a level the race could not
-  tell apart but that was not shown equivalent: "not separated".
+- an alternative level: shown equivalent within the margin; a near twin (tune/twins.py)
+  not shown equivalent: "not separated", with the rounds it would need.
 """
 
 from __future__ import annotations
@@ -69,9 +69,8 @@ def option_line(space: Space, found: Contribution, verdict: str, better: str,
         apart = [level_label(factor.name, factor.levels[i]) for i in found.not_separated]
         if same:
             line += f"; {', '.join(same)} as good (shown equivalent within ±{margin:.0%})"
-        if apart:
-            line += (f"; {', '.join(apart)} not separated from it (the race could not "
-                     "tell them apart; not shown equivalent)")
+        for name, needs in zip(apart, found.needs or [math.nan] * len(apart), strict=True):
+            line += f"; {name} not separated from it ({needs_words(needs)})"
         return line
     keep = f"keep {level_label(factor.name, factor.reference)}"
     if found.verdict == CHANGE:
@@ -83,6 +82,15 @@ def option_line(space: Space, found: Contribution, verdict: str, better: str,
         line += (f" (either suffices: {level} alone is shown as good as {name} alone, "
                  f"{interval(found.instead_answer, better)})")
     return line
+
+
+def needs_words(needs: float) -> str:
+    """'not shown equivalent; would need 34 rounds', or why it cannot be said."""
+    if math.isinf(needs):
+        return "not shown equivalent; more rounds than a tune gives would be needed"
+    if math.isnan(needs):
+        return "not shown equivalent; not measured beside it"
+    return f"not shown equivalent; would need {needs:.0f} rounds"
 
 
 def headline(space: Space, recommended_describe: str, answer: Pair, better: str,
