@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 def campaign_rows(path: Path | None, name: str, host: str | None = None,
                   plan: str | None = None) -> tuple[pd.DataFrame, str]:
-    """(rows of SITTING_PAIRS, what was left out) for every sitting of the campaign
-    `name` (on `host`) of `plan`, by default the plan its newest sitting has; refused in
-    one line when there is none."""
+    """(rows of SITTING_PAIRS in the order the sittings started, what was left out) for
+    every sitting of the campaign `name` (on `host`) of `plan`, by default the plan its
+    newest sitting has; refused in one line when there is none."""
     where = "name = $name" + (" AND host = $host" if host else "")
     parameters = {"name": name, **({"host": host} if host else {})}
     with connect(path) as db:
@@ -39,6 +39,10 @@ def campaign_rows(path: Path | None, name: str, host: str | None = None,
         plan = plan or found["plan"].iloc[-1]
         chosen = found[found["plan"] == plan] if plan is not None else found.iloc[-1:]
         rows = sittings_rows(db, path, chosen)
+    # in the order they started: each pool of the first k is a look (analysis/sittings)
+    order = {str(s): i for i, s in enumerate(chosen["sitting"])}
+    rows = rows.sort_values("sitting", key=lambda s: s.astype(str).map(order),
+                            kind="stable", ignore_index=True)
     left = len(found) - len(chosen)
     note = (f"{left} sitting{'s' * (left != 1)} of an earlier plan of {name} left out "
             "(other targets, workloads or settings)") if left else ""
