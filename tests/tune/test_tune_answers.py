@@ -103,8 +103,9 @@ def test_of_two_options_either_of_which_suffices_one_is_recommended():
 
 
 def test_the_words_say_how_much_was_shown():
-    """change: 'at least' its interval's worse end; keep: 'up to … not shown'; 'no effect
-    within ±margin' only where the interval lies inside it; in the metric's direction."""
+    """change: 'at least' its interval's worse end; keep split into what was shown (issue
+    61): 'up to … not shown to help', 'no effect within ±margin' only where the interval
+    lies inside it, 'at most …, worse', 'not confirmed'; in the metric's direction."""
     def pair(ratio: float, low: float, high: float, better: str = HIGHER) -> Pair:
         return decide(Pair(a="x", b="y", ratio=ratio, ratio_ci_low=low, ratio_ci_high=high,
                            significant=not low <= 1 <= high, better=better, alpha=0.05),
@@ -115,9 +116,14 @@ def test_the_words_say_how_much_was_shown():
     assert [p.decision for p in (faster, unresolved, same, slower)] == [
         FASTER, UNRESOLVED, EQUIVALENT, SLOWER]
     assert words.shown(faster, HIGHER, 0.10) == "at least 1.04×"
-    assert words.shown(unresolved, HIGHER, 0.10) == "up to 1.12×, not shown"
+    assert words.shown(unresolved, HIGHER, 0.10) == "up to 1.12×, not shown to help"
     assert words.shown(same, HIGHER, 0.10) == "no effect within ±10%"
-    assert words.shown(slower, HIGHER, 0.10) == "at most 0.9×"
+    assert words.shown(slower, HIGHER, 0.10) == "at most 0.9×, worse"
+    reasons = [words.kept_because(p, "keep", 0.10) for p in (unresolved, same, slower)]
+    assert reasons == ["not shown to help", "no effect within ±10%", "worse"]
+    assert words.kept_because(None, "keep", 0.10) == "not confirmed"
+    assert words.kept_because(faster, "keep", 0.10) == "not within the bounds"
+    assert words.kept_because(faster, "change", 0.10) == ""
     latency = pair(0.8, 0.7, 0.9, better="lower")  # 20 % less latency: better
     assert words.shown(latency, "lower", 0.10) == "at least 1.11×"
 

@@ -35,6 +35,7 @@ from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import FASTER, Pair
 from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
+from fslab.core.environment_record import SittingSpread
 from fslab.tune.credit import (
     CHANGE,
     KEEP,
@@ -127,12 +128,14 @@ def _second_size(space: Space) -> int:
 
 def confirm(measure: Measure, space: Space, challenger: Config, best: Config | None,
             members: list[Config], runs: int, margin: float, alpha: float = ALPHA,
-            most_rounds: int | None = None, near: tuple[Config, ...] = ()) -> Confirmation:
+            most_rounds: int | None = None, near: tuple[Config, ...] = (),
+            level_spread: SittingSpread | None = None) -> Confirmation:
     """Confirm `challenger` with `runs` runs (module doc), each stage in `most_rounds`
     rounds at most (sitting_rounds: more buy nothing that holds next time); `best`: the
     race's best; `members` (its set) and `near` (the screen's near twins): the challenger
     with another level of a changed factor, held against the recommendation
-    (tune/twins.py)."""
+    (tune/twins.py); `level_spread`: the between-sitting spread of a bounded metric's
+    level on this host (tune/latency.py: the bound is then for the next sitting)."""
     reference = space.reference
     if challenger == reference:
         return Confirmation(reference, reference, best, [], 0, None, None, [], reference,
@@ -163,7 +166,8 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     stages = [stage]
     chosen = first_pick = reading.recommended
     notes: list[str] = []
-    fallback = _fallback(measured, space, stage, chosen, alpha) if space.bounds else None
+    fallback = _fallback(measured, space, stage, chosen, alpha, level_spread) \
+        if space.bounds else None
     needed = (space.changes(challenger) >= 3 and chosen != challenger) or bool(
         reading.forward) or fallback is not None
     pooled = not (needed and space.bounds)
@@ -191,7 +195,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
                          "not shown to help) measured as it stands on fresh rounds")
         if needed and space.bounds:  # measured again: kept on the fresh rounds alone
             chosen = _within_bounds(measured, space, stage, [top, chosen, fallback], notes,
-                                    alpha)
+                                    alpha, level_spread)
         else:
             chosen = top
     # the recommendation's own questions on the rounds of a stage that did not choose it:
@@ -218,7 +222,7 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     if space.bounds:  # said on the rounds the bound was decided on
         decided_on = stages[-1] if needed else stages[0]
         found.standing = {name: standings(measured, space.bounds, config,
-                                          decided_on.rounds, alpha)
+                                          decided_on.rounds, alpha, spread=level_spread)
                           for name, config in (("recommended", chosen),
                                                ("reference", reference))}
     return found
@@ -271,19 +275,19 @@ def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
 
 
 def _fallback(measured: StageData, space: Space, stage: Stage, recommended: Config,
-              alpha: float) -> Config | None:
+              alpha: float, spread: SittingSpread | None) -> Config | None:
     """When the recommendation is not shown to keep a bound on stage 1 (or was not
     measured there): the stage-1 configuration with only its options and the best
     centre whose next file system is shown to keep every bound, the level divided by the
     number tried; None when none is."""
     reference = space.reference
     if recommended in stage.configs and keeps_all(measured, space.bounds, recommended,
-                                                  stage.rounds, alpha):
+                                                  stage.rounds, alpha, spread=spread):
         return None
     tried = [c for c in stage.configs if c not in (reference, recommended) and all(
         v in (0, recommended[i]) for i, v in enumerate(c))]
     kept = [c for c in tried if keeps_all(measured, space.bounds, c, stage.rounds, alpha,
-                                          len(tried))]
+                                          len(tried), spread)]
     if not kept:
         return None
     direction = sign(stage.better)
@@ -296,7 +300,7 @@ def _log_centre(measured: StageData, config: Config, rounds: range) -> float:
 
 
 def _within_bounds(measured: StageData, space: Space, stage: Stage, order: list[Config | None],
-                   notes: list[str], alpha: float) -> Config:
+                   notes: list[str], alpha: float, spread: SittingSpread | None) -> Config:
     """The first of `order` measured in stage 2 whose next file system is shown to keep
     every bound there (each tried at α over their number) and, beside the reference,
     shown faster than it; else the reference (module doc)."""
@@ -305,7 +309,8 @@ def _within_bounds(measured: StageData, space: Space, stage: Stage, order: list[
     for config in tried:
         if config == reference:
             return config
-        keeps = keeps_all(measured, space.bounds, config, stage.rounds, alpha, len(tried))
+        keeps = keeps_all(measured, space.bounds, config, stage.rounds, alpha, len(tried),
+                          spread)
         faster = stage.ask(measured, config, reference).decision == FASTER
         if keeps and faster:
             if config != tried[0]:
