@@ -149,13 +149,15 @@ def carry_lines(head: str, space: Space, recommended: Config, found: dict[int, C
            f"decided on the {any_one.later} after the one that chose it (α spent over "
            f"{PLANNED} planned sittings; the spread between sittings: "
            f"{SOURCES.get(any_one.source, any_one.source)})"]
+    alone = sum(1 for v in recommended if v) == 1  # its one share is the whole gain
     for key in [WHOLE, *sorted(k for k in found if k != WHOLE)]:
-        if key not in found:
+        if key not in found or (alone and key == WHOLE and len(found) > 1):
             continue
         factor = space.factors[max(key, 0)]
         name = ("the whole configuration (against the reference)" if key == WHOLE else
                 f"{factor.name} {level_label(factor.name, factor.levels[recommended[key]])}"
-                ", its share")
+                + (" (its share, the whole configuration's gain)" if alone else
+                   " (its share)"))
         out.append(f"  {name}: {_over_sittings(found[key], first.get(key), better)}")
     return out
 
@@ -181,7 +183,7 @@ def _over_sittings(carry: Carried, first: SittingEstimate | None, better: str) -
             f"{carry.decision}; next sitting {format_bound(next_low)}–"
             f"{format_bound(next_high)}×: {carry.verdict}")
     if carry.verdict != HOLDS_NEXT:
-        said += f" ({words.sittings_words(carry)})"
+        said += f" — {words.sittings_words(carry)}"
     if carry.decided_at:
         said += f"; decided at sitting {carry.decided_at}"
     if first is None:

@@ -124,7 +124,7 @@ def change_words(carry: Carried | None, better: str) -> str:
     """How a change ends its line, by what it says of the next sitting (tune/carry.py):
     ', change (this sitting's answer)', ' in this sitting; at least 1.04× next time
     (1.04–1.5×): change', ' in this sitting; next sitting 0.95–1.6×: this sitting only:
-    run `fslab tune --again DIR` (about 2 more sittings would carry it)'."""
+    run `fslab tune --again DIR`: about 2 more sittings would carry it …'."""
     if carry is None or carry.verdict == THIS_SITTINGS:
         return f", change ({THIS_SITTINGS})" if carry is not None else ", change"
     _, low, high = directed(carry.ratio, carry.next_low, carry.next_high, better)
@@ -135,14 +135,14 @@ def change_words(carry: Carried | None, better: str) -> str:
 
 
 def sittings_words(carry: Carried) -> str:
-    """'run `fslab tune --again DIR` (about 2 more sittings would carry it, if its share
-    holds)' or why no number would."""
+    """'run `fslab tune --again DIR`: about 2 more sittings would carry it, if its share
+    holds', or why no number would."""
     if carry.needed == NEVER:
         return (f"run `{AGAIN}` to see; no number of sittings within the planned ones "
                 "would carry it if its share holds (it moves between sittings about as "
                 "much as it gains)")
     more = "sitting" if carry.needed == 1 else "sittings"
-    return f"run `{AGAIN}` (about {carry.needed} more {more} would carry it, if its share holds)"
+    return f"run `{AGAIN}`: about {carry.needed} more {more} would carry it, if its share holds"
 
 
 def directed(ratio: float, low: float, high: float, better: str
