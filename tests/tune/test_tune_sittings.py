@@ -238,7 +238,7 @@ def test_a_tune_with_a_history_says_what_carries_and_the_words_split_keep(tmp_pa
                       str(tmp_path / "lab"), "--seed", "17", "--catalogue", str(catalogue))
     assert done.returncode == 0, done.stderr
     assert "decided on the 1 after the one that chose it" in done.stdout
-    assert "sitting 1, which chose it:" in done.stdout and "recorded 2 option" in done.stdout
+    assert "(chose it), " in done.stdout and "recorded 2 option" in done.stdout
     assert option_effects.option_spread(catalogue, "h7") is not None
     second = "\n".join(api.tune(simulator(6), Request(factors, 0.10, max_runs=40),
                                 tmp_path / "two", lab=lab, catalogue=catalogue))

@@ -33,7 +33,7 @@ import pandas as pd
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.sittings.spread import SittingEstimate
 from fslab.history.option_effects import LEVEL, OPTION, Contrast
-from fslab.tune.carry import Carried, carried, first_sitting
+from fslab.tune.carry import WHOLE, Carried, carried, first_sitting
 from fslab.tune.confirm import CHANGE, FIRST_SHARE, LEAST_ROUNDS, confirm, second_stage
 from fslab.tune.credit import changed, without
 from fslab.tune.measure import (
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 ROUNDS = max(LEAST_ROUNDS, 5)  # a repeat's fewest rounds of each configuration
 MOST_ROUNDS = 30  # and its most: a repeat measures as the first sitting's confirmation did
-WHOLE = -1  # the key of the whole configuration's gain beside each option's share
 
 
 def confirmed(sitting: Path) -> bool:
@@ -162,11 +161,11 @@ def again(directory: Path, campaign: Campaign, space: Space, margin: float,
     in each sitting, for the catalogue). `history(fs, job)`: the host's spread of option
     effects (history/option_effects.py; None: the stated prior)."""
     from fslab.tune.by_question import question_dir
-    from fslab.tune.tables import CARRY_COLUMNS, carry_row
+    from fslab.tune.tables import CARRY_COLUMNS, EACH_SITTING, carry_row
     from fslab.tune.text import carry_lines
 
     options = pd.read_csv(directory / "stats" / "tune_options.csv")
-    for column in CARRY_COLUMNS:
+    for column in [*CARRY_COLUMNS, EACH_SITTING]:
         options[column] = pd.Series([math.nan] * len(options), dtype=object)
     questions = questions_of(campaign)
     lines: list[str] = []
@@ -206,6 +205,8 @@ def again(directory: Path, campaign: Campaign, space: Space, margin: float,
                 continue
             row = mine & (options["factor"] == space.factors[key].name)
             options.loc[row, CARRY_COLUMNS] = list(carry_row(value).values())
-        lines += carry_lines(f"{job} on {target}", space, recommended, found, each[0],
+            options.loc[row, EACH_SITTING] = ";".join(
+                f"{math.exp(s[key].estimate):.4g}" if key in s else "" for s in each)
+        lines += carry_lines(f"{job} on {target}", space, recommended, found, each,
                              question.better)
     return options, lines, new

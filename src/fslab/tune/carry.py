@@ -44,6 +44,7 @@ from fslab.analysis.sittings.spread import SittingEstimate, between_sittings, kn
 from fslab.analysis.sittings.words import HOLDS_NEXT, MAY_NOT_NEXT
 from fslab.core.environment_record import SittingSpread
 
+WHOLE = -1  # the key of the whole configuration's gain beside each option's share
 THIS_ONLY = "this sitting only"  # won this sitting, not shown for the next one
 THIS_SITTINGS = "this sitting's answer"  # no history: nothing said of the next sitting
 ENDLESS = 10 ** 6  # the next sitting (of a sitting's estimate): its own noise is none

@@ -214,8 +214,10 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
                                   stages[-1].rounds.stop - 1, runs - used, margin, alpha)
     contributions = [_with_twins(reading.contributions[i], twins)
                      for i in sorted(reading.contributions)]
+    twin_configs = [with_level(chosen, t.factor, t.level) for t in twins] if spent else []
     found = Confirmation(reference, challenger, best, list(dict.fromkeys(
-        c for one in stages for c in one.configs)), sum(len(one.rounds) for one in stages),
+        [*(c for one in stages for c in one.configs), *twin_configs])),
+        sum(len(one.rounds) for one in stages),
         measured, bundle, contributions, chosen, answer, against, stages, notes=notes,
         capped=capped, chosen_on_headline=chose == len(stages) - 1 and answer is not None,
         twin_rounds=spent)

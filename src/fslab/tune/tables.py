@@ -33,14 +33,16 @@ NOT_CONFIRMED = "not in the configuration confirmed"
 # those after the one that chose it (pooled), their pooled share and interval, where the
 # next sitting's share should fall, the verdict (holds next time, may not hold next time,
 # this sitting only, this sitting's answer), the pooled decision, the sitting that decided
-# it, what the spread rests on, and the more sittings that would carry it.
+# it, what the spread rests on, and the more sittings that would carry it; then each
+# sitting's own share, in order (';'-separated: the first is the one that chose).
 CARRY_COLUMNS = ["sittings", "later", "pooled_contribution", "pooled_ci_low",
                  "pooled_ci_high", "next_low", "next_high", "next_verdict",
                  "pooled_decision", "decided_at", "spread_source", "sittings_needed"]
+EACH_SITTING = "each_sitting"
 OPTION_COLUMNS = ["target", "workload", "factor", "level", "verdict", "contribution",
                   "contribution_ci_low", "contribution_ci_high", "alternatives",
                   "not_separated", "alternative_to", "shown", "reference", "source",
-                  "machine_s", "kept_because", *CARRY_COLUMNS]
+                  "machine_s", "kept_because", *CARRY_COLUMNS, EACH_SITTING]
 
 
 def carry_row(carry: Carried) -> dict[str, object]:
@@ -158,8 +160,10 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
         status = "best"
     elif config in confirmation.stages[0].configs:
         status = "ablation"
-    else:
+    elif any(config in stage.configs for stage in confirmation.stages):
         status = "added back"
+    else:
+        status = "twin"  # measured beside the recommendation to show it an alternative
     row: dict[str, object] = {"status": status}
     answer = None
     if config == confirmation.challenger:
@@ -238,6 +242,7 @@ def options_table(tuned: list[Tuned]) -> pd.DataFrame:
                     kept_because=words.kept_because(found.answer, verdict, one.margin))
                 if index in one.carried and verdict == CHANGE:
                     row.update(carry_row(one.carried[index]))
+                    row[EACH_SITTING] = f"{one.carried[index].ratio:.4g}"
             else:
                 row.update(level=factor.reference, verdict=KEEP, alternatives="",
                            not_separated="", alternative_to="", **_not_changed(one, index))

@@ -14,7 +14,7 @@ from fslab.analysis.sittings.looks import PLANNED
 from fslab.core.cell_keys import level_label
 from fslab.core.units import format_bound, format_duration
 from fslab.tune import words
-from fslab.tune.carry import Carried
+from fslab.tune.carry import WHOLE, Carried
 from fslab.tune.measure import Unmeasured
 from fslab.tune.race import DROPPED, OVER_BOUND
 from fslab.tune.screen import WITHIN
@@ -58,8 +58,6 @@ def sentence(one: Tuned) -> str:
 
 def _whole_next(one: Tuned) -> str:
     """'; next sitting 1.02–1.5×' of the whole configuration, where a history says it."""
-    from fslab.tune.again import WHOLE
-
     carry = one.carried.get(WHOLE)
     if carry is None or math.isnan(carry.next_low):
         return ""
@@ -106,6 +104,10 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
             out.append(f"  {factor.name}: not in the configuration confirmed"
                        f"{_screened(one, index)}; keep {keep} ({words.NOT_CONFIRMED})")
     out += [f"  {note}" for note in one.confirmation.notes]
+    spent = one.confirmation.twin_rounds
+    if spent:
+        out.append(f"  near twins measured beside the recommendation in {len(spent)} more "
+                   f"rounds ({spent.start}–{spent.stop - 1}) to show them alternatives")
     out += [f"  {line}" for line in carry_note(one)]
     out += [f"  {line}" for line in latency_lines(one)]
     out += ["  " + line for line in set_lines(one)]
@@ -136,12 +138,10 @@ def carry_note(one: Tuned) -> list[str]:
 
 
 def carry_lines(head: str, space: Space, recommended: Config, found: dict[int, Carried],
-                first: dict[int, SittingEstimate], better: str) -> list[str]:
+                each: list[dict[int, SittingEstimate]], better: str) -> list[str]:
     """`fslab tune --again`: the whole configuration and each option's share over the
     sittings, decided on those after the one that chose (tune/carry.py), the first
     sitting's own figure beside it."""
-    from fslab.tune.again import WHOLE
-
     if not found:
         return [f"{head}: no sitting measured the recommendation beside its contrasts"]
     any_one = next(iter(found.values()))
@@ -158,7 +158,8 @@ def carry_lines(head: str, space: Space, recommended: Config, found: dict[int, C
                 f"{factor.name} {level_label(factor.name, factor.levels[recommended[key]])}"
                 + (" (its share, the whole configuration's gain)" if alone else
                    " (its share)"))
-        out.append(f"  {name}: {_over_sittings(found[key], first.get(key), better)}")
+        said = _over_sittings(found[key], [s.get(key) for s in each], better)
+        out.append(f"  {name}: {said}")
     return out
 
 
@@ -170,9 +171,9 @@ SOURCES = {"history": "this host's history of option effects",
                                                  "borrowed"}
 
 
-def _over_sittings(carry: Carried, first: SittingEstimate | None, better: str) -> str:
-    """'1.14× on average (CI 1.08–1.2×), next sitting 1.0–1.34×: holds next time;
-    sitting 1, which chose it: 1.23×'."""
+def _over_sittings(carry: Carried, each: list[SittingEstimate | None], better: str) -> str:
+    """'1.14× on average over 2 sittings (CI 1.08–1.2×), faster; next sitting
+    1.0–1.34×: holds next time; each sitting: 1.23× (chose it), 1.12×, 1.16×'."""
     from fslab.analysis.sittings.words import HOLDS_NEXT
 
     ratio, low, high = words.directed(carry.ratio, carry.low, carry.high, better)
@@ -186,10 +187,18 @@ def _over_sittings(carry: Carried, first: SittingEstimate | None, better: str) -
         said += f" — {words.sittings_words(carry)}"
     if carry.decided_at:
         said += f"; decided at sitting {carry.decided_at}"
-    if first is None:
-        return said + "; sitting 1 did not measure it (its share comes from the later ones)"
-    own, _, _ = words.directed(math.exp(first.estimate), math.nan, math.nan, better)
-    return said + f"; sitting 1, which chose it: {own:.3g}×"
+    return f"{said}; each sitting: {sitting_shares(each, better)}"
+
+
+def sitting_shares(each: list[SittingEstimate | None], better: str) -> str:
+    """'1.23× (chose it), 1.12×, not measured': each sitting's own estimate, in order."""
+    shown = []
+    for number, one in enumerate(each, start=1):
+        own = words.directed(math.exp(one.estimate), math.nan, math.nan, better)[0] \
+            if one is not None else math.nan
+        said = "not measured" if one is None else f"{own:.3g}×"
+        shown.append(f"{said} (chose it)" if number == 1 else said)
+    return ", ".join(shown)
 
 
 def latency_lines(one: Tuned) -> list[str]:

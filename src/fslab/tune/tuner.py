@@ -69,7 +69,7 @@ class Tuned:
     confirmation: Confirmation
     margin: float
     plan: StagePlan | None = None
-    # each change's share and the whole configuration (tune/again.WHOLE) as a promise
+    # each change's share and the whole configuration (tune/carry.WHOLE) as a promise
     # about the next sitting (tune/carry.py); empty until the tune's history was read
     carried: dict[int, Carried] = field(default_factory=dict)
     history: bool = False  # whether a host's history of option effects was read
