@@ -290,3 +290,21 @@ def test_the_repeat_interval_through_the_catalogue_against_known_truth(tmp_path)
     assert len(derived) == 5
     assert history_spread(catalogue, "h1", leave_out={campaign_id(today)}) == spread
     assert sorted((catalogue / "derived" / "sitting_pairs").glob("*.parquet")) == derived
+
+
+def test_compare_counts_the_hosts_spread_between_sittings(tmp_path):
+    """`fslab compare --catalogue C`: the change is judged against how far a level moves
+    between two sittings on the host (history/sittings.level_spread of the catalogue's
+    sittings, the two compared left out), and the words say so (issue 58 item 10)."""
+    catalogue = tmp_path / "catalogue"
+    for seed in (1, 2, 3, 4):
+        sitting(tmp_path, seed, catalogue=catalogue)
+    base, new = sitting(tmp_path / "b", 5), sitting(tmp_path / "n", 6)
+    done = fslab_here("compare", str(base), str(new), "--catalogue", str(catalogue),
+                      "--json")
+    assert done.returncode in (0, 1), done.stderr
+    cells = pd.DataFrame(json.loads(done.stdout))
+    assert (cells["spread_sittings"] == 4).all()
+    assert (cells["ratio_ci_low"] < cells["within_ci_low"]).all()
+    said = fslab_here("compare", str(base), str(new), "--catalogue", str(catalogue))
+    assert "from 4 earlier sittings in the catalogue" in " ".join(said.stdout.split())
