@@ -135,7 +135,7 @@ def test_sittings_combine_the_hosts_other_sittings_with_their_own(tmp_path):
     alone = fslab_here("pool", *map(str, dirs), "--catalogue", str(catalogue), "--out",
                        str(out))
     assert alone.returncode == 0, alone.stderr
-    assert "No earlier sittings of this host beside these" in alone.stdout
+    assert "No earlier sittings of one host beside these" in alone.stdout
     assert (pd.read_csv(out / "stats" / "pooled.csv")["spread_source"] == "stated prior").all()
     for seed in (3, 4, 5):
         sitting(tmp_path, seed, catalogue=catalogue)
@@ -154,7 +154,7 @@ def test_sittings_combine_the_hosts_other_sittings_with_their_own(tmp_path):
     assert apart.returncode == 0, apart.stderr
     assert (pd.read_csv(tmp_path / "apart" / "stats" / "pooled.csv")["spread_source"]
             == "stated prior").all()
-    assert "earlier sittings" not in apart.stdout
+    assert "host's 3 earlier sittings" not in apart.stdout
 
 
 def test_pool_from_the_catalogue_and_by_host(tmp_path):

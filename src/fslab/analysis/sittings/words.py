@@ -46,8 +46,9 @@ def pooled_lines(pooled: Sequence[PooledQuestion], campaign: str = "") -> list[s
              f"'On average': the mean over {many}; 'next time': where the next {one}'s "
              "estimate should fall."]
     if any(q.spread_source == STATED for q in primary):
-        lines.append(f"No earlier sittings of this host beside these to learn its spread "
-                     f"from (a catalogue, --catalogue C, keeps them): the spread between "
+        lines.append(f"No earlier sittings of one host beside these to learn its spread "
+                     f"from (a catalogue, --catalogue C, keeps them; sittings of several "
+                     f"hosts borrow none): the spread between "
                      f"{many} combines these {many}' own with the stated prior, a sitting's "
                      f"ratio moving ±{as_percent(PRIOR_TAU):.0f} % (1 SD) on "
                      f"{PRIOR_DF:.0f} degrees of freedom (docs/statistics.md).")
