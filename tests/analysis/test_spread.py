@@ -150,3 +150,91 @@ def test_deciding_after_every_sitting_keeps_its_error_rate_and_says_which_decide
                        "higher", 0.10, 5)
     assert (agree.decision, agree.decided_at) == ("faster", 2)
     assert agree.last.level == pytest.approx(0.0375, rel=0.01)
+
+
+def test_two_sittings_that_agree_decide_as_one_does():
+    """1.20×, τ 0.03, 5 iterations (σ 0.07), no history: pooled, "faster" at sitting 2 in
+    at least 16 of 20 and never in fewer than one sitting alone less one
+    (benchmarks/pool_spread: 400 replicates)."""
+    rng = np.random.default_rng(20)
+    alone = pooled = 0
+    crit = stats.t.isf(0.025, 4)
+    for _ in range(20):
+        first, second = (draw(rng, math.log(1.2), 0.03, 5, 0.07) for _ in range(2))
+        alone += first.estimate - crit * first.se > 0
+        found = over_looks([first, second], None, 0.05, "higher", 0.10, 5)
+        pooled += found.decision == "faster"
+    assert pooled >= 16 and pooled >= alone - 1
+
+
+def test_a_history_right_and_a_history_half_the_truth():
+    """τ̃ 0.05 on 12 df, 5 iterations (σ 0.14): where the truth is the history's, the
+    mean's interval covers and the next sitting's holds; where it is twice it, the Q rule
+    drops the history more often and the mean's interval still covers most of the time
+    (a small version of benchmarks/pool_spread's grid, whose figures docs/statistics.md
+    gives)."""
+    rng = np.random.default_rng(12)
+    history = SittingSpread(0.05, 12.0, 10)
+    found = {}
+    for tau in (0.05, 0.10):
+        for k in (2, 6):
+            mean = following = dropped = 0
+            for _ in range(60):
+                sittings = [draw(rng, 0.0, tau, 5, 0.14) for _ in range(k)]
+                between = between_sittings(sittings, history)
+                low, high = between.mean_interval(0.05)
+                next_low, next_high = between.next_interval(0.05, 5)
+                mean += low <= 0 <= high
+                following += next_low <= draw(rng, 0.0, tau, 5, 0.14).estimate <= next_high
+                dropped += between.source == NOT_BORROWED
+            found[tau, k] = (mean / 60, following / 60, dropped / 60)
+    for k in (2, 6):
+        assert found[0.05, k][0] >= 0.9 and found[0.05, k][1] >= 0.88
+        assert found[0.10, k][2] > found[0.05, k][2]
+    assert found[0.10, 2][0] >= 0.78 and found[0.10, 6][0] >= 0.85
+
+
+def test_the_sittings_that_disagree_with_the_history_do_not_hold_next_time():
+    """Issue 58's example through the pooled table and its words: 1.40× and 1.00× (SE
+    0.02) against τ̃ 0.05 on 12 df do not "hold next time", and the words say the
+    history was not borrowed and why."""
+    import pandas as pd
+
+    from fslab.analysis.sittings.table import SITTING_PAIRS, pooled_table
+    from fslab.analysis.sittings.words import pooled_sentence
+
+    rows = pd.DataFrame([{"sitting": f"s{i}", "host": "h", "workload": "w", "op": "read",
+                          "metric": "iops", "primary": True, "a": "a", "b": "b",
+                          "estimate": math.log(ratio), "se": 0.02, "df": 4.0,
+                          "machine_s": 1.0, "iterations": 5}
+                         for i, ratio in enumerate((1.40, 1.00))], columns=SITTING_PAIRS)
+    (question,), _ = pooled_table(rows, spread=SittingSpread(0.05, 12.0, 10))
+    said = pooled_sentence(question)
+    assert "holds next time" not in said
+    assert "disagree more than this host's history allows" in said and "Q " in said
+    assert question.next_low <= 1.0 and question.next_high >= 1.40
+
+
+def test_unequal_sittings_next_interval_and_a_known_zero_spread():
+    """Iterations [30, 30, 5]: the next interval holds a 5-iteration sitting (τ 0.05, the
+    stated prior); at τ = 0 with a history that says so (τ̃ 0.005 on 12 df) the mean's
+    interval is the inverse-variance pool's width, within 10 %."""
+    from fslab.analysis.sittings.pooled import fixed_effect
+
+    rng = np.random.default_rng(30)
+    held = 0
+    for _ in range(100):
+        sittings = [draw(rng, 0.0, 0.05, n, 0.14) for n in (30, 30, 5)]
+        low, high = between_sittings(sittings, None).next_interval(0.05, 5)
+        held += low <= draw(rng, 0.0, 0.05, 5, 0.14).estimate <= high
+    assert held >= 92
+    ratios = []
+    for _ in range(30):
+        sittings = [draw(rng, 0.0, 0.0, 5, 0.14) for _ in range(3)]
+        low, high = between_sittings(sittings, SittingSpread(0.005, 12.0, 10)).mean_interval(
+            0.05)
+        _, fixed_low, fixed_high = fixed_effect([s.estimate for s in sittings],
+                                                [s.se for s in sittings],
+                                                [s.df for s in sittings], 0.05)
+        ratios.append((high - low) / (fixed_high - fixed_low))
+    assert float(np.median(ratios)) <= 1.1

@@ -84,8 +84,6 @@ class Pooled:
     i2: float  # share of the sittings' spread that is between them (Cochran's Q)
     fixed_se: float  # the fixed-effect (inverse-variance) standard error, for comparison
     note: str = ""
-    borrowed_tau: float = math.nan  # τ̃ the intervals used, borrowed (NaN: not borrowed)
-    borrowed_sittings: int = 0  # the earlier sittings it rests on
 
 
 def pool(estimates: Sequence[float], ses: Sequence[float], level: float = 0.05,
@@ -106,8 +104,7 @@ def pool(estimates: Sequence[float], ses: Sequence[float], level: float = 0.05,
         se = math.sqrt((known + own) / k)
         half = crit * math.sqrt((known + own) * (1 + 1 / k))
         return Pooled(k, estimate, se, estimate - crit * se, estimate + crit * se,
-                      estimate - half, estimate + half, tau, i2, fixed_se, BORROWED,
-                      spread.tau, spread.sittings)
+                      estimate - half, estimate + half, tau, i2, fixed_se, BORROWED)
     sd = float(y.std(ddof=1)) if np.ptp(y) > 0 else 0.0  # identical: exactly none
     se = sd / math.sqrt(k)
     crit = quantile(k - 1, level)

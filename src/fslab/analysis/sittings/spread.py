@@ -110,6 +110,17 @@ class Between:
         """(low, high): μ's central 1 − level interval (log scale)."""
         return self._interval(self._variances, self._within, level)
 
+    def two_sided_p(self, value: float = 0.0) -> float:
+        """Twice μ's posterior tail beyond `value` on the side it lies: with a flat prior
+        on μ, the p of "μ = value" that the mean's interval inverts (it excludes `value`
+        at exactly the levels above this)."""
+        keep = self._posterior > 1e-12 * self._posterior.max()
+        dfs = satterthwaite_df(self._variances[keep], self._within[keep], self.within_df)
+        below = float((self._posterior[keep] * special.stdtr(
+            dfs, (value - self._centres[keep]) / np.sqrt(self._variances[keep]))).sum()
+            / self._posterior[keep].sum())
+        return min(1.0, 2 * min(below, 1 - below))
+
     def next_interval(self, level: float, iterations: float) -> tuple[float, float]:
         """(low, high): where the next sitting's estimate, of `iterations`, should fall
         at 1 − level: variance τ² + σ²/m + Var(μ̂), mixed over τ (log scale)."""

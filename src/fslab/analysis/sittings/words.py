@@ -46,11 +46,12 @@ def pooled_lines(pooled: Sequence[PooledQuestion], campaign: str = "") -> list[s
              f"'On average': the mean over {many}; 'next time': where the next {one}'s "
              "estimate should fall."]
     if any(q.spread_source == STATED for q in primary):
-        lines.append(f"No history of this host's sittings (record campaigns with "
-                     f"--catalogue C): the spread between {many} combines these {many}' own "
-                     f"with the stated prior, a sitting's ratio moving ±"
-                     f"{as_percent(PRIOR_TAU):.0f} % (1 SD) on {PRIOR_DF:.0f} degrees of "
-                     "freedom (docs/statistics.md).")
+        lines.append(f"No earlier sittings of one host beside these to learn its spread "
+                     f"from (a catalogue, --catalogue C, keeps them; sittings of several "
+                     f"hosts borrow none): the spread between "
+                     f"{many} combines these {many}' own with the stated prior, a sitting's "
+                     f"ratio moving ±{as_percent(PRIOR_TAU):.0f} % (1 SD) on "
+                     f"{PRIOR_DF:.0f} degrees of freedom (docs/statistics.md).")
     if any(q.spread_source == NOT_BORROWED for q in primary):
         lines.append(f"Where these {many} disagree more than this host's history allows, "
                      "its spread is not borrowed (each such question says so).")
