@@ -52,6 +52,11 @@ def run(
     fs: Annotated[str | None, typer.Option(
         "--fs", help="Targets, comma-separated: ext4,xfs,btrfs or dir:PATH.")] = None,
     preset: Annotated[str | None, typer.Option(help="fio preset (default direct5).")] = None,
+    job_file: Annotated[list[Path] | None, typer.Option(
+        "--job-file", metavar="FILE.fio", help="Your own fio job file as the workload "
+        "(repeatable; campaign key [[workload]] job_file = ...): laid out once and measured "
+        "in interleaved slices like a preset, or whole where it cannot be sliced (the dry "
+        "run says why).")] = None,
     workloads: Annotated[str | None, typer.Option(
         help="Only these workloads, comma-separated, e.g. randread,seqwrite.")] = None,
     iterations: Annotated[int | None, typer.Option(help="Repetitions of every run.")] = None,
@@ -145,6 +150,7 @@ def run(
         primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
         as_published=as_published or None, labels=parse_labels(label) or None,
         margin=margin, sweeps=_sweeps(sweep),
+        job_files=[str(path) for path in job_file] if job_file else None,
     )
     budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
     adaptive = [flag for flag, value in (("--until-ci", until_ci),
@@ -202,7 +208,7 @@ PLAN_FLAGS = {"fs": "--fs", "preset": "--preset", "workloads": "--workloads",
               "file_size": "--file-size", "fresh": "--fresh", "hosts": "--hosts",
               "primary": "--primary", "rounds": "--rounds", "ceiling": "--no-ceiling",
               "as_published": "--as-published", "labels": "--label", "margin": "--margin",
-              "sweeps": "--sweep"}
+              "sweeps": "--sweep", "job_files": "--job-file"}
 
 
 def _campaign(campaign_file: Path | None, overrides: object, resume: bool, out: Path | None,

@@ -128,7 +128,15 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
 def _resolve_workloads(
     entries: list[WorkloadEntry], overrides: Overrides, base_dir: Path
 ) -> list[WorkloadEntry]:
-    if overrides.preset or not entries:
+    if overrides.job_files:  # --job-file: each file a [[workload]] job_file = ... (a
+        # relative path from where fslab runs), beside --preset's jobs when both are given
+        entries = [WorkloadEntry(job_file=str(Path(path).resolve()))
+                   for path in overrides.job_files]
+        if overrides.preset:
+            entries.insert(0, WorkloadEntry(preset=overrides.preset))
+        if overrides.workloads:
+            entries = _filter_entries(entries, overrides.workloads)
+    elif overrides.preset or not entries:
         preset = overrides.preset or DEFAULT_PRESET
         entries = [WorkloadEntry(preset=preset, only=overrides.workloads)]
     elif overrides.workloads:

@@ -256,6 +256,7 @@ class Overrides:
     labels: dict[str, str] | None = None  # --label KEY=VALUE: added to the file's labels
     margin: str | None = None  # --margin 10%
     sweeps: dict[str, list[str]] | None = None  # --sweep NAME=V1,V2 (repeatable)
+    job_files: list[str] | None = None  # --job-file J (repeatable): what job_file = does
 
 
 def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, object]:
