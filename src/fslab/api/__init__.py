@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.api.again import again_campaign, pool_again  # noqa: F401  (`fslab run --again`)
+from fslab.api.export import export, export_table  # noqa: F401  (`fslab export`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
     history_add,
     history_campaigns,
