@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from fslab.core.campaign_settings import LookCell
 from fslab.core.errors import UserError
-from fslab.core.metrics import HEADLINE_METRICS
+from fslab.core.metrics import HEADLINE_METRICS, metric_named
 from fslab.core.toml_file import read_toml
 from fslab.core.units import parse_duration, parse_size
 from fslab.plan.levels import level_text
@@ -109,6 +109,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         age_levels={name: dict(values) for name, values in parsed.age_levels.items()},
         age_reuse=parsed.age_reuse,
     )
+    campaign.primary = [metric_named(m) or m for m in campaign.primary]  # as printed too
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
                         f"{', '.join(HEADLINE_METRICS)}")
