@@ -267,7 +267,8 @@ def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, obj
              "path": spec.path, "device": spec.device}
     data.update({key: value for key, value in given.items() if value})
     options = dict(spec.options)
-    for key in ("direct_io", "fstrim", "throttle", "image", "fresh_copy_of", "age", "scale"):
+    for key in ("direct_io", "fstrim", "precondition", "throttle", "image", "fresh_copy_of",
+                "age", "scale"):
         if key in options:
             value = options.pop(key)
             data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(
