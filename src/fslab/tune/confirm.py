@@ -242,11 +242,12 @@ def _chose_on(stages: list[Stage], challenger: Config, chosen: Config,
 
 def _with_twins(found: Contribution, twins: list[Twin]) -> Contribution:
     """A changed option with its near twins read (tune/twins.py): alternatives shown
-    equivalent, the others not separated with the rounds they would need."""
+    equivalent, those not shown either way not separated with the rounds they would need
+    (a twin shown better or worse is separated: neither)."""
     mine = [t for t in twins if t.factor == found.factor]
     if not mine:
         return found
-    apart = [t for t in mine if not t.shown]
+    apart = [t for t in mine if not t.shown and not t.apart]
     return replace(found, alternatives=tuple(t.level for t in mine if t.shown),
                    not_separated=tuple(t.level for t in apart),
                    needs=tuple(t.needs for t in apart))

@@ -20,7 +20,8 @@ with rounds spent for it:
   spread hold (analysis.pairs.needs, the same rule as "needs N iterations"); when they fit
   the runs left, the recommendation and its twins are measured in that many more fresh
   rounds and each pair is asked once, on every round both ran, at α over the twin pairs
-  (`show`); when they do not, the level is "not separated: would need N rounds".
+  (`show`); when they do not, the level is "not separated: would need N rounds". A twin
+  shown better or worse than the recommendation on those rounds is separated: neither.
 
 The number of rounds depends on the spread the first rounds showed and on their ratio,
 not on whether they were equivalent, and the question is asked once (no look before):
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 from fslab.analysis.pairs.decisions import decide_pair
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.needs import Spread, needs_iterations
-from fslab.analysis.pairs.pair import EQUIVALENT, Pair
+from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, Pair
 from fslab.tune.credit import Stage, changed, with_level
 from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.screen import Screen
@@ -58,7 +59,14 @@ class Twin:
 
     @property
     def shown(self) -> bool:
+        """Shown equivalent: an alternative."""
         return self.answer is not None and self.answer.decision == EQUIVALENT
+
+    @property
+    def apart(self) -> bool:
+        """Shown better or worse than the recommendation: separated, neither an
+        alternative nor 'not separated'."""
+        return self.answer is not None and self.answer.decision in (FASTER, SLOWER)
 
 
 def near_twins(screened: Screen | None, challenger: Config, margin: float) -> list[Config]:
@@ -108,8 +116,8 @@ def show(measure: Measure, measured: StageData, recommended: Config,
     for i, level in pairs:
         answer = _ask(measured, recommended, with_level(recommended, i, level), everything,
                       margin, alpha, family)
-        if answer is not None and answer.decision == EQUIVALENT:
-            found.append(Twin(i, level, answer))
+        if answer is not None and answer.decision in (EQUIVALENT, FASTER, SLOWER):
+            found.append(Twin(i, level, answer))  # shown the same, or shown apart
             continue
         more = planned[(i, level)]
         needs = answer.needs_iterations if answer is not None and spent else (
