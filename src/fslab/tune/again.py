@@ -35,7 +35,7 @@ from fslab.analysis.sittings.spread import SittingEstimate
 from fslab.history.option_effects import LEVEL, OPTION, Contrast
 from fslab.tune.carry import WHOLE, Carried, carried, first_sitting
 from fslab.tune.confirm import CHANGE, FIRST_SHARE, LEAST_ROUNDS, confirm, second_stage
-from fslab.tune.credit import changed, without
+from fslab.tune.credit import ablation_configs, changed, without
 from fslab.tune.measure import (
     CONFIRM,
     CampaignMeasure,
@@ -130,10 +130,11 @@ def measure_again(measure: Measure, space: Space, recommended: Config, margin: f
     """One more sitting of the recommendation: a confirmation of it (the reference, R and
     R without each change, `rounds` rounds each — as many as the first sitting's
     confirmation measured R, within ROUNDS and MOST_ROUNDS, so that the sitting that
-    decides knows as much as the one that chose; a second stage where R may need one), on
-    fresh rounds; what it measured."""
+    decides knows about as much as the one that chose; a second stage where R may need
+    one), on fresh rounds; what it measured. (Twice as many rounds decided no more in
+    benchmarks/tune_carry: past a sitting's noise, the spread between sittings decides.)"""
     rounds = min(max(rounds, ROUNDS), MOST_ROUNDS)
-    ablation = rounds * (space.changes(recommended) + 2)
+    ablation = rounds * len(ablation_configs(space, recommended, None, []))
     return confirm(measure, space, recommended, None, [], math.ceil(
         ablation / FIRST_SHARE) if second_stage(space, recommended) else ablation,
         margin).measured
