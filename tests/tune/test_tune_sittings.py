@@ -8,6 +8,7 @@ tune_race's."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ from fslab.host.lab import Lab
 from fslab.plan.loading import resolve
 from fslab.plan.schema import CampaignFile, Overrides
 from fslab.results.store import ResultsDir
+from fslab.tune import words
 from fslab.tune.against_best import Spending, equivalent_to_all
 from fslab.tune.budget import Budget
 from fslab.tune.carry import NEVER, THIS_ONLY, THIS_SITTINGS, carried, first_sitting
@@ -130,6 +132,7 @@ def test_a_near_twin_gets_the_rounds_that_show_it_an_alternative():
     benchmarks/tune_answers holds 20 spaces of its own)."""
     space = space_of(TWINS)
     named = spent = 0
+    told: list[str] = []
     for seed in range(20):
         def truth(c: tuple[int, ...]) -> float:
             return (1.3 if c[0] else 1.0) * (1.3 if c[1] else 1.0) * (0.8 if c[2] else 1.0)
@@ -140,8 +143,12 @@ def test_a_near_twin_gets_the_rounds_that_show_it_an_alternative():
         if found is not None and tuned.confirmation.recommended[0]:
             named += (3 - found.level) in found.alternatives
             spent += tuned.confirmation.twin_rounds is not None
+            if found.not_separated:
+                told.append(words.option_line(space, found, "change", HIGHER, 0.10))
         assert any("near twin" in note for note in tuned.confirmation.notes)
     assert named >= 12 and spent >= 5
+    assert told and all(re.search(r"not separated from it \(not shown equivalent; would "
+                                  r"need \d+ rounds\)", line) for line in told), told
 
 
 def test_the_next_sitting_decides_a_change_once_a_history_says_how_far_options_move():
