@@ -37,7 +37,7 @@ def sitting(tmp_path: Path, seed: int, host: str = "h1", targets=("a", "b"),
             "sitting": sitting_sd, "host": host}}]})
     out = tmp_path / f"{host}-{seed}"
     api.run(resolve(parsed, Overrides(), Path.cwd()), out=out, lab=Lab(tmp_path / "lab"),
-            catalogue=catalogue)
+            options=api.RunOptions(catalogue=catalogue))
     if catalogue is not None:
         api.history_add(catalogue, [out])
     return out

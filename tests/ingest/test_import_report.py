@@ -282,14 +282,16 @@ def test_until_ci_adds_iterations(tmp_path, lab):
     def campaign():
         return load_campaign(None, Overrides(fs=["null"], preset="null", iterations=2, seed=3))
 
-    result = api.run(campaign(), out=tmp_path / "r", lab=lab, until_ci=0.001, max_iterations=4)
+    result = api.run(campaign(), out=tmp_path / "r", lab=lab,
+                     options=api.RunOptions(until_ci=0.001, max_iterations=4))
     runs = api.runs(tmp_path / "r")
     workload = str(runs["workload"].iloc[0])
     assert len(runs) == 4  # 0.001 % is out of reach: a second stage to the cap
     assert result.unconverged and workload in result.unconverged[0]
     assert "pilot = 2" in (tmp_path / "r" / "campaign.toml").read_text()
     assert set(pd.read_csv(tmp_path / "r" / "stats" / "summary.csv")["n"]) == {2}
-    loose = api.run(campaign(), out=tmp_path / "r2", lab=lab, until_ci=1e6, max_iterations=5)
+    loose = api.run(campaign(), out=tmp_path / "r2", lab=lab,
+                    options=api.RunOptions(until_ci=1e6, max_iterations=5))
     # a goal the pilot already meets still gets its second stage (the smallest): stopping
     # on the pilot's lucky spread is what inflated false positives
     assert loose.unconverged == [] and len(api.runs(tmp_path / "r2")) == 2 + 3

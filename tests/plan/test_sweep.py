@@ -144,7 +144,8 @@ def test_a_plan_past_its_budget_needs_yes(tmp_path):
     check_budget(make_plan(campaign).runs, 4 * 3600)
     fio_on_null = load_campaign(None, Overrides(fs=["null"], workloads=["randread"]))
     with pytest.raises(UserError, match="--yes"):
-        api.run(fio_on_null, out=tmp_path / "never", lab=Lab(tmp_path / "lab"), budget=1)
+        api.run(fio_on_null, out=tmp_path / "never", lab=Lab(tmp_path / "lab"),
+                options=api.RunOptions(budget=1))
     assert not (tmp_path / "never").exists()
 
 

@@ -113,7 +113,7 @@ def test_a_real_campaign_resolves_where_it_must_and_resumes_a_round(tmp_path):
     the looks, so a resumed campaign plans exactly those runs again."""
     out = tmp_path / "out"
     result = api.run(campaign({"a": 1.0, "b": 1.0, "c": 1.4}), out=out,
-                     lab=Lab(tmp_path / "lab"), resolve=True)
+                     lab=Lab(tmp_path / "lab"), options=api.RunOptions(resolve=True))
     saved = tomllib.loads((out / "campaign.toml").read_text())
     looks = saved["resolve"]["looks"]
     assert looks[0] == 5 and len(looks) >= 2

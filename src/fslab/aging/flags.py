@@ -12,7 +12,7 @@ from fslab.core.units import parse_duration, parse_size
 from fslab.targets import TargetSpec
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgingFlags:
     """What `fslab age` was given (None: not given)."""
 

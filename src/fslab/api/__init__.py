@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fslab.api.again import again_campaign, pool_again  # noqa: F401  (`fslab run --again`)
+from fslab.api.again import pool_again
 from fslab.api.export import export, export_table  # noqa: F401  (`fslab export`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
     history_add,
@@ -31,7 +30,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
     serve,
     targets_table,
 )
-from fslab.api.pool import pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)
+from fslab.api.pool import pool, pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)
 from fslab.api.results import (  # noqa: F401  (results directories, one import away)
     analysed,
     compare,
@@ -49,8 +48,6 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune,
     tune_again,
     tune_plan,
-    tune_request,
-    tune_resumed,
 )
 from fslab.core.lookups import API_TYPES
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
@@ -63,36 +60,22 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.aging.config import AgingConfig
+    from fslab.api.campaigns import RunRequest
+    from fslab.api.tuning import TuneFlags, TuneJob
     from fslab.host.lab import CleanupReport, Lab
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
     from fslab.plan.schema import Campaign, Overrides
+    from fslab.run.orchestrator import RunOptions
     from fslab.run.runner import Progress
     from fslab.targets import TargetSpec
 
 
-def run(
-    campaign: Campaign,
-    *,
-    out: Path | None = None,
-    lab: Lab | None = None,
-    resume: bool = False,
-    confirmed_devices: frozenset[str] = frozenset(),
-    force_device: bool = False,
-    progress: Progress | None = None,
-    until_ci: float | None = None,
-    max_iterations: int = 20,
-    until_detectable: float | None = None,
-    rerun_disturbed: bool = False,
-    rerun_unsteady: bool = False,
-    budget: float | None = None,
-    resolve: bool = False,
-    resolve_budget: float | None = None,
-    catalogue: Path | None = None,
-    summarise: bool = False,
-    again: Path | None = None,
-) -> RunResult:
-    """Run a campaign into a results directory (new, or continued with resume=True).
+def run(campaign: Campaign, out: Path | None = None, options: RunOptions | None = None, *,
+        lab: Lab | None = None, progress: Progress | None = None) -> RunResult:
+    """Run a campaign into a results directory `out` (default: the campaign's own, else
+    results/NAME-TIME), new or continued (`options.resume`), as `options` say
+    (run/orchestrator.RunOptions: `fslab run`'s flags by their names).
 
     With `until_ci` (a percentage: every headline cell's 95 % interval within that
     factor) or `until_detectable` (a percentage: every primary comparison able to detect
@@ -100,32 +83,28 @@ def run(
     many more to run, up to `max_iterations` in all; estimates and verdicts use only
     those (fslab/run/adaptive.py: this keeps their error rates). What is still short of the
     goal at the end is returned. With `budget` (seconds), a plan that measures for longer
-    is refused before anything is made (`fslab run` passes 2 h unless --yes). With
+    is refused before anything is made, unless `yes` (`fslab run` passes 2 h). With
     `resolve`, more iterations are measured only where a primary question is unresolved,
-    until each is decided or the campaign's measuring time reaches `resolve_budget`
-    seconds (default: `budget`, else 2 h; fslab/run/resolve.py). With `catalogue` (the
-    catalogue it will be recorded in), its host's between-sitting spread is read from it
-    for the repeat intervals (pairwise.csv repeat_low, repeat_high; analysis/sittings).
-    With `summarise` (what `fslab run` does), the finished campaign is recorded in
-    `catalogue` (its results stand whatever the catalogue does), a new sitting of `again`
-    (api.again_campaign) is pooled with the directory's others, and the result's `outcome`
-    is what the command prints of it (report/run_text.py).
+    until each is decided or the campaign's machine time reaches `budget` seconds
+    (default 2 h; fslab/run/resolve.py). With `catalogue` (the catalogue it will be
+    recorded in), its host's between-sitting spread is read from it for the repeat
+    intervals (pairwise.csv repeat_low, repeat_high; analysis/sittings). With `summarise`
+    (what `fslab run` does), the finished campaign is recorded in `catalogue` (its results
+    stand whatever the catalogue does), a new sitting of `again` (api.campaign_for) is
+    pooled with the directory's others, and the result's `outcome` is what the command
+    prints of it (report/run_text.py).
     """
+    from fslab.api.campaigns import default_out
     from fslab.host.lab import Lab
     from fslab.report.run_text import RunOutcome, goal_text
     from fslab.run.orchestrator import RunOptions, run_campaign
 
+    options = options or RunOptions()
     result = run_campaign(campaign, Path(out or campaign.out or default_out(campaign)),
-                          lab or Lab(), RunOptions(
-                              resume=resume, confirmed_devices=confirmed_devices,
-                              force_device=force_device, progress=progress,
-                              until_ci=until_ci, max_iterations=max_iterations,
-                              until_detectable=until_detectable,
-                              rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                              budget=budget, resolve=resolve, resolve_budget=resolve_budget,
-                              catalogue=catalogue))
-    if not summarise:
+                          lab or Lab(), options, progress)
+    if not options.summarise:
         return result
+    catalogue, again = options.catalogue, options.again
     recorded, why = (record_campaign(catalogue, result.results.path) if catalogue
                      else (None, ""))
     pooled = pool_again(again, catalogue) if again is not None else None
@@ -133,11 +112,30 @@ def run(
     result.outcome = RunOutcome(
         results_view(result.results.path, result.analysis), counts.ok, counts.failed,
         counts.skipped, counts.reruns, list(counts.warnings),
-        goal_text(until_ci, until_detectable), list(result.unconverged),
+        goal_text(options.until_ci, options.until_detectable), list(result.unconverged),
         list(result.unresolved), catalogue, recorded, why,
         list(pooled.lines) if pooled is not None else [],
         again / "stats" / "pooled.csv" if pooled is not None and again is not None else None)
     return result
+
+
+def tune_request(campaign_file: Path | None, flags: TuneFlags) -> TuneJob:
+    """`fslab tune`'s request: the campaign and the tune's space and limits (new, resumed
+    from --out, or --again DIR's), where it goes; flags that do not go together are
+    refused in one line (api/tuning.py)."""
+    from fslab.api.tuning import tune_request as asked
+
+    return asked(campaign_file, flags)
+
+
+def campaign_for(campaign_file: Path | None, overrides: Overrides, options: RunOptions,
+                 out: Path | None = None) -> RunRequest:
+    """`fslab run`'s request: the campaign (new, resumed from `out`, or `options.again`'s
+    as a new sitting), where it goes and how it runs; flags that do not go together are
+    refused in one line (api/campaigns.py)."""
+    from fslab.api.campaigns import campaign_for as chosen
+
+    return chosen(campaign_file, overrides, options, out)
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
@@ -219,16 +217,6 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     return report
 
 
-def resume_with(out: Path, campaign_file: Path | None, overrides: Overrides
-                ) -> tuple[Campaign, str]:
-    """`fslab run --resume`: the campaign saved in `out` (flags over it) and the line that
-    says how far it got (plan/resume.py)."""
-    from fslab.plan.resume import progress_line, resume_campaign
-
-    campaign = resume_campaign(out, campaign_file, overrides)
-    return campaign, progress_line(campaign, out)
-
-
 def stats_of(directory: Path) -> Any:
     """A results directory's analysis as stats/ holds it, or None when missing or stale."""
     from fslab.results.stats_files import load_analysis
@@ -284,10 +272,6 @@ def cleanup(lab: Lab | None = None) -> CleanupReport:
     from fslab.host.lab import Lab
 
     return (lab or Lab()).cleanup()
-
-
-def default_out(campaign: Campaign) -> Path:
-    return Path("results") / f"{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fslab.aging.flags import AgingRequest
+    from fslab.aging.flags import AgingFlags, AgingRequest
     from fslab.host.doctor import Finding
     from fslab.host.lab import Lab
 
@@ -48,16 +48,16 @@ def serve(bind: str, port: int) -> bool:
     return run_server(bind, port)
 
 
-def aging_request(flags: Any, fs: str, size: Any, mkfs_options: Any, mount_options: Any,
-                  direct_io: bool | None, device: str | None,
+def aging_request(flags: AgingFlags, fs: str, size: str, mkfs_options: str | None,
+                  mount_options: str | None, direct_io: bool | None, device: str | None,
                   image: str | None = None) -> AgingRequest:
     """`fslab age` flags as what it runs (the target to age, the aging settings and, with
     --as-published, the thesis's with every parameter's source): aging/flags.py."""
-    from fslab.aging.flags import AgingFlags, aging_target
     from fslab.aging.flags import aging_request as request
+    from fslab.aging.flags import aging_target
 
     spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
-    return request(AgingFlags(**flags), spec, image)
+    return request(flags, spec, image)
 
 
 def targets_table() -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
-from fslab.core.units import DEFAULT_MARGIN
+from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,6 +149,24 @@ def _refuse_unlike(sittings: list[Sitting], differences: Callable[[Sitting, Sitt
         if found:
             raise UserError(f"{other.path} is not a sitting of {sittings[0].path}'s campaign: "
                             f"{'; '.join(found)} differ")
+
+
+def pool(dirs: list[Path], out: Path | None, *, catalogue: Path | None = None,
+         campaign: str | None = None, host: str | None = None, by: str = "sitting",
+         margin: str | None = None, planned: int | None = None) -> PoolWritten:
+    """`fslab pool`: the sittings given as results directories (pool_dirs), or with
+    `campaign` the catalogue's sittings of it (pool_catalogue); what goes with which is
+    refused in one line."""
+    if out is None:
+        raise UserError("fslab pool needs --out DIR (where the pooled tables go)")
+    fraction = None if margin is None else parse_margin(margin)
+    if campaign:
+        if dirs:
+            raise UserError("give results directories or --campaign, not both")
+        return pool_catalogue(catalogue, campaign, out, host, by, fraction, planned)
+    if host:
+        raise UserError("--host picks sittings from the catalogue: use it with --campaign")
+    return pool_dirs(list(dirs), out, by, fraction, catalogue, None, planned)
 
 
 def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | None = None,

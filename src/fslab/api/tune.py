@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -151,33 +151,16 @@ def _record(catalogue: Path, campaign: Campaign, space: Space, out: Path,
             f"sittings in {catalogue} (this host's history of option effects)")
 
 
-def tune_request(table: dict[str, object], flags: dict[str, list[str]], **limits: Any
-                 ) -> TuneRequest:
-    """What `fslab tune` was asked, from its flags over the campaign's [tune] table
-    (tune/request.py)."""
-    from fslab.tune.request import request_of
-
-    return request_of(table, flags, **limits)
-
-
 def tune_plan(campaign: Campaign, request: TuneRequest) -> list[str]:
-    """`fslab tune --dry-run`: the stages and what each may take; touches nothing."""
+    """`fslab tune --dry-run`: what the space says of itself, then the stages and what each
+    may take; touches nothing."""
     from fslab.tune.by_question import per_run_seconds
     from fslab.tune.measure import questions_of
     from fslab.tune.request import dry_run
 
     space = request.space([t.fs for t in campaign.targets])
-    return dry_run(space, request, per_run_seconds(campaign), len(questions_of(campaign)))
-
-
-def tune_resumed(out: Path) -> tuple[Campaign, TuneRequest]:
-    """The campaign and request of the tune in `out` (`fslab tune --resume --out DIR`)."""
-    from fslab.plan.loading import load_campaign
-    from fslab.plan.schema import Overrides
-    from fslab.tune.request import load
-
-    request = load(Path(out))
-    return load_campaign(Path(out) / "campaign.toml", Overrides()), request
+    return [*space.notes, *dry_run(space, request, per_run_seconds(campaign),
+                                   len(questions_of(campaign)))]
 
 
 def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | None = None,
@@ -190,15 +173,13 @@ def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | 
     host's history of option effects (else the stated prior), and every sitting's
     contrasts recorded there. The lines to print."""
     from fslab.api.again import next_sitting, sittings_of
+    from fslab.api.tuning import finished_tune
     from fslab.host.lab import Lab
     from fslab.results.store import write_atomic
     from fslab.tune.again import again, confirmed
 
     directory = Path(directory)
-    if not (directory / "stats" / "tune_options.csv").exists():
-        raise UserError(f"{directory} holds no finished tune (stats/tune_options.csv): "
-                        "give the --out of a `fslab tune` that ended")
-    campaign, request = tune_resumed(directory)
+    campaign, request = finished_tune(directory)
     earlier = sittings_of(directory, confirmed)
     out, campaign.seed = next_sitting(directory, seed, campaign.seed)
     space = request.space([t.fs for t in campaign.targets])

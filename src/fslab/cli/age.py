@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -69,9 +69,8 @@ def age(
 ) -> None:
     """Age a fresh file system like years of use; log, probe fragmentation, keep an image."""
     from fslab import api
-    from fslab.core.units import format_bytes
 
-    request = api.aging_request(dict(
+    request = api.aging_request(api.AgingFlags(
         seed=seed, config=config, mix=mix, recipe=recipe, ops=ops, duration=duration,
         bytes_limit=bytes_limit, written=written, layout_target=layout_target,
         plateau=plateau, utilization=utilization, stop_file=stop_file, pause_file=pause_file,
@@ -88,6 +87,15 @@ def age(
                       f"source in {out}/runs/aging/aging.json (parameters)")
         for line in request.cannot:
             console.print(f"  not here: {escape(line)}")
+    _aged(fs, record, out)
+
+
+def _aged(fs: str, record: dict[str, Any], out: Path) -> None:
+    """What the aging did, its summary table and what it wrote."""
+    from fslab import api
+    from fslab.core.units import format_bytes
+    from fslab.report.terminal import summary_tables
+
     console.print(
         f"Aged {fs}: {record['ops_attempted']} operations attempted, "
         f"{record['ops_succeeded']} succeeded, {record['ops_failed']} failed, in "
@@ -96,8 +104,6 @@ def age(
         f"{record['stopped_by']}); op sequence {record['op_sequence_sha256'][:16]}…")
     for what, count in (record.get("failures") or {}).items():
         console.print(f"  failed: {escape(what)} × {count}")
-    from fslab.report.terminal import summary_tables
-
     done = api.stats_of(out)
     if done is not None:
         console.print(summary_tables(done.summary))

@@ -95,3 +95,38 @@ def parse_labels(items: list[str] | None) -> dict[str, str]:
             raise UserError(f"bad label {item!r}: use --label KEY=VALUE")
         labels[key.strip()] = value.strip()
     return labels
+
+
+def split_list(text: str | None) -> list[str] | None:
+    """'ext4, xfs' -> ['ext4', 'xfs'] (None when the flag is not given)."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise UserError("empty list: give comma-separated names, e.g. ext4,xfs")
+    return items
+
+
+def sweeps_of(flags: list[str] | None, flag: str) -> dict[str, list[str]] | None:
+    """--sweep (or --factor) NAME=V1,V2 flags as {NAME: levels}; a name given twice is one
+    clear error."""
+    if not flags:
+        return None
+    from fslab import api
+
+    found: dict[str, list[str]] = {}
+    for text in flags:
+        name, levels = api.parse_factor(text)
+        if name in found:
+            raise UserError(f"{flag} {name} is given twice: give every level in one flag")
+        found[name] = levels
+    return found
+
+
+def progress_shown() -> Any:
+    """The progress of a campaign's runs on stderr: a bar on a terminal, else a line per
+    finished run (a context manager; `.note` takes a line to show beside it)."""
+    from fslab import api
+
+    shown = err_console.get()
+    return api.RichProgress(shown) if shown.is_terminal else api.LineProgress(sys.stderr)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from fslab.cli.app import CatalogueOption, app, console, escape, parse_labels, show
+from fslab.core.errors import ExitCode
 
 history_app = typer.Typer(
     rich_markup_mode=None, no_args_is_help=True,
@@ -110,7 +111,7 @@ def changes(
 
         show(console, changes_text(series, by or "start time", api.history_method()))
     if any(change.regression for change in found):
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.REGRESSION)
 
 
 @history_app.command("report")

@@ -187,7 +187,7 @@ def cleanup(lab: LabOption = None) -> None:
     if not (report.released or report.skipped or report.errors):
         console.print("nothing to clean up")
     if report.errors:
-        raise typer.Exit(1)
+        raise typer.Exit(ExitCode.NOT_RELEASED)
 
 
 @app.command()

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from fslab.cli.app import CatalogueOption, app, console
-from fslab.core.errors import UserError
 
 
 @app.command()
@@ -40,18 +39,8 @@ def pool(
     verdicts' rule over the sittings in the order given. Writes OUT/stats/pooled.csv and
     pooled_verdicts.txt; `fslab report OUT` draws them."""
     from fslab import api
-    from fslab.core.units import parse_margin
 
-    if out is None:
-        raise UserError("fslab pool needs --out DIR (where the pooled tables go)")
-    fraction = None if margin is None else parse_margin(margin)
-    if campaign:
-        if dirs:
-            raise UserError("give results directories or --campaign, not both")
-        done = api.pool_catalogue(catalogue, campaign, out, host, by, fraction, planned)
-    else:
-        if host:
-            raise UserError("--host picks sittings from the catalogue: use it with --campaign")
-        done = api.pool_dirs(list(dirs or []), out, by, fraction, catalogue, None, planned)
+    done = api.pool(list(dirs or []), out, catalogue=catalogue, campaign=campaign, host=host,
+                    by=by, margin=margin, planned=planned)
     console.print("\n".join(done.lines), markup=False, highlight=False, soft_wrap=True)
-    console.print(f"Wrote {out / 'stats' / 'pooled.csv'}", markup=False, highlight=False)
+    console.print(f"Wrote {done.out / 'stats' / 'pooled.csv'}", markup=False, highlight=False)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,34 +15,17 @@ from fslab.cli.app import (
     err_console,
     exit_interrupted,
     parse_labels,
+    progress_shown,
     show,
+    split_list,
+    sweeps_of,
 )
 from fslab.core.descriptions import CEILING, SLICES
-from fslab.core.errors import ExitCode, UserError
+from fslab.core.errors import ExitCode
 
-
-def _sweeps(flags: list[str] | None) -> dict[str, list[str]] | None:
-    """--sweep NAME=V1,V2 flags as {NAME: levels} (a name given twice: one clear error)."""
-    if not flags:
-        return None
-    from fslab import api
-
-    found: dict[str, list[str]] = {}
-    for text in flags:
-        name, levels = api.parse_factor(text)
-        if name in found:
-            raise UserError(f"--sweep {name} is given twice: give every level in one flag")
-        found[name] = levels
-    return found
-
-
-def _split(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if not items:
-        raise UserError("empty list: give comma-separated names, e.g. ext4,xfs")
-    return items
+if TYPE_CHECKING:
+    from fslab.api.campaigns import RunRequest
+    from fslab.report.run_text import RunOutcome
 
 
 @app.command(epilog=f"{SLICES}\n\n{CEILING}")
@@ -142,114 +124,69 @@ def run(
     """Run a campaign: targets × workloads × iterations, then summarise."""
     from fslab import api
     from fslab.core.units import parse_duration
+    from fslab.report.run_text import run_text
 
-    if until_ci is not None and until_ci <= 0:
-        raise UserError("--until-ci must be a percentage above 0, e.g. 5")
-    if until_detectable is not None and until_detectable <= 0:
-        raise UserError("--until-detectable must be a percentage above 0, e.g. 5")
     overrides = api.Overrides(
-        fs=_split(fs), preset=preset, workloads=_split(workloads), iterations=iterations,
-        runtime=runtime, image_size=size, file_size=file_size,
-        out=str(out) if out else None, seed=seed, fresh=fresh, hosts=_split(hosts),
-        primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
+        fs=split_list(fs), preset=preset, workloads=split_list(workloads),
+        iterations=iterations, runtime=runtime, image_size=size, file_size=file_size,
+        out=str(out) if out else None, seed=seed, fresh=fresh, hosts=split_list(hosts),
+        primary=split_list(primary), rounds=rounds, ceiling=False if no_ceiling else None,
         as_published=as_published or None, labels=parse_labels(label) or None,
-        margin=margin, sweeps=_sweeps(sweep),
-        job_files=[str(path) for path in job_file] if job_file else None,
-    )
-    budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
-    adaptive = [flag for flag, value in (("--until-ci", until_ci),
-                                         ("--until-detectable", until_detectable))
-                if value is not None]
-    if again is not None and adaptive:
-        raise UserError(f"--again repeats {again}'s plan: drop {', '.join(adaptive)} (a new "
-                        "sitting runs the same iterations; --resolve may follow it)")
-    campaign, out, resume = _campaign(campaign_file, overrides, resume, out, dry_run, again,
-                                      seed)
-    devices = frozenset(confirm_device or [])
-    the_lab = api.make_lab(lab)
+        margin=margin, sweeps=sweeps_of(sweep, "--sweep"),
+        job_files=[str(path) for path in job_file] if job_file else None)
+    options = api.RunOptions(
+        resume=resume, confirmed_devices=frozenset(confirm_device or []),
+        force_device=force_device, until_ci=until_ci, max_iterations=max_iterations,
+        until_detectable=until_detectable, rerun_disturbed=rerun_disturbed,
+        rerun_unsteady=rerun_unsteady, budget=parse_duration(budget) if budget is not None
+        else api.DEFAULT_BUDGET_S, yes=yes, resolve=resolve, catalogue=catalogue,
+        again=again, summarise=True)
+    request = api.campaign_for(campaign_file, overrides, options, out)
     if dry_run:
-        _dry_run(campaign, the_lab.root, devices, force_device)
+        _dry_run(request, lab)
         return
-    if campaign.published is not None:
-        for line in campaign.published.lines():
-            console.print(line, markup=False, highlight=False)
+    outcome = _measured(request, lab)
+    said, warned = run_text(outcome)
+    show(console, said)
+    show(err_console, warned)
+    if outcome.failed:
+        raise typer.Exit(ExitCode.RUN_FAILURES)
+
+
+def _measured(request: RunRequest, lab: Path | None) -> RunOutcome:
+    """The campaign run (after what is said of it first: how far a resumed one got, an
+    as-published one's values) with its progress shown and the doctor's quick look beside
+    it; Ctrl-C: what to type to go on."""
+    from fslab import api
+
+    if request.resumed:
+        console.print(request.resumed)
+    for line in request.published:
+        console.print(line, markup=False, highlight=False)
+    the_lab = api.make_lab(lab)
     try:
-        shown = err_console.get()
-        with (api.RichProgress(shown) if shown.is_terminal
-              else api.LineProgress(sys.stderr)) as progress:
+        with progress_shown() as progress:
             check = api.quick_check(the_lab, progress.note)
             try:
-                result = api.run(campaign, out=out, lab=the_lab, resume=resume,
-                                 confirmed_devices=devices, force_device=force_device,
-                                 progress=progress, until_ci=until_ci,
-                                 max_iterations=max_iterations,
-                                 until_detectable=until_detectable,
-                                 rerun_disturbed=rerun_disturbed,
-                                 rerun_unsteady=rerun_unsteady,
-                                 budget=None if yes else budget_s,
-                                 resolve=resolve, resolve_budget=budget_s,
-                                 catalogue=catalogue, summarise=True, again=again)
+                result = api.run(request.campaign, request.out, request.options,
+                                 lab=the_lab, progress=progress)
             finally:
                 check.join()
     except KeyboardInterrupt:
         exit_interrupted("fslab: interrupted; what fslab made was released (what it could "
                          "not, named above). "
-                         f"Continue with: fslab run --resume --out {out or 'DIR'}")
-    from fslab.report.run_text import run_text
-
+                         f"Continue with: fslab run --resume --out {request.out or 'DIR'}")
     assert result.outcome is not None
-    said, warned = run_text(result.outcome)
-    show(console, said)
-    show(err_console, warned)
-    if result.runner.failed:
-        raise typer.Exit(ExitCode.RUN_FAILURES)
+    return result.outcome
 
 
-# The flags that would change a campaign's plan, by their Overrides field: --again repeats
-# the plan as it was, so each is refused with it (only --seed and --resolve go with it).
-PLAN_FLAGS = {"fs": "--fs", "preset": "--preset", "workloads": "--workloads",
-              "iterations": "--iterations", "runtime": "--runtime", "image_size": "--size",
-              "file_size": "--file-size", "fresh": "--fresh", "hosts": "--hosts",
-              "primary": "--primary", "rounds": "--rounds", "ceiling": "--no-ceiling",
-              "as_published": "--as-published", "labels": "--label", "margin": "--margin",
-              "sweeps": "--sweep", "job_files": "--job-file"}
-
-
-def _campaign(campaign_file: Path | None, overrides: object, resume: bool, out: Path | None,
-              dry_run: bool, again: Path | None, seed: int | None
-              ) -> tuple[Any, Path | None, bool]:
-    """(the campaign the flags and the file describe, where it goes, whether it resumes):
-    --again DIR, DIR's own as a new sitting; --resume, the one saved in --out (and the
-    line saying how far it got)."""
-    from fslab import api
-
-    assert isinstance(overrides, api.Overrides)
-    if again is not None:
-        if resume or campaign_file is not None or out is not None:
-            raise UserError("--again DIR runs DIR's own campaign as a new sitting: drop the "
-                            "campaign file, --out and --resume")
-        changed = [flag for field, flag in PLAN_FLAGS.items()
-                   if getattr(overrides, field) is not None]
-        if changed:
-            raise UserError(f"--again repeats {again}'s plan: drop {', '.join(changed)} (a "
-                            "new sitting runs the same plan with a new seed)")
-        campaign, out = api.again_campaign(again, seed)
-        return campaign, out, False
-    if not resume:
-        return api.load_campaign(campaign_file, overrides), out, False
-    if out is None:
-        raise UserError("--resume needs --out DIR: the results directory to continue")
-    campaign, line = api.resume_with(out, campaign_file, overrides)
-    if not dry_run:
-        console.print(line)
-    return campaign, out, True
-
-
-def _dry_run(campaign: Any, lab_root: Path, devices: frozenset[str], force: bool) -> None:
+def _dry_run(request: RunRequest, lab: Path | None) -> None:
     """The plan, and what would stop it (exit 2) before anything is touched."""
     from fslab import api
 
-    preview, problems = api.dry_run(campaign, lab_root, devices, force)
+    options = request.options
+    preview, problems = api.dry_run(request.campaign, api.make_lab(lab).root,
+                                    options.confirmed_devices, options.force_device)
     console.print(preview, soft_wrap=True)
     for problem in problems:
         err_console.print(f"would stop: {problem}", markup=False, highlight=False)

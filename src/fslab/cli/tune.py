@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from fslab.cli.app import LabOption, app, console, err_console, exit_interrupted
-from fslab.cli.run import _split, _sweeps
-from fslab.core.errors import UserError
+from fslab.cli.app import (
+    LabOption,
+    app,
+    console,
+    err_console,
+    exit_interrupted,
+    progress_shown,
+    split_list,
+    sweeps_of,
+)
+
+if TYPE_CHECKING:
+    from fslab.api.tuning import TuneJob
 
 
 @app.command()
@@ -76,75 +84,45 @@ def tune(
     """Find the few options that matter for a workload and their best setting within a
     budget, proven against the reference (what you run today) on fresh data."""
     from fslab import api
-    from fslab.core.units import DEFAULT_MARGIN
 
-    wall_time = _wall_time(wall_time, budget)
-    if again is not None:
-        if resume or campaign_file is not None or out is not None:
-            raise UserError("--again DIR confirms DIR's own tune in a new sitting: drop the "
-                            "campaign file, --out and --resume")
-        given = {"--factor": factor, "--wall-time": wall_time, "--max-runs": max_runs,
-                 "--margin": margin, "--objective": objective, "--subject-to": subject_to,
-                 "--allow-unsafe": allow_unsafe or None, "--fs": fs, "--preset": preset,
-                 "--workloads": workloads, "--runtime": runtime, "--size": size,
-                 "--rounds": rounds, "--no-ceiling": no_ceiling or None,
-                 "--dry-run": dry_run or None}
-        changed = [flag for flag, value in given.items() if value is not None]
-        if changed:
-            raise UserError(f"--again confirms {again}'s own tune: drop {', '.join(changed)} "
-                            "(a new sitting confirms the same recommendation, new seed)")
-        for line in api.tune_again(again, lab=api.make_lab(lab), seed=seed,
-                                   catalogue=catalogue):
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
-        console.print(f"Wrote {again / 'stats' / 'tune_options.csv'}", highlight=False)
-        return
-    if resume:
-        if out is None:
-            raise UserError("--resume needs --out DIR: the tune to continue")
-        campaign, request = api.tune_resumed(out)
-    else:
-        overrides = api.Overrides(
-            fs=_split(fs), preset=preset, workloads=_split(workloads), runtime=runtime,
-            image_size=size, seed=seed, rounds=rounds,
-            ceiling=False if no_ceiling else None)
-        campaign = api.load_campaign(campaign_file, overrides)
-        request = api.tune_request(
-            campaign.tune, _sweeps(factor) or {}, margin=margin,
-            campaign_margin=campaign.margin or DEFAULT_MARGIN, budget=wall_time,
-            max_runs=max_runs, objective=objective, bounds=subject_to,
-            allow_unsafe=allow_unsafe)
-    space = request.space([t.fs for t in campaign.targets])
+    job = api.tune_request(campaign_file, api.TuneFlags(
+        factors=sweeps_of(factor, "--factor"), wall_time=wall_time, old_budget=budget,
+        max_runs=max_runs, margin=margin, objective=objective, subject_to=subject_to,
+        allow_unsafe=allow_unsafe, overrides=api.Overrides(
+            fs=split_list(fs), preset=preset, workloads=split_list(workloads),
+            runtime=runtime, image_size=size, seed=seed, rounds=rounds,
+            ceiling=False if no_ceiling else None),
+        out=out, resume=resume, dry_run=dry_run, again=again, catalogue=catalogue))
+    for note in job.notes:
+        err_console.print(note, markup=False, highlight=False)
     if dry_run:
-        for line in [*space.notes, *api.tune_plan(campaign, request)]:
+        for line in api.tune_plan(job.campaign, job.request):
             console.print(line, markup=False, highlight=False)
         return
-    where = out or Path("results") / f"tune-{campaign.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    for line in _tuned(job, lab):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    stats = job.out / "stats"
+    if job.again:
+        console.print(f"Wrote {stats / 'tune_options.csv'}", highlight=False)
+        return
+    console.print(f"Wrote {stats / 'tune_options.csv'} (each option: change or keep), "
+                  f"{stats / 'tune_set.csv'}, {stats / 'tune.csv'}, {stats / 'tuned.toml'} "
+                  f"and {job.out / 'tune.html'}", highlight=False)
+
+
+def _tuned(job: TuneJob, lab: Path | None) -> list[str]:
+    """The tune run (with its progress shown; --again: DIR's recommendation in a new
+    sitting) and the lines that answer it; Ctrl-C: what to type to go on."""
+    from fslab import api
+
+    the_lab = api.make_lab(lab)
+    if job.again:
+        return api.tune_again(job.out, lab=the_lab, seed=job.seed, catalogue=job.catalogue)
     try:
-        shown = err_console.get()
-        with (api.RichProgress(shown) if shown.is_terminal
-              else api.LineProgress(sys.stderr)) as progress:
-            lines = api.tune(campaign, request, where, lab=api.make_lab(lab),
-                             progress=progress, resume=resume, catalogue=catalogue)
+        with progress_shown() as progress:
+            return api.tune(job.campaign, job.request, job.out, lab=the_lab,
+                            progress=progress, resume=job.resume, catalogue=job.catalogue)
     except KeyboardInterrupt:
         exit_interrupted("fslab: interrupted; what fslab made was released (what it could "
                          "not, named above). "
-                         f"Continue with: fslab tune --resume --out {where}")
-    for line in lines:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
-    stats = where / "stats"
-    console.print(f"Wrote {stats / 'tune_options.csv'} (each option: change or keep), "
-                  f"{stats / 'tune_set.csv'}, {stats / 'tune.csv'}, {stats / 'tuned.toml'} "
-                  f"and {where / 'tune.html'}", highlight=False)
-
-
-def _wall_time(wall_time: str | None, budget: str | None) -> str | None:
-    """--wall-time, or its old name --budget with a note (in `fslab run`, --budget is
-    measuring time: one flag name, one meaning)."""
-    if budget is None:
-        return wall_time
-    if wall_time is not None:
-        raise UserError("give --wall-time alone (--budget is its old name)")
-    err_console.print("fslab: note: tune's --budget is now --wall-time (the wall time the "
-                      "tune may take); `fslab run --budget` is measuring time",
-                      markup=False, highlight=False)
-    return budget
+                         f"Continue with: fslab tune --resume --out {job.out}")

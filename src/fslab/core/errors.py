@@ -9,11 +9,12 @@ class ExitCode(IntEnum):
     """Exit codes of the `fslab` command, stable for scripts."""
 
     OK = 0
-    REGRESSION = 1  # reserved for `fslab compare`
+    REGRESSION = 1  # reserved for a decided regression (`fslab compare`, `history changes`)
     USER_ERROR = 2
     RUN_FAILURES = 3  # campaign finished but some runs failed
     SKIPPED_FILES = 4  # `fslab import` wrote what it could read; some files were skipped
     TOOL_FAILED = 5  # an external command (mkfs, mount, fio ...) failed outside a run
+    NOT_RELEASED = 6  # `fslab cleanup` could not release everything (each named on stderr)
     INTERRUPTED = 130
 
 

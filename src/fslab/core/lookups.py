@@ -63,7 +63,9 @@ PARTICIPANTS: tuple[str, ...] = ("fslab.run.ceiling:ceiling_beside",)
 API_TYPES: dict[str, str] = {
     "Overrides": "fslab.plan.schema", "LineProgress": "fslab.run.progress",
     "RichProgress": "fslab.run.progress", "DEFAULT_BUDGET_S": "fslab.plan.order",
-    "BAD": "fslab.host.doctor", "OK": "fslab.host.doctor"}
+    "BAD": "fslab.host.doctor", "OK": "fslab.host.doctor",
+    "RunOptions": "fslab.run.orchestrator", "TuneFlags": "fslab.api.tuning",
+    "AgingFlags": "fslab.aging.flags"}
 
 # The analysis's steps (analysis/step.py), one line each: a module declaring STEP, in the
 # room of the question it answers (cells: what each target measured; pairs: which is

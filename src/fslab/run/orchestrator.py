@@ -18,30 +18,46 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How to run a campaign (api.run's keywords, `fslab run`'s flags)."""
+    """How to run a campaign: `fslab run`'s flags by their names (tests/cli/
+    test_run_options.py holds each field to its flag), and what the api asks of a run
+    besides. A new run option is its flag in cli/run.py, its field here and the code that
+    reads it (api.run documents them)."""
 
     resume: bool = False
     confirmed_devices: frozenset[str] = frozenset()
     force_device: bool = False
-    progress: Progress | None = None
     until_ci: float | None = None
     max_iterations: int = 20
     until_detectable: float | None = None
     rerun_disturbed: bool = False
     rerun_unsteady: bool = False
+    # Measuring seconds a plan may take (None: no limit); with `resolve`, the machine
+    # seconds the campaign's runs may take in all (None: plan.order.DEFAULT_BUDGET_S).
     budget: float | None = None
+    yes: bool = False  # run a plan past its budget
     resolve: bool = False
-    resolve_budget: float | None = None
-    # Write every stats/ table at the end (False: only what a reader of the values needs,
-    # the metrics and intervals: a tune's rounds, analysed once at the stage's end).
-    analyse: bool = True
     # The catalogue the campaign is recorded in: its host's between-sitting spread is read
     # from it at the start, for the repeat intervals (analysis/sittings/repeat.py).
     catalogue: Path | None = None
+    # The results directory this run is a new sitting of (`fslab run --again DIR`): with
+    # `summarise`, all of its sittings are pooled at the end (api/again.py).
+    again: Path | None = None
+    # Write every stats/ table at the end (False: only what a reader of the values needs,
+    # the metrics and intervals: a tune's rounds, analysed once at the stage's end).
+    analyse: bool = True
+    # Record the finished campaign in `catalogue`, pool `again`'s sittings and say what
+    # `fslab run` prints of it (api.run: RunResult.outcome).
+    summarise: bool = False
+
+    @property
+    def plan_budget(self) -> float | None:
+        """The measuring seconds a plan may take before it is refused (None: any)."""
+        return None if self.yes else self.budget
 
 
 def run_campaign(campaign: Campaign, out: Path, lab: Lab,
-                 options: RunOptions = RunOptions()) -> RunResult:
+                 options: RunOptions = RunOptions(), progress: Progress | None = None
+                 ) -> RunResult:
     """Run a campaign into a results directory: start, execute (with --resolve's looks, or
     an adaptive campaign's second stage), finish (module doc; api.run documents the
     options)."""
@@ -55,7 +71,7 @@ def run_campaign(campaign: Campaign, out: Path, lab: Lab,
     first = CampaignRun.start(campaign, out, lab, resume=options.resume,
                               force_device=options.force_device,
                               confirmed_devices=options.confirmed_devices,
-                              budget=options.budget)
+                              budget=options.plan_budget)
     if options.catalogue is not None:
         import dataclasses
 
@@ -64,22 +80,22 @@ def run_campaign(campaign: Campaign, out: Path, lab: Lab,
         from fslab.run.resolve import start_looking
 
         first = start_looking(first)
-    outcome = first.execute(options.progress, options.rerun_disturbed,
+    outcome = first.execute(progress, options.rerun_disturbed,
                             before=first.pre_run_steps(),
                             rerun_unsteady=options.rerun_unsteady)
     if options.resolve:
         from fslab.plan.order import DEFAULT_BUDGET_S
         from fslab.run.resolve import resolve
 
-        spend = options.resolve_budget or options.budget or DEFAULT_BUDGET_S
-        last, outcome, left_out = resolve(first, outcome, spend, options.progress,
+        spend = options.budget or DEFAULT_BUDGET_S
+        last, outcome, left_out = resolve(first, outcome, spend, progress,
                                           options.rerun_disturbed, options.rerun_unsteady)
         result = last.finish(outcome, goal)
         result.unresolved = left_out
         return result
     second = first.second_stage(goal, options.max_iterations)
     if second is not None:
-        outcome = both(outcome, second.execute(options.progress, options.rerun_disturbed,
+        outcome = both(outcome, second.execute(progress, options.rerun_disturbed,
                                                rerun_unsteady=options.rerun_unsteady))
     return first.finish(outcome, goal, analyse=options.analyse)
 

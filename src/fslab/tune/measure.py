@@ -112,8 +112,8 @@ class CampaignMeasure:
         campaign = stage_campaign(self.base, self.space, self.target, self.job, stage,
                                   list(configs), rounds)
         run_campaign(campaign, where, self.lab,
-                     RunOptions(resume=(where / "format.json").exists(),
-                                progress=self.progress, analyse=False))
+                     RunOptions(resume=(where / "format.json").exists(), analyse=False),
+                     self.progress)
         if self.question is None:
             self.question = question_of(where, self.target, self.job, self.space.objective)
         return read(where, self.space, self.question, until=rounds.stop - 1)
