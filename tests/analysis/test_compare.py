@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.across.compare import compare_cells
-from fslab.analysis.pairs.comparisons import compare_targets
-from fslab.analysis.pairs.pair import within_margin
+from fslab.analysis.pairs.comparisons import compared_pairs
+from fslab.analysis.pairs.pair import table_of, within_margin
 
 SIGMA = math.sqrt(math.log1p(0.10 ** 2))  # CV 10 %
 
@@ -75,8 +75,9 @@ def test_compare_and_the_verdicts_agree_on_one_campaign_of_two_targets():
         base, new = campaign(rng, 6), campaign(rng, 6, scale=scale)
         cells = compare_cells(base, new, 0.10, DECLARED).set_index("workload")
         joined = pd.concat([base.assign(target="base"), new.assign(target="new")])
-        _, pairs = compare_targets(joined, blocked_allowed=False, declared=DECLARED,
-                                   margin=0.10)
+        _, records = compared_pairs(joined, blocked_allowed=False, declared=DECLARED,
+                                    margin=0.10)
+        pairs = table_of(records)
         for pair in pairs.itertuples():
             cell = cells.loc[pair.workload]
             assert (pair.a, pair.b) == ("base", "new")

@@ -9,8 +9,9 @@ import pytest
 from scipy import stats
 
 from fslab.analysis.cells.summary import summarize
-from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.comparisons import compared_pairs
 from fslab.analysis.pairs.model import ALPHA, BLOCKED, UNBLOCKED, compare
+from fslab.analysis.pairs.pair import table_of
 
 # A seed-000-shaped campaign (one workload, IOPS, 3 targets × 5 iterations) with machine
 # drift between iterations: fixed numbers, so the results below are reproducible by hand.
@@ -159,7 +160,8 @@ def test_the_table_pipeline_agrees_with_its_intervals():
     rng = np.random.default_rng(7)
     data = {t: list(rng.lognormal(math.log(m), 0.15, 4)) for t, m in
             (("ext4", 1000), ("xfs", 1150), ("btrfs", 600), ("zfs", 1000))}
-    tests, pairs = compare_targets(frame(data))
+    tests, records = compared_pairs(frame(data))
+    pairs = table_of(records)
     assert len(pairs) == 6 and tests["test"].iloc[0] == BLOCKED
     excludes = ~((pairs.ratio_ci_low <= 1) & (pairs.ratio_ci_high >= 1))
     assert (excludes == pairs.significant).all()

@@ -86,3 +86,31 @@ def test_a_pair_reads_back_from_its_row_and_turns_around():
     latency = Pair(a="x", b="y", metric="clat_mean_ns", better="lower", ratio=0.5,
                    ratio_ci_low=0.4, ratio_ci_high=0.625)
     assert latency.advantage == (2.0, 1.6, 2.5)  # x takes half y's time: 2× better
+
+
+def test_the_analysis_carries_its_pairs_and_reads_them_back_from_pairwise_csv(tmp_path):
+    """An analysis holds its pairs as records (`Analysis.pairs`); pairwise.csv is their
+    table; stats/ read back gives the same records, every field (NaN as NaN)."""
+    from dataclasses import fields
+
+    from fslab.analysis.pairs.pair import Pair
+    from fslab.analysis.stats_files import load_analysis
+    from fslab.results.store import ResultsDir
+
+    results = unpacked(tmp_path, "resolving")
+    done = api.analysed(results)
+    assert done.pairs and all(isinstance(p, Pair) for p in done.pairs)
+    assert any(p.primary and p.decision for p in done.pairs)
+    written = (results / "stats" / "pairwise.csv").read_text()
+    assert done.pairwise.to_csv(index=False) == written
+    back = load_analysis(ResultsDir.open(results))
+    assert back is not None and len(back.pairs) == len(done.pairs)
+    for made, read in zip(done.pairs, back.pairs, strict=True):
+        for field in fields(Pair):
+            old, new = getattr(made, field.name), getattr(read, field.name)
+            if isinstance(old, float) and math.isnan(old):
+                assert math.isnan(new), field.name
+            elif isinstance(old, float):
+                assert math.isclose(old, new, rel_tol=1e-12), (field.name, old, new)
+            else:
+                assert old == new, (field.name, old, new)

@@ -64,8 +64,8 @@ def test_import_fio_trees_in_several_layouts(tmp_path, layout, pattern):
 def test_an_import_keeps_each_file_as_a_run_and_reparses_from_its_copies(tmp_path,
                                                                          monkeypatch):
     import fslab.ingest.importer
+    from fslab.analysis.stats_files import load_analysis
     from fslab.ingest.importer import copy_name
-    from fslab.results.stats_files import load_analysis
     from fslab.results.store import ResultsDir
 
     fio_tree(tmp_path / "tree", "{fs}/{iteration}/{workload}.json")
@@ -325,7 +325,7 @@ def test_import_command_analyses_unless_told_not_to(tmp_path):
     # tables a later `fslab analyze` writes from metrics.parquet, and current (a report
     # reads them back).
     written = {p.name: p.read_bytes() for p in (tmp_path / "a" / "stats").glob("*.csv")}
-    from fslab.results.stats_files import stale_reason
+    from fslab.analysis.stats_files import stale_reason
     from fslab.results.store import ResultsDir
 
     assert stale_reason(ResultsDir.open(tmp_path / "a")) is None

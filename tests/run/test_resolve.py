@@ -12,7 +12,8 @@ import pandas as pd
 
 from fslab import api
 from fslab.analysis.cells.observations import per_run
-from fslab.analysis.pairs.comparisons import compare_targets
+from fslab.analysis.pairs.comparisons import compared_pairs
+from fslab.analysis.pairs.pair import table_of
 from fslab.host.lab import Lab
 from fslab.plan.loading import resolve
 from fslab.plan.order import make_plan
@@ -46,7 +47,7 @@ def simulate(seed: int, scales: dict[str, float], jobs: tuple[str, ...] = ("w1",
     looks = [first]
     while True:
         metrics = pd.DataFrame(rows)
-        _, pairs = compare_targets(metrics, per_run(metrics), margin=margin, looks=looks)
+        _, pairs = compared_pairs(metrics, per_run(metrics), margin=margin, looks=looks)
         if len(looks) >= MAX_LOOKS:
             break
         planned = next_round(pairs, [], looks, budget_s=1e9)
@@ -139,22 +140,23 @@ def test_a_pair_narrower_than_the_machines_spread_between_sittings_is_not_narrow
 
     metrics = simulate(3, {"a": 1.03, "b": 1.0}, first=5, cv=0.05, drift=0.0)[2]
     metrics = metrics[metrics["iteration"] <= 5]
-    _, pairs = compare_targets(metrics, runs_of(metrics), looks=[5])
+    _, records = compared_pairs(metrics, runs_of(metrics), looks=[5])
+    pairs = table_of(records)
     open_pairs = pairs[pairs["primary"] & (pairs["decision"] == "unresolved")]
     assert len(open_pairs) == 1
     row = open_pairs.iloc[0]
     se = math.log(float(row["ratio_ci_high"]) / float(row["ratio_ci_low"])) / 2
     from fslab.core.environment_record import SittingSpread
 
-    assert next_round(pairs, [], [5], 1e9, between=None).cells  # no history: narrows
-    bounded = next_round(pairs, [], [5], 1e9, between=SittingSpread(2 * se, 10, 5))
+    assert next_round(records, [], [5], 1e9, between=None).cells  # no history: narrows
+    bounded = next_round(records, [], [5], 1e9, between=SittingSpread(2 * se, 10, 5))
     assert not bounded.cells and len(bounded.stopped) == 1
     assert "fslab run --again DIR" in bounded.stopped[0]
-    assert next_round(pairs, [], [5], 1e9, between=SittingSpread(se / 2, 10, 5)).cells
+    assert next_round(records, [], [5], 1e9, between=SittingSpread(se / 2, 10, 5)).cells
     # a workload's own spread, where the history has one, is the one read
     workload = str(row["workload"])
     own = SittingSpread(se / 2, 10, 5, workloads={workload: SittingSpread(2 * se, 4, 3)})
-    assert not next_round(pairs, [], [5], 1e9, between=own).cells
+    assert not next_round(records, [], [5], 1e9, between=own).cells
 
 
 def test_a_repeat_plans_from_its_campaigns_noise_where_that_knows_more(tmp_path):

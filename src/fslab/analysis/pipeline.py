@@ -13,12 +13,18 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.analysis.stats_files import (
+    ANALYSIS_TABLES,
+    DERIVED,
+    Analysis,
+    write_index,
+    write_tables,
+)
 from fslab.analysis.step import steps
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.lookups import PRELOADED
 from fslab.core.record import RunRecord
-from fslab.results.stats_files import ANALYSIS_TABLES, Analysis, write_index, write_tables
 from fslab.results.store import ResultsDir, write_atomic
 
 
@@ -143,10 +149,12 @@ def analyse(inputs: Inputs) -> Analysis:
     methods = pd.DataFrame(statements + statistics.methods + (
         [{"step": "adaptive", "method": PILOT_METHOD.format(pilot=pilot)}] if pilot else []),
         columns=["step", "method"])
-    named = {name: done[name] for name in files if name in ANALYSIS_TABLES}
-    extra = {file: done[name] for name, file in files.items() if name not in named}
+    named = {name: done[name] for name in files if name in ANALYSIS_TABLES
+             and name not in DERIVED}
+    extra = {file: done[name] for name, file in files.items()
+             if name not in named and name not in DERIVED}
     return Analysis(metrics=inputs.metrics, runs=done["runs"], methods=methods,
-                    files={**files, "methods": "methods.csv"},
+                    pairs=done["pairs"], files={**files, "methods": "methods.csv"},
                     extra={**extra, **statistics.tables},
                     **{name: named.get(name, pd.DataFrame()) for name in ANALYSIS_TABLES
-                       if name != "methods"})
+                       if name != "methods" and name not in DERIVED})

@@ -58,17 +58,20 @@ from fslab.run.campaign_run import RunResult
 # run: `fslab import`, `analyze`, `report` and `compare` start ~0.4 s sooner without it.
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import RenderableType
 
     from fslab.aging.config import AgingConfig
+    from fslab.analysis.stats_files import Analysis
     from fslab.api.campaigns import RunRequest
     from fslab.api.tuning import TuneFlags, TuneJob
     from fslab.host.lab import CleanupReport, Lab
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
+    from fslab.plan.order import Plan
     from fslab.plan.schema import Campaign, Overrides
     from fslab.run.orchestrator import RunOptions
     from fslab.run.runner import Progress
-    from fslab.targets import TargetSpec
+    from fslab.targets import Target, TargetSpec
 
 
 def run(campaign: Campaign, out: Path | None = None, options: RunOptions | None = None, *,
@@ -217,9 +220,9 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
     return report
 
 
-def stats_of(directory: Path) -> Any:
+def stats_of(directory: Path) -> Analysis | None:
     """A results directory's analysis as stats/ holds it, or None when missing or stale."""
-    from fslab.results.stats_files import load_analysis
+    from fslab.analysis.stats_files import load_analysis
 
     return load_analysis(open_results(directory))
 
@@ -231,7 +234,7 @@ def parse_factor(text: str) -> tuple[str, list[str]]:
     return parse_flag(text)
 
 
-def plan_preview(plan: Any, targets: Any, lab_root: Path) -> Any:
+def plan_preview(plan: Plan, targets: dict[str, Target], lab_root: Path) -> RenderableType:
     """`fslab run --dry-run`'s text: the plan before anything is made (plan/preview.py),
     with how each workload is measured (in interleaved slices, or whole and why)."""
     from fslab.plan.preview import plan_renderable
@@ -243,7 +246,7 @@ def plan_preview(plan: Any, targets: Any, lab_root: Path) -> Any:
 
 
 def dry_run(campaign: Campaign, lab_root: Path, confirmed_devices: frozenset[str] = frozenset(),
-            force_device: bool = False) -> tuple[Any, list[str]]:
+            force_device: bool = False) -> tuple[RenderableType, list[str]]:
     """`fslab run --dry-run`: (the plan as text, what would stop the campaign before it
     touched anything)."""
     problems: list[str] = []

@@ -4,9 +4,15 @@ the lab, the doctor, the fio server, the aging flags, the lists of targets and p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+
+    from rich.console import Group
+    from rich.table import Table
+
     from fslab.aging.flags import AgingFlags, AgingRequest
     from fslab.host.doctor import Finding
     from fslab.host.lab import Lab
@@ -34,7 +40,7 @@ def doctor_tune(lab: Path | None = None, undo: bool = False) -> list[str]:
     return untune(root) if undo else tune(root)
 
 
-def quick_check(lab: Lab, note: Any) -> Any:
+def quick_check(lab: Lab, note: Callable[[str], None]) -> threading.Thread:
     """The doctor's quick look beside a campaign (a thread: `.join()` it after)."""
     from fslab.host.doctor import QUICK, examine_beside
 
@@ -60,14 +66,14 @@ def aging_request(flags: AgingFlags, fs: str, size: str, mkfs_options: str | Non
     return request(flags, spec, image)
 
 
-def targets_table() -> Any:
+def targets_table() -> Table:
     """`fslab targets`: every kind of target and whether it runs here (plan/listings.py)."""
     from fslab.plan.listings import targets_table as table
 
     return table()
 
 
-def presets_tables() -> Any:
+def presets_tables() -> Group:
     """`fslab presets`: every preset, every parameter with its source."""
     from fslab.plan.listings import presets_tables as tables
 

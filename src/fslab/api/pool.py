@@ -80,8 +80,7 @@ def with_pairs(sitting: Sitting) -> Sitting:
     or stale, as an analysis in memory finds them (nothing is written into it)."""
     from dataclasses import replace
 
-    from fslab.analysis.pairs.pair import pairs_of
-    from fslab.results.stats_files import load_analysis
+    from fslab.analysis.stats_files import load_analysis
     from fslab.results.store import ResultsDir
 
     results = ResultsDir.open(sitting.path)
@@ -90,7 +89,7 @@ def with_pairs(sitting: Sitting) -> Sitting:
         from fslab.analysis.pipeline import analyse, inputs_of
 
         analysis = analyse(inputs_of(results))
-    return replace(sitting, pairs=pairs_of(analysis.pairwise))
+    return replace(sitting, pairs=list(analysis.pairs))
 
 
 def same_sittings(sittings: list[Sitting]) -> str:

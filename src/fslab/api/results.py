@@ -4,7 +4,7 @@ report shows targets by."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.results.store import ResultsDir
 
@@ -14,8 +14,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.analysis.across.compare import CampaignComparison
+    from fslab.analysis.stats_files import Analysis
     from fslab.core.environment_record import SittingSpread
+    from fslab.core.record import RunRecord
     from fslab.report.run_text import ResultsView
+    from fslab.results.costs import MachineTime
 
 
 def report(results_dirs: Path | list[Path], output: Path | None = None,
@@ -75,9 +78,9 @@ def _job_options(results: ResultsDir) -> dict[str, dict[str, object]]:
     return found
 
 
-def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Any:
+def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Analysis:
     """stats/ as the analysis left it, or analysed once now (and said why)."""
-    from fslab.results.stats_files import load_analysis, stale_reason
+    from fslab.analysis.stats_files import load_analysis, stale_reason
 
     done = load_analysis(results)
     if done is None:
@@ -148,7 +151,7 @@ def _level_spread(catalogue: Path | None, host: str, sittings: tuple[Path, Path]
     return level_spread(catalogue, host, {campaign_id(Path(s)) for s in sittings})
 
 
-def _records(results: ResultsDir) -> list[Any]:
+def _records(results: ResultsDir) -> list[RunRecord]:
     """A campaign's run records (an import's say nothing the analysis reads)."""
     return [] if results.environment().imported else list(results.run_records())
 
@@ -194,7 +197,7 @@ def runs(results_dir: Path) -> pd.DataFrame:
     return open_results(results_dir).load_runs()
 
 
-def machine_time(results_dir: Path) -> Any:
+def machine_time(results_dir: Path) -> MachineTime | None:
     """The machine time of a results directory's runs by step, and the share that
     measured (results/costs.py: a MachineTime, or None when no run recorded steps)."""
     from fslab.results.costs import machine_time as of_results
@@ -202,14 +205,14 @@ def machine_time(results_dir: Path) -> Any:
     return of_results(open_results(results_dir))
 
 
-def analysed(directory: Path) -> Any:
+def analysed(directory: Path) -> Analysis:
     """Analyse a results directory, write stats/, and return the whole analysis."""
     from fslab.analysis.pipeline import analyze_results
 
     return analyze_results(open_results(directory))
 
 
-def results_view(results_dir: Path, analysis: Any = None) -> ResultsView:
+def results_view(results_dir: Path, analysis: Analysis | None = None) -> ResultsView:
     """A results directory as the terminal shows it (report/run_text.py): its analysis
     (`analysis`, or stats/ as written, analysed once where it is missing or stale), runs,
     target names, mirrors' read splits and machine time."""

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from fslab.analysis.stats_files import Analysis
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
-from fslab.results.stats_files import Analysis
 
 if TYPE_CHECKING:  # the report reads stats/; the analysis is imported only to pool
     from fslab.analysis.sittings.question import PooledQuestion
@@ -65,7 +65,8 @@ class ReportData:
             self.analysis, summary=rename(self.analysis.summary, "target"),
             runs=rename(self.analysis.runs, "target"),
             ranking=rename(self.analysis.ranking, "target", "best"),
-            pairwise=rename(self.analysis.pairwise, "a", "b"))
+            pairs=[dataclasses.replace(p, a=names.get(p.a, p.a), b=names.get(p.b, p.b))
+                   for p in self.analysis.pairs])
         return dataclasses.replace(self, analysis=analysis,
                                    records=rename(self.records, "target"),
                                    intervals=rename(self.intervals, "target"))

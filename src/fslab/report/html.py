@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from fslab.analysis.stats_files import Analysis
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
@@ -17,7 +18,6 @@ from fslab.report.aging_figures import AGING_KINDS, aging_answer, aging_figures
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
 from fslab.report.sweep_section import sweep_section
-from fslab.results.stats_files import Analysis
 
 Section = Callable[[ReportData, "Page"], None]
 

@@ -25,6 +25,7 @@ biased rule again).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -50,7 +51,7 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     import numpy as np
 
     from fslab.analysis.cells.observations import per_run
-    from fslab.analysis.pairs.comparisons import compare_targets
+    from fslab.analysis.pairs.comparisons import compared_pairs
     from fslab.analysis.pairs.power import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
     from fslab.analysis.pairs.questions import declared_primaries
     from fslab.results.store import ResultsDir
@@ -65,13 +66,14 @@ def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -
     runs = per_run(metrics)
     wanted = [MIN_SECOND_STAGE]
     if goal.until_detectable:
-        _, pairs = compare_targets(
+        _, pairs = compared_pairs(
             metrics, runs, declared=declared_primaries(list(results.run_records())),
             campaign_primary=results.campaign_settings().primary)
-        primary = pairs[pairs["primary"].astype(bool)]
+        primary = [p for p in pairs if p.primary]
         # SD of the log differences: se_log · √n (paired pairs) — the pilot's noise
-        sd = (primary["se_log"] * np.sqrt(primary["n_pairs"].clip(lower=1))).to_numpy(float)
-        level = float(primary["alpha"].min()) if len(primary) else 0.05
+        sd = np.array([p.se_log * math.sqrt(max(p.n_pairs, 1)) for p in primary], float)
+        alphas = [p.alpha for p in primary if not math.isnan(p.alpha)]
+        level = min(alphas) if alphas else (math.nan if primary else 0.05)
         wanted += list(detectable_sizes(sd, goal.until_detectable, level, room))
     if goal.until_ci:
         cells = runs[headline_rows(runs) & (runs["value"] > 0)]  # what the report shows

@@ -27,6 +27,9 @@ from fslab.plan.preflight import prepare
 from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from fslab.analysis.stats_files import Analysis
     from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
     from fslab.plan.order import Plan
@@ -44,10 +47,10 @@ class RunResult:
 
     results: ResultsDir
     runner: RunnerResult
-    summary: Any = None  # pandas DataFrame of the per-cell summary
+    summary: pd.DataFrame | None = None  # the per-cell summary
     unconverged: list[str] = field(default_factory=list)  # --until-ci cells still too wide
     unresolved: list[str] = field(default_factory=list)  # --resolve: what no budget reached
-    analysis: Any = None  # the analysis the run ended with (stats_files.Analysis)
+    analysis: Analysis | None = None  # the analysis the run ended with
     # what `fslab run` says of it (report/run_text.py; api.run fills it in)
     outcome: RunOutcome | None = None
 

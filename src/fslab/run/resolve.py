@@ -40,13 +40,16 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.pairs.decisions import seconds_per_iteration
-from fslab.analysis.pairs.pair import UNRESOLVED, Pair, pairs_of
+from fslab.analysis.pairs.pair import UNRESOLVED, Pair
 from fslab.analysis.pairs.power import MAX_ITERATIONS
 from fslab.core.campaign_settings import LookCell
 from fslab.core.units import format_duration
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fslab.core.environment_record import SittingSpread
+    from fslab.core.record import RunRecord
     from fslab.run.campaign_run import CampaignRun
     from fslab.run.runner import Progress, RunnerResult
 
@@ -93,7 +96,7 @@ def start_looking(run: CampaignRun) -> CampaignRun:
     return dataclasses.replace(run, campaign=campaign)
 
 
-def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
+def next_round(pairs: Sequence[Pair], records: list[RunRecord], looks: list[int],
                budget_s: float, noise: pd.DataFrame | None = None, runtime: int = 0,
                level: float | None = None, margin: float = 0.10,
                between: SittingSpread | None = None) -> Round:
@@ -112,7 +115,7 @@ def next_round(pairwise: pd.DataFrame, records: list[Any], looks: list[int],
     # a question of one section of a job file is answered by its job's runs
     run_workload = {str(row["workload"]): r.workload for r in records for row in r.metrics}
     stopped = []
-    for pair in pairs_of(pairwise):
+    for pair in pairs:
         needs = pair.needs_iterations
         if not pair.primary or pair.decision != UNRESOLVED or math.isnan(needs):
             continue
@@ -260,7 +263,7 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
     while len(run.campaign.looks) < MAX_LOOKS:
         write_intervals(run.results)  # the noise within runs comes from their logs
         done = analyze_results(run.results)
-        planned = next_round(done.pairwise, list(run.results.run_records()),
+        planned = next_round(done.pairs, list(run.results.run_records()),
                              run.campaign.looks, budget_s,
                              noise_beside(run.results.path, done.extra.get("noise.csv")),
                              run.campaign.runtime, look_alpha(len(run.campaign.looks) + 1),

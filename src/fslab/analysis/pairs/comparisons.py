@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -17,7 +16,7 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs import decisions, model
 from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteration
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
-from fslab.analysis.pairs.pair import Pair, decide, table_of
+from fslab.analysis.pairs.pair import Pair, decide
 from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
@@ -31,13 +30,6 @@ SECTIONED = ("sections of one run each (aging runs): sections of different runs 
 TESTS_COLUMNS = ["workload", "op", "metric", "primary", "test", "statistic", "p_value",
                  "reason", "blocked", "targets", "dropped", "n", "noise", "spread_ratio",
                  "alpha", "family", "mde_ratio"]
-
-
-def compare_targets(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
-                    **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(tests.csv, pairwise.csv) of `compared_pairs` (its options)."""
-    tests, pairs = compared_pairs(metrics, runs, **options)
-    return tests, table_of(pairs)
 
 
 def compared_pairs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,

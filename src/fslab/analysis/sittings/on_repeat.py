@@ -12,9 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-import pandas as pd
-
-from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide, table_of
+from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
 from fslab.analysis.sittings.repeat import as_percent, for_workload, repeat_interval
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
@@ -79,17 +77,18 @@ def repeat_sentences(pairs: Sequence[Pair], spread: SittingSpread, host: str
 
 
 def _repeats(compared: list[Pair], environment: Environment, settings: CampaignSettings
-             ) -> tuple[list[Pair], pd.DataFrame, list[dict[str, str]]]:
+             ) -> tuple[list[Pair], list[dict[str, str]]]:
     """(every pair, with its repeat interval where the run recorded its host's spread;
-    pairwise.csv; the verdicts' rows on repeats)."""
+    the verdicts' rows on repeats)."""
     sitting = environment.sitting
     if sitting is None or sitting.spread is None:
-        return compared, table_of(compared), []
+        return compared, []
     pairs = with_repeat(compared, sitting.spread, settings.looks[0] if settings.looks else 0)
-    return pairs, table_of(pairs), repeat_sentences(pairs, sitting.spread, sitting.host)
+    return pairs, repeat_sentences(pairs, sitting.spread, sitting.host)
 
 
-# Every reader of the pairs reads them with their repeat intervals (none without history).
+# Every reader of the pairs reads them with their repeat intervals (none without history);
+# pairwise.csv is their table (analysis/stats_files.py: DERIVED).
 STEP = Step("repeats", reads=("compared", "environment", "settings"),
-            makes=("pairs", "pairwise", "repeat_rows"), run=_repeats,
+            makes=("pairs", "repeat_rows"), run=_repeats,
             tables={"pairwise": "pairwise.csv"})

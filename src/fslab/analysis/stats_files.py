@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
+from fslab.analysis.pairs.pair import Pair, pairs_of, table_of
 from fslab.core.dirformat import DirFormat
 from fslab.results.store import ResultsDir, write_atomic
 
@@ -24,13 +26,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class Analysis:
-    """Everything `analyze` computes, for reporters (what stats/ holds)."""
+    """Everything `analyze` computes, for reporters (what stats/ holds). The compared
+    pairs are records (`pairs`); pairwise.csv is their table, derived from them."""
 
     metrics: pd.DataFrame | None  # None when read back from stats/ (not kept there)
     runs: pd.DataFrame  # one value per run and metric (analysis.cells.observations.per_run)
     summary: pd.DataFrame  # per cell (stats/summary.csv)
     tests: pd.DataFrame  # per workload × op × metric: the model and why (tests.csv)
-    pairwise: pd.DataFrame  # per pair of targets (pairwise.csv)
+    pairs: list[Pair]  # every compared pair, decided (pairwise.csv: `pairwise`)
     verdicts: pd.DataFrame  # one row per sentence: kind, workload, text (verdicts.csv)
     headline: pd.DataFrame  # per primary question: the ranking (headline.csv)
     ranking: pd.DataFrame  # per primary question × target: ratio to the best (ranking.csv)
@@ -49,10 +52,17 @@ class Analysis:
     # as its step declares it (an empty optional one is not written)
     files: dict[str, str] = field(default_factory=dict)
 
+    @cached_property
+    def pairwise(self) -> pd.DataFrame:
+        """pairwise.csv: one row per pair (analysis.pairs.pair.table_of)."""
+        return table_of(self.pairs)
+
 
 # The tables readers name (Analysis's fields); their files are their steps' declarations.
 ANALYSIS_TABLES = ("summary", "tests", "pairwise", "verdicts", "headline", "ranking", "drift",
                    "hosts", "aged", "disturbed", "methods", "probe_states", "effects", "best")
+# A table that is the serialisation of records a step makes: its name -> theirs.
+DERIVED = {"pairwise": "pairs"}
 
 
 # stats/ is derived: one of another format (older or newer) is not read but analysed
@@ -159,8 +169,8 @@ def load_analysis(results: ResultsDir) -> Analysis | None:
     files = index.get("tables", {})
     try:
         runs = pd.read_parquet(results.stats_dir / "runs.parquet")
-        return Analysis(metrics=None, runs=runs,
-                        **{key: table(key) for key in ANALYSIS_TABLES},
+        return Analysis(metrics=None, runs=runs, pairs=pairs_of(table("pairwise")),
+                        **{key: table(key) for key in ANALYSIS_TABLES if key not in DERIVED},
                         extra={**{file: read(file) for name, file in files.items()
                                   if name not in ANALYSIS_TABLES},
                                **{name: read(name) for name in index.get("extra", [])}},
