@@ -47,10 +47,11 @@ def simulate(seed: int, scales: dict[str, float], jobs: tuple[str, ...] = ("w1",
     looks = [first]
     while True:
         metrics = pd.DataFrame(rows)
-        _, pairs = compared_pairs(metrics, per_run(metrics), margin=margin, looks=looks)
+        _, records = compared_pairs(metrics, per_run(metrics), margin=margin, looks=looks)
+        pairs = table_of(records)
         if len(looks) >= MAX_LOOKS:
             break
-        planned = next_round(pairs, [], looks, budget_s=1e9)
+        planned = next_round(records, [], looks, budget_s=1e9)
         if not planned.cells:
             break
         rounds: dict[tuple[str, int], set[str]] = {}
