@@ -25,6 +25,7 @@ from typing import Any
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
 from fslab.aging.log import AgingLog
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
@@ -142,7 +143,7 @@ def write_raw(raw: Path, log: AgingLog, record: dict[str, Any],
 
 
 def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
-                      image: str) -> dict[str, Any]:
+                      image: str) -> CampaignSettings:
     """campaign.toml of an aging directory: what reproduces it (TOML has no null: unset
     settings are left out)."""
     target = {"name": spec.name, "fs": spec.fs, "image_size": spec.size,
@@ -150,9 +151,10 @@ def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
               "device": spec.device, "path": spec.path, **_jsonable(spec.options)}
     target = {k: v for k, v in target.items() if v is not None}
     aging = {k: v for k, v in _jsonable(asdict(config)).items() if v is not None}
-    return {"name": name, "kind": "aging", "iterations": 1, "fresh": "aging run",
-            "seed": config.seed, "image": image, "primary": [PRIMARY],
-            "target": [target], "aging": aging}
+    return CampaignSettings.from_table({
+        "name": name, "kind": "aging", "iterations": 1, "fresh": "aging run",
+        "seed": config.seed, "image": image, "primary": [PRIMARY], "target": [target],
+        "aging": aging})
 
 
 def write_environment(results: ResultsDir, lab: Lab, name: str,

@@ -34,7 +34,7 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
     sitting's option contrasts are recorded in it (history/option_effects.py)."""
     from fslab.host.lab import Lab
     from fslab.report.tune_page import render
-    from fslab.results.store import write_atomic
+    from fslab.results.store import write_atomic, write_campaign
     from fslab.tune import outputs, tables
     from fslab.tune import request as requests
     from fslab.tune.again import first_carry
@@ -47,9 +47,7 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
             raise UserError(f"{out} already holds results: pass --resume to continue it, "
                             "or another --out")
         requests.save(out, request)
-        import tomli_w
-
-        write_atomic(out / "campaign.toml", tomli_w.dumps(campaign.to_dict()))
+        write_campaign(out, campaign.settings())
     space = request.space([t.fs for t in campaign.targets])
     budget = Budget(request.max_runs, request.budget_s, per_run_seconds(campaign))
     history = _History(catalogue, _host_of(campaign)) if catalogue is not None else None

@@ -1,10 +1,13 @@
-"""A campaign as its results directory recorded it: campaign.toml (written by
-plan.schema.Campaign.to_dict), read back typed, each value parsed once, for the stages
-below the plan that read it — the analysis, the report, compare, the history. Every
-resolved campaign.toml reads; one of an older fslab, an import's (none) or an aging run's
-gets the defaults for what it lacks. The whole table stays beside the values (`table`)
-for the readers of their own: a statistic plug-in (analysis.statistic.Measured.settings),
-the history's signatures, an aging run's own settings.
+"""A campaign as its results directory records it: campaign.toml, typed, each value
+parsed once, for the stages below the plan that read it — the analysis, the report,
+compare, the history. Its file is its serialisation (`to_toml` / `read`), and the one way
+campaign.toml is written (results.store.write_campaign): a run's from its resolved
+campaign (plan.schema.Campaign.settings), an aging run's (aging/age.py) and an import's
+(ingest/importer.py) each build this record. Every resolved campaign.toml reads; one of
+an older fslab, an import's or an aging run's gets the defaults for what it lacks. The
+whole table stays beside the values (`table`: what is written) for the readers of their
+own: a statistic plug-in (analysis.statistic.Measured.settings), the history's
+signatures, an aging run's own settings.
 """
 
 from __future__ import annotations
@@ -68,6 +71,12 @@ class CampaignSettings:
             scopes={str(k): str(v) for k, v in (table.get("factors") or {}).items()},
             levels=declared_levels(table), aging=dict(table.get("aging") or {}),
             table=dict(table))
+
+    def to_toml(self) -> str:
+        """campaign.toml's text: the table as the campaign gave it."""
+        import tomli_w
+
+        return tomli_w.dumps(self.table)
 
     @classmethod
     def read(cls, path: Path) -> CampaignSettings:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.metrics import Measurement, add_rows, empty_columns
@@ -203,7 +204,7 @@ class Import:
     workers: its rows can be analysed meanwhile; `finish` waits for the copies and
     writes the directory's tables (metrics.parquet last but one, the report last)."""
 
-    def __init__(self, results: ResultsDir, campaign: dict[str, object], parts: list[Chunk],
+    def __init__(self, results: ResultsDir, campaign: CampaignSettings, parts: list[Chunk],
                  archived: list[Future[None]]) -> None:
         self.results, self.campaign, self.parts, self.archived = (results, campaign, parts,
                                                                   archived)
@@ -227,11 +228,10 @@ class Import:
     def inputs(self) -> Inputs:
         """The rows as the analysis reads a results directory (analysis/pipeline.py)."""
         from fslab.analysis.pipeline import Inputs
-        from fslab.core.campaign_settings import CampaignSettings
         from fslab.core.metrics import metrics_frame
 
         return Inputs(metrics_frame(self.table, categorical=True), [], ENVIRONMENT,
-                      CampaignSettings.from_table(self.campaign))
+                      self.campaign)
 
     def finish(self) -> ImportReport:
         """Wait for the copies, then write the campaign, environment, metrics and report."""
@@ -265,9 +265,9 @@ def importing(paths: list[Path], out: Path, pattern: str | None = None,
         raise UserError("nothing to import: no files under " + ", ".join(map(str, paths)))
     _refuse_same_path_twice(files)
     results = ResultsDir.create(out)
-    campaign: dict[str, object] = {"name": out.name,
-                                   "imported_from": [str(p) for p in paths],
-                                   "pattern": pattern or "(guessed)"}
+    campaign = CampaignSettings.from_table({"name": out.name,
+                                            "imported_from": [str(p) for p in paths],
+                                            "pattern": pattern or "(guessed)"})
     chunks = [(out.name, number, files[start:start + CHUNK])
               for number, start in enumerate(range(0, len(files), CHUNK))]
     workers = workers or min(4, os.cpu_count() or 1)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from fslab.core.campaign_settings import LookCell
+from fslab.core.campaign_settings import CampaignSettings, LookCell
 from fslab.core.cell_keys import CellKey
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.target_entries import TargetEntry
@@ -179,6 +179,10 @@ class Campaign:
     published: Any = None
     age_levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # [age_levels]
     age_reuse: bool = False  # age once per target × level, copy the image for each run
+
+    def settings(self) -> CampaignSettings:
+        """The resolved campaign as its results directory records it (campaign.toml)."""
+        return CampaignSettings.from_table(self.to_dict())
 
     def to_dict(self) -> dict[str, object]:
         """The resolved campaign as TOML-ready data (what campaign.toml in results holds)."""

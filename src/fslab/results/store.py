@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import orjson
-import tomli_w
 
 from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
@@ -48,6 +47,7 @@ RESULTS_MIN_FREE = 8 * 1024**2
 CELL_FIELDS = 5  # the first format whose rows carry target_base and job
 FAILURE_KINDS = 6  # the first format whose failed runs carry their kind
 RUN_RECORD = "run.json"
+CAMPAIGN_FILE = "campaign.toml"  # the resolved campaign (core/campaign_settings.py)
 # DIR/sittings/N: a further sitting of the campaign in DIR (fslab run --again, tune --again)
 SITTINGS = "sittings"
 
@@ -69,6 +69,12 @@ def write_atomic(path: Path, data: bytes | str) -> None:
 
 def write_json(path: Path, data: Any) -> None:
     write_atomic(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+def write_campaign(directory: Path, settings: CampaignSettings) -> None:
+    """DIR/campaign.toml: the one writer of it (a run's, an aging run's, an import's, a
+    tune's own: core.campaign_settings.CampaignSettings.to_toml)."""
+    write_atomic(directory / CAMPAIGN_FILE, settings.to_toml())
 
 
 class ResultsDir:
@@ -114,11 +120,11 @@ class ResultsDir:
         results.version, _ = FORMAT.read(path)
         return results
 
-    def write_campaign(self, data: dict[str, object]) -> None:
-        write_atomic(self.path / "campaign.toml", tomli_w.dumps(data))
+    def write_campaign(self, settings: CampaignSettings) -> None:
+        write_campaign(self.path, settings)
 
     def campaign_path(self) -> Path:
-        return self.path / "campaign.toml"
+        return self.path / CAMPAIGN_FILE
 
     def campaign_settings(self) -> CampaignSettings:
         """campaign.toml, typed (the defaults for an import's, which has none)."""

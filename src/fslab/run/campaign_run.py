@@ -98,7 +98,7 @@ class CampaignRun:
 
             notes = check_swept_options(targets, lab)  # before the results directory
             opened = ResultsDir.create(out)
-            opened.write_campaign(campaign.to_dict())
+            opened.write_campaign(campaign.settings())
         results = opened
         hosts = tuple(campaign.hosts)  # parsed once, with the campaign
         return cls(campaign, plan, targets, results, lab, resume, hosts,
@@ -164,7 +164,7 @@ class CampaignRun:
         more = second_stage(self.results.path, goal, iterations, max_iterations)
         campaign = dataclasses.replace(self.campaign, pilot=iterations,
                                        iterations=iterations + more)
-        self.results.write_campaign(campaign.to_dict())
+        self.results.write_campaign(campaign.settings())
         return dataclasses.replace(self, campaign=campaign, plan=make_plan(campaign),
                                    resume=True, notes=())
 

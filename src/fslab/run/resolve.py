@@ -92,7 +92,7 @@ def start_looking(run: CampaignRun) -> CampaignRun:
         return run
     campaign = dataclasses.replace(run.campaign, looks=[run.campaign.iterations],
                                    look_cells=[])
-    run.results.write_campaign(campaign.to_dict())
+    run.results.write_campaign(campaign.settings())
     return dataclasses.replace(run, campaign=campaign)
 
 
@@ -279,7 +279,7 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
         campaign = dataclasses.replace(
             run.campaign, iterations=last, looks=[*run.campaign.looks, last],
             look_cells=[*run.campaign.look_cells, planned.cells])
-        run.results.write_campaign(campaign.to_dict())
+        run.results.write_campaign(campaign.settings())
         run = dataclasses.replace(run, campaign=campaign, plan=make_plan(campaign),
                                   resume=True)
         outcome = both(outcome, run.execute(progress, rerun_disturbed,
