@@ -73,3 +73,24 @@ def test_campaign_toml_has_one_writer():
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("to_toml")]
     assert len(calls) == 1  # store.write_campaign's
+
+
+def test_a_tune_table_is_typed_and_written_back_as_given():
+    """[tune] is a TuneTable on the campaign: its factors' levels as the file gave them,
+    its limits typed, written back into campaign.toml as they were; a key that is neither
+    a factor nor a limit is one clear error."""
+    import pytest
+
+    from fslab.core.errors import UserError
+    from fslab.plan.schema import TuneTable
+
+    given = {"iodepth": [1, 4], "mount_options.atime": ["relatime", "noatime"],
+             "max_runs": 40, "margin": "3%", "subject_to": ["p99_clat<=2ms"]}
+    table = TuneTable.from_table(given)
+    assert table.factors == {"iodepth": [1, 4], "mount_options.atime": ["relatime", "noatime"]}
+    assert (table.max_runs, table.margin, table.budget) == (40, "3%", None)
+    assert table.to_table() == given and list(table.to_table()) == list(given)
+    assert TuneTable.from_table(table.to_table()) == table
+    assert not TuneTable() and table
+    with pytest.raises(UserError, match=r"\[tune\] budgets: give a list of levels"):
+        TuneTable.from_table({"budgets": "1h"})

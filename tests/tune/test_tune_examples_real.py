@@ -27,9 +27,9 @@ def test_a_tune_example_makes_every_file_system_it_asks_for(example, lab: Lab):
     campaign = api.load_campaign(example, api.Overrides())
     (spec,) = campaign.targets
     requires(f"mkfs.{spec.fs}", "losetup")
-    mkfs = {name: levels for name, levels in campaign.tune.items()
+    mkfs = {name: levels for name, levels in campaign.tune.factors.items()
             if isinstance(levels, list) and name.startswith("mkfs_options.")}
-    mount = {name: levels for name, levels in campaign.tune.items()
+    mount = {name: levels for name, levels in campaign.tune.factors.items()
              if isinstance(levels, list) and name.startswith("mount_options.")}
     assert mkfs and mount, campaign.tune
     session = lab.open_session()

@@ -27,6 +27,7 @@ from fslab.plan.schema import (
     Campaign,
     CampaignFile,
     Overrides,
+    TuneTable,
     WorkloadEntry,
 )
 from fslab.plan.sweep import campaign_factors, check_sweep
@@ -105,7 +106,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         if parsed.resolve else [],
         cells=[entry.key() for entry in parsed.cells],
         first_iteration=parsed.first_iteration,
-        tune=dict(parsed.tune),
+        tune=TuneTable.from_table(parsed.tune),
         age_levels={name: dict(values) for name, values in parsed.age_levels.items()},
         age_reuse=parsed.age_reuse,
     )

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from fslab.core.campaign_settings import CampaignSettings, LookCell
 from fslab.core.cell_keys import CellKey
+from fslab.core.errors import UserError
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.target_entries import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
 from fslab.workloads.fio.distributed import Host
+
+if TYPE_CHECKING:
+    from fslab.plan.as_published import PublishedPlan
 
 DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
@@ -136,6 +140,52 @@ class CampaignFile(BaseModel):
         return value
 
 
+Level = str | int | float | bool  # a factor's level as a campaign file gives it
+# [tune]'s settings beside its factors (tune/request.py reads them).
+TUNE_SETTINGS = ("budget", "max_runs", "margin", "objective", "subject_to", "allow_unsafe")
+
+
+@dataclass(frozen=True)
+class TuneTable:
+    """A campaign's [tune] table: `fslab tune`'s space (each factor's levels, the first
+    the reference) and its limits, as the file gives them (None: not given); `fslab tune`
+    puts its flags over them (tune/request.py)."""
+
+    factors: dict[str, list[Level]] = field(default_factory=dict)
+    budget: str | int | None = None  # wall time, e.g. "30m" (or seconds)
+    max_runs: int | None = None
+    margin: str | float | None = None
+    objective: str | None = None
+    subject_to: list[str] | None = None
+    allow_unsafe: bool | None = None
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any]) -> TuneTable:
+        """The [tune] table read: its lists are factors, TUNE_SETTINGS its limits; anything
+        else is one clear error."""
+        unknown = sorted(k for k, v in table.items() if k not in TUNE_SETTINGS and
+                         not isinstance(v, list))
+        if unknown:
+            raise UserError(f"[tune] {unknown[0]}: give a list of levels (or one of "
+                            f"{', '.join(TUNE_SETTINGS)})")
+        factors = {str(k): list(v) for k, v in table.items() if k not in TUNE_SETTINGS}
+        runs = table.get("max_runs")
+        subject_to = table.get("subject_to")
+        return cls(factors, table.get("budget"), int(runs) if runs is not None else None,
+                   table.get("margin"), table.get("objective"),
+                   [str(b) for b in subject_to] if subject_to is not None else None,
+                   table.get("allow_unsafe"))
+
+    def to_table(self) -> dict[str, object]:
+        """As campaign.toml's [tune] holds it: the factors, then the limits given."""
+        limits = {name: getattr(self, name) for name in TUNE_SETTINGS}
+        return {**{name: list(levels) for name, levels in self.factors.items()},
+                **{name: value for name, value in limits.items() if value is not None}}
+
+    def __bool__(self) -> bool:
+        return bool(self.to_table())
+
+
 @dataclass
 class Campaign:
     """A resolved campaign: every value explicit, ready to plan and to save."""
@@ -174,9 +224,9 @@ class Campaign:
     # Only these cells (a design's configurations: tune/); empty: every combination.
     cells: list[CellKey] = field(default_factory=list)
     first_iteration: int = 1  # iterations first_iteration..iterations are planned
-    tune: dict[str, Any] = field(default_factory=dict)  # [tune]: `fslab tune`'s space
+    tune: TuneTable = field(default_factory=TuneTable)  # [tune]: `fslab tune`'s space
     # What --as-published set and could not do here (printed; not saved: the values are)
-    published: Any = None
+    published: PublishedPlan | None = None
     age_levels: dict[str, dict[str, Any]] = field(default_factory=dict)  # [age_levels]
     age_reuse: bool = False  # age once per target × level, copy the image for each run
 
@@ -221,7 +271,7 @@ class Campaign:
         if self.first_iteration != 1:
             data["first_iteration"] = self.first_iteration
         if self.tune:
-            data["tune"] = dict(self.tune)
+            data["tune"] = self.tune.to_table()
         if self.age_levels:
             data["age_levels"] = {name: dict(values) for name, values in
                                   self.age_levels.items()}

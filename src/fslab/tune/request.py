@@ -8,14 +8,13 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from fslab.core.errors import UserError
 from fslab.core.units import format_duration, parse_duration, parse_margin
+from fslab.plan.schema import TuneTable
 from fslab.tune.space import Space, space_of
 
 TUNE_FILE = "tune.json"
-SETTINGS = ("budget", "max_runs", "margin", "objective", "subject_to", "allow_unsafe")
 
 
 @dataclass
@@ -41,33 +40,27 @@ class Request:
         return space
 
 
-def request_of(table: dict[str, Any], flags: dict[str, list[str]], *, margin: str | None,
+def request_of(table: TuneTable, flags: dict[str, list[str]], *, margin: str | None,
                campaign_margin: float, budget: str | None, max_runs: int | None,
                objective: str | None, bounds: list[str] | None,
                allow_unsafe: bool) -> Request:
-    """Flags over the campaign's [tune] table: its lists are factors, its other keys
-    (SETTINGS) the limits; --factor NAME given twice is one clear error."""
-    factors = {str(k): [str(v) for v in values] for k, values in table.items()
-               if k not in SETTINGS and isinstance(values, list)}
-    unknown = sorted(k for k, v in table.items() if k not in SETTINGS and
-                     not isinstance(v, list))
-    if unknown:
-        raise UserError(f"[tune] {unknown[0]}: give a list of levels (or one of "
-                        f"{', '.join(SETTINGS)})")
+    """Flags over the campaign's [tune] table (plan.schema.TuneTable): its factors, then
+    --factor's; each limit a flag gives over the table's."""
+    factors = {name: [str(v) for v in levels] for name, levels in table.factors.items()}
     factors.update(flags)
-    budget_text = budget if budget is not None else table.get("budget")
-    runs = max_runs if max_runs is not None else table.get("max_runs")
+    budget_text = budget if budget is not None else table.budget
+    runs = max_runs if max_runs is not None else table.max_runs
     if runs is not None and int(runs) < 1:
         raise UserError("--max-runs must be at least 1")
     if budget_text is None and runs is None:
         budget_text = "30m"
     the_margin = parse_margin(margin) if margin is not None else (
-        parse_margin(table["margin"]) if "margin" in table else campaign_margin)
+        parse_margin(table.margin) if table.margin is not None else campaign_margin)
     return Request(factors, the_margin, int(runs) if runs is not None else None,
                    float(parse_duration(budget_text)) if budget_text is not None else None,
-                   objective or str(table.get("objective", "")),
-                   list(bounds or table.get("subject_to") or []),
-                   bool(allow_unsafe or table.get("allow_unsafe", False)))
+                   objective or str(table.objective or ""),
+                   list(bounds or table.subject_to or []),
+                   bool(allow_unsafe or table.allow_unsafe))
 
 
 def save(out: Path, request: Request) -> None:
