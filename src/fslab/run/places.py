@@ -6,6 +6,7 @@ into the run it was made for (core/stopwatch.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -136,8 +137,14 @@ class Places:
             metadata["aging"] = summary
         if run_id in self._around:
             place, around = self._around.pop(run_id)
-            with stopwatch.step(stopwatch.PROBE):
-                after_run(place, around, metadata)
+            with stopwatch.step(stopwatch.PROBE), contextlib.suppress(OSError):
+                after_run(place, around, metadata)  # a mount aborted under it: no probe
+
+    def hung(self, name: str, started: float) -> str:
+        """Why `name`'s FUSE daemon hung while a run that began at `started` was on it
+        ('' when it did not, or `name` is no FUSE mount): that run's cause."""
+        place = self.mounted.get(name)
+        return place.watch.hung_during(started) if place and place.watch else ""
 
     def teardown(self, name: str) -> tuple[str, float] | None:
         """Release `name`'s place: (the run it was made for, seconds it took), None when

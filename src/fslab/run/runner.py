@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from fslab.core import stopwatch
 from fslab.core.errors import ToolError, UserError
-from fslab.core.failures import error_failure
+from fslab.core.failures import Failure, error_failure
 from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.children import recorded_in, settle
@@ -269,6 +269,9 @@ class Runner:
         from what it left) written: the record step in its steps."""
         run = part.run
         store = self._store_of(run.target.name)
+        if why := self.places.hung(run.target.name, part.started):  # the cause, not fio's
+            output = RunOutput(status="failed", reason=why, metadata=output.metadata,
+                               failure=Failure.HUNG)
         with stopwatch.timing(part.watch), stopwatch.step(stopwatch.RECORD):
             self.places.after(run.run_id, output.metadata)
             if part.where is not None:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Protocol
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
 from fslab.host import system
+from fslab.host.fuse import Watch
 from fslab.host.lab import Resource, Session
 
 # Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags), each read by the core:
@@ -68,6 +69,7 @@ class Mounted:
     layout_first: bool = False  # write files sequentially before fio touches them
     keep_files: bool = False  # the workloads' files stay between runs (KEEPS_PLACE)
     cgroup: str = ""  # blkio cgroup that workload processes join (slow-device emulation)
+    watch: Watch | None = None  # a FUSE mount's watch (host/fuse.py): why it hung, if it did
 
     def wait_for_space(self, need: int) -> int | None:
         """Free space, after giving deferred frees (btrfs, zfs) time to land, up to a limit."""
@@ -167,7 +169,9 @@ def release_all(session: Session, mounted: Mounted) -> None:
     """Release a target's resources in reverse order of acquisition; its image file in
     the background, after its loop device is gone (lab.Session.release_soon: removing a
     written image is most of a target's teardown here, and nothing needs it gone before
-    the next measurement)."""
+    the next measurement). A FUSE mount's watch stops first: its release decides alone."""
+    if mounted.watch is not None:
+        mounted.watch.stop()
     for resource in reversed(mounted.resources):
         if resource.kind == "file":
             session.release_soon(resource)

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from fslab.core import stopwatch
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
-from fslab.host import system
+from fslab.host import fuse, system
+from fslab.host.fuse import Watch
 from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, SEQUENTIAL_LAYOUT, BaseTarget, Mounted
 from fslab.targets.common import (
@@ -85,6 +86,7 @@ class FuseFsTarget(BaseTarget):
             mounted.path = make_mountpoint(session, mounted, self.spec.name)
             mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,
                   fuse=True)
+            mounted.watch = watched(session, mounted, self.spec.name, mounted.path)
         except BaseException:
             self.teardown(session, mounted)
             raise
@@ -98,3 +100,20 @@ class FuseFsTarget(BaseTarget):
 
     def quirks(self) -> frozenset[str]:
         return self.profile.capabilities
+
+
+def watched(session: Session, mounted: Mounted, name: str, mountpoint: Path) -> Watch | None:
+    """The daemon the mount started, in the ledger (its release ends it if it will not
+    go), and a watch on the mount that aborts its connection if the daemon hangs
+    (host/fuse.py); None when no daemon serves it (it died at once)."""
+    daemons = fuse.daemons_of(mountpoint)
+    for daemon in daemons:
+        mounted.resources.append(session.record(
+            "fuse", str(daemon.pid), start_time=daemon.start_time, program=daemon.program,
+            mountpoint=str(mountpoint)))
+    connection = fuse.connection_of(mountpoint)
+    if not daemons or not connection:
+        return None
+    watch = Watch(name, mountpoint, connection, daemons[0], session.fuse_control())
+    watch.start()
+    return watch
