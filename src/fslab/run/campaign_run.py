@@ -133,7 +133,8 @@ class CampaignRun:
             environment.ceilings_by_iteration = before.ceilings_by_iteration
             environment.ceilings_reused = before.ceilings_reused
             environment.more = {**before.more, **environment.more}
-        self.results.write_environment(environment)
+        with self.results.room():
+            self.results.write_environment(environment)
 
     def execute(self, progress: Progress | None, rerun_disturbed: bool,
                 before: list[Callable[[], None]] | None = None,
@@ -170,15 +171,15 @@ class CampaignRun:
         `fslab report` renders what the run left without analysing again (adaptive: also
         say what is still short of the goal). Without `analyse`, the values alone."""
         from fslab.analysis.pipeline import analyze_results
-
-        for participant in self.beside:
-            participant.finish()
         from fslab.results.intervals import write_intervals
 
-        write_intervals(self.results)
-        if not analyse:
-            return RunResult(self.results, outcome)
-        done = analyze_results(self.results)
+        with self.results.room():  # a directory that cannot be written: one line
+            for participant in self.beside:
+                participant.finish()
+            write_intervals(self.results)
+            if not analyse:
+                return RunResult(self.results, outcome)
+            done = analyze_results(self.results)
         if not goal:
             return RunResult(self.results, outcome, done.summary, analysis=done)
         from fslab.run.adaptive import still_open

@@ -115,19 +115,34 @@ class Runner:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(done, outcome)
             finally:
+                unwinding = sys.exc_info()[1] is not None
                 with signals_held():
-                    self._write_metrics()
-                    for participant in self.beside:
-                        participant.store.rebuild_metrics()
+                    unwritten = self._write_tables()  # the lab is released whatever it says
                     for name in list(self._places.mounted):
                         self._teardown(name, outcome)
                     report = session.close()
                     outcome.warnings += report.errors
-                    if report.errors and sys.exc_info()[1] is not None:  # said now or never
+                    if report.errors and unwinding:  # said now or never
                         for line in report.errors:
                             self.progress.note(f"{line}; `fslab cleanup` releases it once "
                                                "nothing holds it")
+                if unwritten is not None and not unwinding:
+                    raise unwritten
         return outcome
+
+    def _write_tables(self) -> UserError | None:
+        """The metrics tables, rewritten at the end; a results directory that cannot take
+        them any more is the error to raise once the lab is released (each run's record
+        holds its rows: a resume rebuilds them), never a reason to keep the lab."""
+        try:
+            with self.results.room():
+                self._write_metrics()
+            for participant in self.beside:
+                with participant.store.room():
+                    participant.store.rebuild_metrics()
+        except UserError as exc:
+            return exc
+        return None
 
     @property
     def places(self) -> Places:
@@ -211,7 +226,8 @@ class Runner:
                 if record is not None:
                     record.witness = replace(record.witness,
                                              rerun_of=disturbed.get(run.run_id))
-                    self.results.save_run(record)
+                    with self.results.room():
+                        self.results.save_run(record)
                 outcome.reruns += 1
                 self.progress.run_finished(run, status, f"measured again: {reason}".strip())
 
@@ -282,7 +298,8 @@ class Runner:
         record.steps = part.watch.rounded()
         part.status, part.reason = record.status, record.reason
         if store is not self.results:  # a participant's run: saved in its own results
-            store.save_run(record)
+            with store.room():
+                store.save_run(record)
             return
         with self.results.room():
             self.results.save_run(record)
@@ -316,8 +333,11 @@ class Runner:
         if record is not None:
             record.steps[stopwatch.TEARDOWN] = round(
                 record.steps.get(stopwatch.TEARDOWN, 0.0) + seconds, 3)
-            with store.room():
-                store.save_run(record)
+            try:
+                with store.room():
+                    store.save_run(record)
+            except UserError:  # the next write says so; nothing here may keep the lab
+                outcome.warnings.append(f"the teardown time of {name} was not recorded")
 
 
 __all__ = ["Interrupted", "NoProgress", "Progress", "Runner", "RunnerResult"]
