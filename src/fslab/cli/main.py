@@ -18,7 +18,7 @@ from fslab.cli.app import (
     exit_interrupted,
     show,
 )
-from fslab.core.errors import ExitCode, ToolError, UserError
+from fslab.core.errors import ExitCode, Shortage, ToolError, UserError
 
 
 @app.command()
@@ -203,6 +203,9 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
+        err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(ExitCode.USER_ERROR)
+    except Shortage as exc:  # the machine cannot go on: the campaign stopped
         err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(ExitCode.USER_ERROR)
     except ToolError as exc:  # outside a run (a run records it as its reason)

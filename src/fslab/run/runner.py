@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from fslab.core import stopwatch
-from fslab.core.errors import ToolError, UserError
+from fslab.core.errors import Shortage, ToolError, UserError
 from fslab.core.failures import Failure, error_failure
 from fslab.core.run_parts import TargetDescription
 from fslab.host import system
@@ -114,6 +114,9 @@ class Runner:
             try:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(done, outcome)
+            except Shortage as exc:  # no run is recorded for it: --resume takes them up
+                raise Shortage(f"{exc}; the runs that finished are kept: then run the same "
+                               "command with --resume") from None
             finally:
                 unwinding = sys.exc_info()[1] is not None
                 with signals_held():

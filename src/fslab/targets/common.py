@@ -7,7 +7,7 @@ from pathlib import Path
 
 from fslab.core import stopwatch
 from fslab.core.errors import ToolError
-from fslab.host import system
+from fslab.host import loops, system
 from fslab.host.kernel_log import kernel_lines
 from fslab.host.lab import Session
 from fslab.targets.base import Mounted
@@ -24,12 +24,10 @@ def make_image(session: Session, mounted: Mounted, name: str, size: int) -> Path
 
 
 def attach_loop(session: Session, mounted: Mounted, image: Path, direct_io: bool = False) -> str:
-    """Attach an image to a free loop device (recorded first) and return the device."""
+    """Attach an image to a free loop device (recorded first: by its image, so a node
+    another process holds is never fslab's) and return the device (host/loops.py)."""
     mounted.resources.append(session.record("loop", image))
-    cmd = ["losetup", "--find", "--show"]
-    if direct_io:
-        cmd.append("--direct-io=on")
-    return system.run([*cmd, str(image)]).stdout.strip()
+    return loops.attach(image, direct_io)
 
 
 def make_mountpoint(session: Session, mounted: Mounted, name: str) -> Path:
