@@ -10,6 +10,7 @@ recorded. fslab only ever touches what a ledger names, and only inside its lab.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -106,7 +107,7 @@ class Session:
         self.ledger = path / "ledger.jsonl"
         self.shared: dict[str, Any] = {}  # per-process state plug-ins share (a zfs daemon)
         self.children: dict[int, Any] = {}  # Popen objects of daemons this process started
-        self._issued: dict[str, int] = {}  # file names new_path gave, and how often
+        self._issued: set[Path] = set()  # the paths new_path gave
 
     def owner(self) -> dict[str, Any]:
         try:
@@ -128,14 +129,19 @@ class Session:
         return self.dir.joinpath(*parts)
 
     def new_path(self, folder: str, name: str) -> Path:
-        """A path in `folder` no earlier call of this session gave: `name`, then `x-2.img`,
-        `x-3.img` ... for `x.img`. A target made again gets an image of its own, while
-        its last one may still be on its way out (release_soon)."""
-        count = self._issued[name] = self._issued.get(name, 0) + 1
+        """A path in `folder` no earlier call of this session gave and nothing holds:
+        `name`, then `x-2.img`, `x-3.img` ... for `x.img`. A target made again gets an
+        image of its own, while its last one may still be on its way out (release_soon),
+        and two targets whose names read alike as paths get one each."""
         stem, dot, suffix = name.rpartition(".")
-        unique = name if count == 1 else (f"{stem}-{count}.{suffix}" if dot
-                                          else f"{name}-{count}")
-        return self.path_for(folder, unique)
+        for count in itertools.count(1):
+            unique = name if count == 1 else (f"{stem}-{count}.{suffix}" if dot
+                                              else f"{name}-{count}")
+            path = self.path_for(folder, unique)
+            if path not in self._issued and not os.path.lexists(path):
+                self._issued.add(path)
+                return path
+        raise AssertionError("unreachable")
 
     def record(self, kind: str, path: Path | str, **extra: Any) -> Resource:
         """Write a resource to the ledger before the caller acquires it.

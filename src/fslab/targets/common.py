@@ -6,16 +6,29 @@ import subprocess
 from pathlib import Path
 
 from fslab.core import stopwatch
+from fslab.core.cell_keys import path_name
 from fslab.core.errors import ToolError
 from fslab.host import loops, system
 from fslab.host.kernel_log import kernel_lines
 from fslab.host.lab import Session
 from fslab.targets.base import Mounted
 
+# A target's name in the paths fslab makes for it, at most this long: the configuration
+# is in the run's record, the path only has to be one every tool reads as it is.
+NAME_MOST = 40
+
+
+def path_of(name: str) -> str:
+    """A target's name as a file name any tool reads as it is, whatever its options hold
+    (':' is a list separator to fio, ',' to mount, ' ' and '=' to many): only letters,
+    digits and '_.+-' (core/cell_keys.path_name), short; Session.new_path numbers
+    those that read alike."""
+    return path_name(name)[:NAME_MOST] or "target"
+
 
 def make_image(session: Session, mounted: Mounted, name: str, size: int) -> Path:
     """A sparse image file in the session's lab directory (blocks allocated as written)."""
-    image = session.new_path("images", f"{name}.img")
+    image = session.new_path("images", f"{path_of(name)}.img")
     image.parent.mkdir(parents=True, exist_ok=True)
     mounted.resources.append(session.record("file", image))
     with image.open("wb") as handle:
@@ -32,7 +45,7 @@ def attach_loop(session: Session, mounted: Mounted, image: Path, direct_io: bool
 
 def make_mountpoint(session: Session, mounted: Mounted, name: str) -> Path:
     """An empty directory to mount on, removed at teardown."""
-    mountpoint = session.path_for("mnt", name)
+    mountpoint = session.new_path("mnt", path_of(name))
     mounted.resources.append(session.record("dir", mountpoint))
     mountpoint.mkdir(parents=True, exist_ok=True)
     return mountpoint

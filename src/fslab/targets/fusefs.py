@@ -78,12 +78,12 @@ class FuseFsTarget(BaseTarget):
         mounted = Mounted(path=None, description=self.describe(),
                           layout_first=SEQUENTIAL_LAYOUT in self.quirks())
         try:
-            source = str(make_image(session, mounted, self.spec.name, self.spec.size))
+            source = str(make_image(session, mounted, self.spec.base, self.spec.size))
             if self.profile.needs_block_device:
                 source = attach_loop(session, mounted, Path(source), DEFAULT_LOOP_DIRECT_IO)
             with stopwatch.step(stopwatch.MKFS):
                 system.run([*self._mkfs(), source], timeout=600)
-            mounted.path = make_mountpoint(session, mounted, self.spec.name)
+            mounted.path = make_mountpoint(session, mounted, self.spec.base)
             mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,
                   fuse=True)
             mounted.watch = watched(session, mounted, self.spec.name, mounted.path)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from fslab.core.errors import UserError
 from fslab.host import system
+from fslab.workloads.fio.jobfile import fio_path
 
 DEFAULT_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -99,7 +100,7 @@ def preflight(hosts: list[Host], path: Path) -> list[str]:
 
 def _probe(host: Host, path: Path) -> str:
     """Run a 4 KiB write-and-unlink job on the host in `path`; return fio's output."""
-    job = f"[fslab-preflight]\ndirectory={path}\nsize=4k\nrw=write\nunlink=1\n"
+    job = f"[fslab-preflight]\ndirectory={fio_path(path)}\nsize=4k\nrw=write\nunlink=1\n"
     with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
         handle.write(job)
         handle.flush()
