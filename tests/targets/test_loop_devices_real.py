@@ -85,7 +85,7 @@ def test_a_node_another_process_holds_is_passed_over_not_taken(tmp_path, monkeyp
     with mine.open("wb") as handle:
         handle.truncate(8 * 1024**2)
     with held_nodes(tmp_path, 2) as held:
-        (other, image), (spare, spare_image) = held
+        (other, image), (spare, _) = held
         monkeypatch.setenv(loops.LOOP_DEVICES, f"{other},{spare}")
         subprocess.run(["losetup", "-d", spare], check=True)  # free: fslab may take it
         device = loops.attach(mine, direct_io=True)

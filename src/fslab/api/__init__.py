@@ -28,6 +28,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
     presets_tables,
     quick_check,
     serve,
+    serve_exposure,
     targets_table,
 )
 from fslab.api.pool import pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)

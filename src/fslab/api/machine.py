@@ -41,6 +41,13 @@ def quick_check(lab: Lab, note: Any) -> Any:
     return examine_beside(lab.root, QUICK, note)
 
 
+def serve_exposure(bind: str, port: int) -> str:
+    """Who can reach `fslab serve --bind BIND` and what they can do ('' on loopback)."""
+    from fslab.workloads.fio.distributed import exposure
+
+    return exposure(bind, port)
+
+
 def serve(bind: str, port: int) -> bool:
     """`fslab serve`: a fio server for a controller's `fslab run --hosts`."""
     from fslab.workloads.fio.distributed import run_server

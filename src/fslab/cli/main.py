@@ -177,6 +177,9 @@ def serve(
 
     if not 0 < port < 65536:
         raise UserError(f"bad port {port}")
+    if exposed := api.serve_exposure(bind, port):
+        err_console.print(f"fslab: warning: {exposed}", markup=False, highlight=False,
+                          soft_wrap=True)
     console.print(f"fio server listening on {bind}:{port} (Ctrl-C to stop)")
     if api.serve(bind, port):
         console.print("fio server stopped")
