@@ -28,6 +28,7 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
     from fslab.tune import request as requests
     from fslab.tune.budget import Budget
     from fslab.tune.by_question import per_run_seconds, tune_campaign
+    from fslab.tune.refused import without_refused
 
     out = Path(out)
     if not resume:
@@ -38,10 +39,11 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
         import tomli_w
 
         write_atomic(out / "campaign.toml", tomli_w.dumps(campaign.to_dict()))
-    space = request.space([t.fs for t in campaign.targets])
+    lab = lab or Lab()
+    space, campaign = without_refused(request.space([t.fs for t in campaign.targets]),
+                                      campaign, lab)  # levels the kernel refuses: dropped
     budget = Budget(request.max_runs, request.budget_s, per_run_seconds(campaign))
-    tuned = tune_campaign(campaign, space, budget, request.margin, out, lab or Lab(),
-                          progress)
+    tuned = tune_campaign(campaign, space, budget, request.margin, out, lab, progress)
     lines = [*space.notes, *outputs.write(out, campaign, tuned)]
     write_atomic(out / "tune.html", render(campaign.name, tables.page_tables(tuned), lines))
     return lines
@@ -87,6 +89,7 @@ def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | 
     from fslab.host.lab import Lab
     from fslab.results.store import write_atomic
     from fslab.tune.again import again, confirmed
+    from fslab.tune.refused import without_refused
 
     directory = Path(directory)
     if not (directory / "stats" / "tune_options.csv").exists():
@@ -95,10 +98,12 @@ def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | 
     campaign, request = tune_resumed(directory)
     earlier = sittings_of(directory, confirmed)
     out, campaign.seed = next_sitting(directory, seed, campaign.seed)
-    space = request.space([t.fs for t in campaign.targets])
+    lab = lab or Lab()
+    space, campaign = without_refused(request.space([t.fs for t in campaign.targets]),
+                                      campaign, lab)  # as the tune it confirms dropped them
     spread = _host_spread(catalogue, directory) if len(earlier) == 1 else None
     table, lines = again(directory, campaign, space, request.margin, [*earlier, out],
-                         lab or Lab(), progress, spread)
+                         lab, progress, spread)
     write_atomic(directory / "stats" / "tune_options.csv", table.to_csv(index=False))
     return lines
 

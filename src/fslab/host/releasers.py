@@ -10,14 +10,37 @@ import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from fslab.core.errors import ToolError
 from fslab.host import fuse, system
 from fslab.host.cgroups import end_members, release_cgroup
 
-if TYPE_CHECKING:
-    from fslab.host.lab import Resource, Session
+
+class Resource(Protocol):
+    """A ledger's entry, as a releaser reads it (host/lab.Resource)."""
+
+    kind: str
+    path: str
+    extra: dict[str, Any]
+
+
+class _Lab(Protocol):
+    @property
+    def root(self) -> Path: ...
+
+
+class Session(Protocol):
+    """What a releaser needs of the session whose ledger names the resource
+    (host/lab.Session): its lab, the daemons it started, its view of FUSE connections."""
+
+    @property
+    def lab(self) -> _Lab: ...
+
+    @property
+    def children(self) -> dict[int, Any]: ...
+
+    def fuse_control(self) -> Path: ...
 
 WORKDIR_PREFIX = ".fslab-work-"  # the only name fslab removes inside a user's directory
 UMOUNT_RETRIES = 10  # a just-exited fio may still hold files for a moment

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from fslab.plan.schema import Campaign
     from fslab.report.run_text import RunOutcome
     from fslab.run.adaptive import Goal
+    from fslab.run.option_check import Refused
     from fslab.run.participants import Beside
     from fslab.run.runner import Progress, RunnerResult
     from fslab.targets import Target
@@ -66,6 +67,8 @@ class CampaignRun:
     beside: tuple[Beside, ...]  # participants of the rounds (run/participants.py)
     notes: tuple[str, ...] = ()  # what the checks before the campaign want said once
     catalogue: Path | None = None  # where its host's history is (RunOptions.catalogue)
+    # variants the file system refuses, by name, each with why (run/option_check.py)
+    refused: dict[str, Refused] = field(default_factory=dict)
 
     @classmethod
     def start(cls, campaign: Campaign, out: Path, lab: Lab, *, resume: bool,
@@ -81,6 +84,7 @@ class CampaignRun:
 
         opened = ResultsDir.open(out) if resume else None
         notes: list[str] = []
+        refused: dict[str, Refused] = {}
         planned = make_plan(campaign)  # once: the checks, the runner and the rounds share it
         if budget is not None:  # before any other check: the plan alone decides it
             done = opened.completed_run_ids() if opened is not None else set()
@@ -93,13 +97,15 @@ class CampaignRun:
 
             check_levels(plan.targets, campaign)  # each aged level's settings, in one line
 
-            notes = check_swept_options(targets, lab)  # before the results directory
+            checked = check_swept_options(targets, lab,  # before the results directory
+                                          {spec.name: spec for spec in campaign.targets})
+            notes, refused = list(checked.notes), checked.refused
             opened = ResultsDir.create(out)
             opened.write_campaign(campaign.to_dict())
         results = opened
         hosts = tuple(campaign.hosts)  # parsed once, with the campaign
         return cls(campaign, plan, targets, results, lab, resume, hosts,
-                   participants(plan, results, lab, resume), tuple(notes))
+                   participants(plan, results, lab, resume), tuple(notes), refused=refused)
 
     def pre_run_steps(self) -> list[Callable[[], None]]:
         """What must happen once before the first run, in order (Runner.before)."""
@@ -145,7 +151,7 @@ class CampaignRun:
         outcome = Runner(self.plan, self.results, self.lab, self.targets,
                          progress or NoProgress(), hosts=self.hosts,
                          rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                         beside=self.beside,
+                         beside=self.beside, refused=self.refused,
                          before=before or []).execute()
         outcome.warnings[:0] = self.notes
         return outcome

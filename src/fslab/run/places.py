@@ -23,6 +23,7 @@ from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
 from fslab.run.aging_places import Ager
 from fslab.run.around_run import AroundRun, after_run, before_run
+from fslab.run.option_check import Refused
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
@@ -91,6 +92,7 @@ class Places:
     _around: dict[str, tuple[Mounted, AroundRun | None]] = field(default_factory=dict)
     _provisions: int = 0
     ager: Ager | None = None  # ages the places of an `age` factor's aged levels
+    refused: dict[str, Refused] = field(default_factory=dict)  # never made: why (option_check)
 
     def fresh_start(self) -> None:
         """A target that could not be made is tried again."""
@@ -106,6 +108,10 @@ class Places:
             raise NotReady(f"{run.workload.family} runs on this machine only; with hosts, "
                            "only fio workloads run on the load nodes", target.describe(),
                            "unsupported", Failure.UNSUPPORTED)
+        if name in self.refused:  # the file system refuses it: never made
+            why = self.refused[name]
+            raise NotReady(why.reason, target.describe(), failure=Failure.REFUSED,
+                           tool_said=why.said)
         if name in self._broken:
             raise self._broken[name].again()
         reused = name in self.mounted

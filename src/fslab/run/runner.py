@@ -31,6 +31,7 @@ from fslab.results.store import ResultsDir
 from fslab.run.aging_places import ager_of, aging_text
 from fslab.run.finished import RunFacts, finished_record, headline_text
 from fslab.run.observing import observed
+from fslab.run.option_check import Refused
 from fslab.run.participants import Beside
 from fslab.run.pieces import way_for
 from fslab.run.places import Places, release
@@ -95,6 +96,7 @@ class Runner:
     beside: tuple[Beside, ...] = ()  # participants of the rounds (run/participants.py)
     before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
     _places: Places | None = None  # the session's targets, provisioned (run/places.py)
+    refused: dict[str, Refused] = field(default_factory=dict)  # never made: why (option_check)
 
     def execute(self) -> RunnerResult:
         for step in self.before:  # aging, environment, participants (run/campaign_run.py)
@@ -110,7 +112,7 @@ class Runner:
             session = self.lab.open_session()
             self._places = Places(self.targets, session, self.hosts,
                                   self.plan.campaign.run_timeout, ager=ager_of(
-                                      self.plan, self.results))
+                                      self.plan, self.results), refused=self.refused)
             try:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(done, outcome)
