@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.errors import Shortage
 from fslab.plan.preflight import prepare
 from fslab.results.store import ResultsDir
+from fslab.run.lab_space import campaign_need
 
 if TYPE_CHECKING:
     from fslab.core.environment_record import SittingSpread
@@ -91,6 +93,9 @@ class CampaignRun:
             check_budget([run for run in planned.runs if run.run_id not in done], budget)
         plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
                                 force_device=force_device, plan=planned)
+        need = campaign_need(plan.runs, targets)
+        if short := need.shortfall(lab.root):  # no run fits the lab's disk: nothing made
+            raise Shortage(short)
         if opened is None:
             from fslab.run.aging_places import check_levels
             from fslab.run.option_check import check_swept_options

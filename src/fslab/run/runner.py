@@ -30,6 +30,7 @@ from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.aging_places import ager_of, aging_text
 from fslab.run.finished import RunFacts, finished_record, headline_text
+from fslab.run.lab_space import campaign_need
 from fslab.run.observing import observed
 from fslab.run.option_check import Refused
 from fslab.run.participants import Beside
@@ -112,7 +113,9 @@ class Runner:
             session = self.lab.open_session()
             self._places = Places(self.targets, session, self.hosts,
                                   self.plan.campaign.run_timeout, ager=ager_of(
-                                      self.plan, self.results), refused=self.refused)
+                                      self.plan, self.results), refused=self.refused,
+                                  least_need=campaign_need(self.plan.runs,
+                                                           self.targets).least)
             try:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(done, outcome)

@@ -114,6 +114,10 @@ class Target(Protocol):
     def describe(self) -> TargetDescription:
         """What the target will be, without touching anything (for plans and dry runs)."""
 
+    def lab_bytes(self, files: int) -> int:
+        """Bytes of the lab's disk it may take with `files` bytes of a run's files in it
+        (0: it keeps nothing there), checked before it is made (run/lab_space.py)."""
+
     def provision(self, session: Session) -> Mounted:
         """Create and mount the target, recording every resource in the session first."""
 
@@ -145,6 +149,10 @@ class BaseTarget:
     def kernel_support(self) -> str:
         """Why the running kernel cannot host this kind ('' when it can)."""
         return ""
+
+    def lab_bytes(self, files: int) -> int:
+        """Nothing in the lab unless the kind says so (an image it makes there)."""
+        return 0
 
     def check(self) -> None:
         unknown = sorted(set(self.spec.options) - self.allowed_options - RUN_OPTIONS)

@@ -19,6 +19,7 @@ from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, SEQUENTIAL_LAYOUT, BaseTarget, Mounted
 from fslab.targets.common import (
     attach_loop,
+    image_bytes,
     make_image,
     make_mountpoint,
     mount,
@@ -52,6 +53,9 @@ class FuseFsTarget(BaseTarget):
         if self.spec.size < self.profile.min_size:
             raise UserError(f"target {self.spec.name}: {self.spec.fs} needs an image of at "
                             f"least {self.profile.min_size // MiB} MiB")
+
+    def lab_bytes(self, files: int) -> int:
+        return image_bytes(self.spec.size, files)
 
     def describe(self) -> TargetDescription:
         info = {

@@ -20,6 +20,7 @@ from fslab.targets.base import (
 from fslab.targets.blockdev import check_block_device
 from fslab.targets.common import (
     attach_loop,
+    image_bytes,
     kernel_has_fs,
     loop_settings,
     make_image,
@@ -95,6 +96,17 @@ class LoopFsTarget(BaseTarget):
                 confirmed=self.spec.device in self.confirmed_devices,
                 force_signature=self.force_device,
             )
+
+    def lab_bytes(self, files: int) -> int:
+        """A fresh image's mkfs and files; an aged one's copy, as allocated in its source;
+        a device's nothing."""
+        if self.spec.device:
+            return 0
+        if self.spec.options.get("image"):
+            source = Path(self.spec.options["image"])
+            allocated = source.stat().st_blocks * 512 if source.exists() else 0
+            return allocated + files
+        return image_bytes(self.spec.size, files)
 
     def describe(self) -> TargetDescription:
         device = self.spec.device or "<loop device>"
