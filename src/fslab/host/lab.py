@@ -216,8 +216,8 @@ class Session:
             for resource in reversed(self.active()):
                 self.release(resource, this)
             report.released += this.released
-            if not this.errors:
-                break
+            if not this.errors and not self.active():  # (a release may record another:
+                break                                   # fusectl, mounted to abort with)
         report.errors += this.errors
         if not self.active():
             shutil.rmtree(self.dir, ignore_errors=True)

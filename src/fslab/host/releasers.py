@@ -85,7 +85,7 @@ def _release_mount(session: Session, resource: Resource) -> None:
     connection aborted first), its daemons left to exit (the "fuse" entry, recorded
     after the mount, ends the one fslab started)."""
     path = Path(resource.path)
-    if resource.extra.get("fuse"):
+    if resource.extra.get("fuse") and system.is_mountpoint(path):
         fuse.unmount(path, session.fuse_control(), fuse.daemons_of(path),
                      end_daemons=False, retries=UMOUNT_RETRIES, pause_s=UMOUNT_RETRY_DELAY_S)
         return

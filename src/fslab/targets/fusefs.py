@@ -87,10 +87,11 @@ class FuseFsTarget(BaseTarget):
                 source = attach_loop(session, mounted, Path(source), DEFAULT_LOOP_DIRECT_IO)
             with stopwatch.step(stopwatch.MKFS):
                 system.run([*self._mkfs(), source], timeout=600)
+            control = session.fuse_control()  # in the ledger before the mount it serves
             mounted.path = make_mountpoint(session, mounted, self.spec.base)
             mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,
                   fuse=True)
-            mounted.watch = watched(session, mounted, self.spec.name, mounted.path)
+            mounted.watch = watched(session, mounted, self.spec.name, mounted.path, control)
         except BaseException:
             self.teardown(session, mounted)
             raise
@@ -106,7 +107,8 @@ class FuseFsTarget(BaseTarget):
         return self.profile.capabilities
 
 
-def watched(session: Session, mounted: Mounted, name: str, mountpoint: Path) -> Watch | None:
+def watched(session: Session, mounted: Mounted, name: str, mountpoint: Path,
+            control: Path) -> Watch | None:
     """The daemon the mount started, in the ledger (its release ends it if it will not
     go), and a watch on the mount that aborts its connection if the daemon hangs
     (host/fuse.py); None when no daemon serves it (it died at once)."""
@@ -118,6 +120,6 @@ def watched(session: Session, mounted: Mounted, name: str, mountpoint: Path) -> 
     connection = fuse.connection_of(mountpoint)
     if not daemons or not connection:
         return None
-    watch = Watch(name, mountpoint, connection, daemons[0], session.fuse_control())
+    watch = Watch(name, mountpoint, connection, daemons[0], control)
     watch.start()
     return watch
