@@ -161,11 +161,20 @@ class ResultsDir:
         try:
             yield
         except OSError as exc:
+            if not self._about_us(exc):  # a target's or a tool's: the run's to record
+                raise
             if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                 raise UserError(self._full_message(exc.strerror or "no space")) from None
             if exc.errno in UNWRITABLE:
                 raise UserError(self._unwritable_message(os.strerror(exc.errno))) from None
             raise
+
+    def _about_us(self, exc: OSError) -> bool:
+        """Whether an error is this directory's: it names a file in it, or it names none
+        (pyarrow's) while the directory cannot be written now."""
+        if exc.filename is not None:
+            return Path(str(exc.filename)).absolute().is_relative_to(self.path.absolute())
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT) or not os.access(self.path, os.W_OK)
 
     def _full_message(self, detail: str) -> str:
         return (f"the results directory {self.path} is out of space ({detail}); "

@@ -212,7 +212,8 @@ class Runner:
                     once.add(run.run_id)
         assert self._watcher is not None
         way = way_for(self, group[0], campaign, bool(self.hosts), self._watcher)
-        parts = measure_in_rounds(self, way, runs, campaign.seed, frozenset(once))
+        with self.results.room():  # a slice writes into its run's directory too
+            parts = measure_in_rounds(self, way, runs, campaign.seed, frozenset(once))
         return [(p.run, p.status, p.reason) for p in parts if p.run.run_id not in beside]
 
     def _rerun_disturbed(self, runs: list[RunSpec], outcome: RunnerResult) -> None:
