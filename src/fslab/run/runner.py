@@ -120,8 +120,8 @@ class Runner:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(done, outcome)
             except Shortage as exc:  # no run is recorded for it: --resume takes them up
-                raise Shortage(f"{exc}; the runs that finished are kept: then run the same "
-                               "command with --resume") from None
+                raise Shortage(f"{exc}. The runs that finished are kept: run the same "
+                               "command with --resume to go on") from None
             finally:
                 unwinding = sys.exc_info()[1] is not None
                 with signals_held():
