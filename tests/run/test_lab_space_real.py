@@ -10,7 +10,7 @@ import contextlib
 import json
 import os
 import signal
-import threading
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from fslab import api
-from fslab.host import loops, system
+from fslab.host import system
 from fslab.host.lab import Lab
 from fslab.plan.loading import load_campaign
-from tests.conftest import fslab_cmd, leftovers, requires
+from tests.conftest import FSLAB, REPO, fslab_cmd, leftovers, requires
 
 MiB = 1024**2
 TWO_TARGETS = """name = "lab-space"
@@ -62,21 +62,6 @@ def images(lab: Lab) -> list[Path]:
     return list(lab.root.glob("sessions/*/images/*"))
 
 
-def mkfs_in(lab: Lab) -> int | None:
-    """The PID of an mkfs formatting a loop device over an image of `lab`, if one runs."""
-    for entry in Path("/proc").iterdir():
-        try:
-            if not entry.name.isdigit() or (entry / "comm").read_text().strip() != "mkfs.ext4":
-                continue
-            words = (entry / "cmdline").read_bytes().decode().split("\0")
-        except OSError:
-            continue
-        for word in words:
-            if word.startswith("/dev/loop") and loops.holder(word).startswith(str(lab.root)):
-                return int(entry.name)
-    return None
-
-
 @pytest.mark.privileged
 def test_a_target_too_big_for_the_lab_fails_with_what_it_needed_and_the_rest_runs(tmp_path):
     requires("fio", "mkfs.ext4", "losetup")
@@ -108,24 +93,30 @@ def test_a_target_too_big_for_the_lab_fails_with_what_it_needed_and_the_rest_run
 
 @pytest.mark.privileged
 def test_a_lab_disk_filled_while_formatting_stops_in_one_line_and_resume_finishes(tmp_path):
-    """Another process fills the lab's disk while mkfs formats the image; mkfs fails on
-    its loop device; the image is removed; nothing else could be made, so the campaign
-    stops with no run recorded for it, and --resume finishes once there is room."""
+    """Another process fills the lab's disk while the image is made, before mkfs has
+    written it: mkfs fails on its loop device; the image is removed; nothing else could
+    be made, so the campaign stops with no run recorded for it, and --resume finishes
+    once there is room."""
     requires("fio", "mkfs.ext4", "losetup")
     (tmp_path / "c.toml").write_text(TWO_TARGETS.split("[[target]]")[0] + "[[target]]"
                                      + TWO_TARGETS.split("[[target]]")[2])  # big alone
     with lab_on_tmpfs(tmp_path / "disk", "256M") as lab:
         filler = tmp_path / "disk" / "filler"
         filled: list[float] = []
-
-        def fill_while_mkfs_runs() -> None:
-            """Hold fslab's mkfs still (SIGSTOP: a process this test started, through
-            fslab) while the disk fills, so the fill lands mid-format every time."""
+        args = ["run", str(tmp_path / "c.toml"), "--out", str(tmp_path / "r"), "--lab",
+                str(lab.root)]
+        proc = subprocess.Popen([*FSLAB, *args], cwd=REPO, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        try:
+            # The moment the image appears (made before it is attached and formatted),
+            # fslab and its children (the group this test started) are held still while
+            # the disk fills: the fill lands while the image is made, every time.
             deadline = time.monotonic() + 120
-            while (pid := mkfs_in(lab)) is None:
-                if time.monotonic() > deadline:
-                    return
-            os.kill(pid, signal.SIGSTOP)
+            while not images(lab):
+                assert time.monotonic() < deadline and proc.poll() is None
+                time.sleep(0.001)
+            os.killpg(proc.pid, signal.SIGSTOP)
             try:
                 with filler.open("wb") as handle:
                     stats = os.statvfs(filler.parent)
@@ -133,14 +124,13 @@ def test_a_lab_disk_filled_while_formatting_stops_in_one_line_and_resume_finishe
                                        stats.f_bavail * stats.f_frsize - 2 * MiB)
                 filled.append(time.monotonic())
             finally:
-                os.kill(pid, signal.SIGCONT)
-
-        thread = threading.Thread(target=fill_while_mkfs_runs)
-        thread.start()
-        args = ["run", str(tmp_path / "c.toml"), "--out", str(tmp_path / "r"), "--lab",
-                str(lab.root)]
-        stopped = fslab_cmd(*args)
-        thread.join()
+                os.killpg(proc.pid, signal.SIGCONT)
+            out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:  # the test failed under it: fslab releases on SIGTERM
+                proc.terminate()
+                proc.communicate(timeout=300)
+        stopped = subprocess.CompletedProcess(args, proc.returncode, out, err)
         assert filled
         assert stopped.returncode == 2, stopped.stdout + stopped.stderr
         assert "Traceback" not in stopped.stderr
