@@ -80,6 +80,7 @@ ANALYSIS_STEPS: tuple[str, ...] = (
     "fslab.analysis.cells.drift",
     "fslab.analysis.cells.disturbance",
     "fslab.analysis.cells.hosts",
+    "fslab.analysis.cells.zfs_pools",
     "fslab.analysis.pairs.aged",
     "fslab.analysis.factors.sweeps",
     "fslab.analysis.pairs.sequential",

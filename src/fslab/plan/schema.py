@@ -18,6 +18,7 @@ from fslab.core.cell_keys import CellKey
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.target_entries import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
+from fslab.targets.zfs_pool import POOL_FIELDS
 from fslab.workloads.fio.distributed import Host
 
 DEFAULT_PRESET = "direct5"
@@ -266,7 +267,8 @@ def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, obj
              "path": spec.path, "device": spec.device}
     data.update({key: value for key, value in given.items() if value})
     options = dict(spec.options)
-    for key in ("direct_io", "fstrim", "throttle", "image", "fresh_copy_of", "age", "scale"):
+    for key in ("direct_io", "fstrim", "throttle", "image", "fresh_copy_of", "age", "scale",
+                *POOL_FIELDS):
         if key in options:
             value = options.pop(key)
             data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(
