@@ -27,6 +27,7 @@ POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 t
                  "(the same); 'x ? y': not resolved either way yet.")
 # Direction words for "A 2.1× … than B", by metric: a ratio is printed ≥ 1 with them.
 ADVANTAGE_WORDS = {"iops": "faster", "bw_bytes": "faster", "ops_per_s": "faster",
+                   "ops_per_s_before_sync": "faster before the sync",
                    "seconds": "quicker", "sync_seconds": "quicker syncs",
                    "layout_score": "better laid out"}
 
