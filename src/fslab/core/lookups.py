@@ -81,6 +81,8 @@ ANALYSIS_STEPS: tuple[str, ...] = (
     "fslab.analysis.cells.disturbance",
     "fslab.analysis.cells.hosts",
     "fslab.analysis.cells.zfs_pools",
+    "fslab.analysis.cells.study_intervals",
+    "fslab.analysis.pairs.study_methods",
     "fslab.analysis.pairs.aged",
     "fslab.analysis.factors.sweeps",
     "fslab.analysis.pairs.sequential",

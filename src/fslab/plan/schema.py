@@ -52,6 +52,10 @@ class WorkloadEntry(BaseModel):
     # The jobs this entry runs, written by fslab into a resolved campaign (the history
     # reads a job's definition by them without the presets: history/identity.py).
     jobs: list[str] | None = None
+    # The study its preset comes from (workloads/provenance.STUDIES), written by fslab into
+    # a resolved campaign: the analysis puts the study's own interval and tests beside
+    # fslab's by it (analysis/cells/study_intervals.py, analysis/pairs/study_methods.py).
+    study: str | None = None
 
 
 class ResolveTable(BaseModel):
