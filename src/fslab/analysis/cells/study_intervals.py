@@ -50,7 +50,7 @@ def study_intervals(metrics: pd.DataFrame, runs: pd.DataFrame, records: Sequence
                       strict=True)) if "job" in metrics else {}
     rows: list[dict[str, object]] = []
     said: list[dict[str, str]] = []
-    claimed: set[str] = set()
+    claims: dict[str, dict[str, str]] = {}  # study -> its row, after its intervals
     for question in headline.itertuples():
         workload, op, metric = str(question.workload), str(question.op), str(question.metric)
         study = settings.studies.get(job_of.get(workload, workload), "")
@@ -66,10 +66,9 @@ def study_intervals(metrics: pd.DataFrame, runs: pd.DataFrame, records: Sequence
             said.append({"kind": "study", "workload": workload,
                          "text": _sentence(way, workload, op, metric, found)})
         claim = CLAIMS.get(study)
-        if claim is not None and study not in claimed and (text := contradiction(claim)):
-            claimed.add(study)
-            said.append({"kind": "study_claim", "workload": workload, "text": text})
-    return pd.DataFrame(rows, columns=COLUMNS), said
+        if claim is not None and study not in claims and (text := contradiction(claim)):
+            claims[study] = {"kind": "study_claim", "workload": workload, "text": text}
+    return pd.DataFrame(rows, columns=COLUMNS), said + list(claims.values())
 
 
 def _study_rows(way: Way, metrics: pd.DataFrame, runs: pd.DataFrame,

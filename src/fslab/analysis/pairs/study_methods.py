@@ -22,18 +22,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.pairs.pair import EQUIVALENT, UNRESOLVED, Pair
+from fslab.analysis.pairs.pair import Pair
+from fslab.analysis.pairs.study_words import (
+    ALPHA,
+    Reasons,
+    by_question,
+    decided,
+    differ_any,
+    differ_of,
+    fslab_answer,
+    pair_answer,
+    pooled_line,
+    workload_line,
+)
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
-from fslab.core.metrics import title
 
 STUDY = "desktop-fio"
-ALPHA = 0.05  # the notebook's level ("p-value is less than 0.05")
 COLUMNS = ["test", "scope", "workload", "op", "metric", "groups", "n", "statistic", "p",
            "r2", "r2_log", "n_notebook_rows", "p_notebook_rows", "study_says", "fslab_says",
            "agree", "why"]
@@ -41,6 +50,9 @@ QQ_COLUMNS = ["workload", "op", "metric", "theoretical", "residual", "fit"]
 # The notebook's metrics: Read/Write IOPS, bandwidth and mean latency.
 POOLED = (("read", "iops"), ("write", "iops"), ("read", "bw_bytes"), ("write", "bw_bytes"),
           ("read", "clat_mean_ns"), ("write", "clat_mean_ns"))
+# Levene's median-centred test needs 3 runs a target: with 2, both lie as far from their
+# median, every group's spread of deviations is 0 and its statistic 0/0.
+LEVENE_MIN = 3
 WILCOXON_PAIR = ("ext4", "btrfs")  # the notebook's ("the most relevant for my setup")
 METHOD = ("The study's way (the fio notebook's tests, scipy and statsmodels as it used them, "
           "on fslab's rows, one per run): per workload a one-way ANOVA of the primary metric "
@@ -75,17 +87,17 @@ def study_methods(runs: pd.DataFrame, settings: CampaignSettings, headline: pd.D
         cell = mine[(mine["workload"].astype(str) == workload)
                     & (mine["op"].astype(str) == op) & (mine["metric"].astype(str) == metric)]
         found, points = per_workload(cell, workload, op, metric,
-                                     _fslab_answer(pairs, workload, op, metric),
+                                     fslab_answer(pairs, workload, op, metric),
                                      cached.get(workload, ""))
         rows += found
         if not points.empty:
             qq.append(points)
         if found:
-            said.append({"kind": "study_way", "workload": workload, "text": _line(found)})
+            said.append({"kind": "study_way", "workload": workload, "text": workload_line(found)})
     pooled_rows = pooled(mine, pairs, cached)
     rows += pooled_rows
-    said += [{"kind": "study_way", "workload": "", "text": _pooled_line(found)}
-             for found in _by_question(pooled_rows)]
+    said += [{"kind": "study_way", "workload": "", "text": pooled_line(found)}
+             for found in by_question(pooled_rows)]
     return (pd.DataFrame(rows, columns=COLUMNS),
             pd.concat(qq, ignore_index=True) if qq else pd.DataFrame(columns=QQ_COLUMNS), said)
 
@@ -103,13 +115,13 @@ def per_workload(cell: pd.DataFrame, workload: str, op: str, metric: str, fslab:
     base = {"scope": "workload", "workload": workload, "op": op, "metric": metric,
             "groups": ", ".join(groups), "n": int(sum(len(g) for g in groups.values()))}
     statistic, p, residuals = anova(groups)
-    differ = _differ(fslab)
+    differ = differ_of(fslab)
     # the notebook's table: each target's mean and median, once per iteration each
     copies = max(len(g) for g in groups.values())
     notebook = {t: np.repeat([g.mean(), np.median(g)], copies) for t, g in groups.items()}
     n_dup = int(sum(len(g) for g in notebook.values()))
     p_dup = anova(notebook)[1]
-    rows = [_decided("anova", base, statistic, p, fslab, differ,
+    rows = [decided("anova", base, statistic, p, fslab, differ,
                      Reasons(cache_bound, "", n_dup, p_dup))]
     if len(residuals) >= 3:
         w, shapiro_p = stats.shapiro(residuals)
@@ -118,16 +130,16 @@ def per_workload(cell: pd.DataFrame, workload: str, op: str, metric: str, fslab:
                      if shapiro_p < ALPHA else "normal residuals not rejected",
                      "fslab_says": "fslab compares on the log scale and does not assume "
                                    "normal raw values", "agree": None, "why": ""})
-    levene, levene_p = stats.levene(*groups.values(), center="median")
-    rows.append({**base, "test": "levene", "statistic": float(levene), "p": float(levene_p),
-                 "study_says": "unequal variances" if levene_p < ALPHA
-                 else "equal variances not rejected",
-                 "fslab_says": "fslab allows unequal spreads (each pair its own variance)",
-                 "agree": None, "why": ""})
-    h, kruskal_p = stats.kruskal(*groups.values())
-    rows.append(_decided("kruskal", base, float(h), float(kruskal_p), fslab, differ,
-                         Reasons(cache_bound, "", n_dup,
-                                 float(stats.kruskal(*notebook.values())[1]))))
+    if min(len(g) for g in groups.values()) >= LEVENE_MIN:
+        levene, levene_p = stats.levene(*groups.values(), center="median")
+        rows.append({**base, "test": "levene", "statistic": float(levene),
+                     "p": float(levene_p), "study_says": "unequal variances"
+                     if levene_p < ALPHA else "equal variances not rejected",
+                     "fslab_says": "fslab allows unequal spreads (each pair its own "
+                                   "variance)", "agree": None, "why": ""})
+    h, kruskal_p = kruskal(groups)
+    rows.append(decided("kruskal", base, h, kruskal_p, fslab, differ,
+                         Reasons(cache_bound, "", n_dup, kruskal(notebook)[1])))
     (theoretical, ordered), (slope, intercept, _) = stats.probplot(residuals)
     points = pd.DataFrame({"workload": workload, "op": op, "metric": metric,
                            "theoretical": theoretical, "residual": ordered,
@@ -144,15 +156,27 @@ def anova(groups: dict[str, np.ndarray]) -> tuple[float, float, np.ndarray]:
     frame = pd.DataFrame({"target": [t for t, g in groups.items() for _ in g],
                           "value": np.concatenate(list(groups.values()))})
     model = ols("value ~ C(target)", data=frame).fit()
-    table = sm.stats.anova_lm(model, typ=2)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no spread within: F = ∞, p = 0
+        table = sm.stats.anova_lm(model, typ=2)
     return (float(table["F"].iloc[0]), float(table["PR(>F)"].iloc[0]),
             np.asarray(model.resid, dtype=float))
+
+
+def kruskal(groups: dict[str, np.ndarray]) -> tuple[float, float]:
+    """(H, p) of scipy's Kruskal–Wallis; NaN where every value is the same (scipy
+    refuses: there is nothing to rank)."""
+    from scipy import stats
+
+    try:
+        h, p = stats.kruskal(*groups.values())
+    except ValueError:
+        return math.nan, math.nan
+    return float(h), float(p)
 
 
 def pooled(runs: pd.DataFrame, pairs: Sequence[Pair], cached: dict[str, str]
            ) -> list[dict[str, object]]:
     """The notebook's pooled tests, one set per (op, metric) of its six."""
-    from scipy import stats
 
     out: list[dict[str, object]] = []
     iterations = max(int(runs["iteration"].nunique()), 1)
@@ -167,9 +191,9 @@ def pooled(runs: pd.DataFrame, pairs: Sequence[Pair], cached: dict[str, str]
         base = {"scope": "pooled", "workload": ", ".join(workloads), "op": op,
                 "metric": metric, "groups": ", ".join(groups),
                 "n": int(sum(len(g) for g in groups.values()))}
-        answers = [_fslab_answer(pairs, w, op, metric) for w in workloads]
+        answers = [fslab_answer(pairs, w, op, metric) for w in workloads]
         said = "; ".join(f"{w}: {a}" for w, a in zip(workloads, answers, strict=True) if a)
-        differ = _differ_any(answers)
+        differ = differ_any(answers)
         mixed = _mixed(rows)
         notebook = _notebook_rows(rows, iterations)
         statistic, p, _ = anova(groups)
@@ -177,12 +201,11 @@ def pooled(runs: pd.DataFrame, pairs: Sequence[Pair], cached: dict[str, str]
                       notebook.groupby("target", sort=True)}
         _, p_dup, _ = anova(dup_groups)
         cache = ", ".join(buffered)
-        out.append(_decided("anova", base, statistic, p, said, differ,
+        out.append(decided("anova", base, statistic, p, said, differ,
                             Reasons(cache, mixed, len(notebook), p_dup)))
-        h, kruskal_p = stats.kruskal(*groups.values())
-        _, kruskal_dup = stats.kruskal(*dup_groups.values())
-        out.append(_decided("kruskal", base, float(h), float(kruskal_p), said, differ,
-                            Reasons(cache, mixed, len(notebook), float(kruskal_dup))))
+        h, kruskal_p = kruskal(groups)
+        out.append(decided("kruskal", base, h, kruskal_p, said, differ,
+                            Reasons(cache, mixed, len(notebook), kruskal(dup_groups)[1])))
         if (found := wilcoxon_row(rows, notebook, pairs, base, buffered, mixed)) is not None:
             out.append(found)
         out.append(regression_row(rows, base, said))
@@ -211,7 +234,7 @@ def wilcoxon_row(rows: pd.DataFrame, notebook: pd.DataFrame, pairs: Sequence[Pai
     _, p_dup = stats.wilcoxon(dup[a], dup[b], zero_method="wilcox") \
         if (dup[a] - dup[b]).any() else (math.nan, math.nan)
     op, metric = str(base["op"]), str(base["metric"])
-    answers = {w_: _pair_answer(pairs, w_, op, metric, a, b)
+    answers = {w_: pair_answer(pairs, w_, op, metric, a, b)
                for w_ in sorted(rows["workload"].astype(str).unique())}
     said = "; ".join(f"{w_}: {text}" for w_, text in answers.items() if text)
     differ = any("×" in text for text in answers.values()) if said else None
@@ -219,7 +242,7 @@ def wilcoxon_row(rows: pd.DataFrame, notebook: pd.DataFrame, pairs: Sequence[Pai
                       f"a signed-rank test over every workload asks whether {a} beats {b} "
                       "more often than not across them, not on any one: fslab answers "
                       "each workload apart")
-    return _decided("wilcoxon", {**base, "groups": f"{a} vs {b}", "n": len(wide)},
+    return decided("wilcoxon", {**base, "groups": f"{a} vs {b}", "n": len(wide)},
                     float(w), float(p), said or "no pair of theirs decided", differ, reasons)
 
 
@@ -286,155 +309,6 @@ def _cache_bound(summary: pd.DataFrame) -> dict[str, str]:
     return {str(w): str(r).split(";")[0] for w, r in zip(bound["workload"],
                                                          bound["cache_bound_reason"],
                                                          strict=True)}
-
-
-def _fslab_answer(pairs: Sequence[Pair], workload: str, op: str, metric: str) -> str:
-    """fslab's decision on whether the targets differ on one question, in words."""
-    found = [p for p in pairs if (p.workload, p.op, p.metric) == (workload, op, metric)
-             and p.decision]
-    if not found:
-        return ""
-    differ = [p for p in found if p.significant]
-    if differ:
-        return f"differ ({len(differ)} of {len(found)} pairs decided apart)"
-    if all(p.decision == EQUIVALENT for p in found):
-        return f"the same within ±{found[0].margin:.0%}"
-    unresolved = sum(p.decision == UNRESOLVED for p in found)
-    return f"not resolved ({unresolved} of {len(found)} pairs open)"
-
-
-def _pair_answer(pairs: Sequence[Pair], workload: str, op: str, metric: str, a: str,
-                 b: str) -> str:
-    """fslab's answer on a against b for one question ('ext4 1.3× faster', 'ext4 = btrfs',
-    'ext4 ? btrfs'), '' where it has none."""
-    for pair in pairs:
-        if (pair.workload, pair.op, pair.metric) != (workload, op, metric) or \
-                {pair.a, pair.b} != {a, b} or not pair.decision:
-            continue
-        seen = pair if pair.a == a else pair.turned()
-        if seen.decision == EQUIVALENT:
-            return f"{a} = {b}"
-        if not seen.significant:
-            return f"{a} ? {b}"
-        winner, ratio = (a, seen.advantage[0]) if seen.advantage[0] >= 1 else \
-            (b, 1 / seen.advantage[0])
-        return f"{winner} {ratio:.3g}× better"
-    return ""
-
-
-def _differ(answer: str) -> bool | None:
-    """Whether fslab's answer says the targets differ (None: it gave none)."""
-    return answer.startswith("differ") if answer else None
-
-
-def _differ_any(answers: list[str]) -> bool | None:
-    found = [a for a in answers if a]
-    return any(a.startswith("differ") for a in found) if found else None
-
-
-@dataclass(frozen=True)
-class Reasons:
-    """What can set the notebook's test and fslab's answer apart on one question: its
-    cells cache-bound (the page cache answered), workloads pooled, the notebook's own
-    repeated rows (their count and the p they give), and a reason of the test's own."""
-
-    cache_bound: str = ""
-    mixed: str = ""
-    n_notebook_rows: int = 0
-    p_notebook_rows: float = math.nan
-    own: str = ""
-
-    def why(self, p: float, n: int, study_differs: bool, fslab_differs: bool | None) -> str:
-        """The sentence: only the reasons that apply to this disagreement (and the
-        notebook's own rows where they change its answer)."""
-        parts = [self.own] if self.own and fslab_differs is not None \
-            and study_differs != fslab_differs else []
-        if fslab_differs is not None and study_differs and not fslab_differs:
-            parts.append("one test at 0.05 for this question alone; fslab's pairs hold "
-                         "together at 95 % over all of the campaign's (Bonferroni), so each "
-                         "needs more evidence")
-        if fslab_differs is not None and fslab_differs and not study_differs:
-            parts.append("a test of raw values weighs each target against the spread of "
-                         "all of them; fslab compares each pair of targets on the log scale "
-                         "with the iteration as a block (the drift every target shared "
-                         "removed)")
-        if self.mixed and fslab_differs is not None and study_differs != fslab_differs:
-            parts.append(self.mixed)
-        if self.cache_bound and fslab_differs is not None and study_differs != fslab_differs:
-            parts.append(f"buffered I/O on files that fit in RAM measures the page cache, "
-                         f"not the file system ({self.cache_bound}): fslab ranks none of it")
-        dup = self.p_notebook_rows
-        if dup == dup and (dup < ALPHA) != (p < ALPHA):
-            parts.append(f"the notebook's own table (each cell's mean and median repeated "
-                         f"per iteration: {self.n_notebook_rows} rows from {n} runs) gives p "
-                         f"{dup:.2g}: repeated rows inflate n")
-        text = "; ".join(parts)
-        return text[:1].upper() + text[1:] + "." if text else ""
-
-
-def _decided(test: str, base: dict[str, object], statistic: float, p: float, fslab: str,
-             differ: bool | None, reasons: Reasons) -> dict[str, object]:
-    """A test row that decides (anova, kruskal, wilcoxon) beside fslab's answer."""
-    says = "differ" if p < ALPHA else "no difference shown"
-    agree = None if differ is None else (p < ALPHA) == differ
-    return {**base, "test": test, "statistic": statistic, "p": p,
-            "n_notebook_rows": reasons.n_notebook_rows or None,
-            "p_notebook_rows": reasons.p_notebook_rows,
-            "study_says": f"{says} (p {p:.3g} at the notebook's 0.05)",
-            "fslab_says": fslab or "no decision", "agree": agree,
-            "why": reasons.why(p, int(str(base["n"])), p < ALPHA, differ)}
-
-
-def _line(rows: list[dict[str, object]]) -> str:
-    """The verdicts' line for one workload: the notebook's ANOVA and Kruskal–Wallis,
-    whether they agree with fslab, and why not."""
-    decided = {str(r["test"]): r for r in rows if r["test"] in ("anova", "kruskal")}
-    parts = [f"{name} p {float(str(r['p'])):.3g}" for name, r in
-             (("ANOVA", decided.get("anova")), ("Kruskal–Wallis", decided.get("kruskal")))
-             if r is not None]
-    checks = [str(r["study_says"]) for r in rows if r["test"] in ("shapiro", "levene")
-              and float(str(r["p"])) < ALPHA]
-    first = decided.get("anova") or decided.get("kruskal") or rows[0]
-    agree = first.get("agree")
-    verdict = ("agrees with fslab" if agree else "disagrees with fslab" if agree is False
-               else "beside fslab")
-    text = (f"the notebook's way (stats/study_methods.csv): {', '.join(parts)} — "
-            f"{str(first['study_says']).split(' (')[0]}, {verdict} ({first['fslab_says']})")
-    if checks:
-        text += f"; its own checks: {', '.join(checks)}"
-    if agree is False and first.get("why"):
-        text += f". {first['why']}"
-    return text + ("" if text.endswith(".") else ".")
-
-
-def _by_question(rows: list[dict[str, object]]) -> list[list[dict[str, object]]]:
-    """The pooled rows of each (op, metric), in order."""
-    out: dict[tuple[str, str], list[dict[str, object]]] = {}
-    for row in rows:
-        out.setdefault((str(row["op"]), str(row["metric"])), []).append(row)
-    return list(out.values())
-
-
-def _pooled_line(rows: list[dict[str, object]]) -> str:
-    """'Pooled over 3 workloads as the notebook ran them, write bandwidth: ANOVA p 0.037,
-    Kruskal–Wallis p 0.036, Wilcoxon ext4 vs btrfs p 0.0039, regression R² 0.40 (0.93 on
-    logs); fslab, each workload apart: …; why they disagree.'"""
-    first = rows[0]
-    names = {"anova": "ANOVA", "kruskal": "Kruskal–Wallis", "wilcoxon": "Wilcoxon"}
-    parts = [f"{names[str(r['test'])]}"
-             f"{' ' + str(r['groups']) if r['test'] == 'wilcoxon' else ''} p "
-             f"{float(str(r['p'])):.3g}" for r in rows if r["test"] in names]
-    parts += [f"regression R² {float(str(r['r2'])):.2f} ({float(str(r['r2_log'])):.2f} on "
-              "the log scale)" for r in rows if r["test"] == "regression"]
-    workloads = len(str(first["workload"]).split(", "))
-    why = next((str(r["why"]) for r in rows if r["agree"] is False and r["why"]), "")
-    agree = [r["agree"] for r in rows if r["agree"] is not None]
-    verdict = ("" if not agree else " — agrees with fslab" if all(agree)
-               else " — disagrees with fslab")
-    return (f"The notebook's pooled tests ({workloads} workloads in one, "
-            f"{first['op']} {title(str(first['metric']), long=True)}): {', '.join(parts)}"
-            f"{verdict}; fslab decides each workload apart: {first['fslab_says']}."
-            + (f" {why}" if why else ""))
 
 
 STEP = Step("study_methods", reads=("runs", "settings", "headline", "pairs", "summary"),
