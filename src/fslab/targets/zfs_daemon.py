@@ -72,7 +72,6 @@ class Ours:
 
     daemon: Daemon
     resource: Resource
-    process: subprocess.Popen[bytes]
 
 
 def foreign_refusal(arc_max: int, target: str) -> str:
@@ -124,7 +123,7 @@ def _start(session: Session, arc_max: int) -> Ours:
     session.children[proc.pid] = proc
     # its own arguments, not /proc/PID/cmdline (empty until the exec has settled)
     arc = (arc_max, "--max-arc-size") if arc_max else configured_arc()
-    ours = Ours(Daemon("fuse", proc.pid, True, *arc), resource, proc)
+    ours = Ours(Daemon("fuse", proc.pid, True, *arc), resource)
     session.shared[SHARED] = ours
     deadline = time.monotonic() + DAEMON_READY_TIMEOUT_S
     while time.monotonic() < deadline:
