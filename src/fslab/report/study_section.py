@@ -27,7 +27,7 @@ def study_section(data: ReportData, page: Page) -> None:
     points = extra.get("study_qq.csv", pd.DataFrame())
     if intervals.empty and methods.empty:
         return
-    page.add("<h2>The study's way</h2><p class='muted'>What the study that this preset "
+    page.add("<h2 id='study-way'>The study's way</h2><p class='muted'>What the study that this preset "
              "comes from computed, computed here on this campaign's runs, beside fslab's "
              "answer to the same question (docs/studies.md).</p>")
     verdicts = data.analysis.verdicts
