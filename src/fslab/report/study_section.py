@@ -27,9 +27,9 @@ def study_section(data: ReportData, page: Page) -> None:
     points = extra.get("study_qq.csv", pd.DataFrame())
     if intervals.empty and methods.empty:
         return
-    page.add("<h2 id='study-way'>The study's way</h2><p class='muted'>What the study that this preset "
-             "comes from computed, computed here on this campaign's runs, beside fslab's "
-             "answer to the same question (docs/studies.md).</p>")
+    page.add("<h2 id='study-way'>The study's way</h2><p class='muted'>What the study "
+             "that this preset comes from computed, computed here on this campaign's runs, "
+             "beside fslab's answer to the same question (docs/studies.md).</p>")
     verdicts = data.analysis.verdicts
     claims = verdicts[verdicts["kind"].astype(str) == "study_claim"] if "kind" in verdicts \
         else verdicts[:0]
