@@ -86,3 +86,40 @@ def test_a_raidz1_pool_with_log_and_cache_swept_over_the_arc(tmp_path: Path, lab
     assert arc.set_index("workload").loc["randread", "ratio"] > 1.0
     assert "arc_max" in (out / "stats" / "verdicts.txt").read_text()
     assert not leftovers(lab.root) and not running_daemons()
+
+
+@pytest.mark.privileged
+def test_an_arc_size_on_a_daemon_fslab_did_not_start_fails_its_runs_with_the_reason(
+        tmp_path: Path, lab):
+    """A zfs-fuse someone else started serves every pool with its own ARC: a target that
+    sets arc_max cannot have its size there, says so, and the campaign goes on; the
+    daemon is left alone (fslab never ends a process it did not start)."""
+    requires("fio", "zfs-fuse", "zpool")
+    if running_daemons():
+        pytest.skip("a zfs-fuse daemon not started by this test is running")
+    import subprocess
+    import time
+
+    daemon = subprocess.Popen(["zfs-fuse", "--no-daemon"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and subprocess.run(
+                ["zpool", "list", "-H"], capture_output=True).returncode != 0:
+            time.sleep(0.1)
+        path = tmp_path / "c.toml"
+        path.write_text('iterations = 1\nruntime = 1\nrounds = 1\nceiling = false\n'
+                        'file_size = "16M"\n[[target]]\nfs = "zfs"\narc_max = "64M"\n'
+                        'image_size = "128M"\n[[workload]]\npreset = "basic5"\n'
+                        'only = ["randread"]\n')
+        out = tmp_path / "r"
+        result = api.run(load_campaign(path), out=out, lab=lab)
+        runs = api.runs(out)
+        assert result.runner.failed == 1 and list(runs["status"]) == ["failed"]
+        reason = runs["reason"].iloc[0]
+        assert f"zfs-fuse PID {daemon.pid} (not fslab's)" in reason and "arc_max" in reason
+        assert daemon.poll() is None  # still running: not fslab's to stop
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=20)
+    assert not leftovers(lab.root) and not running_daemons()

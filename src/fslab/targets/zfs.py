@@ -26,7 +26,6 @@ from fslab.targets.zfs_daemon import (
     DAEMON,
     Daemon,
     ensure_daemon,
-    foreign_refusal,
     kernel_zfs,
     set_kernel_arc,
 )
@@ -73,8 +72,6 @@ class ZfsTarget(BaseTarget):
         if build.cache_size and system.which("losetup") is None:
             raise UserError(f"target {self.spec.name}: a cache device needs losetup "
                             "(zfs takes a cache vdev only on a block device)")
-        if refusal := foreign_refusal(build.arc_max, self.spec.name):
-            raise UserError(refusal)
 
     def build(self) -> PoolBuild:
         """The pool this target asks for, checked (one line naming what cannot be built)."""
@@ -113,7 +110,7 @@ class ZfsTarget(BaseTarget):
         mounted = Mounted(path=None, description=self.describe())
         before = 0
         try:
-            daemon = ensure_daemon(session, build.arc_max)
+            daemon = ensure_daemon(session, build.arc_max, self.spec.name)
             if daemon.mode == "kernel" and build.arc_max:
                 before = set_kernel_arc(build.arc_max)
                 mounted.description = mounted.description.with_(kernel_arc_before=before)

@@ -74,22 +74,12 @@ class Ours:
     resource: Resource
 
 
-def foreign_refusal(arc_max: int, target: str) -> str:
-    """Why an ARC size cannot be had here before anything starts ('' when it can): a
-    zfs-fuse fslab did not start serves every pool, with its own ARC."""
-    if not arc_max or kernel_zfs():
-        return ""
-    others = running_daemons()
-    if not others:
-        return ""
-    return (f"target {target}: arc_max needs a zfs-fuse that fslab starts with "
-            f"--max-arc-size, but zfs-fuse PID {others[0]} (not fslab's) serves every pool "
-            "here with its own ARC: stop it, or leave arc_max out")
-
-
-def ensure_daemon(session: Session, arc_max: int = 0) -> Daemon:
+def ensure_daemon(session: Session, arc_max: int = 0, target: str = "") -> Daemon:
     """A zfs daemon serving this session with an ARC of `arc_max` bytes (0: any); one
-    fslab starts is recorded first and stopped when the session closes."""
+    fslab starts is recorded first and stopped when the session closes. An ARC size while
+    a zfs-fuse fslab did not start serves the machine is a UserError naming `target`
+    (its runs fail with that reason: a daemon that comes and goes is the machine's state
+    when the run starts, not the campaign's)."""
     if kernel_zfs():
         return Daemon("kernel", arc_max=_kernel_arc(), arc_source="zfs_arc_max (module)")
     ours: Ours | None = session.shared.get(SHARED)
@@ -106,7 +96,10 @@ def ensure_daemon(session: Session, arc_max: int = 0) -> Daemon:
     others = running_daemons()
     if others:
         if arc_max:
-            raise UserError(foreign_refusal(arc_max, "a zfs target"))
+            raise UserError(f"target {target}: arc_max needs a zfs-fuse that fslab starts "
+                            f"with --max-arc-size, but zfs-fuse PID {others[0]} (not "
+                            "fslab's) serves every pool here with its own ARC: stop it, or "
+                            "leave arc_max out")
         return Daemon("fuse", others[0], False, *arc_of(others[0]))
     return _start(session, arc_max).daemon
 
