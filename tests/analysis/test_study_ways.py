@@ -183,3 +183,12 @@ def test_the_usb_reports_conclusion_is_named_against_its_own_table():
                                                      r for r in CLAIMS["usb-files"].table
                                                      if r[1] == "large")})
     assert contradiction(bettered) == ""  # a claim its table bears out: nothing to say
+
+
+def test_one_target_still_gets_the_studys_interval():
+    """The study's interval is a cell's: it needs no second target to compare with."""
+    metrics = samples_campaign({"ext4": 1.0})
+    settings = CampaignSettings(studies={"files_large": "usb-files"})
+    done = analyse(Inputs(metrics, [], Environment(), settings))
+    table = done.extra["study_intervals.csv"]
+    assert set(table["target"]) == {"ext4"} and set(table["op"]) == {"write", "read"}

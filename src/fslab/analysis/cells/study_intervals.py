@@ -40,19 +40,19 @@ METHOD = ("The study's own interval: where a study's preset ran, each cell's int
 
 
 def study_intervals(metrics: pd.DataFrame, runs: pd.DataFrame, records: Sequence[RunRecord],
-                    settings: CampaignSettings, summary: pd.DataFrame, headline: pd.DataFrame
+                    settings: CampaignSettings, summary: pd.DataFrame,
+                    asked: Iterable[tuple[str, str, str]]
                     ) -> tuple[pd.DataFrame, list[dict[str, str]]]:
     """(stats/study_intervals.csv, the verdicts' rows: each question's study interval under
     its workload, and a study's conclusion its own table contradicts)."""
-    if headline.empty or not settings.studies or metrics.empty:
+    if not settings.studies or metrics.empty:
         return pd.DataFrame(columns=COLUMNS), []
     job_of = dict(zip(metrics["workload"].astype(str), metrics["job"].astype(str),
                       strict=True)) if "job" in metrics else {}
     rows: list[dict[str, object]] = []
     said: list[dict[str, str]] = []
     claims: dict[str, dict[str, str]] = {}  # study -> its row, after its intervals
-    for question in headline.itertuples():
-        workload, op, metric = str(question.workload), str(question.op), str(question.metric)
+    for workload, op, metric in sorted(asked):
         study = settings.studies.get(job_of.get(workload, workload), "")
         way = WAYS.get(study)
         if way is None:
@@ -169,7 +169,7 @@ def _sentence(way: Way, workload: str, op: str, metric: str,
 
 
 STEP = Step("study_intervals", reads=("metrics", "runs", "records", "settings", "summary",
-                                      "headline"),
+                                      "asked"),
             makes=("study_intervals", "study_rows"), run=study_intervals, method=METHOD,
             tables={"study_intervals": "study_intervals.csv"},
             optional=frozenset({"study_intervals"}),

@@ -21,7 +21,7 @@ spread within a cell, n is inflated and any difference of means looks certain.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -65,15 +65,16 @@ METHOD = ("The study's way (the fio notebook's tests, scipy and statsmodels as i
           "notebook's own rows (each cell's mean repeated, its median beside it) would give.")
 
 
-def study_methods(runs: pd.DataFrame, settings: CampaignSettings, headline: pd.DataFrame,
-                  pairs: Sequence[Pair], summary: pd.DataFrame
+def study_methods(runs: pd.DataFrame, settings: CampaignSettings,
+                  asked: Iterable[tuple[str, str, str]], pairs: Sequence[Pair],
+                  summary: pd.DataFrame
                   ) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, str]]]:
     """(study_methods.csv, study_qq.csv, the verdicts' rows) of a campaign of the
     notebook's kind: its preset on two targets or more, repeated (empty otherwise)."""
     jobs = {job for job, study in settings.studies.items() if study == STUDY}
     empty: tuple[pd.DataFrame, pd.DataFrame, list[dict[str, str]]] = (
         pd.DataFrame(columns=COLUMNS), pd.DataFrame(columns=QQ_COLUMNS), [])
-    if not jobs or runs.empty or headline.empty:
+    if not jobs or runs.empty:
         return empty
     mine = runs[runs["job"].astype(str).isin(jobs)]
     if mine["target"].nunique() < 2:
@@ -82,8 +83,7 @@ def study_methods(runs: pd.DataFrame, settings: CampaignSettings, headline: pd.D
     rows: list[dict[str, object]] = []
     qq: list[pd.DataFrame] = []
     said: list[dict[str, str]] = []
-    for question in headline.itertuples():
-        workload, op, metric = str(question.workload), str(question.op), str(question.metric)
+    for workload, op, metric in sorted(asked):
         cell = mine[(mine["workload"].astype(str) == workload)
                     & (mine["op"].astype(str) == op) & (mine["metric"].astype(str) == metric)]
         found, points = per_workload(cell, workload, op, metric,
@@ -311,7 +311,7 @@ def _cache_bound(summary: pd.DataFrame) -> dict[str, str]:
                                                          strict=True)}
 
 
-STEP = Step("study_methods", reads=("runs", "settings", "headline", "pairs", "summary"),
+STEP = Step("study_methods", reads=("runs", "settings", "asked", "pairs", "summary"),
             makes=("study_methods", "study_qq", "study_method_rows"), run=study_methods,
             method=METHOD,
             tables={"study_methods": "study_methods.csv", "study_qq": "study_qq.csv"},
