@@ -44,7 +44,9 @@ def zfs_pools(records: Iterable[RunRecord]) -> pd.DataFrame:
             "secondarycache": props.get("secondarycache", ""),
             "recordsize": props.get("recordsize", ""), "vdevs": details.get("vdevs", ""),
             "fs_impl": described.fs_impl, "runs": 1}
-    return pd.DataFrame(list(rows.values()), columns=COLUMNS)
+    sizes = {"devices": "Int64", "log_size": "Int64", "cache_size": "Int64",
+             "arc_max": "Int64", "runs": "Int64"}  # whole numbers, empty where none
+    return pd.DataFrame(list(rows.values()), columns=COLUMNS).astype(sizes)
 
 
 STEP = Step("zfs_pools", reads=("records",), makes=("zfs_pools",), run=zfs_pools,
