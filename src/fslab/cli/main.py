@@ -11,6 +11,7 @@ import typer
 from fslab.cli import run as _run  # noqa: F401  (registers `fslab run` first, as help lists it)
 from fslab.cli import tune as _tune  # noqa: F401  (then `fslab tune`)
 from fslab.cli.app import (
+    CatalogueOption,
     LabOption,
     app,
     console,
@@ -106,10 +107,16 @@ def compare(
         "--json", help="Print one JSON object per cell instead of the table.")] = False,
     output: Annotated[Path | None, typer.Option(
         "-o", "--output", help="Also write the comparison as an HTML report.")] = None,
+    catalogue: CatalogueOption = None,
+    within_sitting: Annotated[bool, typer.Option(
+        "--within-sitting", help="Judge on the iterations alone, as if BASE and NEW were "
+                                 "one sitting (a sitting's own shift not counted).")] = False,
 ) -> None:
     """Compare two results directories as the verdicts decide: each workload's primary
     metric is a question (improved, regressed, the same within the margin, or not
-    resolved), the error rate held across them; exit 1 on a decided regression (for CI)."""
+    resolved), the error rate held across them; before and after are two sittings, so a
+    change counts as a regression only past what a repeat sitting shows (the host's
+    history with --catalogue, else a stated prior); exit 1 on a decided regression."""
     import json
 
     from fslab import api
@@ -118,7 +125,7 @@ def compare(
     if threshold is not None and margin is None:
         margin = f"{threshold}%"
     comparison = api.compare(base, new, None if margin is None else parse_margin(margin),
-                             output)
+                             output, catalogue, within_sitting)
     if comparison.cells.empty:
         raise UserError(f"{base} and {new} share no cells to compare")
     if as_json:

@@ -44,13 +44,22 @@ def _title(data: ReportData, page: Page) -> None:
 
 
 def _verdict_section(data: ReportData, page: Page) -> None:
-    """The answer first: per workload, its ranking chart and sentence; every pair folded."""
-    page.add("<h2>Which target is faster, by how much, how sure</h2>")
+    """The answer first: per workload, its ranking chart and sentence; every pair folded.
+    Of a directory with sittings it follows the pooled answer, labelled as one sitting's,
+    and the line its verdicts wrote before the later sittings existed is left out."""
+    verdicts = data.analysis.verdicts
+    if data.pooled is None:
+        page.add("<h2>Which target is faster, by how much, how sure</h2>")
+    else:
+        k = max((q.k for q in data.pooled[0]), default=1)
+        page.add(f"<h2>Sitting 1 alone: which target was faster in that one sitting</h2>"
+                 f"<p class='muted'>{esc(ONE_SITTING.format(k=k))}</p>")
+        if "kind" in verdicts:
+            verdicts = verdicts[verdicts["kind"].astype(str) != "repeats"]
     headline, ranking = data.analysis.headline, data.analysis.ranking
     if not headline.empty and not ranking.empty:
         for row in headline.itertuples():
             page.chart(charts.ranking_chart(ranking, row))
-    verdicts = data.analysis.verdicts
     if "kind" in verdicts:  # the aging question's rows are its own part's (aging_answer)
         verdicts = verdicts[~verdicts["kind"].astype(str).str.startswith(AGING_KINDS)]
     page.add(_verdicts(verdicts))
@@ -201,9 +210,13 @@ def _pooled(data: ReportData, page: Page) -> None:
 FOLDED_ROWS = 40
 
 
-SECTIONS: list[Section] = [_title, aging_answer, _verdict_section, study_section, _pooled,
-                           sweep_section,
-                           aging_section.aging_runs, aging_figures, _workloads,
+ONE_SITTING = ("These are the first sitting's own answers: its fresh file systems, in one "
+               "stretch of time, and its intervals are about that sitting. The answer over "
+               "all {k} sittings, and where the next one should fall, is above.")
+
+
+SECTIONS: list[Section] = [_title, aging_answer, _pooled, _verdict_section, study_section,
+                           sweep_section, aging_section.aging_runs, aging_figures, _workloads,
                            _intervals_section, _statistics, _further_tables,
                            _failed_runs, _setup]
 

@@ -184,7 +184,8 @@ def compare_report(comparison: CampaignComparison) -> RenderableType:
                    f"{escape(b)}[/yellow]" for what, a, b in comparison.differences]
     counts = ", ".join(f"{comparison.count(decision)} {decision}"
                        for decision in ("regressed", "improved", "same", "unresolved"))
-    return Group(*parts, *differences, f"questions: {counts}")
+    spread = [escape(comparison.spread_note)] if comparison.spread_note else []
+    return Group(*parts, *differences, *spread, f"questions: {counts}")
 
 
 def skipped_table(skipped: list[tuple[str, str]], listed_in: Path) -> RenderableType:
