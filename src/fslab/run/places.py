@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -71,6 +72,33 @@ def lacks_space(place: Mounted, run: RunSpec) -> str:
     return ""
 
 
+def apart(groups: list[list[RunSpec]],
+          shares: Callable[[RunSpec], tuple[str, str]]) -> list[list[RunSpec]]:
+    """The groups with no two runs whose targets share one thing at different levels (a
+    zfs-fuse daemon's ARC: targets/zfs.py): each split by level, runs on targets that
+    share nothing joining its first part; then in the order of the levels as the plan
+    first reaches them, so that the shared thing changes as seldom as it must (once per
+    level and iteration). Runs at different levels of it are never in one round."""
+    parts: list[tuple[int, list[RunSpec]]] = []
+    rank: dict[tuple[str, str], int] = {}
+    for group in groups:
+        by_level: dict[tuple[str, str], list[RunSpec]] = {}
+        free = []
+        for run in group:
+            key = shares(run)
+            if key[0]:
+                by_level.setdefault(key, []).append(run)
+                rank.setdefault(key, len(rank))
+            else:
+                free.append(run)
+        if not by_level:
+            parts.append((0, free))
+            continue
+        for number, (key, runs) in enumerate(by_level.items()):
+            parts.append((rank[key], free + runs if number == 0 else runs))
+    return [runs for _, runs in sorted(parts, key=lambda part: part[0])]
+
+
 def release(where: Where) -> None:
     """Remove the run's working directory, unless its place keeps files between runs."""
     if where.directory is not None and not where.keep_files:
@@ -118,6 +146,8 @@ class Places:
         if name in self._broken:
             raise self._broken[name].again()
         reused = name in self.mounted
+        if not reused:
+            self._apart_from(name)
         place = self.mounted.get(name) or self._provision(run)
         where = working_place(place, run, self.hosts, self.run_timeout)
         if self.ager is not None:  # an aged place: room for the run's files first
@@ -229,6 +259,19 @@ class Places:
             with stopwatch.step(stopwatch.TEARDOWN):
                 self.teardown(name)
             raise found.again() from exc
+
+    def _apart_from(self, name: str) -> None:
+        """Release the places that share something with `name` at another level (a
+        zfs-fuse daemon's ARC: BaseTarget.shares) before `name` is made; the runner
+        groups runs so that this happens once per level and iteration (apart)."""
+        what, level = self.targets[name].shares()
+        if not what:
+            return
+        for other in list(self.mounted):
+            theirs = self.targets[other].shares()
+            if theirs[0] == what and theirs[1] != level and not self._in_use(other):
+                with stopwatch.step(stopwatch.TEARDOWN):
+                    self.teardown(other)
 
     def _in_use(self, name: str) -> bool:
         """Whether a run placed on `name` is still to be saved (its files are there)."""

@@ -35,7 +35,7 @@ from fslab.run.observing import observed
 from fslab.run.option_check import Refused
 from fslab.run.participants import Beside
 from fslab.run.pieces import way_for
-from fslab.run.places import Places, release
+from fslab.run.places import Places, apart, release
 from fslab.run.rounds import Participant, measure_in_rounds, whole_because
 from fslab.targets import Target
 from fslab.workloads.base import RunOutput, Where
@@ -181,7 +181,8 @@ class Runner:
     def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
         """The iteration's runs in plan order, a sliced job's runs on every target (and
         every variant of a sweep) gathered where its first one stands; a run measured in
-        one piece is a group of its own (rounds.py)."""
+        one piece is a group of its own (rounds.py); runs on targets that share something
+        at different levels (a zfs-fuse daemon's ARC) apart (places.apart)."""
         groups: list[list[RunSpec]] = []
         gathered: dict[str, list[RunSpec]] = {}
         for run in runs:
@@ -192,7 +193,7 @@ class Runner:
             else:
                 gathered[run.job_name] = [run]
                 groups.append(gathered[run.job_name])
-        return groups
+        return apart(groups, lambda run: self.targets[run.target.name].shares())
 
     def _execute_group(self, group: list[RunSpec]) -> list[tuple[RunSpec, str, str]]:
         """Measure one group in rounds (a run in one piece: one round of one slice) and

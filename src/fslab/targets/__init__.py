@@ -15,8 +15,8 @@ from fslab.targets.profiles import BUILT_IN, FUSE, FUSE_BUILT_IN, KERNEL, PROFIL
 __all__ = ["FS_KINDS", "IMAGE_LESS", "Mounted", "Target", "TargetSpec", "device_kinds",
            "known_kinds", "make_target", "register_profile"]
 
-_REQUIRED = ("check", "describe", "provision", "teardown", "needs_root", "capabilities",
-             "availability")
+_REQUIRED = ("check", "describe", "provision", "teardown", "shares", "needs_root",
+             "capabilities", "availability")
 
 DRIVERS = {KERNEL: LOOPFS, FUSE: FUSEFS}  # a profile's driver -> the plug-in that runs it
 # campaign name -> (plug-in "module:Class", one-line description for `fslab targets`).

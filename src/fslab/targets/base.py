@@ -124,6 +124,12 @@ class Target(Protocol):
     def teardown(self, session: Session, mounted: Mounted) -> None:
         """Release what provision acquired, in reverse order."""
 
+    def shares(self) -> tuple[str, str]:
+        """What it shares with other targets that its own level of it changes: (what,
+        level), e.g. ("zfs ARC", "256 MiB") for pools under one zfs-fuse daemon; ("", "")
+        for nothing. Targets naming the same thing at other levels are never mounted
+        together (run/places.py)."""
+
 
 class BaseTarget:
     """Shared behaviour: root and tool checks, option validation, ordered teardown."""
@@ -171,6 +177,9 @@ class BaseTarget:
 
     def teardown(self, session: Session, mounted: Mounted) -> None:
         release_all(session, mounted)
+
+    def shares(self) -> tuple[str, str]:
+        return "", ""
 
 
 def release_all(session: Session, mounted: Mounted) -> None:
