@@ -65,15 +65,34 @@ def test_iodepth_sweep_end_to_end_with_effects_best_and_the_scaling_chart(tmp_pa
 
 
 @pytest.mark.privileged
-def test_a_mount_option_ext4_does_not_know_stops_before_the_campaign(tmp_path, lab):
+def test_a_mount_option_ext4_does_not_know_is_dropped_and_the_sweep_goes_on(tmp_path, lab):
+    """Issue 62: the level is named with the kernel's words, its runs recorded as
+    refused (never made), the others measured."""
+    requires("mkfs.ext4", "losetup", "fio")
+    campaign = load_campaign(None, small(fs=["ext4"], workloads=["randread"], rounds=1,
+                                         sweeps={"mount_options": ["noatime", "nosuch"]}))
+    out = tmp_path / "out"
+    result = api.run(campaign, out=out, lab=lab)
+    runs = api.runs(out).set_index("run_id")
+    refused = runs[runs.failure == "refused"]
+    assert sorted(refused.index) == ["i001-ext4_mount_options-nosuch-randread",
+                                     "i002-ext4_mount_options-nosuch-randread"]
+    assert all(r.startswith("ext4 refuses mount_options=nosuch (") for r in refused.reason)
+    assert (runs[runs.failure != "refused"].status == "ok").sum() == 2
+    assert any("ext4 refuses mount_options=nosuch" in w for w in result.runner.warnings)
+
+
+@pytest.mark.privileged
+def test_a_sweep_no_level_of_which_mounts_stops_before_the_campaign(tmp_path, lab):
     requires("mkfs.ext4", "losetup", "fio")
     campaign = load_campaign(None, small(fs=["ext4"], workloads=["randread"],
-                                         sweeps={"mount_options": ["noatime", "nosuch"]}))
+                                         sweeps={"mount_options": ["nosuch", "nosuch2"]}))
     out = tmp_path / "out"
     with pytest.raises(UserError) as caught:
         api.run(campaign, out=out, lab=lab)
     text = str(caught.value)
-    assert "ext4 mount_options=nosuch" in text and "\n" not in text
+    assert "target ext4: no configuration mounts" in text and "nosuch2" in text
+    assert "\n" not in text
     assert not out.exists()  # nothing of the campaign was made
 
 

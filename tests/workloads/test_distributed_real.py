@@ -128,3 +128,36 @@ def test_host_lists_parse_and_refuse_nonsense():
     for bad in ("a:b", "a,a", "a:70000", ""):
         with pytest.raises(UserError):
             parse_hosts(bad)
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0", "127.0.0.1"])
+def test_serve_beyond_loopback_says_who_can_reach_it_and_what_they_can_do(bind):
+    """Issue 62: fio's server runs any job file that reaches its port; `fslab serve` on an
+    address other machines reach says so in one line (who, what), and nothing on loopback."""
+    import os
+    import signal
+
+    from tests.conftest import FSLAB, REPO
+
+    requires("fio", root=False)
+    port = free_port()
+    proc = subprocess.Popen([*FSLAB, "serve", "--bind", bind, "--port", str(port)],
+                            cwd=REPO, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        listening = proc.stdout.readline()  # printed after the warning, before fio starts
+        assert f"listening on {bind}:{port}" in listening, listening
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group this test started: fslab and its fio
+        _, err = proc.communicate(timeout=30)
+    warnings = [line for line in err.splitlines() if line.startswith("fslab: warning")]
+    if bind == "127.0.0.1":
+        assert warnings == []
+        return
+    assert len(warnings) == 1, err
+    user = "root" if os.geteuid() == 0 else ""
+    line = warnings[0]
+    assert "no authentication" in line and f"TCP port {port}" in line, line
+    assert "every address of this machine" in line and f"any fio job as {user}" in line
+    assert "firewall" in line

@@ -255,6 +255,7 @@ def _dry_run(campaign: Any, lab_root: Path, devices: frozenset[str], force: bool
     preview, problems = api.dry_run(campaign, lab_root, devices, force)
     console.print(preview, soft_wrap=True)
     for problem in problems:
-        err_console.print(f"would stop: {problem}", markup=False, highlight=False)
+        err_console.print(f"would stop: {problem}", markup=False, highlight=False,
+                          soft_wrap=True)  # one problem, one line
     if problems:
         raise typer.Exit(ExitCode.USER_ERROR)
