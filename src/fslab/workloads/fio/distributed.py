@@ -118,19 +118,22 @@ def _first_line(text: str) -> str:
 
 
 def run_server(bind: str, port: int) -> bool:
-    """Run a fio server in the foreground until it exits or Ctrl-C stops it (it is ours:
-    we started it). True when stopped by Ctrl-C; a failure to serve is a UserError."""
+    """Run a fio server in the foreground until it exits or Ctrl-C, SIGTERM or SIGHUP
+    stops it (it is ours: we started it, so we end it; a SIGTERM that ended fslab alone
+    left fio serving). True when stopped so; a failure to serve is a UserError."""
     import subprocess
 
     from fslab.core.errors import UserError
     from fslab.host import system
+    from fslab.host.signals import signals_unwind
 
     system.require_tool("fio")
     family = "ip6" if ":" in bind else "ip"
     proc = subprocess.Popen(["fio", f"--server={family}:{bind},{port}"])
     try:
-        code = proc.wait()
-    except KeyboardInterrupt:
+        with signals_unwind():
+            code = proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM / SIGHUP as signals.Interrupted
         proc.terminate()
         try:
             proc.wait(timeout=10)
