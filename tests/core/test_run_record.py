@@ -81,3 +81,21 @@ def test_the_parts_of_a_record_are_typed_and_an_older_records_read():
     assert TargetDescription.from_json(old.to_json()["target_description"]) == \
         old.target_description
     assert Witness().to_json() == {} and WorkloadMetadata().to_json() == {}
+
+
+@pytest.mark.parametrize("fs", ["null", "tmpfs", "raw", "ext4", "ntfs", "btrfs-raid1", "zfs"])
+def test_each_target_describes_itself_as_the_record_and_it_reads_back(fs, tmp_path):
+    """A target builds its TargetDescription itself (fields typed, its own facts in
+    `details`), and the record's JSON form reads back to the same record."""
+    import inspect
+
+    from fslab.targets import TargetSpec, make_target
+
+    spec = TargetSpec(name=f"my-{fs}", fs=fs, size=512 * 1024**2,
+                      options={"scale": 1.5} if fs == "null" else {})
+    target = make_target(spec)
+    described = target.describe()
+    assert (described.target, described.fs.split("-")[0]) == (f"my-{fs}", fs.split("-")[0])
+    assert described.fs_impl and described.details
+    assert "from_json" not in inspect.getsource(type(target).describe)
+    assert TargetDescription.from_json(described.to_json()) == described

@@ -35,14 +35,12 @@ class DirectoryTarget(BaseTarget):
     def describe(self) -> TargetDescription:
         fstype, source, options = system.containing_mount(Path(self.spec.path))
         fuse = fstype.startswith(FUSE_TYPES)
-        return TargetDescription.from_json({
-            "target": self.spec.name,
-            "fs": fstype,
-            "fs_impl": f"FUSE ({fstype})" if fuse else f"kernel {system.kernel_release()}",
-            "backing": f"existing directory {self.spec.path} on {source}",
-            "mount_options": options,
-            "formatted": False,
-        })
+        return TargetDescription(
+            target=self.spec.name, fs=fstype,
+            fs_impl=f"FUSE ({fstype})" if fuse else f"kernel {system.kernel_release()}",
+            mount_options=options,
+            details={"backing": f"existing directory {self.spec.path} on {source}",
+                     "formatted": False})
 
     def provision(self, session: Session) -> Mounted:
         workdir = Path(self.spec.path).absolute() / f"{WORKDIR_PREFIX}{session.dir.name}"

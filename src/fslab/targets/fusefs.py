@@ -58,19 +58,14 @@ class FuseFsTarget(BaseTarget):
         return image_bytes(self.spec.size, files)
 
     def describe(self) -> TargetDescription:
-        info = {
-            "target": self.spec.name,
-            "fs": self.spec.fs,
-            "fs_impl": f"{self.profile.package} {package_version(self.profile.package)} (FUSE)",
-            "backing": "loop device over an image" if self.profile.needs_block_device
-            else "image file in the lab directory",
-            "image_size": self.spec.size,
-            "mkfs_command": [*self._mkfs(), "<image>"],
-            "mount_options_requested": self.spec.mount_options or "defaults",
-        }
-        if self.profile.quirk:
-            info["quirk"] = self.profile.quirk
-        return TargetDescription.from_json(info)
+        return TargetDescription(
+            target=self.spec.name, fs=self.spec.fs,
+            fs_impl=f"{self.profile.package} {package_version(self.profile.package)} (FUSE)",
+            image_size=self.spec.size, quirk=self.profile.quirk,
+            details={"backing": "loop device over an image" if self.profile.needs_block_device
+                     else "image file in the lab directory",
+                     "mkfs_command": [*self._mkfs(), "<image>"],
+                     "mount_options_requested": self.spec.mount_options or "defaults"})
 
     def mount_command(self, source: str, mountpoint: Path) -> list[str]:
         options = list(filter(None, [*self.profile.fuse_mount_options,

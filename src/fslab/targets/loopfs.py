@@ -113,30 +113,29 @@ class LoopFsTarget(BaseTarget):
 
     def describe(self) -> TargetDescription:
         device = self.spec.device or "<loop device>"
-        state = {}
-        if self.spec.options.get("image"):
-            state = {"state": "aged", "image": self.spec.options["image"]}
-        elif self.spec.options.get("age") is not None:
-            state = {"state": "aged", "image": "(aged by this campaign first)",
-                     "age": self.spec.options["age"]}
-        elif self.spec.options.get("fresh_copy_of"):
-            state = {"state": "fresh", "image": self.spec.options["fresh_copy_of"]}
-        if self.spec.options.get(AGE_LEVEL):
-            state[AGE_LEVEL] = self.spec.options[AGE_LEVEL]
-        return TargetDescription.from_json({**state,
-            "target": self.spec.name,
-            "fs": self.spec.fs,
-            "fs_impl": f"kernel {system.kernel_release()}",
-            "backing": self.spec.device or "loop image in the lab directory",
-            "image_size": self.spec.size if not self.spec.device else None,
-            "mkfs_command": self.mkfs_command(device),
-            "mkfs_version": system.tool_version(self.profile.mkfs),
-            "mount_options_requested": self.spec.mount_options or "defaults",
-            **added_description(self.added_mount_options()),
-            "loop_direct_io": loop_direct_io(self.spec.options),
-            "throttle": self.throttle or None,
-            precondition.OPTION: self.precondition,
-        })
+        options = self.spec.options
+        state, image, aged = "", "", {}
+        if options.get("image"):
+            state, image = "aged", str(options["image"])
+        elif options.get("age") is not None:
+            state, image = "aged", "(aged by this campaign first)"
+            aged["age"] = options["age"]
+        elif options.get("fresh_copy_of"):
+            state, image = "fresh", str(options["fresh_copy_of"])
+        if options.get(AGE_LEVEL):
+            aged[AGE_LEVEL] = options[AGE_LEVEL]
+        return TargetDescription(
+            target=self.spec.name, fs=self.spec.fs, fs_impl=f"kernel {system.kernel_release()}",
+            image_size=None if self.spec.device else self.spec.size, state=state, image=image,
+            details={**aged,
+                     "backing": self.spec.device or "loop image in the lab directory",
+                     "mkfs_command": self.mkfs_command(device),
+                     "mkfs_version": system.tool_version(self.profile.mkfs),
+                     "mount_options_requested": self.spec.mount_options or "defaults",
+                     **added_description(self.added_mount_options()),
+                     "loop_direct_io": loop_direct_io(options),
+                     "throttle": self.throttle or None,
+                     precondition.OPTION: self.precondition})
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())

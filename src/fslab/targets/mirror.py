@@ -42,15 +42,12 @@ class MirrorTarget(BaseTarget):
                             f"{PROFILES[self.fs_name].min_size // MiB} MiB each")
 
     def describe(self) -> TargetDescription:
-        return TargetDescription.from_json({
-            "target": self.spec.name,
-            "fs": self.fs_name,
-            "layout": self.layout,
-            "fs_impl": f"kernel {system.kernel_release()}",
-            "image_size": self.spec.size,
-            "mount_options_requested": self.spec.mount_options or "defaults",
-            **added_description(self.added_mount_options()),
-        })
+        return TargetDescription(
+            target=self.spec.name, fs=self.fs_name, fs_impl=f"kernel {system.kernel_release()}",
+            image_size=self.spec.size,
+            details={"layout": self.layout,
+                     "mount_options_requested": self.spec.mount_options or "defaults",
+                     **added_description(self.added_mount_options())})
 
     def added_mount_options(self) -> list[str]:
         return PROFILES[self.fs_name].added_on_images(self.spec.mount_options)

@@ -27,11 +27,11 @@ class NullTarget(BaseTarget):
                                                                   "cv_effects"})
 
     def describe(self) -> TargetDescription:
-        return TargetDescription.from_json({
-            "target": self.spec.name, "fs": "null", "fs_impl": "null (simulator)",
-            "scale": self.scale, "mount_options": self.spec.mount_options,
-            "mkfs_options": list(self.spec.mkfs_options),
-            **({AGE_LEVEL: self.age_level} if self.age_level else {})})
+        return TargetDescription(
+            target=self.spec.name, fs="null", fs_impl="null (simulator)",
+            mount_options=self.spec.mount_options,
+            details={"scale": self.scale, "mkfs_options": list(self.spec.mkfs_options),
+                     **({AGE_LEVEL: self.age_level} if self.age_level else {})})
 
     @property
     def age_level(self) -> str:

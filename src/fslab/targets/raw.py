@@ -38,16 +38,13 @@ class RawTarget(BaseTarget):
         return throttle_support() if self.throttle else ""
 
     def describe(self) -> TargetDescription:
-        return TargetDescription.from_json({
-            "target": self.spec.name,
-            "fs": "raw",
-            "fs_impl": f"no file system: loop device, kernel {system.kernel_release()}",
-            "backing": "loop image in the lab directory, filled before use",
-            "image_size": self.spec.size,
-            "device_size": self.spec.size,
-            "loop_direct_io": loop_direct_io(self.spec.options),
-            "throttle": self.throttle or None,
-        })
+        return TargetDescription(
+            target=self.spec.name, fs="raw",
+            fs_impl=f"no file system: loop device, kernel {system.kernel_release()}",
+            image_size=self.spec.size, device_size=self.spec.size,
+            details={"backing": "loop image in the lab directory, filled before use",
+                     "loop_direct_io": loop_direct_io(self.spec.options),
+                     "throttle": self.throttle or None})
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())

@@ -19,14 +19,11 @@ class TmpfsTarget(BaseTarget):
     tools: ClassVar[tuple[str, ...]] = ("mount", "umount")
 
     def describe(self) -> TargetDescription:
-        return TargetDescription.from_json({
-            "target": self.spec.name,
-            "fs": "tmpfs",
-            "fs_impl": f"kernel {system.kernel_release()} (memory)",
-            "backing": "RAM (a speed baseline, not storage)",
-            "image_size": self.spec.size,
-            "mount_options_requested": self.spec.mount_options or "defaults",
-        })
+        return TargetDescription(
+            target=self.spec.name, fs="tmpfs",
+            fs_impl=f"kernel {system.kernel_release()} (memory)", image_size=self.spec.size,
+            details={"backing": "RAM (a speed baseline, not storage)",
+                     "mount_options_requested": self.spec.mount_options or "defaults"})
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())

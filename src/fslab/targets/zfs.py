@@ -93,17 +93,12 @@ class ZfsTarget(BaseTarget):
 
     def describe(self) -> TargetDescription:
         build = self.build()
-        return TargetDescription.from_json({
-            "target": self.spec.name,
-            "fs": "zfs",
-            "fs_impl": self.implementation(),
-            "image_size": self.spec.size,
-            "ashift": self.ashift,
-            "pool_layout": build.shown(),
-            **build.describe(),
-            "arc_max": build.arc_max or None,
-            "properties": self.properties or "defaults",
-        })
+        return TargetDescription(
+            target=self.spec.name, fs="zfs", fs_impl=self.implementation(),
+            image_size=self.spec.size,
+            details={"ashift": self.ashift, "pool_layout": build.shown(), **build.describe(),
+                     "arc_max": build.arc_max or None,
+                     "properties": self.properties or "defaults"})
 
     def provision(self, session: Session) -> Mounted:
         build = self.build()
