@@ -19,8 +19,8 @@ from fslab.analysis.factors.aging_ranking import (
     SAME,
     decide,
 )
-from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED
 from fslab.core.errors import UserError
+from fslab.core.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED
 from fslab.plan.loading import resolve
 from fslab.plan.schema import CampaignFile, Overrides
 

@@ -13,8 +13,8 @@ from fslab.analysis.factors.best import BEST, NONE, WITHIN_REACH, best_table
 from fslab.analysis.factors.levels import cell_levels, with_levels
 from fslab.analysis.factors.sweeps import analyse_sweep, best_sentence
 from fslab.analysis.pairs.comparisons import compared_pairs
-from fslab.analysis.pairs.pair import Pair, table_of
 from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.pair import Pair, table_of
 from tests.analysis.test_sweep_model import SETTINGS, simulated
 
 QUESTIONS = {"w1": ("read", "iops")}

@@ -14,7 +14,8 @@ import pandas as pd
 
 from fslab.analysis.across.compare import compare_cells
 from fslab.analysis.pairs.comparisons import compared_pairs
-from fslab.analysis.pairs.pair import table_of, within_margin
+from fslab.analysis.pairs.pair import within_margin
+from fslab.core.pair import table_of
 
 SIGMA = math.sqrt(math.log1p(0.10 ** 2))  # CV 10 %
 

@@ -104,7 +104,8 @@ def test_needs_iterations_is_where_the_pair_resolves_four_times_in_five():
     pairs with the measured ratio and spread resolve (exclude 1 or fall inside the
     margin) about 4 times in 5 — never much less."""
     from fslab.analysis.pairs.model import t_inference
-    from fslab.analysis.pairs.pair import Pair, decide
+    from fslab.analysis.pairs.pair import decide
+    from fslab.core.pair import Pair
 
     sd, ratio, level, limit = 0.08, 1.06, 0.05, math.log(1.10)
     pair = Pair(ratio=ratio, alpha=level, n_pairs=3, n_a=3, n_b=3, se_log=sd / math.sqrt(3),

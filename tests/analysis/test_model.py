@@ -11,7 +11,7 @@ from scipy import stats
 from fslab.analysis.cells.summary import summarize
 from fslab.analysis.pairs.comparisons import compared_pairs
 from fslab.analysis.pairs.model import ALPHA, BLOCKED, UNBLOCKED, compare
-from fslab.analysis.pairs.pair import table_of
+from fslab.core.pair import table_of
 
 # A seed-000-shaped campaign (one workload, IOPS, 3 targets × 5 iterations) with machine
 # drift between iterations: fixed numbers, so the results below are reproducible by hand.

@@ -12,8 +12,8 @@ import pandas as pd
 
 from fslab.analysis.cells.noise import best_runtime, estimate, within_spread
 from fslab.analysis.pairs.model import compare, weighted_mean
-from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.sequential import look_alpha
+from fslab.core.pair import Pair
 from fslab.run.resolve import plan_workload
 from tests.analysis.test_simulator import run_sim
 

@@ -68,7 +68,7 @@ def test_a_pair_reads_back_from_its_row_and_turns_around():
     itself; a row with a column fslab does not know and without `better` (a file of
     another fslab) still reads, its direction its metric's; seen from b and back it is
     the same pair, and its advantage is in the metric's direction."""
-    from fslab.analysis.pairs.pair import FASTER, SLOWER, Pair, pairs_of, table_of
+    from fslab.core.pair import FASTER, SLOWER, Pair, pairs_of, table_of
 
     stored = pd.read_csv(STORED / "plain" / "pairwise.csv")
     pairs = pairs_of(stored.assign(repeat_low=0.9))
@@ -93,8 +93,8 @@ def test_the_analysis_carries_its_pairs_and_reads_them_back_from_pairwise_csv(tm
     table; stats/ read back gives the same records, every field (NaN as NaN)."""
     from dataclasses import fields
 
-    from fslab.analysis.pairs.pair import Pair
-    from fslab.analysis.stats_files import load_analysis
+    from fslab.core.pair import Pair
+    from fslab.results.stats_files import load_analysis
     from fslab.results.store import ResultsDir
 
     results = unpacked(tmp_path, "resolving")

@@ -11,10 +11,10 @@ import pandas as pd
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.cells.summary import summarize
 from fslab.analysis.pairs.comparisons import compared_pairs
-from fslab.analysis.pairs.pair import pairs_of, table_of
 from fslab.analysis.pairs.questions import primary_metric
 from fslab.analysis.pairs.ranking import chain, evidence, rankings, size
 from fslab.analysis.verdicts import bound
+from fslab.core.pair import pairs_of, table_of
 from tests.conftest import verdict_lines
 
 DIRECT5 = {  # workload -> (ops, IOPS base, block size): the default suite's shape

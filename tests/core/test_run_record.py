@@ -37,7 +37,7 @@ def test_an_older_record_gets_defaults_and_identity_falls_back_to_the_descriptio
                                "metrics": [{"value": 1}, "damaged row"]})
     assert (old.status, old.reason, old.caches_dropped, old.started) == ("ok", "", False, 3.0)
     assert (old.failure, old.tool_said, old.steps, old.machine_s) == ("", "", {}, 0.0)
-    assert old.identity()["fs"] == "xfs" and old.identity()["fs_impl"] == "kernel"
+    assert old.identity().fs == "xfs" and old.identity().fs_impl == "kernel"
     assert old.metrics == [{"value": 1}]  # the damaged row goes, the run stays
 
 

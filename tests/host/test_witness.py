@@ -42,7 +42,7 @@ def campaign_with_hog(tmp_path, lab, rerun: bool):
     workloads = [NullWorkload(f"w{i}", sleep_s=RUN_S) for i in range(8)]
     plan = make_plan(campaign, workloads)
     results = ResultsDir.create(tmp_path / ("rerun" if rerun else "plain"))
-    results.write_campaign(campaign.to_dict())
+    results.write_campaign(campaign.settings())
     hog = start_hog(after=3 * RUN_S, seconds=3 * RUN_S)  # within iteration 1 (8 runs)
     runner = Runner(plan, results, lab, build_targets(plan, frozenset(), False),
                     rerun_disturbed=rerun)

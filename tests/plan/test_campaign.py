@@ -132,7 +132,7 @@ def test_resume_accepts_the_original_command_and_refuses_only_conflicts(tmp_path
                                      '[[workload]]\npreset = "direct5"\nonly = ["randread"]\n')
     out = tmp_path / "r"
     original = load_campaign(None, flags)  # no seed given: one is drawn and saved
-    ResultsDir.create(out).write_campaign(original.to_dict())
+    ResultsDir.create(out).write_campaign(original.settings())
     assert resume_campaign(out, None, flags).seed == original.seed  # as typed: fine
     assert resume_campaign(out, tmp_path / "c.toml").seed == original.seed
     assert resume_campaign(out, None, Overrides(iterations=3)).iterations == 3  # extends

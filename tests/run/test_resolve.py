@@ -13,7 +13,7 @@ import pandas as pd
 from fslab import api
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.comparisons import compared_pairs
-from fslab.analysis.pairs.pair import table_of
+from fslab.core.pair import table_of
 from fslab.host.lab import Lab
 from fslab.plan.loading import resolve
 from fslab.plan.order import make_plan

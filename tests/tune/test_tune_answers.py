@@ -13,9 +13,10 @@ import pytest
 
 from fslab import api
 from fslab.analysis.pairs.decisions import decide_pair
-from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, Pair, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.core.errors import UserError
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, Pair
 from fslab.host.lab import Lab
 from fslab.tune import words
 from fslab.tune.against_best import Spending, against_best

@@ -17,11 +17,11 @@ import pytest
 
 from fslab import api
 from fslab.analysis.pairs.decisions import decide_pair
-from fslab.analysis.pairs.pair import EQUIVALENT
 from fslab.analysis.sittings.spread import SittingEstimate
 from fslab.analysis.sittings.words import HOLDS_NEXT
 from fslab.core.environment_record import SittingSpread
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import EQUIVALENT
 from fslab.history import option_effects
 from fslab.host.lab import Lab
 from fslab.plan.loading import resolve

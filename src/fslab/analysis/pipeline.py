@@ -13,18 +13,18 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.stats_files import (
+from fslab.analysis.step import steps
+from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.environment_record import Environment
+from fslab.core.lookups import PRELOADED
+from fslab.core.record import RunRecord
+from fslab.results.stats_files import (
     ANALYSIS_TABLES,
     DERIVED,
     Analysis,
     write_index,
     write_tables,
 )
-from fslab.analysis.step import steps
-from fslab.core.campaign_settings import CampaignSettings
-from fslab.core.environment_record import Environment
-from fslab.core.lookups import PRELOADED
-from fslab.core.record import RunRecord
 from fslab.results.store import ResultsDir, write_atomic
 
 

@@ -15,11 +15,11 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import EQUIVALENT, UNRESOLVED, Pair, views
 from fslab.analysis.statistic import Computed
 from fslab.analysis.step import Step
 from fslab.core.cell_keys import level_label
 from fslab.core.metrics import HIGHER, title
+from fslab.core.pair import EQUIVALENT, UNRESOLVED, Pair, views
 from fslab.core.units import format_bound as bound
 
 POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 times in 5; "

@@ -62,7 +62,6 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from fslab.aging.config import AgingConfig
-    from fslab.analysis.stats_files import Analysis
     from fslab.api.campaigns import RunRequest
     from fslab.api.tuning import TuneFlags, TuneJob
     from fslab.host.lab import CleanupReport, Lab
@@ -70,6 +69,7 @@ if TYPE_CHECKING:
     from fslab.ingest.reparse import ReparseReport
     from fslab.plan.order import Plan
     from fslab.plan.schema import Campaign, Overrides
+    from fslab.results.stats_files import Analysis
     from fslab.run.orchestrator import RunOptions
     from fslab.run.runner import Progress
     from fslab.targets import Target, TargetSpec
@@ -223,7 +223,7 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
 
 def stats_of(directory: Path) -> Analysis | None:
     """A results directory's analysis as stats/ holds it, or None when missing or stale."""
-    from fslab.analysis.stats_files import load_analysis
+    from fslab.results.stats_files import load_analysis
 
     return load_analysis(open_results(directory))
 

@@ -22,11 +22,11 @@ from fslab.core.units import DEFAULT_MARGIN, parse_margin
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fslab.analysis.pairs.pair import Pair
     from fslab.analysis.sittings.question import PooledQuestion
     from fslab.analysis.sittings.table import By
     from fslab.core.campaign_settings import CampaignSettings
     from fslab.core.environment_record import SittingSpread
+    from fslab.core.pair import Pair
 
 POOL_FILE = "pool.json"
 POOLED, FOREST, VERDICTS = "pooled.csv", "pooled_sittings.csv", "pooled_verdicts.txt"
@@ -80,7 +80,7 @@ def with_pairs(sitting: Sitting) -> Sitting:
     or stale, as an analysis in memory finds them (nothing is written into it)."""
     from dataclasses import replace
 
-    from fslab.analysis.stats_files import load_analysis
+    from fslab.results.stats_files import load_analysis
     from fslab.results.store import ResultsDir
 
     results = ResultsDir.open(sitting.path)

@@ -14,11 +14,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.analysis.across.compare import CampaignComparison
-    from fslab.analysis.stats_files import Analysis
     from fslab.core.environment_record import SittingSpread
     from fslab.core.record import RunRecord
     from fslab.report.run_text import ResultsView
     from fslab.results.costs import MachineTime
+    from fslab.results.stats_files import Analysis
 
 
 def report(results_dirs: Path | list[Path], output: Path | None = None,
@@ -80,7 +80,7 @@ def _job_options(results: ResultsDir) -> dict[str, dict[str, object]]:
 
 def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Analysis:
     """stats/ as the analysis left it, or analysed once now (and said why)."""
-    from fslab.analysis.stats_files import load_analysis, stale_reason
+    from fslab.results.stats_files import load_analysis, stale_reason
 
     done = load_analysis(results)
     if done is None:

@@ -175,6 +175,26 @@ def title(metric: str, long: bool = False) -> str:
     return names[int(long)] if names else metric
 
 
+class RowIdentity(NamedTuple):
+    """The columns every metrics row of one run shares (core.record.RunRecord.identity):
+    where it came from, then its level of each factor of a sweep (a column each)."""
+
+    campaign: str
+    run_id: str
+    target: str
+    fs: str
+    fs_impl: str
+    workload: str
+    iteration: int
+    target_base: str
+    job: str
+    levels: dict[str, str] = {}  # noqa: RUF012  (read, never changed: a NamedTuple's default)
+
+
+# RowIdentity's fields that are columns as they are (workload and job name the observation).
+ROW_IDENTITY = ("campaign", "run_id", "target", "fs", "fs_impl", "iteration", "target_base")
+
+
 class Measurement(NamedTuple):
     """One value a workload measured, before the run's identity is attached.
 
@@ -221,7 +241,7 @@ def observation_workload(workload: str, section: str) -> str:
     return workload if not section or section == workload else f"{workload}/{section}"
 
 
-def add_rows(columns: dict[str, list[object]], identity: dict[str, object],
+def add_rows(columns: dict[str, list[object]], identity: RowIdentity,
              measurements: list[Measurement], host: str = "") -> None:
     """Append measurements as metrics rows (one list per column of COLUMNS).
 
@@ -234,20 +254,18 @@ def add_rows(columns: dict[str, list[object]], identity: dict[str, object],
         return
     count = len(measurements)
     before = len(columns["op"])
-    for name, value in identity.items():
+    shared = {**{name: getattr(identity, name) for name in ROW_IDENTITY}, **identity.levels}
+    for name, value in shared.items():
         if name not in columns:  # a factor the rows before did not have
             columns[name] = [None] * before
-        if name not in ("workload", "job"):
-            columns[name] += [value] * count
+        columns[name] += [value] * count
     for name in factor_columns(columns):
-        if name not in identity:
+        if name not in shared:
             columns[name] += [None] * count
-    workload, job = str(identity["workload"]), str(identity.get("job") or identity["workload"])
+    workload, job = identity.workload, identity.job or identity.workload
     ops, metrics, values, hosts, samples, notes, sections = zip(*measurements, strict=True)
     columns["workload"] += [observation_workload(workload, s) for s in sections]
     columns["job"] += [observation_workload(job, s) for s in sections]
-    if "target_base" not in identity:
-        columns["target_base"] += [identity["target"]] * count
     columns["host"] += [h or host for h in hosts]
     columns["op"] += ops
     columns["metric"] += metrics

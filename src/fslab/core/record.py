@@ -17,6 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from fslab.core.metrics import RowIdentity
 from fslab.core.run_parts import TargetDescription, Witness, WorkloadMetadata
 
 
@@ -95,15 +96,14 @@ class RunRecord:
     def imported(self) -> bool:
         return bool(self.source)
 
-    def identity(self) -> dict[str, object]:
+    def identity(self) -> RowIdentity:
         """The metrics columns every row of this run shares (metrics.add_rows): its
         identity, then one column per factor of a sweep."""
         description = self.target_description
-        return {"campaign": self.campaign, "run_id": self.run_id, "target": self.target,
-                "fs": self.fs or description.fs, "fs_impl": self.fs_impl or description.fs_impl,
-                "workload": self.workload, "iteration": self.iteration,
-                "target_base": self.target_base or self.target,
-                "job": self.job or self.workload, **self.levels}
+        return RowIdentity(self.campaign, self.run_id, self.target,
+                           self.fs or description.fs, self.fs_impl or description.fs_impl,
+                           self.workload, self.iteration, self.target_base or self.target,
+                           self.job or self.workload, dict(self.levels))
 
     def to_json(self) -> dict[str, object]:
         """The record as run.json holds it (an import's empty run-only keys left out)."""

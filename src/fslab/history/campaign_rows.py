@@ -98,7 +98,7 @@ def _campaign(db: duckdb.DuckDBPyConnection, directory: Path, identity: Identity
 
 def current_stats(directory: Path) -> Path:
     """stats/ of the directory, analysed first when missing or stale."""
-    from fslab.analysis.stats_files import stale_reason
+    from fslab.results.stats_files import stale_reason
     from fslab.results.store import ResultsDir
 
     results = ResultsDir.open(directory)

@@ -14,15 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fslab.analysis.pairs.pair import (
-    IMPROVED,
-    OVER_TIME,
-    REGRESSED,
-    SAME,
-    UNRESOLVED,
-    Pair,
-    decide,
-)
+from fslab.analysis.pairs.pair import decide
+from fslab.core.pair import IMPROVED, OVER_TIME, REGRESSED, SAME, UNRESOLVED, Pair
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.history import catalogue
 from fslab.history.changes import ALPHA, METHOD, Change, Points, detect

@@ -8,46 +8,19 @@ study made one. What this machine cannot do is one line each, and the rest still
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fslab.core.errors import UserError
 from fslab.core.units import format_bytes
-from fslab.workloads.provenance import STUDIES, Published
+from fslab.plan.schema import PublishedPlan
+from fslab.workloads.provenance import Published
 from fslab.workloads.suites import Suite, get_suite
 
 if TYPE_CHECKING:
     from fslab.plan.schema import Campaign, CampaignFile, Overrides
 
 GiB = 1024**3
-
-
-@dataclass
-class PublishedPlan:
-    """What --as-published changed, and what it could not do here (one line each)."""
-
-    suite: str
-    spec: Published
-    cannot: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        """The plan's header: the study, each published value with its source."""
-        spec = self.spec
-        head = [f"Published scale of {self.suite}: {STUDIES[spec.study].cite}"]
-        for name, param in spec.params().items():
-            value = ", ".join(param.value) if isinstance(param.value, tuple) else param.value
-            head.append(f"  {name}: {value} [{param.source.label()}]")
-        for job, values in (spec.sections or {}).items():
-            for key, param in values.items():
-                head.append(f"  {job} {key}: {param.value} [{param.source.label()}]")
-        for key, param in (spec.options or {}).items():
-            head.append(f"  {key}: {param.value} [{param.source.label()}]")
-        for fs, fields in (spec.targets or {}).items():
-            for key, param in fields.items():
-                head.append(f"  {fs} {key}: {param.value} [{param.source.label()}]")
-        head.append(f"  protocol: {spec.protocol}; one run per job, no slices, no ceiling")
-        head += [f"  not here: {line}" for line in self.cannot]
-        return head
 
 
 def published_suite(parsed: CampaignFile, overrides: Overrides) -> tuple[Suite, Published]:

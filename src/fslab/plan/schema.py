@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -21,9 +21,7 @@ from fslab.plan.target_entries import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
 from fslab.targets.zfs_pool import POOL_FIELDS
 from fslab.workloads.fio.distributed import Host
-
-if TYPE_CHECKING:
-    from fslab.plan.as_published import PublishedPlan
+from fslab.workloads.provenance import STUDIES, Published
 
 DEFAULT_PRESET = "direct5"
 DEFAULT_ITERATIONS = 5  # on this VM: paired comparisons with 4 df, t = 2.78 instead of 4.30
@@ -143,6 +141,34 @@ class CampaignFile(BaseModel):
         if value < 1:
             raise ValueError("must be at least 1")
         return value
+
+
+@dataclass
+class PublishedPlan:
+    """What --as-published changed, and what it could not do here (one line each)."""
+
+    suite: str
+    spec: Published
+    cannot: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The plan's header: the study, each published value with its source."""
+        spec = self.spec
+        head = [f"Published scale of {self.suite}: {STUDIES[spec.study].cite}"]
+        for name, param in spec.params().items():
+            value = ", ".join(param.value) if isinstance(param.value, tuple) else param.value
+            head.append(f"  {name}: {value} [{param.source.label()}]")
+        for job, values in (spec.sections or {}).items():
+            for key, param in values.items():
+                head.append(f"  {job} {key}: {param.value} [{param.source.label()}]")
+        for key, param in (spec.options or {}).items():
+            head.append(f"  {key}: {param.value} [{param.source.label()}]")
+        for fs, fields in (spec.targets or {}).items():
+            for key, param in fields.items():
+                head.append(f"  {fs} {key}: {param.value} [{param.source.label()}]")
+        head.append(f"  protocol: {spec.protocol}; one run per job, no slices, no ceiling")
+        head += [f"  not here: {line}" for line in self.cannot]
+        return head
 
 
 Level = str | int | float | bool  # a factor's level as a campaign file gives it

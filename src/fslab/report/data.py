@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from fslab.analysis.stats_files import Analysis
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
+from fslab.results.stats_files import Analysis
 
 if TYPE_CHECKING:  # the report reads stats/; the analysis is imported only to pool
     from fslab.analysis.sittings.question import PooledQuestion

@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from fslab.analysis.stats_files import Analysis
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
@@ -19,6 +18,7 @@ from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
 from fslab.report.study_section import OWN, study_interval_column, study_section
 from fslab.report.sweep_section import sweep_section
+from fslab.results.stats_files import Analysis
 
 Section = Callable[[ReportData, "Page"], None]
 

@@ -12,8 +12,8 @@ from rich.console import RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from fslab.analysis.stats_files import Analysis
 from fslab.report.terminal import summary_tables
+from fslab.results.stats_files import Analysis
 
 
 @dataclass(frozen=True)

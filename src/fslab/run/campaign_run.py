@@ -31,12 +31,12 @@ from fslab.run.lab_space import campaign_need
 if TYPE_CHECKING:
     import pandas as pd
 
-    from fslab.analysis.stats_files import Analysis
     from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
     from fslab.plan.order import Plan
     from fslab.plan.schema import Campaign
     from fslab.report.run_text import RunOutcome
+    from fslab.results.stats_files import Analysis
     from fslab.run.adaptive import Goal
     from fslab.run.option_check import Refused
     from fslab.run.participants import Beside

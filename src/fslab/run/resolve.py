@@ -40,9 +40,9 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.pairs.decisions import seconds_per_iteration
-from fslab.analysis.pairs.pair import UNRESOLVED, Pair
 from fslab.analysis.pairs.power import MAX_ITERATIONS
 from fslab.core.campaign_settings import LookCell
+from fslab.core.pair import UNRESOLVED, Pair
 from fslab.core.units import format_duration
 
 if TYPE_CHECKING:

@@ -61,8 +61,8 @@ from scipy import signal, stats
 from fslab.analysis.cells.stats import geomean, log_ci
 from fslab.analysis.pairs.decisions import best_of, decide_pair
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import EQUIVALENT
 from fslab.analysis.pairs.selection import BestSet, block_fit
+from fslab.core.pair import EQUIVALENT
 
 K = TypeVar("K")
 OBRIEN_FLEMING, POCOCK = "O'Brien-Fleming", "Pocock"

@@ -37,12 +37,13 @@ from dataclasses import dataclass
 from scipy import stats
 
 from fslab.analysis.pairs.decisions import sign
-from fslab.analysis.pairs.pair import FASTER, UNRESOLVED, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.sittings.looks import LEVEL_SPENT, PLANNED, look_level
 from fslab.analysis.sittings.pooled import as_pair
 from fslab.analysis.sittings.spread import SittingEstimate, between_sittings, known_before
 from fslab.analysis.sittings.words import HOLDS_NEXT, MAY_NOT_NEXT
 from fslab.core.environment_record import SittingSpread
+from fslab.core.pair import FASTER, UNRESOLVED
 
 WHOLE = -1  # the key of the whole configuration's gain beside each option's share
 THIS_ONLY = "this sitting only"  # won this sitting, not shown for the next one

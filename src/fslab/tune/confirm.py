@@ -33,9 +33,9 @@ from dataclasses import dataclass, field, replace
 
 from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import FASTER, Pair
 from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
 from fslab.core.environment_record import SittingSpread
+from fslab.core.pair import FASTER, Pair
 from fslab.tune.credit import (
     CHANGE,
     KEEP,

@@ -35,7 +35,7 @@ from itertools import combinations
 
 from fslab.analysis.pairs.decisions import decide_pair, sign
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, Pair
+from fslab.core.pair import EQUIVALENT, FASTER, Pair
 from fslab.tune.measure import StageData
 from fslab.tune.space import Config, Space
 

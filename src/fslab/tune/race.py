@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 
 from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, EQUIVALENT
 from fslab.analysis.pairs.selection import BestSet
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import AGAINST_BEST, BEHIND, EQUIVALENT
 from fslab.tune.against_best import (
     POCOCK,
     Spending,

@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.pairs.decisions import decide_pair, geomean
-from fslab.analysis.pairs.pair import AGAINST_BEST, AGAINST_REFERENCE, EQUIVALENT, Pair
 from fslab.core.cell_keys import level_label
+from fslab.core.pair import AGAINST_BEST, AGAINST_REFERENCE, EQUIVALENT, Pair
 from fslab.tune import words
 from fslab.tune.carry import Carried
 from fslab.tune.confirm import CHANGE, KEEP, Confirmation

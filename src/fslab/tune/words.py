@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import math
 
-from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, Pair
 from fslab.analysis.sittings.words import HOLDS_NEXT
 from fslab.core import units
 from fslab.core.cell_keys import level_label
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import EQUIVALENT, FASTER, SLOWER, Pair
 from fslab.core.units import format_bound
 from fslab.tune.carry import NEVER, THIS_ONLY, THIS_SITTINGS, Carried
 from fslab.tune.credit import CHANGE, Contribution

@@ -41,20 +41,14 @@ import pandas as pd
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.decisions import decide_pair, geomean
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import (
-    IMPROVED,
-    OVER_TIME,
-    REGRESSED,
-    UNRESOLVED,
-    Pair,
-    decide,
-)
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.analysis.sittings.repeat import as_percent, for_workload
 from fslab.analysis.sittings.spread import SittingEstimate, between_sittings
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment, SittingSpread
 from fslab.core.metrics import headline_of_each
+from fslab.core.pair import IMPROVED, OVER_TIME, REGRESSED, UNRESOLVED, Pair
 from fslab.core.units import DEFAULT_MARGIN
 
 CELL = ["target", "workload", "op", "metric"]

@@ -36,17 +36,10 @@ import pandas as pd
 
 from fslab.analysis.pairs.decisions import decide_pair
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import (
-    EQUIVALENT,
-    FASTER,
-    SLOWER,
-    UNRESOLVED,
-    Pair,
-    views,
-)
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HIGHER, title
+from fslab.core.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, Pair, views
 from fslab.core.units import format_bound, turned
 
 AGE, FRESH = "age", "fresh"  # the factor and its reference level (workloads/aging_levels.py)

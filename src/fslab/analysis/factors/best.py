@@ -32,10 +32,10 @@ import pandas as pd
 from fslab.analysis.factors.levels import CELL_COLUMNS, keys
 from fslab.analysis.pairs.decisions import best_of, geomean
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import AGAINST_BEST, EQUIVALENT, UNRESOLVED, Pair
 from fslab.analysis.pairs.selection import PAIRS, best_and_within_reach
 from fslab.core.cell_keys import CellKey, short_names
 from fslab.core.metrics import factor_columns
+from fslab.core.pair import AGAINST_BEST, EQUIVALENT, UNRESOLVED, Pair
 
 BEST_COLUMNS = ["workload", "op", "metric", "better", "role", "configuration", "target",
                 "variant", "geomean", "n", "ratio", "ratio_ci_low", "ratio_ci_high",

@@ -25,11 +25,11 @@ from fslab.analysis.factors.effects import (
 from fslab.analysis.factors.effects import METHOD as EFFECTS_METHOD
 from fslab.analysis.factors.levels import factors_of, with_levels
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS, title
+from fslab.core.pair import Pair
 from fslab.core.units import format_bound
 
 SHOWN_WITHIN_REACH = 4  # more are counted, and listed in best.csv

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.step import Step
 from fslab.core.environment_record import Environment
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import Pair
 from fslab.core.run_parts import TargetDescription
 
 COLUMNS = ["workload", "op", "metric", "better", "primary", "aged", "fresh", "ratio",

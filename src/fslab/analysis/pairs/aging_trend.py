@@ -28,9 +28,10 @@ import pandas as pd
 from fslab.analysis.cells.aging_series import agings
 from fslab.analysis.pairs.decisions import decide_pair
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, Pair, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.statistic import Measured, Statistic
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import EQUIVALENT, FASTER, SLOWER, UNRESOLVED, Pair
 from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
 COLUMNS = ["target", "level", "op", "agings", "ratio", "ratio_ci_low", "ratio_ci_high",

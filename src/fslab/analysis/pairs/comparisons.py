@@ -16,11 +16,12 @@ from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs import decisions, model
 from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteration
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
-from fslab.analysis.pairs.pair import Pair, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER
+from fslab.core.pair import Pair
 from fslab.core.record import RunRecord
 from fslab.core.units import DEFAULT_MARGIN
 

@@ -19,8 +19,9 @@ import pandas as pd
 
 from fslab.analysis.cells.stats import geomean
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, compare
-from fslab.analysis.pairs.pair import Pair, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import Pair
 
 if TYPE_CHECKING:
     from fslab.core.record import RunRecord

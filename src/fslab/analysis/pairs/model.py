@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 from scipy import special  # scipy.stats costs a second to import (analysis/cells/stats.py)
 
-from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.power import detectable_noncentrality, welch_detectable_log
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import Pair
 
 ALPHA = 0.05
 BLOCKED = "paired t on log ratios (blocked by iteration), Bonferroni"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from fslab.analysis.pairs.power import (
     COUNTS,
@@ -16,6 +15,7 @@ from fslab.analysis.pairs.power import (
     folded_share,
     welch_sampling,
 )
+from fslab.core.pair import Spread
 
 
 def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Sampling, float]],
@@ -41,22 +41,6 @@ def iterations_to_resolve(estimate: float, design_of: Callable[[int], tuple[Samp
         else:
             low = middle + 1
     return float(counts[low])
-
-
-@dataclass(frozen=True)
-class Spread:
-    """What a pair's test rests on, for its sample size: the iterations it has now, and
-    either the SD of its per-iteration log differences (paired) or each side's variance
-    of logs (Welch, both sides at n)."""
-
-    now: int
-    paired_sd: float = math.nan
-    var_a: float = math.nan
-    var_b: float = math.nan
-
-    @property
-    def paired(self) -> bool:
-        return self.paired_sd == self.paired_sd
 
 
 def needs_iterations(ratio: float, spread: Spread, level: float, margin: float,

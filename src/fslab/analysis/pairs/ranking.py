@@ -21,9 +21,9 @@ import pandas as pd
 
 from fslab.analysis.pairs import power
 from fslab.analysis.pairs.decisions import geomean
-from fslab.analysis.pairs.pair import EQUIVALENT, Pair, views
 from fslab.analysis.step import Step
 from fslab.core.metrics import HIGHER
+from fslab.core.pair import EQUIVALENT, Pair, views
 
 RANKING_COLUMNS = ["workload", "op", "metric", "better", "rank", "target", "geomean",
                    "n", "best", "advantage", "ci_low", "ci_high", "p_adj", "alpha",

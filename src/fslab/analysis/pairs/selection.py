@@ -27,7 +27,8 @@ import numpy as np
 
 from fslab.analysis.pairs.decisions import best_of, geomean
 from fslab.analysis.pairs.model import compare
-from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, Pair, decide
+from fslab.analysis.pairs.pair import decide
+from fslab.core.pair import AGAINST_BEST, BEHIND, Pair
 
 K = TypeVar("K")
 PAIRS = "pairs"

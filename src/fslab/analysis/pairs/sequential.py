@@ -16,8 +16,9 @@ called the same within ±10 %).
 from __future__ import annotations
 
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, compare
-from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.step import Step
+from fslab.core.pair import UNRESOLVED, Pair
 
 METHOD = ("Resolve (--resolve): the campaign measured more iterations only where a primary "
           "question was unresolved, deciding each pair at the first look whose interval "

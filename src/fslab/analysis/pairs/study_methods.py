@@ -26,7 +26,6 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.pairs.study_words import (
     ALPHA,
     Reasons,
@@ -41,6 +40,7 @@ from fslab.analysis.pairs.study_words import (
 )
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
+from fslab.core.pair import Pair
 
 STUDY = "desktop-fio"
 COLUMNS = ["test", "scope", "workload", "op", "metric", "groups", "n", "statistic", "p",

@@ -11,8 +11,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fslab.analysis.pairs.pair import EQUIVALENT, UNRESOLVED, Pair
 from fslab.core.metrics import title
+from fslab.core.pair import EQUIVALENT, UNRESOLVED, Pair
 
 ALPHA = 0.05  # the notebook's level ("p-value is less than 0.05")
 

@@ -12,11 +12,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from fslab.analysis.pairs.pair import UNRESOLVED, Pair, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.sittings.repeat import as_percent, for_workload, repeat_interval
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment, SittingSpread
+from fslab.core.pair import UNRESOLVED, Pair
 
 HOLDS, MAY_NOT = "holds on a repeat here", "may not hold on a repeat"
 NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {host}, so "

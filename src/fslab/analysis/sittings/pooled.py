@@ -45,9 +45,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtrit
 
-from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.sittings.repeat import quantile, satterthwaite
 from fslab.core.environment_record import SittingSpread
+from fslab.core.pair import Pair
 
 METHOD = ("sittings as a random effect, in the order they sat: the spread between them "
           "from the host's history (else the stated prior τ0 = 0.05 on 2 df) and the "

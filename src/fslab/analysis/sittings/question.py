@@ -15,9 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from fslab.analysis.pairs.pair import READ, Pair
 from fslab.analysis.sittings.pooled import as_pair
 from fslab.core.metrics import HIGHER, METRIC_UNITS
+from fslab.core.pair import READ, Pair
 
 if TYPE_CHECKING:
     import pandas as pd

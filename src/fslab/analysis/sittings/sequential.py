@@ -10,11 +10,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fslab.analysis.pairs.pair import UNRESOLVED, decide
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.sittings.looks import PLANNED, look_level
 from fslab.analysis.sittings.pooled import as_pair
 from fslab.analysis.sittings.spread import Between, SittingEstimate, between_sittings
 from fslab.core.environment_record import SittingSpread
+from fslab.core.pair import UNRESOLVED
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.sittings.looks import PLANNED
 from fslab.analysis.sittings.pooled import (
     HOSTS_METHOD,
@@ -34,6 +33,7 @@ from fslab.analysis.sittings.sequential import over_looks
 from fslab.analysis.sittings.spread import HISTORY, SittingEstimate, between_sittings
 from fslab.core.environment_record import SittingSpread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
+from fslab.core.pair import Pair
 
 ALPHA = 0.05
 By = Literal["sitting", "host"]

@@ -8,13 +8,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from fslab.analysis.pairs.pair import UNRESOLVED
 from fslab.analysis.sittings.pooled import NO_SPREAD, TWO
 from fslab.analysis.sittings.question import PooledQuestion
 from fslab.analysis.sittings.repeat import PRIOR_DF, PRIOR_TAU, as_percent
 from fslab.analysis.sittings.spread import HISTORY, NOT_BORROWED, STATED
 from fslab.analysis.verdicts import advantage_words, answer, facing
 from fslab.core.metrics import title
+from fslab.core.pair import UNRESOLVED
 from fslab.core.units import format_bound as bound
 from fslab.core.units import format_duration
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from fslab.analysis.pairs.pair import Pair, pairs_of, table_of
 from fslab.core.dirformat import DirFormat
+from fslab.core.pair import Pair, pairs_of, table_of
 from fslab.results.store import ResultsDir, write_atomic
 
 if TYPE_CHECKING:
