@@ -8,7 +8,8 @@ import pytest
 from fslab import api
 from fslab.core.record import RunRecord
 from fslab.core.run_parts import WorkloadMetadata
-from fslab.host.diskstats import from_fio, split_rows
+from fslab.host.diskstats import split_rows
+from fslab.parsers.fio_kinds import disk_util as from_fio
 from fslab.plan.loading import load_campaign
 from fslab.plan.schema import Overrides
 from tests.conftest import FIXTURES, requires

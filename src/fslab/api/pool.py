@@ -107,11 +107,10 @@ def same_sittings(sittings: list[Sitting]) -> str:
 def plan_differences(first: Sitting, other: Sitting) -> list[str]:
     """What makes `other` not a sitting of `first`'s campaign, read before any analysis:
     targets, the workloads its runs measured, settings, each named."""
-    from fslab.history.identity import PLAN_KEYS, target_signatures
+    from fslab.history.identity import PLAN_KEYS, targets_of
 
     found = []
-    mine = target_signatures(first.settings.table)
-    theirs = target_signatures(other.settings.table)
+    mine, theirs = targets_of(first.settings), targets_of(other.settings)
     if set(mine) != set(theirs):
         found.append(f"targets ({_listed(mine)} vs {_listed(theirs)})")
     elif mine != theirs:

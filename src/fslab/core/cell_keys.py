@@ -20,10 +20,13 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Level = tuple[str, str]  # (factor, level)
 NONE_SHOWN = "(none)"  # an empty level (the file system's defaults), as printed
@@ -109,7 +112,7 @@ def short_names(keys: Sequence[CellKey]) -> list[str]:
     return names
 
 
-def keys_of(frame: Any, factors: Sequence[str]) -> list[CellKey]:
+def keys_of(frame: pd.DataFrame, factors: Sequence[str]) -> list[CellKey]:
     """The key of each row of a table with the columns target_base, job and `factors`
     (a factor's empty cell: it does not apply to that row)."""
     out = []
@@ -142,7 +145,7 @@ def factor_scopes(recorded: Mapping[str, str], factors: Sequence[str]) -> dict[s
             for f in factors}
 
 
-def target_names(cells: Any, scopes: dict[str, str]) -> dict[str, str]:
+def target_names(cells: pd.DataFrame, scopes: dict[str, str]) -> dict[str, str]:
     """{target: its name as short as the campaign's targets allow} from a table of cells
     (columns target, target_base, job and the factors of `scopes`): 'data=journal' where
     every target is ext4 and only a mount option varies; 'xfs' where targets differ and

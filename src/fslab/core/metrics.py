@@ -7,7 +7,11 @@ with each value so that no ranking or verdict ever has to guess which way is goo
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 COLUMNS = (
     "campaign", "run_id", "target", "fs", "fs_impl", "workload", "iteration", "host",
@@ -299,7 +303,7 @@ def empty_columns() -> dict[str, list[object]]:
 # that importing this module stays cheap.
 
 
-def metrics_schema(factors: Iterable[str] = ()) -> Any:
+def metrics_schema(factors: Iterable[str] = ()) -> pa.Schema:
     """The Arrow schema of metrics.parquet, column by column as in metrics.COLUMNS, then
     a sweep's factors (text: a level as it names its cell)."""
     import pyarrow as pa
@@ -309,7 +313,7 @@ def metrics_schema(factors: Iterable[str] = ()) -> Any:
                       for name in (*COLUMNS, *factors)])
 
 
-def metrics_table(columns: dict[str, list[Any]], categorical: bool = False) -> Any:
+def metrics_table(columns: dict[str, list[Any]], categorical: bool = False) -> pa.Table:
     """An Arrow table of metrics rows from one list per column (an import's ~10^5 rows
     are built column by column: far cheaper than a dict per row). `categorical`: text
     columns dictionary-encoded as they are built (an import's workers do it, so the
@@ -324,7 +328,7 @@ def metrics_table(columns: dict[str, list[Any]], categorical: bool = False) -> A
                     schema=pa.schema(fields))
 
 
-def metrics_frame(table: Any, categorical: bool = False) -> Any:
+def metrics_frame(table: pa.Table, categorical: bool = False) -> pd.DataFrame:
     """An Arrow table of metrics rows as the pandas DataFrame every analysis reads;
     `categorical`: text columns as categoricals (as ResultsDir.load_metrics gives them)."""
     if categorical:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 
 # Files whose bytes name a campaign, in order; an import without them is named by its rows.
@@ -130,6 +131,11 @@ def workload_signatures(campaign: dict[str, Any], jobs: Sequence[str] = ()
         for name in names:
             found[name] = digest({"entry": definition, **settings})
     return found
+
+
+def targets_of(settings: CampaignSettings) -> dict[str, str]:
+    """Target name -> digest of its configuration, of a results directory's campaign."""
+    return target_signatures(settings.table)
 
 
 def target_signatures(campaign: dict[str, Any]) -> dict[str, str]:

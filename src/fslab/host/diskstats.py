@@ -107,14 +107,6 @@ def sampled(devices: list[str]) -> Iterator[DiskStats]:
             found.source = "/sys/block (counters before and after the run)"
 
 
-def from_fio(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """fio's own disk_util entries, as fio names their fields (md arrays keep their
-    aggr_* fields, which describe the members fio found)."""
-    entries = data.get("disk_util")
-    return [dict(entry) for entry in entries if isinstance(entry, dict)] if isinstance(
-        entries, list) else []
-
-
 def add_up(samples: list[DiskStats]) -> DiskStats:
     """One run measured in slices: each member's counters summed over the slices (util:
     their mean)."""

@@ -18,7 +18,6 @@ import statistics
 from typing import Any
 
 from fslab.core.metrics import Measurement
-from fslab.host.diskstats import from_fio
 from fslab.parsers.fio import (
     ALL_CLIENTS,
     clone_rows,
@@ -65,14 +64,22 @@ def checked(data: dict[str, Any], files: RawFiles, where: str = "fio") -> dict[s
     return data
 
 
+def disk_util(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """fio's own disk_util entries, as fio names their fields (md arrays keep their
+    aggr_* fields, which describe the members fio found)."""
+    entries = data.get("disk_util")
+    return [dict(entry) for entry in entries if isinstance(entry, dict)] if isinstance(
+        entries, list) else []
+
+
 def _parse_run(files: RawFiles) -> Parsed:
     slices = slice_names(files)
     if not slices:
         data = checked(load_fio(files.read(FIO_OUTPUT)), files)
         metadata: dict[str, Any] = {"observations": observation_map(data),
                                     "clones": clone_rows(data)}
-        if disk_util := from_fio(data):
-            metadata["fio_disk_util"] = disk_util
+        if devices := disk_util(data):
+            metadata["fio_disk_util"] = devices
         metadata.update(_steadiness(files, sliced=False))
         return Parsed("fio", parse_fio(data), metadata)
     out: list[Measurement] = []

@@ -11,7 +11,10 @@ Two tables, each long ("tidy") so that a pivot or a group-by needs nothing else:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TABLES = ("metrics", "verdicts")
 FORMATS = ("csv", "json")
@@ -23,7 +26,7 @@ VERDICT_COLUMNS = ("campaign", "workload", "op", "metric", "primary", "a", "b", 
                    "test")
 
 
-def metrics_table(observed: Any, campaign: str) -> Any:
+def metrics_table(observed: pd.DataFrame, campaign: str) -> pd.DataFrame:
     """The metrics table from the analysis's per-run observations (RUN_KEYS, sample,
     value): `section` is the observation's number within its run (0 for all but runs
     observed in sections)."""
@@ -33,7 +36,7 @@ def metrics_table(observed: Any, campaign: str) -> Any:
                              kind="stable").reset_index(drop=True)
 
 
-def verdicts_table(pairwise: Any, campaign: str) -> Any:
+def verdicts_table(pairwise: pd.DataFrame, campaign: str) -> pd.DataFrame:
     """The verdicts table from pairwise.csv: every compared pair, primary questions first
     (ratio = a / b, so above 1 means a measured more; `better` says which way wins)."""
     table = pairwise.assign(campaign=campaign)
@@ -46,7 +49,7 @@ def verdicts_table(pairwise: Any, campaign: str) -> Any:
                              ).reset_index(drop=True)
 
 
-def rendered(table: Any, form: str) -> str:
+def rendered(table: pd.DataFrame, form: str) -> str:
     """The table as CSV (a header, then one row per line) or JSON (a list of records,
     one object per row; a missing number is null)."""
     if form == "json":

@@ -135,7 +135,7 @@ class InSlices:
 
     def prepare(self, part: Participant) -> None:
         assert part.where is not None and isinstance(part.run.workload, FioWorkload)
-        part.metadata = prepare(part.run.workload, part.where, part.run_dir)
+        part.metadata = prepare(part.run.workload, part.where, part.run_dir).metadata
 
     def measure(self, part: Participant, number: int, position: int) -> None:
         assert part.where is not None and isinstance(part.run.workload, FioWorkload)
@@ -158,9 +158,10 @@ class InSlices:
     def output(self, part: Participant) -> RunOutput:
         """The run's output from its slices: a failed slice's kind and reason, or what
         they measured (the parse stage reads their outputs), and how they ran."""
-        failed = part.failed
-        output = fio_slices.finish(part.metadata, failed.failure if failed else None,
-                                   failed.reason if failed else "")
+        failed = part.failed  # a failed slice fails the run, with its kind and reason
+        output = RunOutput(metadata=part.metadata) if failed is None else RunOutput(
+            status="failed", reason=failed.reason, metadata=part.metadata,
+            failure=failed.failure)
         if output.status == "ok" and part.wall > 0:
             use = HostCpu(pct=100.0 * part.cpu_seconds / part.wall, seconds=part.cpu_seconds)
             output.metadata["host_cpu"] = keep_host_cpu(use, part.run_dir)

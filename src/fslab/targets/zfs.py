@@ -29,7 +29,7 @@ from fslab.targets.zfs_daemon import (
     kernel_zfs,
     set_kernel_arc,
 )
-from fslab.targets.zfs_pool import MIN_VDEV, POOL_FIELDS, PoolBuild, pool_build
+from fslab.targets.zfs_pool import MIN_VDEV, POOL_FIELDS, PoolBuild, build_of
 
 DATASET_PROPERTIES = frozenset({
     "recordsize", "compression", "primarycache", "secondarycache", "atime", "sync",
@@ -75,7 +75,7 @@ class ZfsTarget(BaseTarget):
 
     def build(self) -> PoolBuild:
         """The pool this target asks for, checked (one line naming what cannot be built)."""
-        return pool_build(self.spec.options, self.spec.fs, self.spec.name)
+        return build_of(self.spec)
 
     def shares(self) -> tuple[str, str]:
         """Pools under one daemon share its ARC: a target that sets arc_max cannot be

@@ -23,6 +23,7 @@ from typing import Any
 
 from fslab.core.errors import UserError
 from fslab.core.units import format_bytes, parse_size
+from fslab.targets.base import TargetSpec
 
 MiB = 1024**2
 MIN_VDEV = 64 * MiB  # zpool refuses vdevs below 64 MiB
@@ -66,6 +67,11 @@ class PoolBuild:
         parts += [f"a {format_bytes(size)} {what}" for size, what in (
             (self.log_size, "log"), (self.cache_size, "cache")) if size]
         return ", ".join(parts)
+
+
+def build_of(spec: TargetSpec) -> PoolBuild:
+    """The pool a zfs target's spec asks for (pool_build of its options)."""
+    return pool_build(spec.options, spec.fs, spec.name)
 
 
 def pool_build(options: dict[str, Any], fs: str, target: str) -> PoolBuild:

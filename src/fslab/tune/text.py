@@ -332,12 +332,12 @@ def commands(campaign: Campaign, one: Tuned) -> list[str]:
 def pool_commands(tuned: TargetSpec, factors: list[str]) -> list[str]:
     """What a person types for a tuned zfs pool's build: the zpool create line when its
     layout, devices, log or cache device was a factor, and the ARC's maximum."""
-    from fslab.targets.zfs_pool import MiB, pool_build
+    from fslab.targets.zfs_pool import MiB, build_of
 
     out: list[str] = []
     if tuned.fs not in ("zfs", "zfs-mirror"):
         return out
-    build = pool_build(tuned.options, tuned.fs, tuned.name)
+    build = build_of(tuned)
     if {"layout", "devices", "log_size", "cache_size"} & set(factors):
         disks = [f"DISK{i + 1}" for i in range(build.devices)]
         out.append("zpool create POOL " + " ".join(build.vdevs(

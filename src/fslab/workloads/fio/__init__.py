@@ -178,7 +178,7 @@ class FioWorkload(Capabilities):
         reports as failed, or a host that gave no result, fails the run there)."""
         try:  # the runner synced and dropped caches just before (drops_caches)
             with stopwatch.step(stopwatch.HARNESS):
-                metadata = prepare(self, where, run_dir, drop=False)
+                metadata = prepare(self, where, run_dir, drop=False).metadata
         except RunRefused as exc:
             return RunOutput(status="unsupported", reason=str(exc),
                              failure=Failure.UNSUPPORTED)
@@ -218,10 +218,11 @@ class RunRefused(Exception):
 
 
 def prepare(workload: FioWorkload, where: Where, run_dir: Path,
-            drop: bool = True) -> dict[str, object]:
+            drop: bool = True) -> RunOutput:
     """The one preparation of a fio run, whole or in slices: the job file written, its
     files laid out (FUSE targets that need it sequentially first; fio's own layout pass
-    with caches dropped, on this machine), and what the run's record says of its I/O.
+    with caches dropped, on this machine), and what the run's record says of its I/O (the
+    output's metadata, before the run).
     `drop`: files kept from an earlier run are synced and dropped from the cache here
     (False where the runner has just done it: a whole run)."""
     if where.device and workload.raw_job_text is not None:
@@ -254,7 +255,7 @@ def prepare(workload: FioWorkload, where: Where, run_dir: Path,
             metadata["layout_pass"] = layout_pass(job_file, run_dir, where.cgroup)
             if where.keep_files:
                 marker.write_text(job)
-    return metadata
+    return RunOutput(metadata=metadata)
 
 
 @functools.cache

@@ -19,7 +19,7 @@ from fslab.core import stopwatch
 from fslab.core.failures import Failure
 from fslab.host.children import Finished
 from fslab.parsers.raw_names import log_args
-from fslab.workloads.base import RunOutput, Where
+from fslab.workloads.base import Where
 from fslab.workloads.fio import jobfile
 from fslab.workloads.fio.jobfile import FioOptions, seconds
 from fslab.workloads.fio.process import JOB_FILE, fio_failure, first_error_line, run_fio
@@ -187,9 +187,3 @@ def failure_line(done: Finished, index: int) -> str:
     return f"fio (slice {index}): {said}"
 
 
-def finish(metadata: dict[str, object], failure: str | None, reason: str) -> RunOutput:
-    """The run's status from its slices' exits (a failed slice fails the run, with its kind
-    and reason); what their outputs say is the parse stage's (parsers/fio_kinds.py)."""
-    if failure is not None:
-        return RunOutput(status="failed", reason=reason, metadata=metadata, failure=failure)
-    return RunOutput(metadata=metadata)
