@@ -168,7 +168,7 @@ def test_stonewalled_sections_are_judged_each_on_its_own(tmp_path):
                  for t in range(100, 2001, 100)]
         (tmp_path / f"fio-log_bw.{job}.log").write_text("\n".join(lines) + "\n")
     rows = interval_rows(DirFiles(tmp_path), by_section=True)
-    assert {row["section"] for row in rows} == {"randread", "seqwrite"}
+    assert {row.section for row in rows} == {"randread", "seqwrite"}
     assert judge_sections(rows).steady is True
 
 
@@ -179,9 +179,9 @@ def test_samples_on_the_half_interval_are_one_each():
     from fslab.parsers.fio_logs import interval_rows
 
     rows = interval_rows(DirFiles(REPO / "tests" / "fixtures" / "fio" / "logs-on-the-half"))
-    iops = [row for row in rows if row["metric"] == "iops"]
-    assert len(iops) == 57 and len({row["t_s"] for row in iops}) == 57
-    mean = sum(row["value"] for row in iops) / len(iops)
+    iops = [row for row in rows if row.metric == "iops"]
+    assert len(iops) == 57 and len({row.t_s for row in iops}) == 57
+    mean = sum(row.value for row in iops) / len(iops)
     assert abs(mean / 1056.3 - 1) < 0.05  # fio's own mean IOPS of the run (fio.json)
-    bw = [row["value"] for row in rows if row["metric"] == "bw_bytes"]
+    bw = [row.value for row in rows if row.metric == "bw_bytes"]
     assert max(bw) < 1.5 * min(bw[:20])  # no doubled intervals at the start

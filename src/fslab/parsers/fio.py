@@ -24,14 +24,23 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeGuard
 
 from fslab.core.metrics import Measurement, cpu_measurements
+from fslab.parsers.fio_json import (
+    DIRECTIONS,
+    LATENCY_KINDS,
+    Direction,
+    DirectionStats,
+    FioJob,
+    FioResult,
+)
 from fslab.parsers.fio_latency import latency, percentiles, pooled_stddev, weighted_mean
-from fslab.parsers.fio_load import DIRECTIONS, FioParseError
+from fslab.parsers.fio_load import FioParseError
 
 
-def job_errors(data: dict[str, Any]) -> list[str]:
+def job_errors(data: FioResult) -> list[str]:
     """Return 'jobname: error N' for every job fio reports as failed (a job that went on
     past its errors, `continue_on_error`, finished: its errors are a metric)."""
     jobs = data.get("jobs") or data.get("client_stats") or []
@@ -42,7 +51,7 @@ def job_errors(data: dict[str, Any]) -> list[str]:
 ALL_CLIENTS = "All clients"
 
 
-def parse_fio(data: dict[str, Any]) -> list[Measurement]:
+def parse_fio(data: FioResult) -> list[Measurement]:
     """Every observation of one fio result (see the module's rules), as measurements.
 
     A result with one observation leaves `section` empty; with several, each
@@ -59,7 +68,7 @@ def parse_fio(data: dict[str, Any]) -> list[Measurement]:
                             f"{exc})") from None
 
 
-def _parse(data: dict[str, Any]) -> list[Measurement]:
+def _parse(data: FioResult) -> list[Measurement]:
     out: list[Measurement] = []
     if "jobs" in data:
         for section, members in group_jobs(_job_list(data["jobs"])).items():
@@ -69,7 +78,7 @@ def _parse(data: dict[str, Any]) -> list[Measurement]:
             if job.get("jobname") != ALL_CLIENTS]
     if not jobs:
         raise FioParseError("fio result holds no jobs")
-    by_host: dict[str, list[dict[str, Any]]] = {}
+    by_host: dict[str, list[FioJob]] = {}
     for job in jobs:
         by_host.setdefault(host_name(job), []).append(job)
     sections = group_jobs(jobs)
@@ -81,14 +90,14 @@ def _parse(data: dict[str, Any]) -> list[Measurement]:
     return out
 
 
-def host_name(job: dict[str, Any]) -> str:
+def host_name(job: FioJob) -> str:
     """A client/server job's host: its name, and its port when it has one (several servers
     may share an address, e.g. loopback ports)."""
     host = str(job.get("hostname", "?"))
     return f"{host}:{job['port']}" if job.get("port") else host
 
 
-def _job_list(jobs: object) -> list[dict[str, Any]]:
+def _job_list(jobs: object) -> list[FioJob]:
     if not isinstance(jobs, list) or not jobs:
         raise FioParseError("fio result holds no jobs")
     if not all(isinstance(job, dict) for job in jobs):
@@ -96,21 +105,20 @@ def _job_list(jobs: object) -> list[dict[str, Any]]:
     return jobs
 
 
-def observation_key(job: dict[str, Any]) -> tuple[int, str]:
+def observation_key(job: FioJob) -> tuple[int, str]:
     """(groupid, jobname): the clones of one section share it; fio's groups keep theirs."""
     return int(job.get("groupid") or 0), str(job.get("jobname", ""))
 
 
-def group_jobs(jobs: list[dict[str, Any]],
-               names_from: dict[str, list[dict[str, Any]]] | None = None,
-               ) -> dict[str, list[dict[str, Any]]]:
+def group_jobs(jobs: list[FioJob], names_from: dict[str, list[FioJob]] | None = None,
+               ) -> dict[str, list[FioJob]]:
     """The observations among `jobs`: name -> its jobs, in fio's order.
 
     The name is the section (job) name; "" when there is only one observation. A name
     that two groups share gets its group: "name@g1". `names_from` names the groups the
     way an enclosing grouping did (client/server: a host's jobs as all hosts' are).
     """
-    groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[int, str], list[FioJob]] = {}
     for job in jobs:
         groups.setdefault(observation_key(job), []).append(job)
     if names_from is not None:
@@ -123,7 +131,7 @@ def group_jobs(jobs: list[dict[str, Any]],
             for (group, name), members in groups.items()}
 
 
-def observation_map(data: dict[str, Any]) -> dict[str, list[str]]:
+def observation_map(data: FioResult) -> dict[str, list[str]]:
     """Which jobs formed which observation ("jobname #index (group g)"), for run.json."""
     jobs = data.get("jobs") or [job for job in data.get("client_stats") or []
                                 if job.get("jobname") != ALL_CLIENTS]
@@ -136,7 +144,7 @@ def observation_map(data: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
-def clone_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+def clone_rows(data: FioResult) -> list[dict[str, object]]:
     """Each job fio reports (a clone of a section, or a group), with its own IOPS,
     bandwidth and mean completion latency per direction: kept in run.json beside the
     observation for studies that report threads one by one (never an observation)."""
@@ -145,7 +153,7 @@ def clone_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     for number, job in enumerate(jobs):
         if not isinstance(job, dict):
             continue
-        row: dict[str, Any] = {"job": f"{job.get('jobname', '?')} #{number}",
+        row: dict[str, object] = {"job": f"{job.get('jobname', '?')} #{number}",
                                "group": int(job.get("groupid") or 0)}
         if "total_err" in job:
             row["errors"] = int(job["total_err"] or 0)
@@ -161,7 +169,7 @@ def clone_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "",
+def aggregate_jobs(jobs: list[FioJob], host: str = "",
                    section: str = "") -> list[Measurement]:
     """Sum rates and weight latency means over the jobs of one observation, per direction."""
     out: list[Measurement] = []
@@ -194,7 +202,7 @@ def aggregate_jobs(jobs: list[dict[str, Any]], host: str = "",
     return out
 
 
-def _cpu(jobs: list[dict[str, Any]]) -> tuple[float, float, float | None]:
+def _cpu(jobs: list[FioJob]) -> tuple[float, float, float | None]:
     """User and system CPU of an observation as % of one core, and its CPU-seconds.
 
     fio gives each job's usr_cpu/sys_cpu as % of one CPU over that job's runtime
@@ -218,7 +226,7 @@ def _cpu(jobs: list[dict[str, Any]]) -> tuple[float, float, float | None]:
 
 
 def _direction_measurements(
-    op: str, stats: list[dict[str, Any]], host: str, section: str
+    op: str, stats: list[DirectionStats], host: str, section: str
 ) -> list[Measurement]:
     # Measurements built positionally and each latency block looked up once: an import
     # of 10^4 files spends most of its time here and in the JSON parser.
@@ -231,7 +239,7 @@ def _direction_measurements(
     out = [Measurement(op, "iops", iops, host, 0, "", section),
            Measurement(op, "bw_bytes", bw, host, 0, "", section),
            Measurement(op, "io_bytes", float(io_bytes), host, 0, "", section)]
-    blocks = {kind: [latency(s, kind) for s in stats] for kind in ("clat", "lat", "slat")}
+    blocks = {kind: [latency(s, kind) for s in stats] for kind in LATENCY_KINDS}
     for kind, found in blocks.items():
         mean = weighted_mean(found)
         if mean is not None:
@@ -251,7 +259,7 @@ def _direction_measurements(
     return out
 
 
-def _succeeded(job: dict[str, Any], direction: str) -> Any:
+def _succeeded(job: FioJob, direction: Direction) -> DirectionStats | None:
     """A job's statistics of one direction with its failed I/Os taken out of `total_ios`
     and IOPS (kept as `failed_ios`): the latency samples count the I/Os that completed
     without error. Unchanged for a job without counted errors, or without samples."""
@@ -272,16 +280,17 @@ SAMPLE_STATISTICS = {"bw_min": ("bw_min_bytes", 1024.0), "bw_max": ("bw_max_byte
                      "iops_max": ("iops_max", 1.0), "iops_stddev": ("iops_stddev", 1.0)}
 
 
-def _sample_statistics(stats: dict[str, Any]) -> dict[str, float]:
+def _sample_statistics(stats: DirectionStats) -> dict[str, float]:
     """Min, max and stddev of one fio entry's bandwidth (fio: KiB/s) and IOPS samples;
     none when fio took no sample (a run shorter than bw_avg_time)."""
     if not stats.get("bw_samples"):
         return {}
-    return {metric: float(stats[key]) * scale for key, (metric, scale)
-            in SAMPLE_STATISTICS.items() if isinstance(stats.get(key), int | float)}
+    found: Mapping[str, object] = stats
+    return {metric: float(value) * scale for key, (metric, scale) in SAMPLE_STATISTICS.items()
+            if isinstance(value := found.get(key), int | float)}
 
 
-def _active(stats: object) -> bool:
+def _active(stats: object) -> TypeGuard[DirectionStats]:
     """The direction did I/O (or tried: every I/O of it failed, counted)."""
     return _ios(stats) > 0 or bool(isinstance(stats, dict) and stats.get("failed_ios"))
 
@@ -295,7 +304,7 @@ def _ios(stats: object) -> int:
     return int(stats.get("total_ios") or 0) or int(stats.get("io_bytes") or 0)
 
 
-def _completed(stats: dict[str, Any]) -> int:
+def _completed(stats: DirectionStats) -> int:
     """Completed I/Os of one direction: total_ios, or the clat sample count (old fio)."""
     if stats.get("total_ios"):
         return int(stats["total_ios"])
@@ -303,17 +312,17 @@ def _completed(stats: dict[str, Any]) -> int:
     return int(clat.get("N") or 0) if clat else 0
 
 
-def _iops(stats: dict[str, Any]) -> float:
+def _iops(stats: DirectionStats) -> float:
     return float(stats.get("iops", 0.0))
 
 
-def _bw(stats: dict[str, Any]) -> float:
+def _bw(stats: DirectionStats) -> float:
     if "bw_bytes" in stats:
         return float(stats["bw_bytes"])
     return float(stats.get("bw", 0.0)) * 1024.0  # old fio: KiB/s
 
 
-def _io_bytes(stats: dict[str, Any]) -> int:
+def _io_bytes(stats: DirectionStats) -> int:
     if "io_bytes" in stats:
         return int(stats["io_bytes"])
     return int(stats.get("io_kbytes", 0)) * 1024

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from typing import Any
 
 from fslab.core.metrics import Measurement
 from fslab.parsers.fio import (
@@ -26,6 +25,7 @@ from fslab.parsers.fio import (
     observation_map,
     parse_fio,
 )
+from fslab.parsers.fio_json import DiskUtil, FioResult
 from fslab.parsers.fio_load import load_fio
 from fslab.parsers.fio_logs import interval_rows, judge_sections
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
@@ -46,7 +46,7 @@ def _detect_run(files: RawFiles) -> bool:
     return FIO_OUTPUT in names or any(SLICE.match(name) for name in names)
 
 
-def checked(data: dict[str, Any], files: RawFiles, where: str = "fio") -> dict[str, Any]:
+def checked(data: FioResult, files: RawFiles, where: str = "fio") -> FioResult:
     """fio's result, or RawOutputError: a job it reports as failed, a host that gave none."""
     from fslab.parsers.raw_files import RawOutputError
 
@@ -64,7 +64,7 @@ def checked(data: dict[str, Any], files: RawFiles, where: str = "fio") -> dict[s
     return data
 
 
-def disk_util(data: dict[str, Any]) -> list[dict[str, Any]]:
+def disk_util(data: FioResult) -> list[DiskUtil]:
     """fio's own disk_util entries, as fio names their fields (md arrays keep their
     aggr_* fields, which describe the members fio found)."""
     entries = data.get("disk_util")
@@ -76,14 +76,14 @@ def _parse_run(files: RawFiles) -> Parsed:
     slices = slice_names(files)
     if not slices:
         data = checked(load_fio(files.read(FIO_OUTPUT)), files)
-        metadata: dict[str, Any] = {"observations": observation_map(data),
-                                    "clones": clone_rows(data)}
+        metadata: dict[str, object] = {"observations": observation_map(data),
+                                       "clones": clone_rows(data)}
         if devices := disk_util(data):
             metadata["fio_disk_util"] = devices
         metadata.update(_steadiness(files, sliced=False))
         return Parsed("fio", parse_fio(data), metadata)
     out: list[Measurement] = []
-    first: dict[str, Any] = {}
+    first: FioResult = {}
     for index, name in enumerate(slices):
         data = checked(load_fio(files.read(name)), files, f"fio (slice {index})")
         first = first or data
@@ -94,7 +94,7 @@ def _parse_run(files: RawFiles) -> Parsed:
                                **_steadiness(files, sliced=True)})
 
 
-def _steadiness(files: RawFiles, sliced: bool) -> dict[str, Any]:
+def _steadiness(files: RawFiles, sliced: bool) -> dict[str, object]:
     """{'steady': {steady, reason}} from fio's per-interval logs ({} without them: a run
     from before fslab kept them)."""
     rows = interval_rows(files, by_section=True)

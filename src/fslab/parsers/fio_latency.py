@@ -8,36 +8,39 @@ bins they are not invented.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 
 from fslab.core.metrics import FIO_PERCENTILES, percentile_metric
+from fslab.parsers.fio_json import Bins, DirectionStats, LatencyBlock, LatencyKind
 from fslab.parsers.fio_load import FioParseError
 
 PERCENTILES = {p: percentile_metric(p) for p in FIO_PERCENTILES}
 
 
-def latency(stats: dict[str, Any], kind: str) -> dict[str, Any] | None:
+def latency(stats: DirectionStats, kind: LatencyKind) -> LatencyBlock | None:
     """Return a latency block in ns, converting fio < 3.0's µs blocks."""
-    if f"{kind}_ns" in stats:
-        return stats[f"{kind}_ns"]
-    old = stats.get(kind)
+    ns = {"clat": stats.get("clat_ns"), "lat": stats.get("lat_ns"),
+          "slat": stats.get("slat_ns")}[kind]
+    if ns is not None:
+        return ns
+    old = {"clat": stats.get("clat"), "lat": stats.get("lat"), "slat": stats.get("slat")}[kind]
     if not isinstance(old, dict):
         return None
-    scaled: dict[str, Any] = {k: v * 1000.0 for k, v in old.items()
-                              if k in ("min", "max", "mean", "stddev")}
-    scaled["N"] = old.get("N", stats.get("total_ios", 0))
-    if isinstance(old.get("percentile"), dict):
-        scaled["percentile"] = {k: v * 1000.0 for k, v in old["percentile"].items()}
-    if isinstance(old.get("bins"), dict):
-        scaled["bins"] = {str(round(float(k) * 1000)): v for k, v in old["bins"].items()}
-    elif isinstance(old.get("bins"), tuple):
-        scaled["bins"] = (old["bins"][0] * 1000.0, old["bins"][1])
+    scaled = LatencyBlock(N=old.get("N", stats.get("total_ios", 0)))
+    for key in ("min", "max", "mean", "stddev"):
+        if key in old:
+            scaled[key] = old[key] * 1000.0
+    if isinstance(percentile := old.get("percentile"), dict):
+        scaled["percentile"] = {k: v * 1000.0 for k, v in percentile.items()}
+    if isinstance(bins := old.get("bins"), dict):
+        scaled["bins"] = {str(round(float(k) * 1000)): v for k, v in bins.items()}
+    elif isinstance(bins, tuple):
+        scaled["bins"] = (bins[0] * 1000.0, bins[1])
     return scaled
 
 
-def weighted_mean(blocks: Iterable[dict[str, Any] | None]) -> float | None:
+def weighted_mean(blocks: Iterable[LatencyBlock | None]) -> float | None:
     """Mean of means weighted by sample count N; None when nothing was sampled."""
     total = 0.0
     count = 0
@@ -49,7 +52,7 @@ def weighted_mean(blocks: Iterable[dict[str, Any] | None]) -> float | None:
     return total / count if count else None
 
 
-def pooled_stddev(blocks: list[dict[str, Any]]) -> float | None:
+def pooled_stddev(blocks: list[LatencyBlock]) -> float | None:
     """The standard deviation over every I/O of several jobs, from each job's N, mean and
     stddev (the law of total variance; fio's population form, divisor N)."""
     if not all(isinstance(b.get("stddev"), int | float) for b in blocks):
@@ -61,7 +64,7 @@ def pooled_stddev(blocks: list[dict[str, Any]]) -> float | None:
     return float(np.sqrt(total / count))
 
 
-def percentiles(blocks: list[dict[str, Any] | None]) -> dict[str, float]:
+def percentiles(blocks: list[LatencyBlock | None]) -> dict[str, float]:
     """Percentiles of the merged distribution: from json+ bins, or a lone job's own list."""
     sampled = [b for b in blocks if b and b.get("N")]
     if not sampled:
@@ -83,8 +86,7 @@ def _has_bins(bins: object) -> bool:
                                                        and len(bins[0]) > 0)
 
 
-def _bin_arrays(bins: dict[str, int] | tuple[np.ndarray, np.ndarray]
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _bin_arrays(bins: Bins) -> tuple[np.ndarray, np.ndarray]:
     """(latencies, counts) of one job's bins, from `load_fio`'s arrays or a dict."""
     if isinstance(bins, tuple):
         return bins

@@ -4,21 +4,20 @@ or fio's normal (text) output in the JSON's shape. Aggregation is `fio.py`'s."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import cast
 
 import numpy as np
 import orjson
 
 from fslab.core.errors import UserError
-
-DIRECTIONS = ("read", "write", "trim")
+from fslab.parsers.fio_json import DIRECTIONS, FioResult
 
 
 class FioParseError(UserError, ValueError):
     """The text holds no fio JSON result."""
 
 
-def extract_json(text: str | bytes) -> dict[str, Any]:
+def extract_json(text: str | bytes) -> FioResult:
     """Return the fio JSON object in `text`, skipping non-JSON lines before and after it."""
     raw = text.encode() if isinstance(text, str) else text
     start, end = raw.find(b"{"), raw.rfind(b"}")
@@ -28,7 +27,7 @@ def extract_json(text: str | bytes) -> dict[str, Any]:
         except orjson.JSONDecodeError:
             obj = None
         if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
-            return obj
+            return cast(FioResult, obj)  # fio's JSON: every key read defensively
     text = raw.decode(errors="replace")
     decoder = json.JSONDecoder()
     position = 0
@@ -42,14 +41,14 @@ def extract_json(text: str | bytes) -> dict[str, Any]:
             position = start + 1
             continue
         if isinstance(obj, dict) and ("jobs" in obj or "client_stats" in obj):
-            return obj
+            return cast(FioResult, obj)
         position = start + 1
 
 
 BIN_TEXT = b'"0123456789:, \t\r\n'  # every byte a json+ bins object may hold
 
 
-def load_fio(raw: bytes | str) -> dict[str, Any]:
+def load_fio(raw: bytes | str) -> FioResult:
     """`extract_json`, with json+ latency bins read by numpy rather than as Python objects.
 
     A json+ file holds thousands of bins; as dicts of str → int they cost more to build
@@ -79,7 +78,7 @@ def load_fio(raw: bytes | str) -> dict[str, Any]:
     return data
 
 
-def load_fio_text(raw: bytes) -> dict[str, Any]:
+def load_fio_text(raw: bytes) -> FioResult:
     """fio's normal output in the JSON's shape (parsers.fio_text), or FioParseError."""
     from fslab.parsers.fio_text import parse_fio_text
 

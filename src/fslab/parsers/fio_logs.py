@@ -26,7 +26,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import NamedTuple
 
 from fslab.parsers.raw_files import RawFiles
 from fslab.parsers.raw_names import LOG_AVG_MS
@@ -80,7 +80,7 @@ def job_sections(files: RawFiles) -> dict[int, str]:
     return numbers
 
 
-def interval_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, Any]]:
+def interval_rows(files: RawFiles, by_section: bool = False) -> list[IntervalRow]:
     """The run's series: {op, metric, t_s, value} rows, jobs combined per interval,
     slices one after another. `by_section`: each fio section's jobs apart (rows gain
     `section`): stonewalled sections each log from their own start, so combined they
@@ -112,7 +112,7 @@ def interval_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, A
             section = sections.get(int(found["job"]), "")
             logs[(part, section)][(DIRECTIONS.get(direction, "read"), kind)][interval].append(
                 value)
-    rows: list[dict[str, Any]] = []
+    rows: list[IntervalRow] = []
     offsets: dict[str, int] = defaultdict(int)
     for part, section in sorted(logs):
         longest = 0
@@ -120,13 +120,24 @@ def interval_rows(files: RawFiles, by_section: bool = False) -> list[dict[str, A
             for interval, values in sorted(intervals.items()):
                 combined = sum(values) if kind != "clat" else sum(values) / len(values)
                 value = combined * 1024 if kind == "bw" else combined
-                row = {"op": op, "metric": METRICS[kind],
-                       "t_s": (offsets[section] + interval) * LOG_AVG_MS / 1000,
-                       "value": value}
-                rows.append({**row, "section": section} if by_section else row)
+                rows.append(IntervalRow(op, METRICS[kind],
+                                        (offsets[section] + interval) * LOG_AVG_MS / 1000,
+                                        value, section))
                 longest = max(longest, interval)
         offsets[section] += longest
     return rows
+
+
+class IntervalRow(NamedTuple):
+    """One interval of a run's per-interval logs: its jobs combined (bandwidth in bytes/s,
+    IOPS, mean completion latency in ns), at `t_s` seconds into the run, and the fio
+    section whose jobs logged it ('' when sections were not told apart)."""
+
+    op: str
+    metric: str
+    t_s: float
+    value: float
+    section: str = ""
 
 
 @dataclass(frozen=True)
@@ -140,20 +151,20 @@ class Steadiness:
         return {"steady": self.steady, "reason": self.reason}
 
 
-def throughput(rows: list[dict[str, Any]]) -> list[float]:
+def throughput(rows: list[IntervalRow]) -> list[float]:
     """Bandwidth summed over directions, per interval, in time order."""
     per: dict[float, float] = defaultdict(float)
     for row in rows:
-        if row["metric"] == "bw_bytes":
-            per[row["t_s"]] += row["value"]
+        if row.metric == "bw_bytes":
+            per[row.t_s] += row.value
     return [per[t] for t in sorted(per)]
 
 
-def judge_sections(rows: list[dict[str, Any]], sliced: bool = False) -> Steadiness:
+def judge_sections(rows: list[IntervalRow], sliced: bool = False) -> Steadiness:
     """judge() on each section's throughput (interval_rows(by_section=True)): the run is
     unsteady when one of its sections is, and the reason names it."""
-    names = list(dict.fromkeys(row.get("section", "") for row in rows))
-    verdicts = {name: judge(throughput([r for r in rows if r.get("section", "") == name]),
+    names = list(dict.fromkeys(row.section for row in rows))
+    verdicts = {name: judge(throughput([r for r in rows if r.section == name]),
                             sliced) for name in names}
     for name, verdict in verdicts.items():
         if verdict.steady is False:

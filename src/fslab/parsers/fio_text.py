@@ -12,7 +12,17 @@ the text. fio 2.x's "read : io=..., bw=..., iops=..., runt=..." lines are read t
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import cast
+
+from fslab.parsers.fio_json import (
+    DIRECTIONS,
+    Direction,
+    DirectionStats,
+    FioJob,
+    FioResult,
+    LatencyBlock,
+    LatencyKind,
+)
 
 JOB = re.compile(r"^(?P<name>\S.*?): \(groupid=(?P<group>\d+), jobs=(?P<jobs>\d+)\): "
                  r"err=\s*(?P<err>-?\d+)")
@@ -40,19 +50,18 @@ BYTES = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4,
          "PB": 1000**5}
 BYTES_FIO2 = {"B": 1, "KB": 1024, "MB": 1024**2, "GB": 1024**3, "TB": 1024**4, "PB": 1024**5}
 SUFFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-DIRECTIONS = ("read", "write", "trim")
 
 
-def parse_fio_text(text: str) -> dict[str, Any]:
+def parse_fio_text(text: str) -> FioResult:
     """fio's normal output as {"fio version", "jobs": [...]} in the JSON's shape."""
-    jobs: list[dict[str, Any]] = []
-    job: dict[str, Any] | None = None
-    direction: dict[str, Any] | None = None
+    jobs: list[FioJob] = []
+    job: FioJob | None = None
+    direction: DirectionStats | None = None
     percentile_unit = ""
     for line in text.splitlines():
         if match := JOB.match(line):
-            job = {"jobname": match["name"], "groupid": int(match["group"]),
-                   "jobs": int(match["jobs"]), "error": int(match["err"])}
+            job = FioJob(jobname=match["name"], groupid=int(match["group"]),
+                         jobs=int(match["jobs"]), error=int(match["err"]))
             jobs.append(job)
             direction, percentile_unit = None, ""
             continue
@@ -63,21 +72,24 @@ def parse_fio_text(text: str) -> dict[str, Any]:
             continue
         if (match := DIRECTION3.match(line)) or (match := DIRECTION2.match(line)):
             units = BYTES if match.re is DIRECTION3 else BYTES_FIO2
-            direction = job[match["dir"]] = {
-                "iops": _number(match["iops"]),
-                "bw_bytes": float(match["bw"]) * _unit(units, match["bw_unit"]),
-                "io_bytes": int(float(match["io"]) * _unit(units, match["io_unit"])),
-                "runtime": int(match["runtime"]),
-            }
+            direction = job[cast(Direction, match["dir"])] = DirectionStats(
+                iops=_number(match["iops"]),
+                bw_bytes=float(match["bw"]) * _unit(units, match["bw_unit"]),
+                io_bytes=int(float(match["io"]) * _unit(units, match["io_unit"])),
+                runtime=int(match["runtime"]))
             # JSON's job_runtime: a group_reporting entry sums its jobs' runtimes
             job["job_runtime"] = max(int(job.get("job_runtime", 0)),
                                      int(match["runtime"]) * job["jobs"])
             percentile_unit = ""
         elif (match := LATENCY.match(line)) and direction is not None:
             scale = NS[match["unit"]]
-            direction[f"{match['kind']}_ns"] = {
-                key: _number(match[key]) * scale for key in ("min", "max", "stdev")
-            } | {"mean": _number(match["avg"]) * scale}
+            block = LatencyBlock(min=_number(match["min"]) * scale,
+                                 max=_number(match["max"]) * scale,
+                                 mean=_number(match["avg"]) * scale)
+            # kept under the text's own name (the JSON's is stddev): no spread is derived
+            # from text output, as before
+            block["stdev"] = _number(match["stdev"]) * scale  # type: ignore[typeddict-unknown-key]
+            _set_block(direction, cast(LatencyKind, match["kind"]), block)
         elif (match := PERCENTILE_HEAD.match(line)) and direction is not None:
             percentile_unit = match["unit"]
         elif percentile_unit and line.lstrip().startswith("|") and direction is not None:
@@ -91,16 +103,27 @@ def parse_fio_text(text: str) -> dict[str, Any]:
         elif match := ISSUED.match(line):
             totals = [int(t) for t in match["totals"].split(",")]
             for name, total in zip(DIRECTIONS, totals, strict=False):
-                if name in job:
-                    job[name]["total_ios"] = total
-                    for kind in ("slat", "clat", "lat"):
-                        if f"{kind}_ns" in job[name]:
-                            job[name][f"{kind}_ns"]["N"] = total
+                if (stats := job.get(name)) is not None:
+                    stats["total_ios"] = total
+                    for found_block in (stats.get("slat_ns"), stats.get("clat_ns"),
+                                        stats.get("lat_ns")):
+                        if found_block is not None:
+                            found_block["N"] = total
         else:
             percentile_unit = "" if not line.lstrip().startswith("|") else percentile_unit
     version = VERSION.search(text)
     return {"fio version": version.group(1) if version else "fio (text output)",
             "jobs": jobs, "format": "normal"}
+
+
+def _set_block(direction: DirectionStats, kind: LatencyKind, block: LatencyBlock) -> None:
+    """A direction's latency block of `kind` (slat_ns, clat_ns or lat_ns)."""
+    if kind == "slat":
+        direction["slat_ns"] = block
+    elif kind == "clat":
+        direction["clat_ns"] = block
+    else:
+        direction["lat_ns"] = block
 
 
 def _number(text: str) -> float:
