@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,14 +69,17 @@ def identify(directory: Path, extra_labels: dict[str, str] | None = None) -> Ide
     """The identity of a results directory: id, machine labels, the user's labels
     (campaign.toml `labels`, then `extra_labels`, which win) and cell signatures."""
     environment = Environment.from_json(_read_json(directory / "environment.json"))
-    campaign = _read_toml(directory / "campaign.toml")
+    settings = CampaignSettings.read(directory / "campaign.toml")
+    campaign = settings.table
     labels = {
         "host": environment.host, "cpu_model": environment.cpu_model,
         "disk_model": environment.disk_model, "kernel": environment.kernel,
         "fslab": environment.fslab,
         **{f"tool.{name}": version for name, version in sorted(environment.tools.items())},
     }
-    labels.update({str(k): str(v) for k, v in (campaign.get("labels") or {}).items()})
+    given = campaign.get("labels")
+    labels.update({str(k): str(v) for k, v in given.items()} if isinstance(given, dict)
+                  else {})
     labels.update(extra_labels or {})
     found = campaign_id(directory)
     return Identity(
@@ -86,23 +88,23 @@ def identify(directory: Path, extra_labels: dict[str, str] | None = None) -> Ide
         started=environment.captured_at,
         machine=labels["host"],
         labels={k: v for k, v in labels.items() if v},
-        workload_signatures=workload_signatures(campaign, _jobs_of(directory)),
-        target_signatures=target_signatures(campaign),
+        workload_signatures=workload_signatures(settings, _jobs_of(directory)),
+        target_signatures=targets_of(settings),
         sitting=found,
         host=environment.sitting.host if environment.sitting and environment.sitting.host
         else labels["host"],
-        plan=plan_signature(campaign) if campaign else "",
+        plan=plan_signature(settings) if campaign else "",
     )
 
 
-def plan_signature(campaign: dict[str, Any]) -> str:
+def plan_signature(settings: CampaignSettings) -> str:
     """A digest of what a campaign measures (PLAN_KEYS): equal for its sittings, on any
     host (the simulator's `host` option names the machine, not the plan)."""
-    plan = {key: campaign.get(key) for key in PLAN_KEYS}
+    plan = {key: settings.table.get(key) for key in PLAN_KEYS}
     plan["workload"] = [{**{k: v for k, v in entry.items() if k != "study"},
-                         "options": {k: v for k, v in (entry.get("options") or {})
-                                     .items() if k != "host"}}
-                        for entry in campaign.get("workload") or []]
+                         "options": {k: v for k, v in _table(entry.get("options")).items()
+                                     if k != "host"}}
+                        for entry in _tables(settings.table.get("workload"))]
     return digest(plan)
 
 
@@ -112,15 +114,15 @@ def digest(data: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def workload_signatures(campaign: dict[str, Any], jobs: Sequence[str] = ()
+def workload_signatures(settings: CampaignSettings, jobs: Sequence[str] = ()
                         ) -> dict[str, str]:
     """Workload name -> digest of what defines it: its [[workload]] entry and the
     campaign settings that change what it measures. '*' holds the digest for workloads
     no entry names (an import). `jobs`: the jobs the directory measured, for a campaign
     written before entries listed theirs (its one preset entry runs them)."""
-    settings = {key: campaign.get(key) for key in MEASURING_SETTINGS}
-    found: dict[str, str] = {"*": digest(settings)}
-    entries = list(campaign.get("workload") or [])
+    measuring = {key: settings.table.get(key) for key in MEASURING_SETTINGS}
+    found: dict[str, str] = {"*": digest(measuring)}
+    entries = _tables(settings.table.get("workload"))
     unlisted = [e for e in entries if not _workload_names(e)]
     claimed = {n for e in entries for n in _workload_names(e)}
     for entry in entries:
@@ -129,29 +131,34 @@ def workload_signatures(campaign: dict[str, Any], jobs: Sequence[str] = ()
         names = _workload_names(entry) or (  # an older campaign's one preset entry
             [j for j in jobs if j not in claimed] if len(unlisted) == 1 else [])
         for name in names:
-            found[name] = digest({"entry": definition, **settings})
+            found[name] = digest({"entry": definition, **measuring})
     return found
 
 
 def targets_of(settings: CampaignSettings) -> dict[str, str]:
-    """Target name -> digest of its configuration, of a results directory's campaign."""
-    return target_signatures(settings.table)
-
-
-def target_signatures(campaign: dict[str, Any]) -> dict[str, str]:
     """Target name -> digest of its configuration (file system, mkfs and mount options,
     image size, options), leaving out what is not configuration (NOT_CONFIGURATION)."""
     return {str(entry.get("name")): digest({k: v for k, v in entry.items()
                                             if k not in NOT_CONFIGURATION})
-            for entry in campaign.get("target") or []}
+            for entry in _tables(settings.table.get("target"))}
 
 
-def _workload_names(entry: dict[str, Any]) -> list[str]:
+def _tables(value: object) -> list[dict[str, object]]:
+    """A TOML array of tables as written ([[target]], [[workload]]); [] otherwise."""
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(
+        value, list) else []
+
+
+def _table(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _workload_names(entry: dict[str, object]) -> list[str]:
     """The jobs an entry runs, as the resolved campaign lists them (`jobs`; `only`
     before that); a preset's entry from before either: none (they fall under "*")."""
     for key in ("jobs", "only"):
-        if entry.get(key):
-            return [str(name) for name in entry[key]]
+        if isinstance(listed := entry.get(key), list) and listed:
+            return [str(name) for name in listed]
     if entry.get("preset"):
         return []
     return [str(entry.get("name") or "job")]
@@ -169,16 +176,9 @@ def _jobs_of(directory: Path) -> list[str]:
     return [str(value) for value in values if value is not None]
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> object:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
