@@ -38,7 +38,7 @@ def test_the_split_sums_members_over_runs_and_skips_single_devices():
                        record("b", [member(1, 20), member(2, 0)]),
                        record("c", [member(1, 999), member(2, 1)], status="failed"),
                        record("d", [member(1, 7)])])
-    assert [(r["member"], r["read_ios"], r["read_share"]) for r in rows] == [
+    assert [(r.member, r.read_ios, r.read_share) for r in rows] == [
         (1, 80, 0.8), (2, 20, 0.2)]
 
 

@@ -10,12 +10,13 @@ Both are kept in run.json (`disk_stats`), with where they came from.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fslab.core.record import RunRecord
 from fslab.core.run_parts import TargetDescription
@@ -126,15 +127,28 @@ def add_up(samples: list[DiskStats]) -> DiskStats:
                      [totals[m] for m in sorted(totals)]) if totals else DiskStats()
 
 
-SPLIT_COLUMNS = ["target", "workload", "member", "device", "read_ios", "write_ios",
-                 "read_share", "source"]
+class MemberSplit(NamedTuple):
+    """A member of a multi-device target, per target and workload: its reads and writes
+    summed over the ok runs, and its share of the target's reads."""
+
+    target: str
+    workload: str
+    member: int
+    device: str
+    read_ios: int
+    write_ios: int
+    read_share: float
+    source: str  # fio's figures, or fslab's from /sys/block
 
 
-def split_rows(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
+SPLIT_COLUMNS = list(MemberSplit._fields)
+
+
+def split_rows(records: Iterable[RunRecord]) -> list[MemberSplit]:
     """Per target, workload and member of a multi-device target: reads and writes summed
     over its ok runs and the member's share of the reads (fio's figures where fio gave
     them for the members, else fslab's from /sys/block)."""
-    totals: dict[tuple[str, str, int], dict[str, Any]] = {}
+    totals: dict[tuple[str, str, int], MemberSplit] = {}
     for record in records:
         if record.status != "ok":
             continue
@@ -143,16 +157,16 @@ def split_rows(records: Iterable[RunRecord]) -> list[dict[str, Any]]:
             continue
         for row in stats.devices:
             key = (record.target, record.workload, row.member)
-            total = totals.setdefault(key, {"target": record.target,
-                                            "workload": record.workload,
-                                            "member": row.member, "device": row.name,
-                                            "read_ios": 0, "write_ios": 0,
-                                            "source": stats.source})
-            total["read_ios"] += row.counts.get("read_ios", 0)
-            total["write_ios"] += row.counts.get("write_ios", 0)
-    out = sorted(totals.values(), key=lambda r: (r["target"], r["workload"], r["member"]))
+            total = totals.get(key) or MemberSplit(record.target, record.workload,
+                                                   row.member, row.name, 0, 0, math.nan,
+                                                   stats.source)
+            totals[key] = total._replace(
+                read_ios=total.read_ios + row.counts.get("read_ios", 0),
+                write_ios=total.write_ios + row.counts.get("write_ios", 0))
+    out = sorted(totals.values(), key=lambda r: (r.target, r.workload, r.member))
+    reads: dict[tuple[str, str], int] = {}
     for each in out:
-        reads = sum(r["read_ios"] for r in out
-                    if (r["target"], r["workload"]) == (each["target"], each["workload"]))
-        each["read_share"] = round(each["read_ios"] / reads, 4) if reads else float("nan")
-    return out
+        reads[(each.target, each.workload)] = reads.get((each.target, each.workload),
+                                                        0) + each.read_ios
+    return [each._replace(read_share=round(each.read_ios / total, 4) if total else math.nan)
+            for each in out for total in (reads[(each.target, each.workload)],)]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Literal
 
 import pandas as pd
 
@@ -106,11 +107,12 @@ def pooled_table(rows: pd.DataFrame, by: By = "sitting", margin: float = 0.10,
 
 
 def _base(asked: dict[str, object], group: pd.DataFrame, alpha: float, margin: float,
-          better: str, family: int) -> dict[str, Any]:
-    """What every pooled question records of its units, whatever the pool."""
+          better: str, family: int) -> PooledQuestion:
+    """What every pooled question records of its units, whatever the pool (the pool's
+    own figures follow: _sittings, _hosts)."""
     tau, i2, _ = heterogeneity(group["estimate"].to_numpy(float),
                                group["se"].to_numpy(float))
-    return dict(workload=str(asked["workload"]), op=str(asked["op"]),
+    return PooledQuestion(workload=str(asked["workload"]), op=str(asked["op"]),
                 metric=str(asked["metric"]), primary=bool(asked["primary"]),
                 a=str(asked["a"]), b=str(asked["b"]), k=len(group), tau=tau, i2=i2,
                 machine_s=float(group["machine_s"].sum(min_count=1)),
@@ -127,16 +129,16 @@ def _iterations(group: pd.DataFrame) -> list[int]:
             for n, d in zip(found, group["df"], strict=True)]
 
 
-def _sittings(base: dict[str, Any], group: pd.DataFrame, history: SittingSpread | None,
+def _sittings(base: PooledQuestion, group: pd.DataFrame, history: SittingSpread | None,
               next_iterations: float | None, planned: int) -> PooledQuestion:
     """One question's sittings (`base`: what _base records of them) pooled with the
     spread from both sources and, a primary one, decided over its looks."""
-    alpha, better, margin = base["alpha"], base["better"], base["margin"]
+    alpha, better, margin = base.alpha, base.better, base.margin
     counts = _iterations(group)
     sittings = [SittingEstimate(float(r.estimate), float(r.se), n, float(r.df))
                 for r, n in zip(group.itertuples(), counts, strict=True)]
     m = float(next_iterations or counts[0])
-    primary = bool(base["primary"])
+    primary = base.primary
     if primary:
         over = over_looks(sittings, history, alpha, better, margin, m, planned)
         last = over.last
@@ -157,8 +159,8 @@ def _sittings(base: dict[str, Any], group: pd.DataFrame, history: SittingSpread 
     _, fixed_low, fixed_high = fixed_effect(group["estimate"], group["se"], group["df"],
                                             level)
     borrowed = between.source == HISTORY
-    return PooledQuestion(
-        **base, ratio=math.exp(between.estimate), ratio_ci_low=math.exp(low),
+    return replace(
+        base, ratio=math.exp(between.estimate), ratio_ci_low=math.exp(low),
         ratio_ci_high=math.exp(high), next_low=math.exp(next_low),
         next_high=math.exp(next_high), decision=decision, next_decision=following,
         by="sitting", se_log=between.se, fixed_ci_low=math.exp(fixed_low),
@@ -172,19 +174,19 @@ def _sittings(base: dict[str, Any], group: pd.DataFrame, history: SittingSpread 
         q_p=between.q_p)
 
 
-def _hosts(base: dict[str, Any], group: pd.DataFrame) -> PooledQuestion:
+def _hosts(base: PooledQuestion, group: pd.DataFrame) -> PooledQuestion:
     """One question's hosts pooled by the exact t on k − 1 (no history speaks for
     machines not yet measured)."""
-    alpha = base["alpha"]
+    alpha = base.alpha
     found = pool(group["estimate"].to_numpy(float), group["se"].to_numpy(float), alpha,
                  None, float(group["df"].mean()))
     ratio, low, high, next_low, next_high = ratio_interval(found)
-    decision, following = (decisions(found, base["better"], base["margin"])
-                           if base["primary"] else ("", ""))
+    decision, following = (decisions(found, base.better, base.margin)
+                           if base.primary else ("", ""))
     _, fixed_low, fixed_high = fixed_effect(group["estimate"], group["se"], group["df"],
                                             alpha)
-    return PooledQuestion(
-        **base, ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, next_low=next_low,
+    return replace(
+        base, ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, next_low=next_low,
         next_high=next_high, decision=decision, next_decision=following, by="host",
         se_log=found.se, fixed_ci_low=math.exp(fixed_low),
         fixed_ci_high=math.exp(fixed_high), note=found.note, method=HOSTS_METHOD,
