@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from fslab.core.errors import UserError
-from fslab.tune.space import Config, Space
+from fslab.tune.space import Config, Configuration, Space
 from fslab.workloads.null import SITTING_SPAN
 
 if TYPE_CHECKING:
@@ -148,8 +148,6 @@ def stage_campaign(base: Campaign, space: Space, target: str, job: str, stage: s
                    configs: list[Config], rounds: range) -> Campaign:
     """The campaign of one call of a stage: the question's target and job, every factor
     at every level, only `configs` as cells, iterations `rounds`, the stage's own seed."""
-    from fslab.core.cell_keys import CellKey
-
     spec = next(t for t in base.targets if t.name == target)
     campaign = dataclasses.replace(
         plain(base), name=f"{base.name}-{stage}", targets=[spec],
@@ -160,7 +158,7 @@ def stage_campaign(base: Campaign, space: Space, target: str, job: str, stage: s
         factor_scopes={f.name: "target" if f in space.target_factors() else "job"
                        for f in space.factors})
     return dataclasses.replace(campaign, cells=[
-        CellKey(target, job, tuple(space.levels(config).items())) for config in configs])
+        Configuration(space, config).cell(target, job) for config in configs])
 
 
 def read(where: Path, space: Space, question: Question, until: int) -> StageData:
@@ -203,15 +201,9 @@ def _by_config(rows: pd.DataFrame, space: Space) -> Values:
 
 
 def config_of(row: dict[str, object], space: Space) -> Config | None:
-    """The configuration a row's levels name (a factor it lacks: its reference)."""
-    levels = []
-    for factor in space.factors:
-        value = row.get(factor.name)
-        text = factor.reference if value is None or value != value else str(value)
-        if text not in factor.levels:
-            return None
-        levels.append(factor.levels.index(text))
-    return tuple(levels)
+    """The configuration a row's levels name (Configuration.of_row)."""
+    found = Configuration.of_row(space, row)
+    return found.config if found is not None else None
 
 
 def _unmeasured(runs: pd.DataFrame, space: Space) -> dict[Config, Unmeasured]:

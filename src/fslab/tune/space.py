@@ -7,15 +7,17 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fslab.core.cell_keys import level_label
+from fslab.core.cell_keys import CellKey, level_label
 from fslab.core.errors import UserError
 from fslab.core.metrics import METRIC_ALIASES, METRIC_UNITS, metric_named
 from fslab.core.units import parse_duration_ns, parse_rate
 from fslab.plan.sweep import Factor, campaign_factors, is_target_factor
+from fslab.plan.target_factors import with_level
+from fslab.targets import TargetSpec
 
 Config = tuple[int, ...]  # one level index per factor, in the space's order
 
@@ -78,6 +80,54 @@ class Space:
 
     def target_factors(self) -> list[Factor]:
         return [f for f in self.factors if is_target_factor(f.name)]
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One configuration of a tune's space, each factor at one of its levels, from the
+    space to tuned.toml: the race keys it by its levels' indices (`config`, in the
+    space's order); a stage measures it as one cell of its campaign (`cell`), whose runs
+    are read back to it by the levels they recorded (`of_row`); the tables and lines show
+    its levels (`levels`); and what a person sets up is its target with the
+    target factors' levels and the jobs' options (`target`, `job_options`: tuned.toml,
+    the mkfs/mount/zfs lines)."""
+
+    space: Space
+    config: Config
+
+    @property
+    def levels(self) -> dict[str, str]:
+        """{factor: level}, in the space's order."""
+        return self.space.levels(self.config)
+
+    def cell(self, target: str, job: str) -> CellKey:
+        """The cell of a stage's campaign that measures it for `target` and `job`."""
+        return CellKey(target, job, tuple(self.levels.items()))
+
+    def target(self, spec: TargetSpec) -> TargetSpec:
+        """`spec` with each target factor's level set (an empty level sets nothing)."""
+        for name, level in self.levels.items():
+            if is_target_factor(name) and level:
+                spec = with_level(spec, name, level)
+        return spec
+
+    def job_options(self) -> dict[str, str]:
+        """The levels of the factors that are options of the jobs (fio's)."""
+        return {name: level for name, level in self.levels.items()
+                if not is_target_factor(name)}
+
+    @classmethod
+    def of_row(cls, space: Space, row: Mapping[str, object]) -> Configuration | None:
+        """The configuration a run's row names by its levels (a factor it lacks: its
+        reference); None for levels outside the space."""
+        indices = []
+        for factor in space.factors:
+            value = row.get(factor.name)
+            text = factor.reference if value is None or value != value else str(value)
+            if text not in factor.levels:
+                return None
+            indices.append(factor.levels.index(text))
+        return cls(space, tuple(indices))
 
 
 def space_of(levels: dict[str, list[Any]], objective: str = "", bounds: Sequence[str] = (),

@@ -18,7 +18,7 @@ from fslab.tune.carry import WHOLE, Carried
 from fslab.tune.measure import Unmeasured
 from fslab.tune.race import DROPPED, OVER_BOUND
 from fslab.tune.screen import WITHIN
-from fslab.tune.space import Config, Space
+from fslab.tune.space import Config, Configuration, Space
 from fslab.tune.tuner import Tuned
 from fslab.tune.unsafe import unsafe_of
 
@@ -305,14 +305,9 @@ def unsafe_note(space: Space, config: Config) -> str:
 def commands(campaign: Campaign, one: Tuned) -> list[str]:
     """What a person types to set the recommendation up: the mkfs line, the mount -o
     line (and fstab's options), the zfs set lines, the fio options."""
-    from fslab.plan.target_factors import is_target_factor, with_level
-
     spec = next(t for t in campaign.targets if t.name == one.question.target)
-    levels = one.space.levels(one.confirmation.recommended)
-    tuned = spec
-    for name, level in levels.items():
-        if is_target_factor(name) and level:
-            tuned = with_level(tuned, name, level)
+    chosen = Configuration(one.space, one.confirmation.recommended)
+    levels, tuned = chosen.levels, chosen.target(spec)
     out = []
     mkfs = _mkfs_tool(tuned.fs)
     if mkfs and (tuned.mkfs_options or any(n.startswith("mkfs_options") for n in levels)):
@@ -323,7 +318,7 @@ def commands(campaign: Campaign, one: Tuned) -> list[str]:
     out += pool_commands(tuned, [name for name, level in levels.items() if level])
     out += [f"zfs set {name[len('zfs.'):]}={level} POOL/DATASET"
             for name, level in levels.items() if name.startswith("zfs.")]
-    fio = [f"{name}={level}" for name, level in levels.items() if not is_target_factor(name)]
+    fio = [f"{name}={level}" for name, level in chosen.job_options().items()]
     if fio:
         out.append("fio options: " + " ".join(fio))
     return out or ["the reference: nothing to change"]
@@ -362,8 +357,6 @@ def tuned_campaign(campaign: Campaign, tuned: list[Tuned]) -> dict[str, object]:
     """stats/tuned.toml: the campaign with each question's recommendation as a target
     (its mount and mkfs options and zfs properties set) beside the reference, and the
     recommendation's job options: `fslab run stats/tuned.toml` measures the answer again."""
-    from fslab.plan.target_factors import is_target_factor, with_level
-
     targets, options = [], {}
     for one in tuned:
         base = next(t for t in campaign.targets if t.name == one.question.target)
@@ -373,14 +366,11 @@ def tuned_campaign(campaign: Campaign, tuned: list[Tuned]) -> dict[str, object]:
         if recommended != one.space.reference:
             configs.insert(0, (one.space.reference, f"{base.name}-reference{suffix}"))
         for config, name in configs:
-            spec = base
-            for factor, level in one.space.levels(config).items():
-                if is_target_factor(factor):
-                    if level:
-                        spec = with_level(spec, factor, level)
-                elif config == recommended:
-                    options[factor] = level
-            targets.append(dataclasses.replace(spec, name=name, levels=(), variant_of=""))
+            configuration = Configuration(one.space, config)
+            if config == recommended:
+                options.update(configuration.job_options())
+            targets.append(dataclasses.replace(configuration.target(base), name=name,
+                                               levels=(), variant_of=""))
     workloads = [w.model_copy(update={"options": {**w.options, **options}})
                  for w in campaign.workloads]
     again = dataclasses.replace(campaign, name=f"{campaign.name}-tuned", targets=targets,
