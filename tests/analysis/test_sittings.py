@@ -287,3 +287,27 @@ def test_decisions_read_both_intervals_by_the_verdicts_rule():
     assert decisions(pool([0.2, 0.21], [0.01] * 2), "higher", 0.1)[1] == "unresolved"
     identical = pool([0.2, 0.2, 0.2], [0.01] * 3)  # every sitting the same: no interval
     assert decisions(identical, "higher", 0.1) == ("unresolved", "unresolved")
+
+
+def test_a_sitting_reads_back_from_its_table():
+    """One Sitting, whatever it came from: its pairs as pooling reads them, its table (what
+    the pooled analysis groups over and the catalogue keeps) read back to the same
+    sittings; a pair without an interval stays on the record and out of the table."""
+    import math
+
+    from fslab.analysis.sittings.sitting import Sitting, sittings_of, table_of
+    from fslab.core.pair import Pair
+
+    def pair(a: str, ratio: float, se: float) -> Pair:
+        return Pair(workload="w", op="read", metric="iops", primary=True, a=a, b="b",
+                    ratio=ratio, se_log=se, df=4.0, n_a=5, n_b=5, n_pairs=5, machine_s=2.5)
+
+    first = Sitting("s1", "h1").with_pairs([pair("a", 1.2, 0.05), pair("c", 0.9, 0.0)])
+    second = Sitting("s2", "h2").with_pairs([pair("a", 1.1, 0.04)])
+    assert len(first.pairs) == 2 and not first.pairs[1].pooled
+    assert math.isclose(first.pairs[0].estimate, math.log(1.2))
+    table = table_of([first, second])
+    assert list(table["sitting"]) == ["s1", "s2"] and table["iterations"].tolist() == [5, 5]
+    back = sittings_of(table)
+    assert [(s.sitting, s.host) for s in back] == [("s1", "h1"), ("s2", "h2")]
+    assert back[0].pairs == first.pairs[:1] and back[1].pairs == second.pairs

@@ -200,7 +200,8 @@ def test_the_sittings_that_disagree_with_the_history_do_not_hold_next_time():
     history was not borrowed and why."""
     import pandas as pd
 
-    from fslab.analysis.sittings.table import SITTING_PAIRS, pooled_table
+    from fslab.analysis.sittings.sitting import SITTING_PAIRS, sittings_of
+    from fslab.analysis.sittings.table import pooled_table
     from fslab.analysis.sittings.words import pooled_sentence
 
     rows = pd.DataFrame([{"sitting": f"s{i}", "host": "h", "workload": "w", "op": "read",
@@ -208,7 +209,7 @@ def test_the_sittings_that_disagree_with_the_history_do_not_hold_next_time():
                           "estimate": math.log(ratio), "se": 0.02, "df": 4.0,
                           "machine_s": 1.0, "iterations": 5}
                          for i, ratio in enumerate((1.40, 1.00))], columns=SITTING_PAIRS)
-    (question,), _ = pooled_table(rows, spread=SittingSpread(0.05, 12.0, 10))
+    (question,), _ = pooled_table(sittings_of(rows), spread=SittingSpread(0.05, 12.0, 10))
     said = pooled_sentence(question)
     assert "holds next time" not in said
     assert "disagree more than this host's history allows" in said and "Q " in said

@@ -23,10 +23,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.analysis.sittings.question import PooledQuestion
+    from fslab.analysis.sittings.sitting import Sitting
     from fslab.analysis.sittings.table import By
-    from fslab.core.campaign_settings import CampaignSettings
     from fslab.core.environment_record import SittingSpread
-    from fslab.core.pair import Pair
 
 POOL_FILE = "pool.json"
 POOLED, FOREST, VERDICTS = "pooled.csv", "pooled_sittings.csv", "pooled_verdicts.txt"
@@ -50,52 +49,40 @@ class PoolWritten:
         return table_of(self.questions)
 
 
-@dataclass(frozen=True)
-class Sitting:
-    """One results directory as a sitting: its id, host, campaign (typed: its margin
-    parsed once) and pairs."""
-
-    path: Path
-    sitting: str
-    host: str
-    settings: CampaignSettings
-    workloads: frozenset[str]  # what its runs measured
-    pairs: list[Pair]
-
-
 def open_sitting(path: Path) -> Sitting:
     """A results directory's sitting, its pairs not read yet (`with_pairs`)."""
+    from fslab.analysis.sittings.sitting import Sitting
     from fslab.history.identity import campaign_id
     from fslab.results.store import ResultsDir
 
     results = ResultsDir.open(Path(path))
     environment = results.environment()
     host = (environment.sitting.host if environment.sitting else "") or environment.host
-    return Sitting(Path(path), campaign_id(Path(path)), host, results.campaign_settings(),
-                   frozenset(r.workload for r in results.run_records()), [])
+    return Sitting(campaign_id(Path(path)), host, path=Path(path),
+                   settings=results.campaign_settings(),
+                   workloads=frozenset(r.workload for r in results.run_records()))
 
 
 def with_pairs(sitting: Sitting) -> Sitting:
     """The sitting with its pairs as its analysis left them, or, where stats/ is missing
     or stale, as an analysis in memory finds them (nothing is written into it)."""
-    from dataclasses import replace
-
     from fslab.results.stats_files import load_analysis
     from fslab.results.store import ResultsDir
 
+    assert sitting.path is not None
     results = ResultsDir.open(sitting.path)
     analysis = load_analysis(results)
     if analysis is None:
         from fslab.analysis.pipeline import analyse, inputs_of
 
         analysis = analyse(inputs_of(results))
-    return replace(sitting, pairs=list(analysis.pairs))
+    return sitting.with_pairs(analysis.pairs)
 
 
 def same_sittings(sittings: list[Sitting]) -> str:
     """What makes these not distinct sittings ('' when they are): a directory given twice,
     or a copy of one (the same campaign id)."""
-    seen: dict[str, Path] = {}
+    seen: dict[str, Path | None] = {}
     for sitting in sittings:
         if sitting.sitting in seen:
             return (f"{sitting.path} and {seen[sitting.sitting]} are the same sitting "
@@ -110,6 +97,7 @@ def plan_differences(first: Sitting, other: Sitting) -> list[str]:
     from fslab.history.identity import PLAN_KEYS, targets_of
 
     found = []
+    assert first.settings is not None and other.settings is not None
     mine, theirs = targets_of(first.settings), targets_of(other.settings)
     if set(mine) != set(theirs):
         found.append(f"targets ({_listed(mine)} vs {_listed(theirs)})")
@@ -128,7 +116,7 @@ def plan_differences(first: Sitting, other: Sitting) -> list[str]:
 def question_differences(first: Sitting, other: Sitting) -> list[str]:
     """What makes `other`'s primary questions not `first`'s: workloads or metrics."""
     def questions(sitting: Sitting) -> set[tuple[str, str, str]]:
-        return {p.question for p in sitting.pairs if p.primary}
+        return {(p.workload, p.op, p.metric) for p in sitting.pairs if p.primary}
 
     a, b = questions(first), questions(other)
     if {q[0] for q in a} != {q[0] for q in b}:
@@ -177,10 +165,6 @@ def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | 
     sittings the error is spent over (default: what OUT/pool.json recorded at the first
     pooling, else analysis.sittings.looks.PLANNED). Everything is checked before
     anything is analysed or written."""
-    import pandas as pd
-
-    from fslab.analysis.sittings.table import sitting_rows
-
     unit = unit_of(by)
     planned = _planned(out, planned)
     if len(dirs) < 2:
@@ -195,13 +179,12 @@ def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | 
     _refuse_hosts(unit, [s.host for s in sittings])
     sittings = [with_pairs(s) for s in sittings]
     _refuse_unlike(sittings, question_differences)
-    rows = pd.concat([sitting_rows(s.pairs, s.sitting, s.host) for s in sittings],
-                     ignore_index=True)
     spread = None
     if unit == "sitting" and len({s.host for s in sittings}) == 1:
         spread = _spread(catalogue, sittings[0].host, {s.sitting for s in sittings})
     first = sittings[0].settings
-    return write_pool(rows, out, unit, margin if margin is not None else first.margin,
+    assert first is not None  # a results directory's
+    return write_pool(sittings, out, unit, margin if margin is not None else first.margin,
                       first.name, [str(s.path) for s in sittings], spread, family,
                       first.looks[0] if first.looks else first.iterations or None, planned)
 
@@ -212,23 +195,22 @@ def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str |
     """`fslab pool --catalogue C --campaign NAME [--host H]`: every sitting the catalogue
     holds of the campaign's newest plan (on host H), in the order they started; the
     sittings of one host are pooled with its history of other campaigns' sittings."""
-    from fslab.history.sittings import campaign_rows
+    from fslab.history.sittings import campaign_sittings
 
     unit = unit_of(by)
     planned = _planned(out, planned)
-    rows, note = campaign_rows(catalogue, campaign, host)
-    count = rows["sitting"].nunique() if not rows.empty else 0
+    sittings, note = campaign_sittings(catalogue, campaign, host)
+    count = len(sittings)
     if count < 2:
         raise UserError(f"pooling needs two or more sittings of one campaign; the catalogue "
                         f"holds {count} of {campaign}" + (f" on {host}" if host else "")
                         + ": `fslab run --again DIR` runs another")
-    _refuse_hosts(unit, list(rows["host"].astype(str)))
-    hosts = set(rows["host"].astype(str))
-    spread = (_spread(catalogue, hosts.pop(), set(rows["sitting"].astype(str)))
+    _refuse_hosts(unit, [s.host for s in sittings])
+    hosts = {s.host for s in sittings}
+    spread = (_spread(catalogue, hosts.pop(), {s.sitting for s in sittings})
               if unit == "sitting" and len(hosts) == 1 else None)
-    done = write_pool(rows, out, unit, DEFAULT_MARGIN if margin is None else margin, campaign,
-                      list(dict.fromkeys(rows["sitting"].astype(str))), spread,
-                      planned=planned)
+    done = write_pool(sittings, out, unit, DEFAULT_MARGIN if margin is None else margin,
+                      campaign, [s.sitting for s in sittings], spread, planned=planned)
     if note:
         done.lines.insert(1, note + ".")
     return done
@@ -259,18 +241,19 @@ def _spread(catalogue: Path | None, host: str, pooled: set[str]) -> SittingSprea
     return history_spread(catalogue, host, leave_out=pooled)
 
 
-def write_pool(rows: pd.DataFrame, out: Path, by: By, margin: float, campaign: str,
+def write_pool(sittings: list[Sitting], out: Path, by: By, margin: float, campaign: str,
                sources: list[str], spread: SittingSpread | None, family: int | None = None,
                next_iterations: int | None = None, planned: int | None = None
                ) -> PoolWritten:
-    """Pool `rows` and write OUT's files (module docstring); `planned`: _planned's."""
+    """Pool the sittings and write OUT's files (module docstring); `planned`:
+    _planned's."""
     from fslab.analysis.sittings.question import table_of
     from fslab.analysis.sittings.table import pooled_table
     from fslab.analysis.sittings.words import pooled_lines
     from fslab.results.store import write_atomic
 
     planned = _planned(out, planned)
-    questions, forest = pooled_table(rows, by, margin, spread, family, next_iterations,
+    questions, forest = pooled_table(sittings, by, margin, spread, family, next_iterations,
                                      planned)
     lines = pooled_lines(questions, campaign)
     stats = Path(out) / "stats"

@@ -11,6 +11,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.sittings.sitting import SITTING_PAIRS, Sitting, sittings_of, table_of
 from fslab.core.errors import UserError
 from fslab.history.catalogue import connect
 
@@ -22,11 +23,11 @@ if TYPE_CHECKING:
     from fslab.core.environment_record import SittingSpread
 
 
-def campaign_rows(path: Path | None, name: str, host: str | None = None,
-                  plan: str | None = None) -> tuple[pd.DataFrame, str]:
-    """(rows of SITTING_PAIRS in the order the sittings started, what was left out) for
-    every sitting of the campaign `name` (on `host`) of `plan`, by default the plan its
-    newest sitting has; refused in one line when there is none."""
+def campaign_sittings(path: Path | None, name: str, host: str | None = None,
+                      plan: str | None = None) -> tuple[list[Sitting], str]:
+    """(the sittings in the order they started, each with its pairs; what was left out)
+    of the campaign `name` (on `host`) of `plan`, by default the plan its newest sitting
+    has; refused in one line when there is none."""
     where = "name = $name" + (" AND host = $host" if host else "")
     parameters = {"name": name, **({"host": host} if host else {})}
     with connect(path) as db:
@@ -47,7 +48,7 @@ def campaign_rows(path: Path | None, name: str, host: str | None = None,
     left = len(found) - len(chosen)
     note = (f"{left} sitting{'s' * (left != 1)} of an earlier plan of {name} left out "
             "(other targets, workloads or settings)") if left else ""
-    return rows, note
+    return sittings_of(rows), note
 
 
 def sittings_rows(db: duckdb.DuckDBPyConnection, path: Path | None, chosen: pd.DataFrame
@@ -57,7 +58,6 @@ def sittings_rows(db: duckdb.DuckDBPyConnection, path: Path | None, chosen: pd.D
     where they were not yet."""
     import pandas as pd
 
-    from fslab.analysis.sittings.table import SITTING_PAIRS
     from fslab.history.sitting_pairs import cached_pairs
 
     about = {str(r.campaign_id): r for r in chosen.itertuples()}
@@ -82,13 +82,12 @@ def sitting_pairs(runs: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
     """One sitting's pairs from its runs as the catalogue holds them (its primary
     questions as recorded), as rows of SITTING_PAIRS."""
     from fslab.analysis.pairs.comparisons import compared_pairs
-    from fslab.analysis.sittings.table import sitting_rows
 
     primary = runs[runs["primary"].astype(bool)]
     asked = {(str(w), str(o), str(m)) for w, o, m in
              primary[["workload", "op", "metric"]].drop_duplicates().itertuples(index=False)}
     _, pairs = compared_pairs(runs, runs=runs.reset_index(drop=True), asked=asked)
-    return sitting_rows(pairs, sitting, host)
+    return table_of([Sitting(sitting, host).with_pairs(pairs)])
 
 
 def history_spread(path: Path | None, host: str, leave_out: Collection[str] = ()

@@ -3,10 +3,11 @@
 PooledQuestion each: analysis/sittings/question.py); and
 each sitting's own estimate beside it (pooled_sittings.csv: the forest plot's rows).
 
-Input: one row per sitting × pair (SITTING_PAIRS), read off each sitting's pairwise.csv
-(`sitting_rows`) or, for a catalogue, the pairs its runs give. The primary pairs are one
-family, Bonferroni-adjusted together as the verdicts' are (a single pair: family 1):
-every interval of a primary row is at 1 − α/m; the others, exploratory, at 95 %.
+Input: the sittings (analysis/sittings/sitting.py), each with its pairs: read off its
+pairwise.csv or, for a catalogue, the pairs its runs give; grouped over as one table. The
+primary pairs are one family, Bonferroni-adjusted together as the verdicts' are (a single
+pair: family 1): every interval of a primary row is at 1 − α/m; the others, exploratory,
+at 95 %.
 """
 
 from __future__ import annotations
@@ -31,28 +32,15 @@ from fslab.analysis.sittings.pooled import (
 from fslab.analysis.sittings.question import PooledQuestion
 from fslab.analysis.sittings.repeat import for_workload
 from fslab.analysis.sittings.sequential import over_looks
+from fslab.analysis.sittings.sitting import Sitting, table_of
 from fslab.analysis.sittings.spread import HISTORY, SittingEstimate, between_sittings
 from fslab.core.environment_record import SittingSpread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
-from fslab.core.pair import Pair
 
 ALPHA = 0.05
 By = Literal["sitting", "host"]
 PAIR = ["workload", "op", "metric", "primary", "a", "b"]
-SITTING_PAIRS = ["sitting", "host", *PAIR, "estimate", "se", "df", "machine_s", "iterations"]
 FOREST_COLUMNS = [*PAIR, "unit", "ratio", "ratio_ci_low", "ratio_ci_high", "host"]
-
-
-def sitting_rows(pairs: Sequence[Pair], sitting: str, host: str) -> pd.DataFrame:
-    """One sitting's pair records (its pairwise.csv: analysis.pairs.pair.pairs_of) as
-    rows of SITTING_PAIRS: each log ratio, standard error, degrees of freedom and the
-    machine seconds its runs took."""
-    return pd.DataFrame([
-        {"sitting": sitting, "host": host, "workload": p.workload, "op": p.op,
-         "metric": p.metric, "primary": p.primary, "a": p.a, "b": p.b,
-         "estimate": math.log(p.ratio), "se": p.se_log, "df": p.df, "machine_s": p.machine_s,
-         "iterations": p.iterations}
-        for p in pairs if p.se_log > 0 and p.ratio > 0], columns=SITTING_PAIRS)
 
 
 def units_of(rows: pd.DataFrame, by: By) -> pd.DataFrame:
@@ -69,7 +57,7 @@ def units_of(rows: pd.DataFrame, by: By) -> pd.DataFrame:
     return out.assign(unit=out["host"], sitting=out["host"])
 
 
-def pooled_table(rows: pd.DataFrame, by: By = "sitting", margin: float = 0.10,
+def pooled_table(sittings: Sequence[Sitting], by: By = "sitting", margin: float = 0.10,
                  spread: SittingSpread | None = None, family: int | None = None,
                  next_iterations: float | None = None, planned: int = PLANNED
                  ) -> tuple[list[PooledQuestion], pd.DataFrame]:
@@ -82,7 +70,7 @@ def pooled_table(rows: pd.DataFrame, by: By = "sitting", margin: float = 0.10,
     many there are; 1: each at ALPHA); `next_iterations`: the next sitting's (default:
     each question's first sitting's); `planned`: the sittings the error is spent over.
     Hosts (`by` host) are pooled as the exact t on k − 1 (pooled.pool)."""
-    units = units_of(rows, by)
+    units = units_of(table_of(sittings), by)
     groups = [(key, group) for key, group in units.groupby(PAIR, sort=True, observed=True)
               if group["unit"].nunique() >= 2]
     for key, group in groups:
