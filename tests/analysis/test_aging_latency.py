@@ -20,7 +20,7 @@ from fslab.analysis.across.compare import compare_cells
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.cells.stats import log_ci
 from fslab.analysis.cells.summary import summarize
-from fslab.core.metrics import SECTION, add_rows, empty_columns
+from fslab.core.metrics import SECTION, RowIdentity, add_rows, empty_columns
 from fslab.parsers.aging_kind import latency_rows
 
 PHI, SIGMA, N = 0.9, 0.3, 20_000
@@ -65,9 +65,8 @@ def test_sectioned_interval_covers_the_truth_about_95_percent(statistic):
 
 def aging_metrics(latency_ns: np.ndarray, target: str = "a") -> pd.DataFrame:
     columns = empty_columns()
-    add_rows(columns, {"campaign": "c", "run_id": f"{target}-aging", "target": target,
-                       "fs": "ext4", "fs_impl": "kernel", "workload": "aging",
-                       "iteration": 1},
+    add_rows(columns, RowIdentity("c", f"{target}-aging", target, "ext4", "kernel", "aging",
+                                  1, target, "aging"),
              latency_rows(np.full(len(latency_ns), "read", dtype=object), latency_ns))
     return pd.DataFrame(columns)
 

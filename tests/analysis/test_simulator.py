@@ -31,7 +31,8 @@ def simulated(scales: dict[str, float], seed: int, iterations: int = 5, jobs: in
 
 def run_sim(tmp_path: Path, name: str, campaign, **options) -> Path:
     out = tmp_path / name
-    api.run(campaign, out=out, lab=api_lab(tmp_path), **options)  # analyses at its end
+    api.run(campaign, out=out, lab=api_lab(tmp_path),
+            options=api.RunOptions(**options))  # analyses at its end
     return out
 
 
