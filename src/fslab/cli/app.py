@@ -6,11 +6,14 @@ from __future__ import annotations
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from fslab.core.errors import ExitCode, UserError
+
+if TYPE_CHECKING:
+    from fslab.run.progress import LineProgress, RichProgress
 
 # Plain help text (click's formatter): rendering it through rich costs more than the rest
 # of `fslab --help` together.
@@ -124,7 +127,7 @@ def sweeps_of(flags: list[str] | None, flag: str) -> dict[str, list[str]] | None
     return found
 
 
-def progress_shown() -> Any:
+def progress_shown() -> RichProgress | LineProgress:
     """The progress of a campaign's runs on stderr: a bar on a terminal, else a line per
     finished run (a context manager; `.note` takes a line to show beside it)."""
     from fslab import api
