@@ -26,6 +26,7 @@ from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
 from fslab.aging.stops import probe_target_reached
 from fslab.host import system
+from fslab.host.space import root_space
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
@@ -247,10 +248,11 @@ class Engine:
             self._next_probe = done + self.probe_every
 
     def used_share(self) -> float:
-        stats = os.statvfs(self.root)
-        if not stats.f_blocks:
-            return 0.0
-        return 1.0 - stats.f_bfree / stats.f_blocks
+        """The fill of the space root can write (host/space.py: ext4's root reserve is
+        root's, what a file system keeps from root too is not): the share an aging's
+        utilisation is of, the same on every file system."""
+        found = root_space(self.root)
+        return found.fill if found is not None else 0.0
 
     def _check_space(self, now: float) -> None:
         """Above the target utilisation: delete random files down to the low-water mark."""

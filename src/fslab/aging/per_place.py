@@ -4,9 +4,11 @@ the results directory (DIR/aged/<target>/i<iteration>/: the files `fslab age` ke
 room made for the runs' files the way the aging thesis did (section 6.2: "If the mounted
 file system utilize too much space, some files can be randomly deleted").
 
-An aging that cannot reach its utilisation says why: out of space before it (the file
-system refused more: as full as it gets, measured and labelled so) or stopped before it
-(the level is too short for this file system: its runs fail with that reason).
+An aging that cannot reach its utilisation says why, and its place's runs fail with
+that reason (a level a file system cannot reach is said, not measured at another fill):
+out of space before it (the file system refused more) or stopped before it (the level is
+too short for this file system). Utilisation is the fill of the space root can write
+(host/space.py), the same measure on every file system.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Any
 
 from fslab.aging.age import age_mounted
 from fslab.aging.config import AgingConfig
-from fslab.aging.levels import level_config, parameters
+from fslab.aging.levels import level_config, parameters, with_fstrim
 from fslab.host import system
+from fslab.host.space import root_space
 from fslab.parsers.raw_files import DirFiles
 from fslab.targets import Mounted
 from fslab.workloads.agedfiles import AGED_TREE
@@ -33,14 +36,15 @@ ROOM_MARGIN = 1.1  # room made for the runs: their files' bytes and a tenth more
 
 
 def age_place(place: Mounted, level: AgeLevel, capacity: int, seed: int,
-              out: Path) -> dict[str, Any]:
-    """Age the provisioned `place` at `level` (sized for `capacity` bytes, seeded);
-    return what the runs on it record (its `aging` description: the level, the seed, how
-    it went and, short of the utilisation, `short` and `why`) with the figures' summary
+              out: Path, fstrim: bool | None = None) -> dict[str, Any]:
+    """Age the provisioned `place` at `level` (sized for `capacity` bytes, seeded; with
+    `fstrim` given, trimmed at its probes or never, whatever the level says); return what
+    the runs on it record (its `aging` description: the level, the seed, how it went and,
+    short of the utilisation, `short` and `why`) with the figures' summary
     (parsers/aging_kind.aging_summary) under `summary`."""
-    config = level_config(level, capacity, seed)
+    config = with_fstrim(level_config(level, capacity, seed), fstrim)
     out.mkdir(parents=True, exist_ok=True)
-    record = age_mounted(place, config, out, parameters(level, config))
+    record = age_mounted(place, config, out, parameters(level, config, fstrim))
     short, why = reached(record, config)
     from fslab.parsers.aging_kind import AGING
 
@@ -49,7 +53,7 @@ def age_place(place: Mounted, level: AgeLevel, capacity: int, seed: int,
                  "ops": record["ops_done"], "seconds": round(float(record["seconds"]), 3),
                  "stopped_by": record["stopped_by"], "utilization": config.utilization,
                  "used_max": record.get("used_max"), "used_end": record.get("used_end"),
-                 "raw": str(out), "study": level.study or "",
+                 "raw": str(out), "study": level.study or "", "fstrims": record["fstrims"],
                  "not_here": list(level.cannot)}
     if short:
         described.update(short=short, why=why)
@@ -66,9 +70,10 @@ def reached(record: dict[str, Any], config: AgingConfig) -> tuple[str, str]:
     if record.get("deleted_for_space") or float(most) >= target - REACHED_WITHIN:
         return "", ""
     if record.get("out_of_space"):
-        return OUT_OF_SPACE, (f"ran out of space at {float(most):.1%} used before its "
-                              f"target of {target:.0%} ({record['out_of_space']} writes "
-                              "refused): the file system keeps the rest")
+        return OUT_OF_SPACE, (f"cannot reach its target of {target:.0%} of the space root "
+                              f"can write: out of space at {float(most):.1%} "
+                              f"({record['out_of_space']} writes refused); not measured "
+                              "at a fill it did not reach")
     return NOT_REACHED, (f"stopped by {record.get('stopped_by') or 'its end'} at "
                          f"{float(most):.1%} used, short of its target of {target:.0%}: "
                          "give the level more operations (its ops_per_gib in the "
@@ -79,9 +84,11 @@ def make_room(place: Mounted, need: int, seed: int) -> dict[str, Any]:
     """Delete random aged files until the runs' `need` bytes (and a tenth more) are free;
     what was released ({} when nothing had to be).
 
-    Free space is read again after each batch, not added up from the files' sizes: an
-    ext4 filled past its root reserve (the aging writes as root) shows none available
-    until the reserve is back, so the first bytes deleted free nothing a run may use."""
+    Free space is what root can write (host/space.py), as the runs write as root: on
+    every file system the same way, so runs start at the same fill (counted from a
+    non-root user's space, ext4's root reserve was freed too: its runs began 7 points
+    emptier than xfs's). It is read again after each batch, not added up from the
+    files' sizes (deferred frees, metadata)."""
     assert place.path is not None
     root = place.path / AGED_TREE
     wanted = int(need * ROOM_MARGIN)
@@ -102,12 +109,12 @@ def make_room(place: Mounted, need: int, seed: int) -> dict[str, Any]:
         released += batch
         system.sync_file_system(place.path)
         free = _available(place.path)
-    stats = os.statvfs(place.path)
+    after = root_space(place.path)
     return {"files": count, "bytes": released,
-            "used_after": 1.0 - stats.f_bfree / stats.f_blocks if stats.f_blocks else None}
+            "used_after": after.fill if after is not None else None}
 
 
 def _available(path: Path) -> int:
-    """Bytes a run (not root) may write on the file system at `path`."""
-    stats = os.statvfs(path)
-    return stats.f_bavail * stats.f_frsize
+    """Bytes root (the runs) may write on the file system at `path`."""
+    found = root_space(path)
+    return found.free if found is not None else 0

@@ -10,6 +10,17 @@ aged level is aged after it is made and before its runs, as one more step of mak
   kept in DIR/aged/<target>/, as a target's `age = {...}` is) and every place restores a
   private copy of it: quick, and its intervals hold for that one aged image.
 
+- An aged level's fresh twin (`twin-LEVEL`, made when a workload reads the aged tree:
+  workloads/aging_levels.py) is a fresh file system of the same kind, size and options
+  holding a copy of that iteration's aged tree, copied as `fresh_copy_of` copies
+  (targets/loopfs.copy_tree: Conway et al., FAST '17) right after the aging, before any
+  run touches it: the aged place and its twin are made together, whichever of their runs
+  comes first (its run carries both makings' seconds). With age_reuse the twin is a
+  fresh copy of the image aged once.
+- The `fstrim` factor (`[sweep] fstrim = [true, false]`) trims the aging at its probes
+  (the thesis's section 7.7) or not at all, whatever the level says, and the runs before
+  each run (run/around_run.py).
+
 The aging's seconds are a step of the run the place was made for (core/stopwatch.AGE), so
 machine time, `needs … about N s` and the progress lines include them; what the aging did
 goes into that run's metadata (`aging`: the figures' summary) and, in short, into the
@@ -22,17 +33,27 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.core import stopwatch
+from fslab.core.cell_keys import cell_name
 from fslab.core.failures import Failure
 from fslab.plan.levels import path_name
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, TargetSpec
 from fslab.targets.base import AGE_LEVEL
-from fslab.workloads.aging_levels import FRESH, AgeLevel, age_levels
+from fslab.workloads.agedfiles import AGED_TREE
+from fslab.workloads.aging_levels import (
+    AGE,
+    FRESH,
+    AgeLevel,
+    age_levels,
+    twin_level,
+    twinned,
+)
 
 if TYPE_CHECKING:
     from fslab.core.record import RunRecord
@@ -51,11 +72,34 @@ def aging_seed(seed: int, level: str, iteration: int) -> int:
 
 
 def aged_level(spec: TargetSpec, levels: dict[str, AgeLevel]) -> AgeLevel | None:
-    """The level a target is aged to (None: fresh, the simulator, no `age` factor)."""
+    """The level a target is aged to (None: fresh, a twin, the simulator, no `age`
+    factor)."""
     name = str(spec.options.get(AGE_LEVEL, ""))
-    if not name or name == FRESH or spec.fs == "null":
+    if not name or name == FRESH or twinned(name) or spec.fs == "null":
         return None
     return levels[name]
+
+
+def twin_of(spec: TargetSpec) -> str:
+    """The aged level whose tree a twin holds ('' : not a twin, or the simulator's)."""
+    return "" if spec.fs == "null" else twinned(str(spec.options.get(AGE_LEVEL, ""))) or ""
+
+
+def fstrim_factor(spec: TargetSpec) -> bool | None:
+    """The `fstrim` factor's level of a target (None: not swept, the level decides)."""
+    found = spec.options.get("fstrim")
+    return None if found is None else bool(found)
+
+
+def partner_name(spec: TargetSpec) -> str:
+    """An aged variant's twin, or a twin's aged variant: the same target and levels, its
+    level of `age` the other side ('' for anything else)."""
+    level = str(spec.options.get(AGE_LEVEL, ""))
+    other = twinned(level) or (twin_level(level) if level and level != FRESH else "")
+    if not other:
+        return ""
+    return cell_name(spec.base, [(factor, other if factor == AGE else value)
+                                 for factor, value in spec.levels])
 
 
 def check_levels(targets: list[TargetSpec], campaign: Campaign) -> None:
@@ -72,17 +116,51 @@ def check_levels(targets: list[TargetSpec], campaign: Campaign) -> None:
 
 @dataclass
 class Ager:
-    """Ages the places of a campaign's aged target variants (module doc)."""
+    """Ages the places of a campaign's aged target variants and fills their twins
+    (module doc)."""
 
     campaign: Campaign
     results: ResultsDir
+    runs: list[RunSpec] = field(default_factory=list)  # the plan's
     levels: dict[str, AgeLevel] = field(default_factory=dict)
     # run_id -> (the place's `aging` description, the figures' summary of its aging)
     summaries: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     reused: set[str] = field(default_factory=set)  # targets whose one aging was recorded
+    _first: dict[tuple[int, str], RunSpec] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.levels = age_levels(self.campaign.age_levels)
+        for run in self.runs:
+            self._first.setdefault((run.iteration, run.target.name), run)
+
+    def partner(self, run: RunSpec) -> RunSpec | None:
+        """The first run, in `run`'s iteration, on the other one of an aged place and its
+        twin, when the two are made together (not with age_reuse: the twin then copies
+        the image aged once)."""
+        if self.campaign.age_reuse:
+            return None
+        name = partner_name(run.target)
+        return self._first.get((run.iteration, name)) if name else None
+
+    def fill_twin(self, run: RunSpec, place: Mounted, aged: Mounted) -> None:
+        """Copy the aged place's tree, as its aging left it, into its twin just made."""
+        assert place.path is not None and aged.path is not None
+        from fslab.host import system
+        from fslab.host.space import root_space
+        from fslab.targets.loopfs import copy_tree
+
+        start = time.perf_counter()
+        with stopwatch.step(stopwatch.AGE):
+            copy_tree(aged.path / AGED_TREE, place.path)
+            system.sync_file_system(place.path)
+        found = root_space(place.path)
+        place.description = place.description.with_(aging={
+            "level": str(run.target.options.get(AGE_LEVEL, "")),
+            "twin_of": partner_name(run.target), "copied_from": str(aged.path / AGED_TREE),
+            "copy_seconds": round(time.perf_counter() - start, 3),
+            "used_end": found.fill if found is not None else None,
+            "how": "cp -a of the aged tree onto a fresh file system (Conway et al., FAST "
+                   "'17): the same files in the same directories, laid out fresh"})
 
     def age(self, run: RunSpec, place: Mounted) -> None:
         """Age the place just made for `run` at its target's level (nothing for a fresh
@@ -101,23 +179,24 @@ class Ager:
                 self.summaries[run.run_id] = (described,
                                               reused_summary(Path(spec.options["image"])))
             return
-        from fslab.aging.per_place import NOT_REACHED, age_place
+        from fslab.aging.per_place import age_place
 
         out = self.results.path / AGED_DIR / path_name(spec.name) / f"i{run.iteration:03d}"
         with stopwatch.step(stopwatch.AGE):
             aged = age_place(place, level, spec.size,
-                             aging_seed(self.campaign.seed, level.name, run.iteration), out)
+                             aging_seed(self.campaign.seed, level.name, run.iteration), out,
+                             fstrim_factor(spec))
         summary = aged.pop("summary")
         place.description = place.description.with_(aging=aged)
         self.summaries[run.run_id] = (aged, {"iteration": run.iteration, **summary})
-        if aged.get("short") == NOT_REACHED:
+        if aged.get("short"):  # a level it cannot reach is said, never measured as reached
             raise NotReady(f"aging {spec.name}: {aged['why']}", place.description,
                            failure=Failure.AGING)
 
     def make_room(self, run: RunSpec, place: Mounted) -> bool:
         """Room for the run's files on an aged place, made by deleting random aged files
         (the thesis's protocol); True when some were deleted."""
-        if aged_level(run.target, self.levels) is None:
+        if aged_level(run.target, self.levels) is None and not twin_of(run.target):
             return False
         from fslab.aging.per_place import make_room
 
@@ -149,7 +228,7 @@ def ager_of(plan: Plan, results: ResultsDir) -> Ager | None:
     levels = age_levels(plan.campaign.age_levels)
     if not any(aged_level(spec, levels) for spec in plan.targets):
         return None
-    return Ager(plan.campaign, results)
+    return Ager(plan.campaign, results, plan.runs)
 
 
 def aging_text(record: RunRecord | None) -> str:
@@ -189,6 +268,10 @@ def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
     done = []
     for spec in targets:
         level = aged_level(spec, levels)
+        if twin_of(spec):  # a fresh copy of the image its aged variant is aged into
+            partner = partner_name(spec)
+            spec.options["fresh_copy_of"] = str(results.path / AGED_DIR / path_name(partner)
+                                                / FILE_NAMES["sparse"])
         if level is None:
             continue
         out = results.path / AGED_DIR / path_name(spec.name)

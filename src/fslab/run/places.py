@@ -6,6 +6,7 @@ into the run it was made for (core/stopwatch.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from fslab.core.units import format_bytes
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
-from fslab.run.aging_places import Ager
+from fslab.run.aging_places import Ager, twin_of
 from fslab.run.around_run import AroundRun, after_run, before_run
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
@@ -154,6 +155,12 @@ class Places:
 
     def _provision(self, run: RunSpec) -> Mounted:
         name = run.target.name
+        partner = self.ager.partner(run) if self.ager is not None else None
+        if partner is not None and twin_of(run.target) and \
+                partner.target.name not in self.mounted:
+            self._partner(partner, run)  # the aged place first: it makes its twin too
+            if name in self.mounted:
+                return self.mounted[name]
         self._provisions += 1
         try:
             with stopwatch.step(stopwatch.PROVISION):
@@ -167,16 +174,32 @@ class Places:
         self.mounted[name] = place
         self.made_for[name] = run.run_id
         if self.ager is not None:
-            self._aged(run, place)
+            self._aged(run, place, partner)
         return place
 
-    def _aged(self, run: RunSpec, place: Mounted) -> None:
-        """Age a place just made at its target's level; one that cannot be is released and
-        not tried again this iteration (its runs fail with the reason)."""
+    def _partner(self, partner: RunSpec, run: RunSpec) -> None:
+        """Make a twin's aged place (for its own first run); a twin whose aged place
+        cannot be made cannot be either, for the same reason."""
+        try:
+            self._provision(partner)
+        except NotReady as exc:
+            name = run.target.name
+            self._broken[name] = NotReady(f"its aged twin {partner.target.name} could not "
+                                          f"be made: {exc}", self.targets[name].describe(),
+                                          failure=exc.failure)
+            raise self._broken[name].again() from exc
+
+    def _aged(self, run: RunSpec, place: Mounted, partner: RunSpec | None) -> None:
+        """Age a place just made at its target's level and make its twin now, before any
+        run touches its tree (or fill a twin from its aged place); one that cannot be is
+        released and not tried again this iteration (its runs fail with the reason)."""
         assert self.ager is not None
         name = run.target.name
         try:
-            self.ager.age(run, place)
+            if partner is not None and twin_of(run.target):
+                self.ager.fill_twin(run, place, self.mounted[partner.target.name])
+            else:
+                self.ager.age(run, place)
         except (NotReady, ToolError, OSError, UserError) as exc:
             found = exc if isinstance(exc, NotReady) else NotReady(
                 f"aging {name} failed: {exc}", place.description, failure=Failure.AGING)
@@ -184,6 +207,10 @@ class Places:
             with stopwatch.step(stopwatch.TEARDOWN):
                 self.teardown(name)
             raise found.again() from exc
+        if partner is not None and not twin_of(run.target) and \
+                partner.target.name not in self.mounted:
+            with contextlib.suppress(NotReady):  # the twin's runs say why it was not made
+                self._provision(partner)
 
     def _in_use(self, name: str) -> bool:
         """Whether a run placed on `name` is still to be saved (its files are there)."""

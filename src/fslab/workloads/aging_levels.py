@@ -10,6 +10,13 @@ where it comes from (workloads/provenance.py), as every preset's are.
     thesis-99    2017): fs-drift's operation mix, a Gaussian file choice with a moving
                  centre, log-normal sizes, fstrim at each probe, at 80 % or 99 %
 
+    twin-LEVEL   made by fslab, never named by a campaign: a fresh file system of the
+                 same kind, size and options holding a copy of LEVEL's aged tree (the
+                 same files copied in order, laid out fresh: Conway et al., FAST '17),
+                 the fresh side of LEVEL for workloads that read or rewrite the aged
+                 files (`reads_tree`: scan, agedfiles); workloads that need no tree keep
+                 the plain `fresh` file system (runs_at)
+
 A campaign changes a level's settings or adds levels of its own in `[age_levels.NAME]`
 (keys: aging/config.AgingConfig's fields and the RELATIVE ones below); a value it sets is
 the campaign's. The aging layer turns a level into an aging config for one file system
@@ -27,6 +34,7 @@ from fslab.workloads.provenance import Param, campaign, fslab, study
 
 AGE = "age"  # the factor's name, in [sweep] and as a column of the tables
 FRESH = "fresh"  # the level without aging: the reference of every age effect
+TWIN = "twin-"  # a twin level's name: this, then the aged level whose tree it holds
 RECIPES = ("mix", "interleaved", "versioned")  # aging/engine.py, aging/recipes.py
 # A level's settings that scale with the file system aged (aging/levels.py resolves them).
 RELATIVE = {
@@ -188,6 +196,9 @@ def campaign_level(name: str, given: dict[str, Any]) -> AgeLevel:
                         f"aging config's keys and {', '.join(RELATIVE)})")
     if name == FRESH:
         raise UserError(f"{where}: fresh is no aging and has no settings")
+    if twinned(name):
+        raise UserError(f"{where}: a level named {TWIN}… is the fresh twin fslab makes of "
+                        "an aged level: name yours otherwise")
     recipe = given.get("recipe")
     if recipe is not None and recipe not in RECIPES:
         raise UserError(f"{where}: unknown aging recipe {recipe!r} (known: "
@@ -218,8 +229,40 @@ def check_levels(levels: tuple[str, ...], given: dict[str, dict[str, Any]]) -> N
     """Refuse, in one line, a level of `age` neither fslab nor the campaign defines."""
     known = age_levels(given)
     for level in levels:
+        if twinned(level):
+            raise UserError(f"--sweep age: {level!r} is the fresh twin fslab makes of "
+                            f"{twinned(level)} when a workload reads the aged tree: sweep "
+                            f"age = [\"fresh\", \"{twinned(level)}\"]")
         if level not in known:
             raise UserError(f"--sweep age: unknown level {level!r} (known: "
                             f"{', '.join(known)}; a level of your own: [age_levels.{level}] "
                             "with recipe = \"mix\", \"interleaved\" or \"versioned\" and its "
                             "settings)")
+
+
+def twin_level(level: str) -> str:
+    """The name of `level`'s fresh twin ('thesis-80' -> 'twin-thesis-80')."""
+    return f"{TWIN}{level}"
+
+
+def twinned(level: str) -> str | None:
+    """The aged level a twin level copies (None: not a twin)."""
+    return level[len(TWIN):] if level.startswith(TWIN) and len(level) > len(TWIN) else None
+
+
+def with_twins(levels: tuple[str, ...], reads_tree: bool) -> tuple[str, ...]:
+    """The levels a campaign's `age` factor runs: its own and, when a workload reads the
+    aged tree and `fresh` is among them, each aged level's twin (after them, in order)."""
+    if not reads_tree or FRESH not in levels:
+        return levels
+    return (*levels, *(twin_level(level) for level in levels if level != FRESH))
+
+
+def runs_at(level: str, reads_tree: bool, twins: bool) -> bool:
+    """Whether a workload runs on a file system at this level of `age` ('' : no level):
+    one that reads the aged tree runs on aged levels and their twins, never on a plain
+    fresh file system where twins stand for it; one that needs no tree runs on fresh
+    and aged levels, never on a twin."""
+    if twinned(level):
+        return reads_tree
+    return not (reads_tree and twins and level == FRESH)
