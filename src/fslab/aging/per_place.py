@@ -64,10 +64,12 @@ def reached(record: dict[str, Any], config: AgingConfig) -> tuple[str, str]:
     """('', '') when the aging reached its utilisation (or has none); else (OUT_OF_SPACE
     or NOT_REACHED, why in words)."""
     target = config.utilization
-    most = record.get("used_max")
+    # an aging that finishes full is judged by where it ended, any other by its peak
+    most = record.get("used_end" if config.finish_full else "used_max")
     if target is None or most is None:
         return "", ""
-    if record.get("deleted_for_space") or float(most) >= target - REACHED_WITHIN:
+    if float(most) >= target - REACHED_WITHIN or (
+            record.get("deleted_for_space") and not config.finish_full):
         return "", ""
     if record.get("out_of_space"):
         return OUT_OF_SPACE, (f"cannot reach its target of {target:.0%} of the space root "

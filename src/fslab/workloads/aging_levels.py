@@ -48,7 +48,8 @@ CONFIG_KEYS = frozenset({
     "seed", "ops", "duration_s", "bytes_limit", "stop_file", "pause_file", "mix",
     "fsync_probability", "fdatasync_probability", "max_files", "file_choice", "center",
     "stddev", "velocity", "sizes", "mu", "sigma", "pareto_alpha", "size", "size_max",
-    "io_size", "levels", "dirs_per_level", "utilization", "low_water", "check_every",
+    "io_size", "levels", "dirs_per_level", "utilization", "low_water", "finish_full",
+    "check_every",
     "fstrim_every", "fstrim_seconds", "probe_every", "recipe", "written", "layout_target",
     "plateau", "plateau_probes", "tree_files", "piece", "fill", "version_change",
     "version_add", "version_delete"})
@@ -83,6 +84,11 @@ class AgeLevel:
 
 _OURS = fslab("fslab's recipe at a campaign's scale")
 _PROBED = Param(PROBES, fslab("enough columns for the free-space heat map"))
+_FULL = Param(True, fslab(
+    "equal fullness: after its operations, new files (the level's sizes) fill the file "
+    "system up to the utilisation, so every file system ends the level equally full of "
+    "the space root can write (a mix hovers between its low-water mark and the "
+    "utilisation, and ends anywhere between)"))
 
 T = "aging-thesis"
 _CHOICE = "section 4.4: fs-drift's 'gaussian' file choice, centre at index 0"
@@ -133,6 +139,7 @@ def _thesis(percent: int) -> AgeLevel:
             "low_water": Param(round(share - 0.03, 2), fslab(
                 "section 5.3: above the limit 'specified amount of space is randomly "
                 "released', the amount not given: 3 % of the capacity")),
+            "finish_full": _FULL,
             "ops_per_gib": Param(100_000, fslab(
                 "section 5.1: 'testing length by operation count is used', the count not "
                 "given: 100,000 per GiB fill the file system in about a third of the run")),
@@ -170,6 +177,7 @@ LEVELS: dict[str, AgeLevel] = {level.name: level for level in (
               "probes": _PROBED}),
     AgeLevel("mix", "fslab's fs-drift-like operation mix at 80 % utilisation",
              {"recipe": Param("mix", _OURS), "utilization": Param(0.8, _OURS),
+              "finish_full": _FULL,
               "ops_per_gib": Param(100_000, _OURS), "files_per_gib": Param(10_000, _OURS),
               "probes": _PROBED}),
     _thesis(80),

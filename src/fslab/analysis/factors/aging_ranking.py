@@ -129,10 +129,11 @@ def aging_ranking(runs: pd.DataFrame, cells: pd.DataFrame, pairwise: Sequence[Pa
         for rest in sorted({s.rest for s in sides.values()}):
             found = {(s.base, s.level): s.target for s in sides.values() if s.rest == rest}
             bases = sorted({base for base, _ in found})
+            first = next(iter(_plain_levels(found, declared)), "")
             for level in _aged_levels(found, declared):
                 for i, a in enumerate(bases):
                     for b in bases[i + 1:]:
-                        reference = _reference(found, values, a, b, level)
+                        reference = _reference(found, values, a, b, level, first)
                         if reference is None:
                             continue
                         four = (found[(a, reference)], found[(b, reference)],
@@ -164,20 +165,29 @@ def _sides(cells: pd.DataFrame, workload: str) -> dict[str, Side]:
     return out
 
 
-def _aged_levels(found: dict[tuple[str, str], str], declared: list[str] | None) -> list[str]:
-    """The aged levels present, in the campaign's order (twins and the reference aside)."""
-    present = {level for _, level in found}
+def _plain_levels(found: dict[tuple[str, str], str], declared: list[str] | None) -> list[str]:
+    """The levels present, twins aside, in the campaign's order."""
+    present = {level for _, level in found if not twinned(level)}
     levels = [level for level in declared or [] if level in present]
-    levels += sorted(present - set(levels))
-    reference = FRESH if FRESH in levels else (levels[0] if levels else "")
-    return [level for level in levels if level != reference and not twinned(level)]
+    return levels + sorted(present - set(levels))
+
+
+def _aged_levels(found: dict[tuple[str, str], str], declared: list[str] | None) -> list[str]:
+    """The aged levels present, in the campaign's order: every level but fresh (without
+    fresh and twins, every level but the first, the reference)."""
+    levels = _plain_levels(found, declared)
+    if FRESH in levels or any(twinned(level) for _, level in found):
+        return [level for level in levels if level != FRESH]
+    return levels[1:]
 
 
 def _reference(found: dict[tuple[str, str], str], values: dict[str, dict[int, float]],
-               a: str, b: str, level: str) -> str | None:
+               a: str, b: str, level: str, first: str) -> str | None:
     """The fresh side of `level` for a and b: its twin where both ran it, else fresh
-    (else the first declared level), None when a side is missing."""
-    for reference in (twin_level(level), FRESH):
+    (else the first level), None when a side is missing."""
+    for reference in (twin_level(level), FRESH, first):
+        if reference == level:
+            continue
         keys = [(a, reference), (b, reference), (a, level), (b, level)]
         if all(key in found and values.get(found[key]) for key in keys):
             return reference
