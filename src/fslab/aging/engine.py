@@ -10,7 +10,6 @@ never counted in a rate.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import os
 import random
@@ -33,7 +32,6 @@ CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
 READ_CODE, RENAME_CODE = OPS.index("read"), OPS.index("rename")
 CHECK_SHARE = 0.004  # of the file system's size written between utilisation checks
-FINISH_WITHIN = 0.002  # an aging that finishes full ends within this of its utilisation
 PROBE_FOR_STOPS = 2000  # operations between probes when a stop rule needs them
 
 
@@ -167,54 +165,13 @@ class Engine:
                 done += 1
         log.ops_done = done
         if config.finish_full and config.utilization is not None:
-            self._finish_full()
+            from fslab.aging.finish import finish_full
+
+            finish_full(self)
         log.seconds = (clock() - start_ns) / 1e9
         log.digest = generator.digest
         self._check_space(log.seconds)
         return log
-
-    def _finish_full(self) -> None:
-        """Fill the file system up to the utilisation with new files (at free indices
-        near seeded draws, the level's sizes, the last cut to what is missing), so that
-        every file system ends the aging equally full. Counted apart (`topped_up`), not
-        in the op log: the latency during aging is the mix's; a refusal is counted as
-        the file system's answer and stops the filling."""
-        config, log = self.config, self.log
-        target = float(config.utilization or 0.0)
-        sizes = OpGenerator(dataclasses.replace(config, seed=config.seed + 2))
-        files = bytes_made = 0
-        settled = False
-        while True:
-            system.sync_file_system(self.root)
-            space = root_space(self.root)
-            if space is not None and space.fill >= target - FINISH_WITHIN and not settled:
-                # the inodes evicted, xfs gives back its speculative preallocations
-                # (a run's cache drop would, later): the fill as the runs will see it
-                settled = system.sync_and_drop_caches()
-                space = root_space(self.root)
-            if space is None or space.fill >= target - FINISH_WITHIN:
-                break
-            settled = False
-            # aim inside the band: a file past the utilisation would set off the deletion
-            missing = int((target - FINISH_WITHIN / 2 - space.fill) * space.capacity)
-            batch = sizes.next_batch(64)
-            for drawn, size in zip(batch.files, batch.sizes, strict=True):
-                index = self.files.free_near(drawn)
-                if index is None or missing <= 0:
-                    break
-                size = max(1, min(size, missing))
-                try:
-                    self._create(index, 0, size, 0.0, 0)
-                except OSError as exc:
-                    log.failures[("create", errno.errorcode.get(exc.errno or 0, "?"))] += 1
-                    log.topped_up = (files, bytes_made)
-                    return
-                files, bytes_made, missing = files + 1, bytes_made + size, missing - size
-            else:
-                continue
-            if index is None:
-                break
-        log.topped_up = (files, bytes_made)
 
     def _resolve(self, code: int, file: int, other: int) -> tuple[int, int, int]:
         """Aim the planned operation at a file it can act on: a create at the
@@ -333,6 +290,18 @@ class Engine:
         while written < size:
             written += os.write(fd, self.buffer[: min(size - written, len(self.buffer))])
         self.log.bytes_written += size
+
+    def add_file(self, index: int, size: int) -> None:
+        """A new file of `size` bytes at a free index (aging/finish.py's filling)."""
+        self._create(index, 0, size, 0.0, 0)
+
+    def grow_file(self, index: int, size: int) -> None:
+        """Append `size` bytes to an existing file (aging/finish.py's filling)."""
+        fd = self._open(index, os.O_WRONLY | os.O_APPEND)
+        try:
+            self._write_all(fd, size)
+        finally:
+            os.close(fd)
 
     def _open(self, index: int, flags: int) -> int:
         return os.open(self.names[index], flags, 0o644, dir_fd=self.at[index])

@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.host import system
+
 EXT4_SYSFS = Path("/sys/fs/ext4")
+SETTLE_S, SETTLE_STEP_S = 10.0, 0.25  # at most this long, reading this often
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,24 @@ def root_space(path: Path) -> RootSpace | None:
     kept_bytes = kept * unit
     return RootSpace(stats.f_blocks * unit - kept_bytes,
                      max(0, stats.f_bfree * unit - kept_bytes))
+
+
+def settled_space(path: Path) -> RootSpace | None:
+    """The space once deferred frees have landed: caches dropped (the inodes evicted: xfs
+    gives back the speculative preallocation it keeps past the end of files appended to
+    again and again; its inode inactivation runs in the background), then read after a
+    sync until two readings agree (or SETTLE_S passes)."""
+    system.sync_and_drop_caches()
+    found = root_space(path)
+    deadline = time.monotonic() + SETTLE_S
+    while found is not None and time.monotonic() < deadline:
+        time.sleep(SETTLE_STEP_S)
+        system.sync_file_system(path)
+        again = root_space(path)
+        if again == found:
+            break
+        found = again
+    return found
 
 
 def kept_from_root(device: int) -> int | None:

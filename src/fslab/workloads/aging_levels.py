@@ -6,6 +6,7 @@ where it comes from (workloads/provenance.py), as every preset's are.
     interleaved  fslab's creation-order aging (aging/recipes.py)
     versioned    fslab's git-pull-like versions, until 3× the capacity is written
     mix          fslab's fs-drift-like operation mix at 80 % (aging/engine.py)
+    large-80     fslab's large-file aging: files grown by appends to several MiB, at 80 %
     thesis-80    the aging of "The effects of age on file system performance" (Petrovič,
     thesis-99    2017): fs-drift's operation mix, a Gaussian file choice with a moving
                  centre, log-normal sizes, fstrim at each probe, at 80 % or 99 %
@@ -166,6 +167,36 @@ def _thesis(percent: int) -> AgeLevel:
     )
 
 
+_LARGE = fslab("fslab's large-file level: files a sequential O_DIRECT pass reaches "
+               "(agedfiles' aged_largeread, aged_largerewrite)")
+
+
+def _large(percent: int) -> AgeLevel:
+    """Files of several MiB, grown by appends among their neighbours: layout that a
+    sequential read of whole files reaches, aged with the thesis's engine."""
+    share = percent / 100
+    return AgeLevel(
+        name=f"large-{percent}",
+        description=(f"fslab's large-file aging at {percent} % utilisation: about a hundred "
+                     "files per 512 MiB, created at 256 KiB–1 MiB and grown by 64 KiB "
+                     "appends (fsynced one time in ten) among their neighbours to several "
+                     "MiB, rewritten, truncated and deleted now and then, under a Gaussian "
+                     "file choice whose centre moves; fstrim and a probe at each pause"),
+        settings={
+            "recipe": Param("mix", _LARGE),
+            "mix": Param({"create": 2, "append": 14, "random_write": 2, "truncate": 1,
+                          "delete": 1, "read": 1}, _LARGE),
+            "file_choice": Param("gaussian", _LARGE), "center": Param(0.0, _LARGE),
+            "stddev": Param(0.1, _LARGE), "velocity": Param(0.01, _LARGE),
+            "sizes": Param("uniform", _LARGE), "size": Param(256 * 1024, _LARGE),
+            "size_max": Param(1024 * 1024, _LARGE),
+            "utilization": Param(share, _LARGE),
+            "low_water": Param(round(share - 0.03, 2), _LARGE), "finish_full": _FULL,
+            "ops_per_gib": Param(24_000, _LARGE), "files_per_gib": Param(200, _LARGE),
+            "probes": _PROBED, "fstrim_at_probes": Param(True, _LARGE),
+            "fsync_probability": Param(0.1, _LARGE)})
+
+
 LEVELS: dict[str, AgeLevel] = {level.name: level for level in (
     AgeLevel(FRESH, "no aging: a new file system", {}),
     AgeLevel("interleaved", "a source-like tree grown 4 KiB per file per round, shuffled, "
@@ -182,6 +213,7 @@ LEVELS: dict[str, AgeLevel] = {level.name: level for level in (
               "probes": _PROBED}),
     _thesis(80),
     _thesis(99),
+    _large(80),
 )}
 
 
