@@ -1,8 +1,8 @@
 """Aging as a factor of a campaign: a file system at a level of `age` is aged after it is
 made and before the runs on it (run/aging_places.py calls this), its raw output kept in
-the results directory (DIR/aged/<target>/i<iteration>/: the files `fslab age` keeps), and
-room made for the runs' files the way the aging thesis did (section 6.2: "If the mounted
-file system utilize too much space, some files can be randomly deleted").
+the results directory (DIR/aged/<target>/i<iteration>/: the files `fslab age` keeps), then
+room made for its runs' files (aging/room.py: the thesis's protocol), before its fresh
+twin copies its tree.
 
 An aging that cannot reach its utilisation says why, and its place's runs fail with
 that reason (a level a file system cannot reach is said, not measured at another fill):
@@ -13,39 +13,37 @@ too short for this file system). Utilisation is the fill of the space root can w
 
 from __future__ import annotations
 
-import os
-import random
 from pathlib import Path
 from typing import Any
 
 from fslab.aging.age import age_mounted
 from fslab.aging.config import AgingConfig
 from fslab.aging.levels import level_config, parameters, with_fstrim
-from fslab.host import system
-from fslab.host.space import root_space
+from fslab.aging.room import make_room
 from fslab.parsers.raw_files import DirFiles
 from fslab.targets import Mounted
-from fslab.workloads.agedfiles import AGED_TREE
 from fslab.workloads.aging_levels import AgeLevel
 
 # A utilisation within this of the target counts as reached (a check sees the used share
 # between operations: the last file written may stop just short of it).
 REACHED_WITHIN = 0.005
 OUT_OF_SPACE, NOT_REACHED = "out of space", "not reached"
-ROOM_MARGIN = 1.1  # room made for the runs: their files' bytes and a tenth more
 
 
 def age_place(place: Mounted, level: AgeLevel, capacity: int, seed: int,
-              out: Path, fstrim: bool | None = None) -> dict[str, Any]:
+              out: Path, fstrim: bool | None = None, room: int = 0) -> dict[str, Any]:
     """Age the provisioned `place` at `level` (sized for `capacity` bytes, seeded; with
-    `fstrim` given, trimmed at its probes or never, whatever the level says); return what
-    the runs on it record (its `aging` description: the level, the seed, how it went and,
-    short of the utilisation, `short` and `why`) with the figures' summary
+    `fstrim` given, trimmed at its probes or never, whatever the level says), then make
+    `room` bytes for its runs' files; return what the runs on it record (its `aging`
+    description: the level, the seed, how it went, what was released and, short of the
+    utilisation, `short` and `why`) with the figures' summary
     (parsers/aging_kind.aging_summary) under `summary`."""
     config = with_fstrim(level_config(level, capacity, seed), fstrim)
     out.mkdir(parents=True, exist_ok=True)
     record = age_mounted(place, config, out, parameters(level, config, fstrim))
     short, why = reached(record, config)
+    assert place.path is not None
+    released = make_room(place.path, room, seed + 1) if room and not short else {}
     from fslab.parsers.aging_kind import AGING
 
     parsed = AGING.parse(DirFiles(out))
@@ -55,6 +53,8 @@ def age_place(place: Mounted, level: AgeLevel, capacity: int, seed: int,
                  "used_max": record.get("used_max"), "used_end": record.get("used_end"),
                  "raw": str(out), "study": level.study or "", "fstrims": record["fstrims"],
                  "not_here": list(level.cannot)}
+    if released:
+        described["released"] = released
     if short:
         described.update(short=short, why=why)
     return {**described, "summary": parsed.metadata.get("aging", {})}
@@ -80,43 +80,3 @@ def reached(record: dict[str, Any], config: AgingConfig) -> tuple[str, str]:
                          f"{float(most):.1%} used, short of its target of {target:.0%}: "
                          "give the level more operations (its ops_per_gib in the "
                          "campaign's age_levels table)")
-
-
-def make_room(place: Mounted, need: int, seed: int) -> dict[str, Any]:
-    """Delete random aged files until the runs' `need` bytes (and a tenth more) are free;
-    what was released ({} when nothing had to be).
-
-    Free space is what root can write (host/space.py), as the runs write as root: on
-    every file system the same way, so runs start at the same fill (counted from a
-    non-root user's space, ext4's root reserve was freed too: its runs began 7 points
-    emptier than xfs's). It is read again after each batch, not added up from the
-    files' sizes (deferred frees, metadata)."""
-    assert place.path is not None
-    root = place.path / AGED_TREE
-    wanted = int(need * ROOM_MARGIN)
-    free = _available(place.path)
-    if free >= wanted or not root.is_dir():
-        return {}
-    files = sorted(str(p) for p in root.rglob("*") if p.is_file())
-    random.Random(seed).shuffle(files)
-    released, count = 0, 0
-    while free < wanted and count < len(files):
-        short = wanted - free
-        batch = 0
-        while batch < short and count < len(files):
-            size = os.stat(files[count]).st_blocks * 512
-            os.unlink(files[count])
-            batch += size
-            count += 1
-        released += batch
-        system.sync_file_system(place.path)
-        free = _available(place.path)
-    after = root_space(place.path)
-    return {"files": count, "bytes": released,
-            "used_after": after.fill if after is not None else None}
-
-
-def _available(path: Path) -> int:
-    """Bytes root (the runs) may write on the file system at `path`."""
-    found = root_space(path)
-    return found.free if found is not None else 0

@@ -91,6 +91,18 @@ def fstrim_factor(spec: TargetSpec) -> bool | None:
     return None if found is None else bool(found)
 
 
+def room_for(runs: list[RunSpec], spec: TargetSpec) -> int:
+    """The most the runs on an aged place and on its twin need at once (a job's variants
+    lie on it together): the room made right after its aging (aging/room.py)."""
+    names = {spec.name, partner_name(spec)}
+    together: dict[tuple[str, str], dict[str, int]] = {}
+    for run in runs:
+        if run.target.name in names:
+            job = together.setdefault((run.target.name, run.job_name), {})
+            job[run.workload.name] = run.workload.required_bytes()
+    return max((sum(job.values()) for job in together.values()), default=0)
+
+
 def partner_name(spec: TargetSpec) -> str:
     """An aged variant's twin, or a twin's aged variant: the same target and levels, its
     level of `age` the other side ('' for anything else)."""
@@ -132,6 +144,7 @@ class Ager:
         self.levels = age_levels(self.campaign.age_levels)
         for run in self.runs:
             self._first.setdefault((run.iteration, run.target.name), run)
+
 
     def partner(self, run: RunSpec) -> RunSpec | None:
         """The first run, in `run`'s iteration, on the other one of an aged place and its
@@ -185,35 +198,13 @@ class Ager:
         with stopwatch.step(stopwatch.AGE):
             aged = age_place(place, level, spec.size,
                              aging_seed(self.campaign.seed, level.name, run.iteration), out,
-                             fstrim_factor(spec))
+                             fstrim_factor(spec), room_for(self.runs, spec))
         summary = aged.pop("summary")
         place.description = place.description.with_(aging=aged)
         self.summaries[run.run_id] = (aged, {"iteration": run.iteration, **summary})
         if aged.get("short"):  # a level it cannot reach is said, never measured as reached
             raise NotReady(f"aging {spec.name}: {aged['why']}", place.description,
                            failure=Failure.AGING)
-
-    def make_room(self, run: RunSpec, place: Mounted) -> bool:
-        """Room for the run's files on an aged place, made by deleting random aged files
-        (the thesis's protocol); True when some were deleted."""
-        if aged_level(run.target, self.levels) is None and not twin_of(run.target):
-            return False
-        from fslab.aging.per_place import make_room
-
-        with stopwatch.step(stopwatch.SPACE):
-            released = make_room(place, run.workload.required_bytes(),
-                                 aging_seed(self.campaign.seed, "room", run.iteration))
-        if not released:
-            return False
-        aging = place.description.details.get("aging")
-        aging = aging if isinstance(aging, dict) else {}
-        before = aging.get("released") or {"files": 0, "bytes": 0}
-        # the same dict the aging's summary holds: the run made for the place says it too
-        aging["released"] = {"files": before["files"] + released["files"],
-                             "bytes": before["bytes"] + released["bytes"],
-                             "used_after": released["used_after"]}
-        place.description = place.description.with_(aging=aging)
-        return True
 
     def summary_of(self, run_id: str) -> dict[str, Any] | None:
         """What the aging of the place made for `run_id` did (its metadata `aging`): the
@@ -255,13 +246,13 @@ def reused_summary(image: Path) -> dict[str, Any]:
 
 
 def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
-             results: ResultsDir) -> list[str]:
+             results: ResultsDir, runs: list[RunSpec]) -> list[str]:
     """age_reuse: age each aged target variant once (or take its finished aging on a
     resume) and start its places from a copy of that image; one line per aging done."""
     if not campaign.age_reuse:
         return []
     from fslab.aging.age import age
-    from fslab.aging.levels import level_config, parameters
+    from fslab.aging.levels import level_config, parameters, with_fstrim
     from fslab.targets.images import FILE_NAMES
 
     levels = age_levels(campaign.age_levels)
@@ -280,11 +271,14 @@ def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
             import shutil
 
             shutil.rmtree(out, ignore_errors=True)  # an interrupted aging starts over
-            config = level_config(level, spec.size, aging_seed(campaign.seed, level.name, 0))
+            config = with_fstrim(level_config(level, spec.size,
+                                              aging_seed(campaign.seed, level.name, 0)),
+                                 fstrim_factor(spec))
             plain = dataclasses.replace(spec, options={k: v for k, v in spec.options.items()
                                                        if k != AGE_LEVEL})
             record = age(plain, config, out, lab, image="sparse",
-                         parameters=parameters(level, config))
+                         parameters=parameters(level, config, fstrim_factor(spec)),
+                         room=room_for(runs, spec))
             done.append(f"aged {spec.name} once ({level.name}): {record['ops_succeeded']} "
                         f"operations, stopped by {record['stopped_by']} ({out})")
         spec.options["image"] = str(image)

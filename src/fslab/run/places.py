@@ -111,9 +111,7 @@ class Places:
         reused = name in self.mounted
         place = self.mounted.get(name) or self._provision(run)
         where = working_place(place, run, self.hosts, self.run_timeout)
-        if self.ager is not None:  # an aged place: room for the run's files first
-            self.ager.make_room(run, place)
-        short = lacks_space(place, run)
+        short = lacks_space(place, run)  # an aged place made room when it was aged
         if short and reused and not self._in_use(name):
             release(where)
             with stopwatch.step(stopwatch.TEARDOWN):
