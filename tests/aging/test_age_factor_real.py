@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.analysis.factors.aging_ranking import DECISIONS, HEADING
+from fslab.analysis.factors.aging_answers import DECISIONS, HEADING
 from fslab.plan.loading import resolve
 from fslab.plan.schema import CampaignFile, Overrides
 from tests.conftest import fslab_here, requires

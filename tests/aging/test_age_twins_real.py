@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.analysis.factors.aging_ranking import CACHE_BOUND, HEADING
+from fslab.analysis.factors.aging_answers import CACHE_BOUND, HEADING
 from fslab.plan.loading import resolve
 from fslab.plan.schema import CampaignFile, Overrides
 from tests.conftest import requires

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.analysis.factors.aging_ranking import (
+from fslab.analysis.factors.aging_answers import (
     CHANGES,
     GAP,
     HEADING,
@@ -209,7 +209,8 @@ def test_a_cache_bound_cell_is_said_and_a_failed_aging_leaves_all_three(tmp_path
     """A row with a cache-bound cell decides nothing without saying so; an iteration one
     cell lacks (its aging failed) leaves the ratios fresh and aged and the interaction
     alike, so the interaction is exactly their quotient, and the count is shown."""
-    from fslab.analysis.factors.aging_ranking import CACHE_BOUND, aging_ranking
+    from fslab.analysis.factors.aging_answers import CACHE_BOUND
+    from fslab.analysis.factors.aging_ranking import aging_ranking
     from fslab.analysis.pipeline import inputs_of, made
     from fslab.host.lab import Lab
     from fslab.results.store import ResultsDir

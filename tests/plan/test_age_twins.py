@@ -100,3 +100,13 @@ def test_the_fstrim_factor_overrides_the_levels_trims():
     mix = level_config(LEVELS["mix"], 512 * 1024**2, seed=1)
     assert mix.fstrim_every is None and with_fstrim(mix, True).fstrim_every == \
         mix.probe_every
+
+
+def test_the_command_line_refuses_a_tree_workload_without_a_tree(tmp_path):
+    from tests.cli.test_cli import assert_one_line_error
+    from tests.conftest import fslab_here
+
+    assert_one_line_error(fslab_here("run", "--fs", "ext4", "--preset", "scan", "--out",
+                                     str(tmp_path / "out"), "--lab", str(tmp_path / "lab")),
+                          "workload scan reads the aged tree")
+    assert not (tmp_path / "out").exists()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from fslab.core.age_factor import FRESH, twinned
 from fslab.core.campaign_settings import LookCell
 from fslab.core.cell_keys import CellKey, Level, path_name
 from fslab.plan.schema import Campaign
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
 from fslab.targets.base import AGE_LEVEL
-from fslab.workloads.aging_levels import FRESH, runs_at, twinned
+from fslab.workloads.aging_levels import runs_at
 from fslab.workloads.base import Workload
 
 

@@ -91,8 +91,9 @@ def sweep_lines(plan: Plan) -> list[str]:
 def aging_lines(plan: Plan) -> list[str]:
     """What the `age` factor ages before the runs: how many agings, of how many
     operations (their time comes on top of measuring)."""
+    from fslab.core.age_factor import FRESH, twinned
     from fslab.targets.base import AGE_LEVEL
-    from fslab.workloads.aging_levels import FRESH, age_levels, planned_ops, twinned
+    from fslab.workloads.aging_levels import age_levels, planned_ops
 
     campaign = plan.campaign
     levels = age_levels(campaign.age_levels)

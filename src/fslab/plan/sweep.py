@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.age_factor import AGE
 from fslab.core.errors import UserError
 from fslab.core.metrics import COLUMNS
 from fslab.plan.levels import (  # re-exported: how a level is written, one import away
@@ -51,7 +52,7 @@ from fslab.plan.target_factors import (  # re-exported: the sweep's own vocabula
     with_level,
 )
 from fslab.targets import TargetSpec
-from fslab.workloads.aging_levels import AGE, check_levels, with_twins
+from fslab.workloads.aging_levels import check_levels, with_twins
 
 __all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Factor", "Level", "WorkloadVariant",
            "campaign_factors", "cell_name", "check_sweep", "level_text", "parse_flag",

@@ -25,11 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fslab.core.age_factor import AGE
 from fslab.core.errors import UserError
 from fslab.plan.levels import ZFS_PREFIX
 from fslab.targets import TargetSpec, registry_entry
 from fslab.targets.base import AGE_LEVEL
-from fslab.workloads.aging_levels import AGE
 
 
 @dataclass(frozen=True)

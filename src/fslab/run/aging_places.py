@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.core import stopwatch
+from fslab.core.age_factor import AGE, FRESH, twin_level, twinned
 from fslab.core.cell_keys import cell_name
 from fslab.core.failures import Failure
 from fslab.plan.levels import path_name
@@ -46,14 +47,7 @@ from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, TargetSpec
 from fslab.targets.base import AGE_LEVEL
 from fslab.workloads.agedfiles import AGED_TREE
-from fslab.workloads.aging_levels import (
-    AGE,
-    FRESH,
-    AgeLevel,
-    age_levels,
-    twin_level,
-    twinned,
-)
+from fslab.workloads.aging_levels import AgeLevel, age_levels
 
 if TYPE_CHECKING:
     from fslab.core.record import RunRecord
@@ -89,6 +83,19 @@ def fstrim_factor(spec: TargetSpec) -> bool | None:
     """The `fstrim` factor's level of a target (None: not swept, the level decides)."""
     found = spec.options.get("fstrim")
     return None if found is None else bool(found)
+
+
+def measured_together(run: RunSpec) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+    """What gathers a tree workload's runs on an aged level and on its twin, every file
+    system's, into one group (None for any other run): their places are made first (the
+    agings, the twins), then the runs follow one another in a shuffled order, so the runs
+    one answer compares share the disk's moment, not an iteration's drift — runs measured
+    in one piece cannot be interleaved in rounds as a fio job's slices are."""
+    level = str(run.target.options.get(AGE_LEVEL, ""))
+    if not (run.workload.reads_tree and level and level != FRESH):
+        return None
+    return (run.job_name, twinned(level) or level,
+            tuple(lv for lv in run.target.levels if lv[0] != AGE))
 
 
 def room_for(runs: list[RunSpec], spec: TargetSpec) -> int:
@@ -223,11 +230,12 @@ def ager_of(plan: Plan, results: ResultsDir) -> Ager | None:
 
 
 def aging_text(record: RunRecord | None) -> str:
-    """'; aged to thesis-80 in 12.3 s (80.2 % used)' for the run a place was aged for."""
+    """'; aged to thesis-80 in 12.3 s, 80.2 % used' for the run a place was aged for (the
+    fill it ended at)."""
     aging = record.workload_metadata.section("aging") if record is not None else {}
     if aging.get("reused") or "seconds" not in aging:
         return ""
-    used = aging.get("used_max")
+    used = aging.get("used_end", aging.get("used_max"))  # where it ended (its level)
     shown = f", {float(used):.1%} used" if isinstance(used, int | float) else ""
     return f"; aged to {aging.get('level')} in {float(aging['seconds']):.1f} s{shown}"
 

@@ -30,12 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fslab.core.age_factor import FRESH, TWIN, twin_level, twinned
 from fslab.core.errors import UserError
 from fslab.workloads.provenance import Param, campaign, fslab, study
 
-AGE = "age"  # the factor's name, in [sweep] and as a column of the tables
-FRESH = "fresh"  # the level without aging: the reference of every age effect
-TWIN = "twin-"  # a twin level's name: this, then the aged level whose tree it holds
 RECIPES = ("mix", "interleaved", "versioned")  # aging/engine.py, aging/recipes.py
 # A level's settings that scale with the file system aged (aging/levels.py resolves them).
 RELATIVE = {
@@ -278,16 +276,6 @@ def check_levels(levels: tuple[str, ...], given: dict[str, dict[str, Any]]) -> N
                             f"{', '.join(known)}; a level of your own: [age_levels.{level}] "
                             "with recipe = \"mix\", \"interleaved\" or \"versioned\" and its "
                             "settings)")
-
-
-def twin_level(level: str) -> str:
-    """The name of `level`'s fresh twin ('thesis-80' -> 'twin-thesis-80')."""
-    return f"{TWIN}{level}"
-
-
-def twinned(level: str) -> str | None:
-    """The aged level a twin level copies (None: not a twin)."""
-    return level[len(TWIN):] if level.startswith(TWIN) and len(level) > len(TWIN) else None
 
 
 def with_twins(levels: tuple[str, ...], reads_tree: bool) -> tuple[str, ...]:
