@@ -105,3 +105,16 @@ def test_one_aging_per_cell_has_no_interval_and_says_so():
     table = table_of(1, iterations=1)
     assert set(table["decision"]) == {"unresolved"} and set(table["n"]) == {1}
     assert table["ratio_ci_low"].isna().all() and (table["note"] != "").all()
+
+
+def test_an_aging_short_of_its_level_is_left_out():
+    import pandas as pd
+
+    records = simulated(2, iterations=4)
+    short = next(r for r in records if r.iteration == 3 and r.target_base == "ext4")
+    short.workload_metadata.more["aging"]["short"] = "out of space"
+    table = latency_table(Measured(pd.DataFrame(), pd.DataFrame(), SETTINGS, tuple(records)))
+    cell = dict(short.levels)
+    rows = table[(table["comparison"] == FILE_SYSTEM)
+                 & (table["at"] == f"age={cell['age']} fstrim={cell['fstrim']}")]
+    assert set(rows["n"]) == {3} and set(table["n"]) == {3, 4}

@@ -310,13 +310,13 @@ class Engine:
 
     def _create(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
         fd = self._open(file, CREATE)
+        self.files.add(file)  # it exists now, whatever its writes meet (ENOSPC …)
         try:
             self._write_all(fd, size)
             if sync:
                 self._sync(fd, sync)
         finally:
             os.close(fd)
-        self.files.add(file)
 
     def _write(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
         fd = self._open(file, os.O_WRONLY)

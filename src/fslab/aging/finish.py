@@ -11,8 +11,9 @@ is not set off. The fill is read once deferred frees have landed (host/space.
 settled_space: xfs keeps speculative preallocation past the end of files appended to
 again and again, and gives it back when their inodes are evicted, in the background). The
 filling is counted apart (`topped_up`), not in the op log: the latency during aging is
-the mix's. A refusal (ENOSPC) is the file system's answer: counted, and the filling
-stops short — the level then says it was not reached (aging/per_place.reached).
+the mix's. A refusal for space (ENOSPC) is the file system's answer: counted, and the
+filling stops short — the level then says it was not reached (aging/per_place.reached);
+any other failure is counted and the filling goes on with the next piece.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from fslab.host.space import root_space, settled_space
 
 FINISH_WITHIN = 0.002  # an aging that finishes full ends within this of its utilisation
 BATCH = 64  # pieces written between two readings of the fill
+FULL = (errno.ENOSPC, errno.EDQUOT)  # refusals that end the filling (any other: the next)
 
 
 class Writer(Protocol):
@@ -63,6 +65,7 @@ def finish_full(engine: Writer) -> None:
         settled = False
         missing = int((target - FINISH_WITHIN / 2 - space.fill) * space.capacity)
         batch = draws.next_batch(BATCH)
+        before = written
         for drawn, size in zip(batch.files, batch.sizes, strict=True):
             if missing <= 0:
                 break
@@ -80,8 +83,12 @@ def finish_full(engine: Writer) -> None:
             except OSError as exc:
                 what = "create" if free is not None else "append"
                 log.failures[(what, errno.errorcode.get(exc.errno or 0, "?"))] += 1
-                log.topped_up = (files, written)
-                return
+                if exc.errno in FULL:  # the file system's answer: as full as it gets
+                    log.topped_up = (files, written)
+                    return
+                continue
             files, written, missing = files + (free is not None), written + size, \
                 missing - size
+        if written == before:  # a whole batch refused: no point drawing more
+            break
     log.topped_up = (files, written)

@@ -82,13 +82,14 @@ class Aging:
 
 def agings_of(records: Iterable[Any], settings: dict[str, Any]) -> list[Aging]:
     """Every aging the records hold with its medians (a campaign place's, or an aging
-    run's), keyed by its target's levels (the job's aside)."""
+    run's), keyed by its target's levels (the job's aside); one that fell short of its
+    level is not an aging at that level and is left out."""
     scopes = CampaignSettings.from_table(settings).scopes
     out = []
     for record in records:
         summary = record.workload_metadata.section("aging")
         medians = summary.get("medians") if isinstance(summary, dict) else None
-        if not medians:
+        if not medians or summary.get("short"):  # a level it did not reach: not that level
             continue
         kinds = factor_scopes(scopes, list(record.levels))
         levels = tuple(sorted((f, str(v)) for f, v in record.levels.items()
