@@ -14,7 +14,14 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 .PHONY: run test check lint deps system-deps system-deps-test venv venv-test clean
 
+# fslab callable by name: as root, /usr/local/bin/fslab links to this checkout's program
+# (never over a file that is not such a link); otherwise the exact line to type is printed.
+LINK := /usr/local/bin/fslab
+
 run: deps
+	@if [ "$$(id -u)" = 0 ] && [ -d $(dir $(LINK)) ] && { [ ! -e $(LINK) ] || [ -L $(LINK) ]; }; \
+	then ln -sfn "$(CURDIR)/$(BIN)/fslab" $(LINK) && echo "fslab: $(LINK) -> $(CURDIR)/$(BIN)/fslab"; \
+	else echo "fslab: the program is $(CURDIR)/$(BIN)/fslab; to call it as fslab: export PATH=\"$(CURDIR)/$(BIN):\$$PATH\""; fi
 	$(BIN)/fslab run
 
 # The whole suite: every test on four workers (most of a test is waiting for fio, mkfs and

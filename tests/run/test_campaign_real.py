@@ -92,7 +92,7 @@ def test_job_file_sections_are_separate_observations(tmp_path, lab):
         "[seqread]\nrw=read\nbs=1M\nnumjobs=2\nstonewall\n\n"
         "[randread]\nrw=randread\nbs=4k\nnumjobs=2\nstonewall\n")
     (tmp_path / "campaign.toml").write_text(
-        'name = "sections"\niterations = 1\nimage_size = "256M"\nseed = 3\n'
+        'name = "sections"\niterations = 1\nimage_size = "256M"\nseed = 3\nrounds = 1\n'
         '[[target]]\nfs = "ext4"\n[[workload]]\njob_file = "two.fio"\nname = "server"\n')
     campaign = load_campaign(tmp_path / "campaign.toml")
     out = tmp_path / "results"

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.api.again import again_campaign, pool_again  # noqa: F401  (`fslab run --again`)
+from fslab.api.export import export, export_table  # noqa: F401  (`fslab export`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
     history_add,
     history_campaigns,
@@ -243,10 +244,14 @@ def parse_factor(text: str) -> tuple[str, list[str]]:
 
 
 def plan_preview(plan: Any, targets: Any, lab_root: Path) -> Any:
-    """`fslab run --dry-run`'s text: the plan before anything is made (plan/preview.py)."""
+    """`fslab run --dry-run`'s text: the plan before anything is made (plan/preview.py),
+    with how each workload is measured (in interleaved slices, or whole and why)."""
     from fslab.plan.preview import plan_renderable
+    from fslab.run.pieces import measured_how
 
-    return plan_renderable(plan, targets, lab_root)
+    firsts = {run.workload.name: run for run in reversed(plan.runs)}
+    measured = {name: measured_how(run, plan.campaign) for name, run in firsts.items()}
+    return plan_renderable(plan, targets, lab_root, dict(sorted(measured.items())))
 
 
 def dry_run(campaign: Campaign, lab_root: Path, confirmed_devices: frozenset[str] = frozenset(),

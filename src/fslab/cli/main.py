@@ -34,6 +34,31 @@ def analyze(
 
 
 @app.command()
+def export(
+    results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
+    form: Annotated[str, typer.Option(
+        "--format", help="csv, or json (a list of records, one object per row).")] = "csv",
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="A file for the --table; an existing directory: both tables, "
+                      "metrics.FORMAT and verdicts.FORMAT in it (default: standard "
+                      "output).")] = None,
+    table: Annotated[str, typer.Option(
+        "--table", help="metrics: one row per run × op × metric, value in SI units with "
+                        "its unit and which way is better; verdicts: one row per compared "
+                        "pair, ratio with its 95 % interval and decision.")] = "metrics",
+) -> None:
+    """One tidy table of a results directory for a spreadsheet or another tool."""
+    from fslab import api
+
+    text, written = api.export(results_dir, form, out, table,
+                               say=lambda line: err_console.print(line, markup=False))
+    if text:
+        sys.stdout.write(text)
+    for path in written:
+        err_console.print(f"Wrote {path}", markup=False, highlight=False)
+
+
+@app.command()
 def reparse(
     results_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A results directory.")],
 ) -> None:

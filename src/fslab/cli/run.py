@@ -18,6 +18,7 @@ from fslab.cli.app import (
     parse_labels,
     show,
 )
+from fslab.core.descriptions import CEILING, SLICES
 from fslab.core.errors import ExitCode, UserError
 
 
@@ -45,13 +46,18 @@ def _split(text: str | None) -> list[str] | None:
     return items
 
 
-@app.command()
+@app.command(epilog=f"{SLICES}\n\n{CEILING}")
 def run(
     campaign_file: Annotated[Path | None, typer.Argument(
         metavar="[CAMPAIGN.toml]", help="Campaign file; flags override it.")] = None,
     fs: Annotated[str | None, typer.Option(
         "--fs", help="Targets, comma-separated: ext4,xfs,btrfs or dir:PATH.")] = None,
     preset: Annotated[str | None, typer.Option(help="fio preset (default direct5).")] = None,
+    job_file: Annotated[list[Path] | None, typer.Option(
+        "--job-file", metavar="FILE.fio", help="Your own fio job file as the workload "
+        "(repeatable; campaign key [[workload]] job_file = ...): laid out once and measured "
+        "in interleaved slices like a preset, or whole where it cannot be sliced (the dry "
+        "run says why).")] = None,
     workloads: Annotated[str | None, typer.Option(
         help="Only these workloads, comma-separated, e.g. randread,seqwrite.")] = None,
     iterations: Annotated[int | None, typer.Option(help="Repetitions of every run.")] = None,
@@ -85,11 +91,12 @@ def run(
         "detecting a PCT % difference needs (80 % power), up to --max-iterations.",
         metavar="PCT")] = None,
     rounds: Annotated[int | None, typer.Option(
-        "--rounds", min=1, help="Measure each fio job in this many slices interleaved "
-        "with the other targets (default 6; 1: each run in one piece).")] = None,
+        "--rounds", min=1, help="Slices per fio job, interleaved with the other targets "
+        "(default 6, fewer for short jobs; 1: each run whole): see Slices below.")] = None,
     no_ceiling: Annotated[bool, typer.Option(
-        "--no-ceiling", help="Do not measure the raw device under the images first (the "
-        "ceiling that marks cache-bound results; campaign key: ceiling = false).")] = False,
+        "--no-ceiling", help="Do not measure the disk under the images (the ceiling that "
+        "marks cache-bound results; campaign key ceiling = false): see Ceiling below."
+    )] = False,
     as_published: Annotated[bool, typer.Option(
         "--as-published", help="Run the preset at its study's own scale and protocol "
         "(sizes, runtimes, repetitions, file systems; one run per job); with --dry-run, "
@@ -117,7 +124,9 @@ def run(
         "zfs.PROPERTY; the plan is the product of the levels (campaign table [sweep]).",
         metavar="NAME=V1,V2")] = None,
     budget: Annotated[str | None, typer.Option(
-        "--budget", help="The most measuring time to plan without --yes (default 2h).")] = None,
+        "--budget", help="Measuring time (fio's runtime and ramp) a plan may take before it "
+        "needs --yes, default 2h; with --resolve, the machine time the campaign's runs may "
+        "take in all. (In `fslab tune`, wall time is --wall-time.)")] = None,
     yes: Annotated[bool, typer.Option(
         "--yes", help="Run a plan past its --budget.")] = False,
     resolve: Annotated[bool, typer.Option(
@@ -145,6 +154,7 @@ def run(
         primary=_split(primary), rounds=rounds, ceiling=False if no_ceiling else None,
         as_published=as_published or None, labels=parse_labels(label) or None,
         margin=margin, sweeps=_sweeps(sweep),
+        job_files=[str(path) for path in job_file] if job_file else None,
     )
     budget_s = parse_duration(budget) if budget is not None else api.DEFAULT_BUDGET_S
     adaptive = [flag for flag, value in (("--until-ci", until_ci),
@@ -202,7 +212,7 @@ PLAN_FLAGS = {"fs": "--fs", "preset": "--preset", "workloads": "--workloads",
               "file_size": "--file-size", "fresh": "--fresh", "hosts": "--hosts",
               "primary": "--primary", "rounds": "--rounds", "ceiling": "--no-ceiling",
               "as_published": "--as-published", "labels": "--label", "margin": "--margin",
-              "sweeps": "--sweep"}
+              "sweeps": "--sweep", "job_files": "--job-file"}
 
 
 def _campaign(campaign_file: Path | None, overrides: object, resume: bool, out: Path | None,

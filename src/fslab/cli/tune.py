@@ -23,12 +23,15 @@ def tune(
         "--factor", help="A factor to tune, NAME=V1,V2,... (repeatable; the first level is "
         "the reference, what you run today): anything --sweep takes, and one option each, "
         "mount_options.KEY=… or mkfs_options.KEY=….", metavar="NAME=V1,V2")] = None,
+    wall_time: Annotated[str | None, typer.Option(
+        "--wall-time", help="Wall time the tune may take, every stage counted, e.g. 30m "
+        "(default 30m; campaign key tune.budget). Not `fslab run --budget`, which is "
+        "measuring time.")] = None,
     budget: Annotated[str | None, typer.Option(
-        "--budget", help="Wall time the tune may take, e.g. 30m (default 30m; campaign "
-        "key tune.budget).")] = None,
+        "--budget", hidden=True, help="The old name of --wall-time.")] = None,
     max_runs: Annotated[int | None, typer.Option(
         "--max-runs", help="Runs the tune may take, every stage counted (instead of or "
-        "beside --budget).")] = None,
+        "beside --wall-time).")] = None,
     margin: Annotated[str | None, typer.Option(
         "--margin", help="Within this, two configurations are the same (default: the "
         "campaign's, else 10%).")] = None,
@@ -71,11 +74,12 @@ def tune(
     from fslab import api
     from fslab.core.units import DEFAULT_MARGIN
 
+    wall_time = _wall_time(wall_time, budget)
     if again is not None:
         if resume or campaign_file is not None or out is not None:
             raise UserError("--again DIR confirms DIR's own tune in a new sitting: drop the "
                             "campaign file, --out and --resume")
-        given = {"--factor": factor, "--budget": budget, "--max-runs": max_runs,
+        given = {"--factor": factor, "--wall-time": wall_time, "--max-runs": max_runs,
                  "--margin": margin, "--objective": objective, "--subject-to": subject_to,
                  "--allow-unsafe": allow_unsafe or None, "--fs": fs, "--preset": preset,
                  "--workloads": workloads, "--runtime": runtime, "--size": size,
@@ -105,7 +109,7 @@ def tune(
         campaign = api.load_campaign(campaign_file, overrides)
         request = api.tune_request(
             campaign.tune, _sweeps(factor) or {}, margin=margin,
-            campaign_margin=campaign.margin or DEFAULT_MARGIN, budget=budget,
+            campaign_margin=campaign.margin or DEFAULT_MARGIN, budget=wall_time,
             max_runs=max_runs, objective=objective, bounds=subject_to,
             allow_unsafe=allow_unsafe)
     space = request.space([t.fs for t in campaign.targets])
@@ -130,3 +134,16 @@ def tune(
     console.print(f"Wrote {stats / 'tune_options.csv'} (each option: change or keep), "
                   f"{stats / 'tune_set.csv'}, {stats / 'tune.csv'}, {stats / 'tuned.toml'} "
                   f"and {where / 'tune.html'}", highlight=False)
+
+
+def _wall_time(wall_time: str | None, budget: str | None) -> str | None:
+    """--wall-time, or its old name --budget with a note (in `fslab run`, --budget is
+    measuring time: one flag name, one meaning)."""
+    if budget is None:
+        return wall_time
+    if wall_time is not None:
+        raise UserError("give --wall-time alone (--budget is its old name)")
+    err_console.print("fslab: note: tune's --budget is now --wall-time (the wall time the "
+                      "tune may take); `fslab run --budget` is measuring time",
+                      markup=False, highlight=False)
+    return budget

@@ -144,6 +144,30 @@ METRIC_TITLES: dict[str, tuple[str, str]] = {
 }
 
 
+# Other names people type for a metric (fio's words for its latency figures): each
+# accepted wherever a metric is named (--subject-to, --objective, --primary), the metric's
+# own name printed back.
+METRIC_ALIASES: dict[str, str] = {
+    "p50_clat": "clat_p50_ns", "p90_clat": "clat_p90_ns", "p95_clat": "clat_p95_ns",
+    "p99_clat": "clat_p99_ns", "p99.9_clat": "clat_p99_9_ns", "mean_clat": "clat_mean_ns",
+    "mean_lat": "lat_mean_ns"}
+
+
+def metric_named(name: str) -> str | None:
+    """The metric a person means by `name`: its own name (clat_p99_ns), its name as the
+    tables print it ('p99 clat', 'p99 completion latency', 'IOPS'), or an alias
+    (p99_clat); None when it names none."""
+    if name in METRIC_UNITS:
+        return name
+    if name in METRIC_ALIASES:
+        return METRIC_ALIASES[name]
+    wanted = " ".join(name.replace("_", " ").lower().split())
+    for metric, names in METRIC_TITLES.items():
+        if wanted in (names[0].lower(), names[1].lower()):
+            return metric
+    return None
+
+
 def title(metric: str, long: bool = False) -> str:
     """A metric's display name (its column name when it has none)."""
     names = METRIC_TITLES.get(metric)

@@ -163,6 +163,10 @@ class TargetDescription:
         return TargetDescription.from_json({**self.to_json(), **changes})
 
 
+# Where a run measured in one piece, not in interleaved slices, says why ({"why": ...})
+MEASURED_WHOLE = "measured_whole"
+
+
 @dataclass(frozen=True)
 class WorkloadMetadata:
     """What a workload said of its run (its `RunOutput.metadata`) with what the runner
@@ -186,6 +190,12 @@ class WorkloadMetadata:
     def sliced(self) -> bool:
         """Whether it was measured in slices interleaved with the other targets."""
         return bool(self.more.get("slices"))
+
+    @property
+    def whole_because(self) -> str:
+        """Why it was measured in one piece, not in interleaved slices ('' when sliced,
+        or recorded before fslab said)."""
+        return str(self.section(MEASURED_WHOLE).get("why") or "")
 
     def section(self, key: str) -> dict[str, Any]:
         """One of the parts kept as it came ({} when the run has none): 'io',

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from fslab.core.campaign_settings import LookCell
 from fslab.core.errors import UserError
-from fslab.core.metrics import HEADLINE_METRICS
+from fslab.core.metrics import HEADLINE_METRICS, metric_named
 from fslab.core.toml_file import read_toml
 from fslab.core.units import parse_duration, parse_size
 from fslab.plan.levels import level_text
@@ -109,6 +109,7 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
         age_levels={name: dict(values) for name, values in parsed.age_levels.items()},
         age_reuse=parsed.age_reuse,
     )
+    campaign.primary = [metric_named(m) or m for m in campaign.primary]  # as printed too
     if unknown := [m for m in campaign.primary if m not in HEADLINE_METRICS]:
         raise UserError(f"unknown primary metric {', '.join(unknown)}: use "
                         f"{', '.join(HEADLINE_METRICS)}")
@@ -128,7 +129,15 @@ def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campa
 def _resolve_workloads(
     entries: list[WorkloadEntry], overrides: Overrides, base_dir: Path
 ) -> list[WorkloadEntry]:
-    if overrides.preset or not entries:
+    if overrides.job_files:  # --job-file: each file a [[workload]] job_file = ... (a
+        # relative path from where fslab runs), beside --preset's jobs when both are given
+        entries = [WorkloadEntry(job_file=str(Path(path).resolve()))
+                   for path in overrides.job_files]
+        if overrides.preset:
+            entries.insert(0, WorkloadEntry(preset=overrides.preset))
+        if overrides.workloads:
+            entries = _filter_entries(entries, overrides.workloads)
+    elif overrides.preset or not entries:
         preset = overrides.preset or DEFAULT_PRESET
         entries = [WorkloadEntry(preset=preset, only=overrides.workloads)]
     elif overrides.workloads:

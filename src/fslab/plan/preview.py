@@ -20,8 +20,10 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' * (n != 1)}"
 
 
-def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> RenderableType:
-    """The dry-run view: the campaign, the run order, each target and each resolved job."""
+def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path,
+                    measured: dict[str, str] | None = None) -> RenderableType:
+    """The dry-run view: the campaign, the run order, each target, how each workload is
+    measured (`measured`: in interleaved slices, or whole and why) and each resolved job."""
     campaign = plan.campaign
     workloads = len({r.workload.name for r in plan.runs})
     crossed = f"{_count(len(plan.targets), 'target')} × {_count(workloads, 'workload')}"
@@ -36,6 +38,9 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path) -> R
         parts += [Text(line) for line in campaign.published.lines()]
     parts += [Text(line) for line in sweep_lines(plan)]
     parts.append(Text(planned_time(plan), style="bold"))
+    if measured:
+        parts.append(Text("How each workload is measured", style="bold"))
+        parts += [Text(f"  {name}: {how}") for name, how in measured.items()]
     order = Table(title="Run order (shuffled within each iteration)", title_justify="left")
     for column in ("iteration", "#", "target", "workload", "run id"):
         order.add_column(column)

@@ -256,6 +256,7 @@ class Overrides:
     labels: dict[str, str] | None = None  # --label KEY=VALUE: added to the file's labels
     margin: str | None = None  # --margin 10%
     sweeps: dict[str, list[str]] | None = None  # --sweep NAME=V1,V2 (repeatable)
+    job_files: list[str] | None = None  # --job-file J (repeatable): what job_file = does
 
 
 def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, object]:
@@ -266,7 +267,8 @@ def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, obj
              "path": spec.path, "device": spec.device}
     data.update({key: value for key, value in given.items() if value})
     options = dict(spec.options)
-    for key in ("direct_io", "fstrim", "throttle", "image", "fresh_copy_of", "age", "scale"):
+    for key in ("direct_io", "fstrim", "precondition", "throttle", "image", "fresh_copy_of",
+                "age", "scale"):
         if key in options:
             value = options.pop(key)
             data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(

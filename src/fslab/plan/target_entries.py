@@ -34,6 +34,9 @@ class TargetEntry(BaseModel):
     age: dict[str, object] | None = None  # age this target once, then start from that image
     direct_io: bool | None = None  # loop device direct I/O
     fstrim: bool | None = None  # fstrim before each run (the aging study's protocol)
+    # an SSD's state before the first measurement: "none", "fill" or "trim"
+    # (targets/precondition.py)
+    precondition: str | None = None
     throttle: dict[str, object] | None = None  # slow-device emulation (cgroup v1 blkio)
     scale: float | list[float] | None = None  # the simulator (fs = "null"): true ratio
     # The simulator's known option effects: {"noatime": 1.25, "-I 128": 0.85,
@@ -149,6 +152,8 @@ def target_spec(entry: TargetEntry, default_image_size: int,
         extra["direct_io"] = entry.direct_io
     if entry.fstrim:
         extra["fstrim"] = True
+    if entry.precondition is not None:
+        extra["precondition"] = entry.precondition
     if entry.throttle is not None:
         extra["throttle"] = entry.throttle
     if entry.scale is not None:

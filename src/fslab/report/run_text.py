@@ -56,6 +56,17 @@ def _plain(text: str) -> Text:
     return Text(text)
 
 
+def whole_lines(runs: pd.DataFrame) -> list[str]:
+    """The fio jobs measured whole, not in interleaved slices, with why: their runs met
+    whatever moment of the disk they ran in (one line per reason)."""
+    if "measured_whole" not in runs:
+        return []
+    whole = runs[runs["measured_whole"].fillna("").astype(str) != ""]
+    by_reason = whole.groupby("measured_whole", sort=True)["workload"].unique()
+    return [f"{', '.join(sorted(map(str, names)))}: measured whole, not in interleaved "
+            f"slices ({why})" for why, names in by_reason.items()]
+
+
 def results_text(view: ResultsView, decided: bool = True) -> list[RenderableType]:
     """The summary tables, the drift note, mirrors' read splits, the machine time, (with
     `decided`) the campaign's decided line, and what a busy machine did to its runs."""
@@ -66,6 +77,7 @@ def results_text(view: ResultsView, decided: bool = True) -> list[RenderableType
     out += [_plain(line) for line in member_lines(view.member_split)]
     if view.machine_line is not None:
         out.append(_plain(view.machine_line))
+    out += [_plain(line) for line in whole_lines(view.runs)]
     if decided:
         out += decided_text(view.analysis)
     runs = view.runs

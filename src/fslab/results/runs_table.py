@@ -3,7 +3,8 @@
 Its columns: who ran what (run_id, iteration, target, fs, workload, and one column per
 factor of a sweep), how it went (status; failure, the kind of a failure; reason, for
 people; tool_said, a refusing tool's own words), whether caches were dropped before it,
-the scale, what the witness saw (fslab/host/witness.py), fio's steadiness, and its time:
+the scale, what the witness saw (fslab/host/witness.py), fio's steadiness, why a fio job
+was measured whole rather than in interleaved slices (measured_whole), and its time:
 machine_s (the seconds it had the machine: its steps added up), measured_s (of them,
 measuring) and wall_s (from its start to its record; a sliced run's spans the other
 targets' slices).
@@ -21,7 +22,7 @@ KEYS = ("run_id", "iteration", "target", "fs", "workload", "status", "failure", 
         "tool_said", "caches_dropped", "scale")
 SEEN = ("others_cpu_pct", "steal_pct", "psi_memory_pct", "other_io_bytes_s")
 LATER = ("disturbed", *SEEN, "disturbed_by", "outcome", "steady", "unsteady_because",
-         "machine_s", "measured_s", "wall_s")
+         "measured_whole", "machine_s", "measured_s", "wall_s")
 
 
 def runs_table(found: Iterable[RunRecord], index: Path) -> Any:
@@ -36,6 +37,7 @@ def runs_table(found: Iterable[RunRecord], index: Path) -> Any:
              "disturbed_by": "; ".join(record.witness.reasons),
              "outcome": record.workload_metadata.outcome,
              "steady": record.steady, "unsteady_because": record.unsteady_because,
+             "measured_whole": record.workload_metadata.whole_because,
              "machine_s": record.machine_s, "measured_s": record.measured_s,
              "wall_s": max(0.0, record.finished - record.started),
              **record.levels}
@@ -51,6 +53,6 @@ def runs_table(found: Iterable[RunRecord], index: Path) -> Any:
         return table.assign(
             failure=[str(kind or "") for kind, _ in kinds],
             tool_said=[said for _, said in kinds], caches_dropped=False, scale="",
-            outcome="", steady=None, unsteady_because="", machine_s=0.0,
+            outcome="", steady=None, unsteady_because="", measured_whole="", machine_s=0.0,
             measured_s=0.0, wall_s=0.0)[keys]
     return pd.DataFrame(rows, columns=keys)

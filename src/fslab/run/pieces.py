@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from fslab.core.run_parts import Busy, Witness
+from fslab.core.run_parts import MEASURED_WHOLE, Busy, Witness
 from fslab.host import diskstats
 from fslab.host.witness import Watcher, judge
 from fslab.plan.order import RunSpec
@@ -24,7 +24,6 @@ from fslab.workloads.base import RunOutput
 from fslab.workloads.cpu_use import HostCpu, keep_host_cpu
 from fslab.workloads.fio import FioWorkload, prepare
 from fslab.workloads.fio import slices as fio_slices
-from fslab.workloads.fio.jobfile import seconds
 
 # A slice measures at least this long, and each fio start carries at least a second of the
 # job (its share of the ramp and of the measuring): fio's own start and stop cost about a
@@ -45,9 +44,10 @@ COLD_RAMP_MS = 500
 
 def way_for(steps: Steps, run: RunSpec, campaign: Campaign, hosts: bool,
             watcher: Watcher) -> Way:
-    """How the group `run` heads is measured: in slices, or each run in one piece."""
-    if whole_because(run, campaign, hosts) is not None:
-        return InOnePiece(steps)
+    """How the group `run` heads is measured: in slices, or each run in one piece (and
+    why, said in its record)."""
+    if (why := whole_because(run, campaign, hosts)) is not None:
+        return InOnePiece(steps, why)
     assert isinstance(run.workload, FioWorkload)
     return InSlices.of(run.workload, campaign.rounds, watcher)
 
@@ -55,23 +55,46 @@ def way_for(steps: Steps, run: RunSpec, campaign: Campaign, hosts: bool,
 def rounds_for(workload: FioWorkload, rounds: int) -> int:
     """How many rounds a job is measured in: the campaign's, fewer where its runtime
     would make slices shorter than MIN_SLICE_MS or a fio start carry less than
-    MIN_START_MS of ramp and runtime (never more time than the job asks)."""
-    runtime_ms = int(1000 * workload.runtime)
-    per_start = (runtime_ms + int(1000 * _ramp_s(workload))) // MIN_START_MS
-    return max(1, min(rounds, runtime_ms // MIN_SLICE_MS, per_start))
+    MIN_START_MS of ramp and runtime (never more time than the job asks). A job of
+    several sections (stonewalled or not): its shortest section decides the slices, all
+    of them together a fio start."""
+    times = fio_slices.section_times(workload)
+    shortest_ms = int(1000 * min(runtime for runtime, _ in times))
+    per_start = int(1000 * sum(runtime + ramp for runtime, ramp in times)) // MIN_START_MS
+    return max(1, min(rounds, shortest_ms // MIN_SLICE_MS, per_start))
 
 
-def _ramp_s(workload: FioWorkload) -> float:
-    return seconds({**workload.global_options, **workload.options}.get("ramp_time", 0))
+Shares = tuple[tuple[int, int], ...]  # each job section's (ms measured, ms of ramp)
 
 
-def slice_lengths(workload: FioWorkload, rounds: int) -> tuple[int, int]:
-    """(slice ms, the first slice's ramp ms): the job's runtime split over the rounds; its
-    ramp where it starts cold, in its first slice (its share of the job's ramp, at least
-    COLD_RAMP_MS, at most the whole ramp)."""
-    ramp_ms = int(1000 * _ramp_s(workload))
-    return (int(1000 * workload.runtime / rounds),
-            min(ramp_ms, max(ramp_ms // rounds, COLD_RAMP_MS)))
+def slice_shares(workload: FioWorkload, rounds: int) -> tuple[Shares, Shares]:
+    """(a run's first slice, its later ones): each job section's runtime split over the
+    rounds; its ramp where it starts cold, in the first slice (its share of the section's
+    ramp, at least COLD_RAMP_MS, at most the whole ramp), none in the later ones."""
+    times = fio_slices.section_times(workload)
+    measured = [int(1000 * runtime / rounds) for runtime, _ in times]
+    ramps = [min(int(1000 * ramp), max(int(1000 * ramp) // rounds, COLD_RAMP_MS))
+             for _, ramp in times]
+    return (tuple(zip(measured, ramps, strict=True)),
+            tuple((ms, 0) for ms in measured))
+
+
+def measured_how(run: RunSpec, campaign: Campaign) -> str:
+    """How a workload's runs are measured, in words for the plan: in how many interleaved
+    slices, or whole and why."""
+    if (why := whole_because(run, campaign, bool(campaign.hosts))) is not None:
+        return f"measured whole, not in interleaved slices: {why}"
+    assert isinstance(run.workload, FioWorkload)
+    rounds = rounds_for(run.workload, campaign.rounds)
+    first, later = slice_shares(run.workload, rounds)
+    each = "+".join(f"{ms / 1000:g}" for ms, _ in later)
+    ramp = sum(r for _, r in first) / 1000
+    own = "; its times are the job file's own" if run.workload.raw_job_text else ""
+    return (f"in {rounds} interleaved slices of {each} s"
+            + (f" ({len(later)} job sections in each, as fio runs them)"
+               if len(later) > 1 else "")
+            + ", laid out once; "
+            + (f"the first slice ramps {ramp:g} s" if ramp else "no ramp") + own)
 
 
 @dataclass(frozen=True)
@@ -79,6 +102,7 @@ class InOnePiece:
     """Each run measured whole: one round, its one slice the workload's own run."""
 
     steps: Steps
+    why: str  # why not in slices (rounds.whole_because), kept in the run's record
     rounds: int = 1
 
     def prepare(self, part: Participant) -> None:
@@ -89,6 +113,8 @@ class InOnePiece:
 
     def output(self, part: Participant) -> RunOutput:
         assert part.output is not None
+        if isinstance(part.run.workload, FioWorkload):  # others have no slices to lose
+            part.output.metadata.setdefault(MEASURED_WHOLE, {"why": self.why})
         return part.output
 
 
@@ -98,14 +124,14 @@ class InSlices:
 
     workload: FioWorkload
     rounds: int
-    slice_ms: int
-    ramp_ms: int  # a participant's first slice's; its later slices ramp none
+    first: Shares  # a participant's first slice, which ramps
+    later: Shares  # its later slices, which ramp none
     watcher: Watcher
 
     @classmethod
     def of(cls, workload: FioWorkload, rounds: int, watcher: Watcher) -> InSlices:
         rounds = rounds_for(workload, rounds)
-        return cls(workload, rounds, *slice_lengths(workload, rounds), watcher)
+        return cls(workload, rounds, *slice_shares(workload, rounds), watcher)
 
     def prepare(self, part: Participant) -> None:
         assert part.where is not None and isinstance(part.run.workload, FioWorkload)
@@ -113,10 +139,10 @@ class InSlices:
 
     def measure(self, part: Participant, number: int, position: int) -> None:
         assert part.where is not None and isinstance(part.run.workload, FioWorkload)
-        ramp_ms = 0 if part.slices else self.ramp_ms  # warm after its first slice
+        shares = self.later if part.slices else self.first  # warm after its first slice
         with observed(self.watcher, part.description) as seen:
             done = fio_slices.run_slice(part.run.workload, part.where, part.run_dir,
-                                        number, self.slice_ms, ramp_ms)
+                                        number, list(shares))
         part.slices.append({"round": number, "position": position,
                             "seconds": round(done.seconds, 3), "exit_code": done.returncode})
         part.witnesses.append(seen.witness)
@@ -126,8 +152,7 @@ class InSlices:
             part.wall += done.seconds
         if done.returncode != 0:
             part.failed = RunOutput(
-                status="failed", reason=fio_slices.failure_line(done.stderr, number,
-                                                                done.returncode),
+                status="failed", reason=fio_slices.failure_line(done, number),
                 failure=fio_slices.slice_failure(done, part.run_dir, number))
 
     def output(self, part: Participant) -> RunOutput:
@@ -140,7 +165,9 @@ class InSlices:
             use = HostCpu(pct=100.0 * part.cpu_seconds / part.wall, seconds=part.cpu_seconds)
             output.metadata["host_cpu"] = keep_host_cpu(use, part.run_dir)
         output.metadata["slices"] = {
-            "rounds": self.rounds, "slice_ms": self.slice_ms, "ramp_ms": self.ramp_ms,
+            "rounds": self.rounds, "slice_ms": sum(ms for ms, _ in self.later),
+            "ramp_ms": sum(ramp for _, ramp in self.first),
+            "sections_ms": [ms for ms, _ in self.later],
             "ramp": "in its first slice, where it starts cold; none in the later ones",
             "runs": part.slices,
             "why": "measured in rounds interleaved with the other targets (rounds.py)"}

@@ -10,6 +10,7 @@ from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.lab import Session
+from fslab.targets import precondition
 from fslab.targets.base import (
     AGE_LEVEL,
     NEEDS_ROOT,
@@ -44,7 +45,7 @@ class LoopFsTarget(BaseTarget):
     kind: ClassVar[str] = "loopfs"
     capabilities: ClassVar[frozenset[str]] = frozenset({NEEDS_ROOT})
     allowed_options: ClassVar[frozenset[str]] = DEVICE_OPTIONS | {"image", "fresh_copy_of",
-                                                                  "age"}
+                                                                  "age", precondition.OPTION}
 
     def __init__(self, spec: TargetSpec, *, confirmed_devices: frozenset[str] = frozenset(),
                  force_device: bool = False, **_: Any) -> None:
@@ -53,6 +54,7 @@ class LoopFsTarget(BaseTarget):
         self.confirmed_devices = confirmed_devices
         self.force_device = force_device
         self.throttle = parse_throttle(spec.options.get("throttle"), spec.name)
+        self.precondition = precondition.wanted(spec.options, spec.name)
 
     @property
     def tools(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -65,6 +67,7 @@ class LoopFsTarget(BaseTarget):
 
     def mkfs_command(self, device: str) -> list[str]:
         return [self.profile.mkfs, *self.profile.default_mkfs_options,
+                *precondition.mkfs_keeps(self.precondition, self.profile.mkfs_nodiscard),
                 *self.spec.mkfs_options, device]
 
     def added_mount_options(self) -> list[str]:
@@ -119,11 +122,13 @@ class LoopFsTarget(BaseTarget):
             **added_description(self.added_mount_options()),
             "loop_direct_io": loop_direct_io(self.spec.options),
             "throttle": self.throttle or None,
+            precondition.OPTION: self.precondition,
         })
 
     def provision(self, session: Session) -> Mounted:
         mounted = Mounted(path=None, description=self.describe())
         aged = self.spec.options.get("image")
+        image: Path | None = None
         try:
             if self.spec.device:
                 device = self.spec.device
@@ -133,6 +138,9 @@ class LoopFsTarget(BaseTarget):
                          else make_image(session, mounted, self.spec.name, self.spec.size))
                 device = attach_loop(session, mounted, image,
                                      loop_direct_io(self.spec.options))
+            state = precondition.apply(session, device, self.precondition, image) \
+                if not aged else {"how": "none", "why": "an aged image keeps its state"}
+            mounted.description = mounted.description.with_(precondition=state)
             if aged:
                 if self.profile.aged_fixup:
                     system.run([*self.profile.aged_fixup, device], check=False)

@@ -49,6 +49,7 @@ class FsProfile:
     metadata_dump: tuple[str, ...] = ()  # <dump> DEVICE FILE
     metadata_restore: tuple[str, ...] = ()  # <restore> FILE IMAGE
     free_space: str = ""  # the probes.freespace probe that reads it ('' none)
+    mkfs_nodiscard: tuple[str, ...] = ()  # mkfs without its discard (precondition = "fill")
 
     @property
     def kernel_name(self) -> str:
@@ -83,7 +84,8 @@ _NO_LAZY = ("-E", "lazy_itable_init=0,lazy_journal_init=0")
 def _ext(fs: str, description: str, options: tuple[str, ...], min_size: int) -> FsProfile:
     return FsProfile(fs, description, f"mkfs.{fs}", options, min_size, "e2fsprogs",
                      read_only="ro,noload", metadata_dump=("e2image", "-Q"),
-                     metadata_restore=("e2image", "-r"), free_space="e2freefrag")
+                     metadata_restore=("e2image", "-r"), free_space="e2freefrag",
+                     mkfs_nodiscard=("-E", "nodiscard"))
 
 
 BUILT_IN = (
@@ -95,13 +97,14 @@ BUILT_IN = (
     FsProfile("xfs", "xfs (kernel) on a loop image", "mkfs.xfs", ("-f", "-q"), 300 * MiB,
               "xfsprogs", aged_mount_options=("nouuid",),  # copies share a UUID
               read_only="ro,norecovery,nouuid", metadata_dump=("xfs_metadump", "-o"),
-              metadata_restore=("xfs_mdrestore",), free_space="xfs_spaceman"),
+              metadata_restore=("xfs_mdrestore",), free_space="xfs_spaceman",
+              mkfs_nodiscard=("-K",)),
     FsProfile("btrfs", "btrfs (kernel) on a loop image", "mkfs.btrfs", ("-f", "-q"),
               114 * MiB, "btrfs-progs", version_flag=("--version",),
               image_mount_options=("nodiscard",),
               aged_fixup=("btrfstune", "-f", "-m"),  # a copy shares the fsid: its own
               metadata_dump=("btrfs-image",), metadata_restore=("btrfs-image", "-r"),
-              free_space="btrfs_free_space_tree"),
+              free_space="btrfs_free_space_tree", mkfs_nodiscard=("-K",)),
 )
 FUSE_BUILT_IN = (
     FsProfile("ntfs", "NTFS via ntfs-3g (FUSE) on an image", "mkntfs", ("-F", "-Q", "-q"),

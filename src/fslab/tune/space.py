@@ -13,21 +13,17 @@ from typing import Any
 
 from fslab.core.cell_keys import level_label
 from fslab.core.errors import UserError
-from fslab.core.metrics import METRIC_UNITS
+from fslab.core.metrics import METRIC_ALIASES, METRIC_UNITS, metric_named
 from fslab.core.units import parse_duration_ns, parse_rate
 from fslab.plan.sweep import Factor, campaign_factors, is_target_factor
 
 Config = tuple[int, ...]  # one level index per factor, in the space's order
-# Words a latency bound may use for fio's completion-latency percentiles and means.
-BOUND_METRICS = {"p50_clat": "clat_p50_ns", "p90_clat": "clat_p90_ns",
-                 "p95_clat": "clat_p95_ns", "p99_clat": "clat_p99_ns",
-                 "p99.9_clat": "clat_p99_9_ns", "mean_clat": "clat_mean_ns",
-                 "mean_lat": "lat_mean_ns"}
 
 
 @dataclass(frozen=True)
 class Bound:
-    """A limit a winner keeps ('p99_clat<=2ms'): metric, direction, value (SI units)."""
+    """A limit a winner keeps: metric, direction, value (SI units); its text names the
+    metric as the tables' columns do ('clat_p99_ns<=2ms', whichever name was typed)."""
 
     text: str
     metric: str
@@ -96,24 +92,26 @@ def space_of(levels: dict[str, list[Any]], objective: str = "", bounds: Sequence
         if len(factor.levels) < 2:
             raise UserError(f"--factor {factor.name}: give two levels or more (the first is "
                             "the reference: what you run today)")
-    if objective and objective not in METRIC_UNITS:
+    if objective and metric_named(objective) is None:
         raise UserError(f"objective {objective!r}: a metric fslab measures, e.g. iops, "
                         "bw_bytes, ops_per_s, clat_p99_ns")
+    objective = metric_named(objective) or "" if objective else ""
     return Space(tuple(factors), objective, tuple(parse_bound(b) for b in bounds),
                  unsafe_allowed)
 
 
 def parse_bound(text: str) -> Bound:
-    """'p99_clat<=2ms' -> Bound; one clear line otherwise."""
-    match = re.fullmatch(r"\s*([A-Za-z0-9_.]+)\s*(<=|>=)\s*(\S+)\s*", text)
+    """'p99_clat<=2ms', 'clat_p99_ns<=2ms' or 'p99 clat<=2ms' -> Bound (metrics.metric_named);
+    one clear line otherwise."""
+    match = re.fullmatch(r"\s*([A-Za-z0-9_. ]+?)\s*(<=|>=)\s*(\S+)\s*", text)
     if not match:
         raise UserError(f"bad --subject-to {text!r}: use METRIC<=VALUE or METRIC>=VALUE, "
                         "e.g. 'p99_clat<=2ms'")
     name, operator, value = match.groups()
-    metric = BOUND_METRICS.get(name, name)
-    if metric not in METRIC_UNITS:
-        raise UserError(f"--subject-to {text!r}: unknown metric {name!r} (e.g. "
-                        f"{', '.join(BOUND_METRICS)}, or a metric name such as clat_p99_ns)")
+    metric = metric_named(name)
+    if metric is None:
+        raise UserError(f"--subject-to {text!r}: unknown metric {name!r} (a metric name "
+                        f"such as clat_p99_ns, or {', '.join(METRIC_ALIASES)})")
     unit = METRIC_UNITS[metric][0]
     if unit == "ns":
         number = float(parse_duration_ns(value))
@@ -124,4 +122,4 @@ def parse_bound(text: str) -> Bound:
             number = float(value)
         except ValueError:
             raise UserError(f"--subject-to {text!r}: {value!r} is not a number") from None
-    return Bound(text.strip(), metric, operator == "<=", number)
+    return Bound(f"{metric}{operator}{value}", metric, operator == "<=", number)

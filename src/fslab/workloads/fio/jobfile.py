@@ -64,6 +64,28 @@ def set_directory(text: str, directory: Path) -> str:
     return "\n".join(["[global]", setting, *lines]) + "\n"
 
 
+def job_sections(text: str) -> list[tuple[str, FioOptions]]:
+    """Every job section with the options fio gives it: the [global] sections above it,
+    then its own (fio reads a [global] for the jobs after it)."""
+    shared: FioOptions = {}
+    found: list[tuple[str, FioOptions]] = []
+    current: FioOptions | None = None
+    for line in text.splitlines():
+        if line.lstrip().startswith((";", "#")):
+            continue
+        if section := _SECTION.match(line):
+            name = section.group(1).strip()
+            current = shared if name == "global" else dict(shared)
+            if name != "global":
+                found.append((name, current))
+            continue
+        match = _OPTION.match(line)
+        if match and current is not None:
+            value = match.group(2)
+            current[match.group(1).lower()] = value if value is not None else True
+    return found
+
+
 def flat_options(text: str) -> FioOptions:
     """Options of a job file, last one winning: enough for runtime and space estimates."""
     found: FioOptions = {}
