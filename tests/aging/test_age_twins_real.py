@@ -26,7 +26,7 @@ SHORT_99 = {"thesis-99": {"ops_per_gib": 8_000, "probes": 3}}
 def campaign(tmp_path, workloads, iterations=2, **extra):
     parsed = CampaignFile.model_validate({
         "name": "twins-real", "iterations": iterations, "runtime": 1, "seed": 11,
-        "image_size": "320M", "file_size": "8M", "ceiling": False,
+        "image_size": "320M", "file_size": "4M", "ceiling": False,
         "sweep": {"age": ["fresh", "thesis-99"]}, "age_levels": SHORT_99,
         "target": [{"fs": "ext4"}, {"fs": "xfs"}], "workload": workloads, **extra})
     return resolve(parsed, Overrides(), tmp_path)
@@ -67,8 +67,12 @@ def test_twins_equal_fullness_and_the_large_file_pair(tmp_path, lab):
             assert aging["used_end"] == pytest.approx(0.99, abs=0.005)  # equal fullness
             fills[fs] = records[f"i00{iteration}-{fs}_age-thesis-99-randread"][
                 "workload_metadata"]["around_run"]["fill"]
-        # room for randread's 4 × 8 MiB and a tenth more: about 11 % of 320 MiB
-        assert abs(fills["ext4"] - fills["xfs"]) <= 0.02 and min(fills.values()) > 0.85
+        # room for randread's 4 × 4 MiB and a tenth more: 6–7 % of what root can write
+        assert abs(fills["ext4"] - fills["xfs"]) <= 0.02 and min(fills.values()) > 0.9
+        assert records[f"i00{iteration}-ext4_age-fresh-randread"]["workload_metadata"][
+            "around_run"]["fill"] < 0.01  # of what root could write fresh: xfs's too
+        assert records[f"i00{iteration}-xfs_age-fresh-randread"]["workload_metadata"][
+            "around_run"]["fill"] < 0.01
     metrics = pd.read_parquet(out / "metrics.parquet")
     large = metrics[metrics["workload"] == "aged_largeread"]
     assert set(large["metric"]) >= {"bw_bytes", "file_layout_score", "extents_per_file"}

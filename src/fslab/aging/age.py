@@ -86,7 +86,8 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     try:
         record = age_mounted(mounted, config, raw, parameters)
         if room and mounted.path is not None:
-            record["released"] = make_room(mounted.path, room, config.seed + 1)
+            record["released"] = make_room(mounted.path, room, config.seed + 1,
+                                           record.get("root_capacity"))
             write_json(raw / AGING_RECORD, record)
         kept = None
         if image != "none":
@@ -124,7 +125,8 @@ def age_mounted(mounted: Mounted, config: AgingConfig, raw: Path,
     log = engine.run()
     probe(log.ops_done)
     record = {"target": mounted.description.to_json(), "config": _jsonable(asdict(config)),
-              **summary(log, config), "file_sizes": file_size_distribution(root),
+              **summary(log, config), "root_capacity": engine.root_capacity,
+              "file_sizes": file_size_distribution(root),
               "last_fragmentation": snapshots[-1],
               **({"parameters": parameters} if parameters else {})}
     write_raw(raw, log, record, snapshots)

@@ -26,7 +26,7 @@ from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
 from fslab.aging.stops import probe_target_reached
 from fslab.host import system
-from fslab.host.space import root_space
+from fslab.host.space import RootSpace, fresh_capacity, root_space
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
@@ -64,6 +64,8 @@ class Engine:
         # the used share past the target between two checks.
         stats = os.statvfs(root) if root.exists() else os.statvfs(root.parent)
         self.capacity = stats.f_blocks * stats.f_frsize
+        # what root could write on the fresh file system: the utilisation's whole
+        self.root_capacity = fresh_capacity(root)
         self._check_bytes = max(1, int(self.capacity * CHECK_SHARE))
         self._written_at_check = 0
 
@@ -251,11 +253,16 @@ class Engine:
                 self.probes.append(found)
             self._next_probe = done + self.probe_every
 
+    def space(self) -> RootSpace | None:
+        """The space root can write now, of what it could write on the fresh file system
+        (host/space.py: ext4's root reserve is root's, what a file system keeps from root
+        too is not)."""
+        return root_space(self.root, self.root_capacity)
+
     def used_share(self) -> float:
-        """The fill of the space root can write (host/space.py: ext4's root reserve is
-        root's, what a file system keeps from root too is not): the share an aging's
-        utilisation is of, the same on every file system."""
-        found = root_space(self.root)
+        """The fill of the space root can write: the share an aging's utilisation is of,
+        the same on every file system."""
+        found = self.space()
         return found.fill if found is not None else 0.0
 
     def _check_space(self, now: float) -> None:

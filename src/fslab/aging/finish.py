@@ -28,7 +28,7 @@ from fslab.aging.fileset import FileSet
 from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
 from fslab.host import system
-from fslab.host.space import root_space, settled_space
+from fslab.host.space import RootSpace, settled_space
 
 FINISH_WITHIN = 0.002  # an aging that finishes full ends within this of its utilisation
 BATCH = 64  # pieces written between two readings of the fill
@@ -42,6 +42,9 @@ class Writer(Protocol):
     root: Path
     log: AgingLog
     files: FileSet
+    root_capacity: int | None
+
+    def space(self) -> RootSpace | None: ...
 
     def add_file(self, index: int, size: int) -> None: ...
 
@@ -57,9 +60,9 @@ def finish_full(engine: Writer) -> None:
     settled = False
     while True:
         system.sync_file_system(engine.root)
-        space = root_space(engine.root)
+        space = engine.space()
         if space is not None and space.fill >= target - FINISH_WITHIN and not settled:
-            space, settled = settled_space(engine.root), True
+            space, settled = settled_space(engine.root, engine.root_capacity), True
         if space is None or space.fill >= target - FINISH_WITHIN:
             break
         settled = False

@@ -43,7 +43,8 @@ def age_place(place: Mounted, level: AgeLevel, capacity: int, seed: int,
     record = age_mounted(place, config, out, parameters(level, config, fstrim))
     short, why = reached(record, config)
     assert place.path is not None
-    released = make_room(place.path, room, seed + 1) if room and not short else {}
+    released = make_room(place.path, room, seed + 1, record.get("root_capacity")) \
+        if room and not short else {}
     from fslab.parsers.aging_kind import AGING
 
     parsed = AGING.parse(DirFiles(out))

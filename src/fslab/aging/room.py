@@ -28,9 +28,11 @@ ROOM_MARGIN = 1.1  # room made for the runs: their files' bytes and a tenth more
 OVERSHOOT = 0.004  # of the capacity: how far past the room a deleted file may go
 
 
-def make_room(mountpoint: Path, need: int, seed: int) -> dict[str, Any]:
+def make_room(mountpoint: Path, need: int, seed: int,
+              capacity: int | None = None) -> dict[str, Any]:
     """Delete random aged files until `need` bytes (and a tenth more) are free to root;
-    what was released ({} when nothing had to be): files, bytes, the fill after.
+    what was released ({} when nothing had to be): files, bytes, the fill after (of
+    `capacity`, what root could write fresh, where known).
 
     A file larger than what is still missing (and OVERSHOOT of the capacity) is passed
     over while smaller ones remain, so the fill the runs begin at lies within OVERSHOOT
@@ -62,7 +64,7 @@ def make_room(mountpoint: Path, need: int, seed: int) -> dict[str, Any]:
         files = kept
         settled = settled_space(mountpoint)  # xfs frees a deleted file's blocks later
         free = settled.free if settled is not None else wanted
-    after = root_space(mountpoint)
+    after = root_space(mountpoint, capacity)
     return {"files": count, "bytes": released,
             "used_after": after.fill if after is not None else None}
 

@@ -173,7 +173,8 @@ class Ager:
         with stopwatch.step(stopwatch.AGE):
             copy_tree(aged.path / AGED_TREE, place.path)
             system.sync_file_system(place.path)
-        found = root_space(place.path)
+        capacity = place.description.details.get("root_capacity")
+        found = root_space(place.path, capacity if isinstance(capacity, int) else None)
         place.description = place.description.with_(aging={
             "level": str(run.target.options.get(AGE_LEVEL, "")),
             "twin_of": partner_name(run.target), "copied_from": str(aged.path / AGED_TREE),

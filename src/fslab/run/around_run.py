@@ -39,8 +39,8 @@ class AroundRun:
     free_space_before: dict[str, object] | None = None
     free_space_after: dict[str, object] | None = None
     fstrim: dict[str, object] | None = None
-    # the fill at the run's start (room made for it): the share of the space root can
-    # write (host/space.py), the same measure on every file system
+    # the fill at the run's start (room made for it): the share of the space root could
+    # write on the fresh file system (host/space.py), the same measure on every one
     fill: float | None = None
 
     def to_json(self) -> dict[str, object]:
@@ -55,7 +55,9 @@ def before_run(place: Mounted, options: Mapping[str, object]) -> AroundRun | Non
     trim = bool(options.get("fstrim"))
     if place.path is None or not (probed or trim):
         return None
-    space = root_space(place.path) if probed else None
+    capacity = place.description.details.get("root_capacity")
+    space = root_space(place.path, capacity if isinstance(capacity, int) else None) \
+        if probed else None
     return AroundRun(free_space_before=free_space(place) if probed else None,
                      fstrim=fstrim(place.path) if trim else None,
                      fill=round(space.fill, 5) if space is not None else None)

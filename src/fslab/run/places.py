@@ -19,8 +19,9 @@ from fslab.core.failures import Failure, provision_failure
 from fslab.core.run_parts import TargetDescription
 from fslab.core.units import format_bytes
 from fslab.host.lab import Session
+from fslab.host.space import fresh_capacity
 from fslab.plan.levels import workdir_name
-from fslab.plan.order import RunSpec
+from fslab.plan.order import TREE_OPTIONS, RunSpec
 from fslab.run.aging_places import Ager, twin_of
 from fslab.run.around_run import AroundRun, after_run, before_run
 from fslab.run.rounds import NotReady
@@ -169,6 +170,10 @@ class Places:
                                           self.targets[name].describe(), failure=failure,
                                           tool_said=said)
             raise self._broken[name].again() from exc
+        if place.path is not None and not any(key in run.target.options for key in TREE_OPTIONS):
+            # a fresh file system: what root can write on it is the whole its fills are of
+            place.description = place.description.with_(
+                root_capacity=fresh_capacity(place.path))
         self.mounted[name] = place
         self.made_for[name] = run.run_id
         if self.ager is not None:
