@@ -42,7 +42,8 @@ def scanned(out, run_id: str) -> dict:
 
 @pytest.mark.privileged
 def test_twins_equal_fullness_and_the_large_file_pair(tmp_path, lab):
-    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup", "e2freefrag", "xfs_spaceman")
+    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup", "e2freefrag", "xfs_spaceman",
+             "chromium")
     out = tmp_path / "out"
     result = api.run(campaign(tmp_path, [
         {"preset": "scan"},
@@ -87,6 +88,15 @@ def test_twins_equal_fullness_and_the_large_file_pair(tmp_path, lab):
     assert lines[0] == HEADING
     assert any(line.startswith("  scan bandwidth, ext4 vs xfs at thesis-99 (against its "
                                "fresh twin): ") for line in lines[:8])
+    latency = pd.read_csv(out / "stats" / "aging_latency.csv")  # ext4 against xfs, per op
+    assert set(latency["comparison"]) == {"file system"} and set(latency["n"]) == {2}
+    assert set(latency["decision"]) <= {"faster", "slower", "equivalent", "unresolved"}
+    from tests.ingest.test_import_report import chromium
+
+    page = api.report(out)
+    html = page.read_text()
+    assert "latency during aging: ext4 against xfs" in html and "twin-thesis-99" in html
+    assert 'data-js-errors="0"' in chromium(page, tmp_path)
 
 
 @pytest.mark.privileged
