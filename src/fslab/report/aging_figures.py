@@ -42,6 +42,7 @@ def aging_answer(data: ReportData, page: Page) -> None:
     for column in ("reference", "levels", "n", "fill_a", "fill_b"):  # an older table's
         if column not in ranking:
             ranking[column] = "" if column in ("reference", "levels") else math.nan
+    ranking["levels"] = ranking["levels"].astype(object).fillna("")
     for (workload, metric), found in ranking.groupby(["workload", "metric"], sort=False):
         page.chart(ratios_chart(str(workload), str(metric), found))
     if not ranking.empty:
@@ -99,7 +100,6 @@ def ratios_chart(workload: str, metric: str, rows: pd.DataFrame) -> dict[str, ob
     """a/b at the reference level and at each aged one, with their intervals: where the
     lines cross 1, the ranking changes."""
     data, seen = [], []
-    rows = rows.assign(levels=rows["levels"].fillna("") if "levels" in rows else "")
     for (a, b, rest), pair in rows.groupby(["a", "b", "levels"], sort=False):
         points: dict[str, tuple[float, float, float]] = {}  # level -> ratio, low, high
         for row in pair.itertuples():  # each aged level after its fresh side (or twin)
