@@ -264,10 +264,15 @@ def test_compare_cli_exit_codes(tmp_path):
         base_metrics.loc[rows, "value"] *= 1 + 0.01 * (i - 1)
     base_metrics.to_parquet(tmp_path / "base" / "metrics.parquet", index=False)
     regressed = fslab_here("compare", str(tmp_path / "base"), str(worse), "-o",
-                          str(tmp_path / "cmp.html"))
+                          str(tmp_path / "cmp.html"), "--within-sitting")
     assert regressed.returncode == 1, regressed.stdout + regressed.stderr
-    assert "regressed" in regressed.stdout
+    assert "regressed" in regressed.stdout and "shift is not counted" in regressed.stdout
     assert (tmp_path / "cmp.html").stat().st_size > 100_000
+    # two sittings with no history: the stated prior (±5 % on 2 df) is counted, and at
+    # four questions' level a 20 % drop is within what it allows (issue 58)
+    judged = fslab_here("compare", str(tmp_path / "base"), str(worse))
+    assert judged.returncode == 0, judged.stdout + judged.stderr
+    assert "the stated prior" in judged.stdout and "0 regressed" in judged.stdout
 
 
 @pytest.mark.privileged

@@ -400,7 +400,9 @@ def test_a_steady_disk_stops_the_confirmation_where_it_would_outrun_the_sittings
                      lab=Lab(tmp_path / "lab"))
     said = "\n".join(lines)
     stopped = re.search(r"the confirmation stopped at (\d+) rounds", said)
-    assert stopped and int(stopped.group(1)) <= 5 and "fslab tune --again" in said
+    # the budget would pay ~38 rounds of its three configurations; the spread read from
+    # the race's 3 rounds (its 90 % upper bound, 2 df) stops it at 7-10 rounds (seeds 2-5)
+    assert stopped and int(stopped.group(1)) <= 12 and "fslab tune --again" in said
     noisy = {(0,): {r: 1000 * math.exp(0.1 * z) for r, z in enumerate([0.3, -1, 2, 0.5], 1)},
              (1,): {r: 1300 * math.exp(0.1 * z) for r, z in enumerate([-0.8, 1, 0, 1.5], 1)}}
     assert sitting_rounds(noisy, 2)[0] > 20  # a noisy disk keeps its rounds

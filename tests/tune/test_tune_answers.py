@@ -67,8 +67,9 @@ def test_a_race_keeps_a_best_with_twice_the_others_spread():
 
 def test_a_level_is_an_alternative_only_when_shown_equivalent():
     """noatime is the challenger's level; lazytime, which the race kept beside it, is
-    named an alternative when it is as good (shown equivalent within ±10 %) and not
-    separated when it is 15 % worse."""
+    named an alternative when it is as good (shown equivalent within ±10 %, on rounds
+    spent for it: tune/twins.py), and neither an alternative nor "not separated" when it
+    is 15 % worse (shown worse: separated)."""
     space = space_of({"mount_options.atime": ["relatime", "noatime", "lazytime"],
                       "mount_options.acl": ["noacl", "acl"]})
     for lazy, alternative in ((1.3, True), (1.3 * 0.85, False)):
@@ -78,11 +79,10 @@ def test_a_level_is_an_alternative_only_when_shown_equivalent():
         (found,) = done.contributions
         assert done.recommended == (1, 0) and found.verdict == "change"
         assert found.alternatives == ((2,) if alternative else ())
-        assert found.not_separated == (() if alternative else (2,))
+        assert found.not_separated == ()
         line = words.option_line(space, found, "change", HIGHER, 0.10)
-        said = "lazytime as good (shown equivalent" if alternative else \
-            "lazytime not separated from it"
-        assert said in line, line
+        assert ("lazytime as good (shown equivalent" in line) == alternative, line
+        assert "not separated" not in line
 
 
 def test_of_two_options_either_of_which_suffices_one_is_recommended():
@@ -103,8 +103,9 @@ def test_of_two_options_either_of_which_suffices_one_is_recommended():
 
 
 def test_the_words_say_how_much_was_shown():
-    """change: 'at least' its interval's worse end; keep: 'up to … not shown'; 'no effect
-    within ±margin' only where the interval lies inside it; in the metric's direction."""
+    """change: 'at least' its interval's worse end; keep split into what was shown (issue
+    61): 'up to … not shown to help', 'no effect within ±margin' only where the interval
+    lies inside it, 'at most …, worse', 'not confirmed'; in the metric's direction."""
     def pair(ratio: float, low: float, high: float, better: str = HIGHER) -> Pair:
         return decide(Pair(a="x", b="y", ratio=ratio, ratio_ci_low=low, ratio_ci_high=high,
                            significant=not low <= 1 <= high, better=better, alpha=0.05),
@@ -115,9 +116,14 @@ def test_the_words_say_how_much_was_shown():
     assert [p.decision for p in (faster, unresolved, same, slower)] == [
         FASTER, UNRESOLVED, EQUIVALENT, SLOWER]
     assert words.shown(faster, HIGHER, 0.10) == "at least 1.04×"
-    assert words.shown(unresolved, HIGHER, 0.10) == "up to 1.12×, not shown"
+    assert words.shown(unresolved, HIGHER, 0.10) == "up to 1.12×, not shown to help"
     assert words.shown(same, HIGHER, 0.10) == "no effect within ±10%"
-    assert words.shown(slower, HIGHER, 0.10) == "at most 0.9×"
+    assert words.shown(slower, HIGHER, 0.10) == "at most 0.9×, worse"
+    reasons = [words.kept_because(p, "keep", 0.10) for p in (unresolved, same, slower)]
+    assert reasons == ["not shown to help", "no effect within ±10%", "worse"]
+    assert words.kept_because(None, "keep", 0.10) == "not confirmed"
+    assert words.kept_because(faster, "keep", 0.10) == "not within the bounds"
+    assert words.kept_because(faster, "change", 0.10) == ""
     latency = pair(0.8, 0.7, 0.9, better="lower")  # 20 % less latency: better
     assert words.shown(latency, "lower", 0.10) == "at least 1.11×"
 

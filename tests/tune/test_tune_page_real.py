@@ -1,6 +1,6 @@
 """tune.html in Chromium: every chart drawn, no script error, and no label cut off at its
 chart's edge (the options themselves: '-J size=16', 'commit=60, -I 128'), the set and
-each option's contribution shown (issue 44)."""
+each option's share beside the whole configuration shown (issues 44, 61)."""
 
 from __future__ import annotations
 
@@ -24,13 +24,15 @@ FACTORS = {"mount_options.atime": ["relatime", "noatime", "lazytime"],
 @pytest.mark.privileged
 def test_the_tune_page_draws_the_set_and_each_option_with_no_label_clipped(tmp_path):
     requires("chromium", root=False)
-    effects = {"noatime": 1.3, "lazytime": 1.28, "-J size=16": 1.25, "-I 128": 0.85}
+    # lazytime without effect: not a near twin of noatime (one would send the race's runs
+    # to the confirmation: tune/twins.py), so the race and its set are drawn
+    effects = {"noatime": 1.3, "-J size=16": 1.25, "-I 128": 0.85}
     out = tmp_path / "tune"
     api.tune(simulator(5, effects), Request(FACTORS, 0.10, max_runs=150), out,
              lab=Lab(tmp_path / "lab"))
     page = out / "tune.html"
     html = page.read_text()
-    assert "contribution" in html and "the set" in html
+    assert "its share" in html and "the whole configuration" in html and "the set" in html
     dom = chromium(page, tmp_path)
     rendered = int(re.search(r'data-charts-rendered="(\d+)"', dom).group(1))
     assert 'data-js-errors="0"' in dom

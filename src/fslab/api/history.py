@@ -87,12 +87,15 @@ def history_query(catalogue: Path | None, sql: str) -> pd.DataFrame:
 
 def history_changes(catalogue: Path | None, by: str | None = None, since: str | None = None,
                     across_machines: bool = False, metrics: list[str] | None = None,
-                    margin: float = DEFAULT_MARGIN) -> list[Series]:
+                    margin: float = DEFAULT_MARGIN, within_sitting: bool = False
+                    ) -> list[Series]:
     """`fslab history changes`: every series with its changes, each decided by the rule
-    of the verdicts (history/series.py)."""
+    of the verdicts, each campaign a sitting whose own shift is counted unless
+    `within_sitting` (history/series.py)."""
     from fslab.history.series import changes
 
-    return changes(catalogue, by, since, across_machines, metrics, margin=margin)
+    return changes(catalogue, by, since, across_machines, metrics, margin=margin,
+                   within_sitting=within_sitting)
 
 
 def history_report(catalogue: Path | None, out: Path, by: str | None = None,

@@ -152,16 +152,21 @@ def _refuse_unlike(sittings: list[Sitting], differences: Callable[[Sitting, Sitt
 
 
 def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | None = None,
-              catalogue: Path | None = None, family: int | None = None) -> PoolWritten:
-    """`fslab pool DIR DIR … --out OUT`: pool the sittings of one campaign (module
-    docstring); `catalogue`: where the host's history is, for two sittings; `family`:
-    the primary questions' Bonferroni family (default: how many there are; 1: each at
-    95 %). Everything is checked before anything is analysed or written."""
+              catalogue: Path | None = None, family: int | None = None,
+              planned: int | None = None) -> PoolWritten:
+    """`fslab pool DIR DIR … --out OUT`: pool the sittings of one campaign, in the order
+    given (the order they sat: each pool of the first k is a look), module docstring;
+    `catalogue`: where the host's history is; `family`: the primary questions'
+    Bonferroni family (default: how many there are; 1: each at 95 %); `planned`: the
+    sittings the error is spent over (default: what OUT/pool.json recorded at the first
+    pooling, else analysis.sittings.looks.PLANNED). Everything is checked before
+    anything is analysed or written."""
     import pandas as pd
 
     from fslab.analysis.sittings.table import sitting_rows
 
     unit = unit_of(by)
+    planned = _planned(out, planned)
     if len(dirs) < 2:
         raise UserError(f"pooling needs two or more sittings of one campaign; got "
                         f"{len(dirs)} ({', '.join(map(str, dirs)) or 'none'}): "
@@ -177,21 +182,24 @@ def pool_dirs(dirs: list[Path], out: Path, by: str = "sitting", margin: float | 
     rows = pd.concat([sitting_rows(s.pairs, s.sitting, s.host) for s in sittings],
                      ignore_index=True)
     spread = None
-    if len(sittings) == 2 and unit == "sitting" and sittings[0].host == sittings[1].host:
+    if unit == "sitting" and len({s.host for s in sittings}) == 1:
         spread = _spread(catalogue, sittings[0].host, {s.sitting for s in sittings})
-    return write_pool(rows, out, unit, margin if margin is not None else
-                      sittings[0].settings.margin, sittings[0].settings.name,
-                      [str(s.path) for s in sittings], spread, family)
+    first = sittings[0].settings
+    return write_pool(rows, out, unit, margin if margin is not None else first.margin,
+                      first.name, [str(s.path) for s in sittings], spread, family,
+                      first.looks[0] if first.looks else first.iterations or None, planned)
 
 
 def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str | None = None,
-                   by: str = "sitting", margin: float | None = None) -> PoolWritten:
+                   by: str = "sitting", margin: float | None = None,
+                   planned: int | None = None) -> PoolWritten:
     """`fslab pool --catalogue C --campaign NAME [--host H]`: every sitting the catalogue
-    holds of the campaign's newest plan (on host H); two sittings of one host borrow τ
-    from its other sittings."""
+    holds of the campaign's newest plan (on host H), in the order they started; the
+    sittings of one host are pooled with its history of other campaigns' sittings."""
     from fslab.history.sittings import campaign_rows
 
     unit = unit_of(by)
+    planned = _planned(out, planned)
     rows, note = campaign_rows(catalogue, campaign, host)
     count = rows["sitting"].nunique() if not rows.empty else 0
     if count < 2:
@@ -201,9 +209,10 @@ def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str |
     _refuse_hosts(unit, list(rows["host"].astype(str)))
     hosts = set(rows["host"].astype(str))
     spread = (_spread(catalogue, hosts.pop(), set(rows["sitting"].astype(str)))
-              if count == 2 and unit == "sitting" and len(hosts) == 1 else None)
+              if unit == "sitting" and len(hosts) == 1 else None)
     done = write_pool(rows, out, unit, DEFAULT_MARGIN if margin is None else margin, campaign,
-                      sorted(set(rows["sitting"].astype(str))), spread)
+                      list(dict.fromkeys(rows["sitting"].astype(str))), spread,
+                      planned=planned)
     if note:
         done.lines.insert(1, note + ".")
     return done
@@ -235,15 +244,18 @@ def _spread(catalogue: Path | None, host: str, pooled: set[str]) -> SittingSprea
 
 
 def write_pool(rows: pd.DataFrame, out: Path, by: By, margin: float, campaign: str,
-               sources: list[str], spread: SittingSpread | None, family: int | None = None
+               sources: list[str], spread: SittingSpread | None, family: int | None = None,
+               next_iterations: int | None = None, planned: int | None = None
                ) -> PoolWritten:
-    """Pool `rows` and write OUT's files (module docstring)."""
+    """Pool `rows` and write OUT's files (module docstring); `planned`: _planned's."""
     from fslab.analysis.sittings.question import table_of
     from fslab.analysis.sittings.table import pooled_table
     from fslab.analysis.sittings.words import pooled_lines
     from fslab.results.store import write_atomic
 
-    questions, forest = pooled_table(rows, by, margin, spread, family)
+    planned = _planned(out, planned)
+    questions, forest = pooled_table(rows, by, margin, spread, family, next_iterations,
+                                     planned)
     lines = pooled_lines(questions, campaign)
     stats = Path(out) / "stats"
     stats.mkdir(parents=True, exist_ok=True)
@@ -251,8 +263,25 @@ def write_pool(rows: pd.DataFrame, out: Path, by: By, margin: float, campaign: s
     write_atomic(stats / FOREST, forest.to_csv(index=False))
     write_atomic(stats / VERDICTS, "\n".join(lines) + "\n")
     write_atomic(Path(out) / POOL_FILE, json.dumps(
-        {"campaign": campaign, "by": by, "margin": margin, "sittings": sources}, indent=1))
+        {"campaign": campaign, "by": by, "margin": margin, "sittings": sources,
+         "planned": planned}, indent=1))
     return PoolWritten(Path(out), questions, forest, lines)
+
+
+def _planned(out: Path, planned: int | None) -> int:
+    """The sittings the error is spent over: `planned`, else what OUT's first pooling
+    recorded (the plan is fixed at the start), else looks.PLANNED; refused below 2."""
+    if planned is None:
+        recorded = Path(out) / POOL_FILE
+        if recorded.exists():
+            planned = json.loads(recorded.read_text()).get("planned")
+    if planned is None:
+        from fslab.analysis.sittings.looks import PLANNED
+
+        return PLANNED
+    if int(planned) < 2:
+        raise UserError(f"--planned {planned}: plan two or more sittings")
+    return int(planned)
 
 
 def is_pool_only(path: Path) -> bool:

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.analysis.across.compare import CampaignComparison
+    from fslab.core.environment_record import SittingSpread
     from fslab.report.run_text import ResultsView
 
 
@@ -88,16 +89,20 @@ def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Any:
 
 
 def compare(base: Path, new: Path, margin: float | None = None,
-            output: Path | None = None) -> CampaignComparison:
+            output: Path | None = None, catalogue: Path | None = None,
+            within_sitting: bool = False) -> CampaignComparison:
     """Match the cells of two results directories (campaigns, imports or aging runs) and
     decide each question as the verdicts do: improved, regressed, the same within
-    `margin` (default: the base campaign's, else ±10 %), or unresolved
-    (analysis/across/compare.py); optionally write the comparison as HTML. (The result
-    unpacks as `cells, differences` too.)"""
+    `margin` (default: the base campaign's, else ±10 %), or unresolved — counting how far
+    a target moves between two sittings (the host's history in `catalogue`, else the
+    stated prior; `within_sitting`: the iterations alone), analysis/across/compare.py;
+    optionally write the comparison as HTML. (The result unpacks as `cells,
+    differences` too.)"""
     from fslab.analysis.across.compare import (
         CampaignComparison,
         compare_cells,
         setting_differences,
+        spread_words,
     )
     from fslab.analysis.pairs.questions import declared_primaries
 
@@ -105,20 +110,42 @@ def compare(base: Path, new: Path, margin: float | None = None,
     base_settings, new_settings = base_dir.campaign_settings(), new_dir.campaign_settings()
     if margin is None:
         margin = base_settings.margin
+    hosts = [_host(d) for d in (base_dir, new_dir)]
+    spread = None if within_sitting else _level_spread(catalogue, hosts[0], (base, new))
     declared = {**declared_primaries(_records(new_dir)), **declared_primaries(_records(base_dir))}
     cells = compare_cells(base_dir.load_metrics(), new_dir.load_metrics(), margin, declared,
-                          base_settings.primary)
+                          base_settings.primary, spread=spread)
     comparison = CampaignComparison(
         Path(base), Path(new), cells,
         setting_differences(base_dir.environment(), new_dir.environment(),
                             base_settings, new_settings),
-        margin)
+        margin, spread_words(spread, hosts[0], hosts[0] != hosts[1]))
     if output is not None:
         from fslab.report.compare_html import build_compare_report
         from fslab.results.store import write_atomic
 
         write_atomic(Path(output), build_compare_report(comparison))
     return comparison
+
+
+def _host(results: ResultsDir) -> str:
+    """The host a results directory sat on."""
+    environment = results.environment()
+    return (environment.sitting.host if environment.sitting else "") or environment.host
+
+
+def _level_spread(catalogue: Path | None, host: str, sittings: tuple[Path, Path]
+                  ) -> SittingSpread:
+    """How far a level moves between two sittings on `host`: its history in the
+    catalogue (the two compared left out), else the stated prior."""
+    from fslab.analysis.sittings.repeat import PRIOR
+
+    if catalogue is None or not Path(catalogue).exists():
+        return PRIOR
+    from fslab.history.identity import campaign_id
+    from fslab.history.sittings import level_spread
+
+    return level_spread(catalogue, host, {campaign_id(Path(s)) for s in sittings})
 
 
 def _records(results: ResultsDir) -> list[Any]:

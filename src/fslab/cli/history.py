@@ -88,15 +88,19 @@ def changes(
     across_machines: AcrossOption = False, metric: MetricOption = None,
     margin: MarginOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="One object per change.")] = False,
+    within_sitting: Annotated[bool, typer.Option(
+        "--within-sitting", help="Judge on the campaigns' iterations alone (a sitting's "
+                                 "own shift not counted).")] = False,
 ) -> None:
     """Changes across campaigns, each decided as the verdicts decide (regressed, improved,
-    the same within the margin, or unresolved); exit 1 on a decided regression (for CI
-    gates)."""
+    the same within the margin, or unresolved); each campaign is a sitting, so a change
+    counts only past how far a sitting moves on its machine (its history, else a stated
+    prior); exit 1 on a decided regression (for CI gates)."""
     from fslab import api
     from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
     series = api.history_changes(catalogue, by, since, across_machines, metric,
-                                 parse_margin(margin or DEFAULT_MARGIN))
+                                 parse_margin(margin or DEFAULT_MARGIN), within_sitting)
     found = [change for s in series for change in s.changes]
     if as_json:
         found.sort(key=lambda c: (not c.regression, c.p_value))

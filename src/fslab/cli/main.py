@@ -11,6 +11,7 @@ import typer
 from fslab.cli import run as _run  # noqa: F401  (registers `fslab run` first, as help lists it)
 from fslab.cli import tune as _tune  # noqa: F401  (then `fslab tune`)
 from fslab.cli.app import (
+    CatalogueOption,
     LabOption,
     app,
     console,
@@ -18,7 +19,7 @@ from fslab.cli.app import (
     exit_interrupted,
     show,
 )
-from fslab.core.errors import ExitCode, ToolError, UserError
+from fslab.core.errors import ExitCode, Shortage, ToolError, UserError
 
 
 @app.command()
@@ -106,10 +107,16 @@ def compare(
         "--json", help="Print one JSON object per cell instead of the table.")] = False,
     output: Annotated[Path | None, typer.Option(
         "-o", "--output", help="Also write the comparison as an HTML report.")] = None,
+    catalogue: CatalogueOption = None,
+    within_sitting: Annotated[bool, typer.Option(
+        "--within-sitting", help="Judge on the iterations alone, as if BASE and NEW were "
+                                 "one sitting (a sitting's own shift not counted).")] = False,
 ) -> None:
     """Compare two results directories as the verdicts decide: each workload's primary
     metric is a question (improved, regressed, the same within the margin, or not
-    resolved), the error rate held across them; exit 1 on a decided regression (for CI)."""
+    resolved), the error rate held across them; before and after are two sittings, so a
+    change counts as a regression only past what a repeat sitting shows (the host's
+    history with --catalogue, else a stated prior); exit 1 on a decided regression."""
     import json
 
     from fslab import api
@@ -118,7 +125,7 @@ def compare(
     if threshold is not None and margin is None:
         margin = f"{threshold}%"
     comparison = api.compare(base, new, None if margin is None else parse_margin(margin),
-                             output)
+                             output, catalogue, within_sitting)
     if comparison.cells.empty:
         raise UserError(f"{base} and {new} share no cells to compare")
     if as_json:
@@ -202,6 +209,9 @@ def serve(
 
     if not 0 < port < 65536:
         raise UserError(f"bad port {port}")
+    if exposed := api.serve_exposure(bind, port):
+        err_console.print(f"fslab: warning: {exposed}", markup=False, highlight=False,
+                          soft_wrap=True)
     console.print(f"fio server listening on {bind}:{port} (Ctrl-C to stop)")
     if api.serve(bind, port):
         console.print("fio server stopped")
@@ -228,6 +238,9 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
+        err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(ExitCode.USER_ERROR)
+    except Shortage as exc:  # the machine cannot go on: the campaign stopped
         err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(ExitCode.USER_ERROR)
     except ToolError as exc:  # outside a run (a run records it as its reason)

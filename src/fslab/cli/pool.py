@@ -28,12 +28,17 @@ def pool(
     margin: Annotated[str | None, typer.Option(
         "--margin", help="Within this the targets are the same (default: the "
                          "campaign's, else 10%).")] = None,
+    planned: Annotated[int | None, typer.Option(
+        "--planned", help="The sittings the error rate is spent over, fixed at the first "
+                          "pooling into OUT (default 6): deciding again after each keeps "
+                          "it.")] = None,
 ) -> None:
     """Pool sittings of one campaign (each results directory is one: fresh file systems,
     one machine, one stretch of time): per question the mean ratio with its interval, the
-    spread between sittings (τ, I²) and where the next sitting should fall, each decided
-    by the verdicts' rule. Writes OUT/stats/pooled.csv and pooled_verdicts.txt;
-    `fslab report OUT` draws them."""
+    spread between sittings (from the host's history in --catalogue, else a stated prior,
+    with the sittings' own) and where the next sitting should fall, each decided by the
+    verdicts' rule over the sittings in the order given. Writes OUT/stats/pooled.csv and
+    pooled_verdicts.txt; `fslab report OUT` draws them."""
     from fslab import api
     from fslab.core.units import parse_margin
 
@@ -43,10 +48,10 @@ def pool(
     if campaign:
         if dirs:
             raise UserError("give results directories or --campaign, not both")
-        done = api.pool_catalogue(catalogue, campaign, out, host, by, fraction)
+        done = api.pool_catalogue(catalogue, campaign, out, host, by, fraction, planned)
     else:
         if host:
             raise UserError("--host picks sittings from the catalogue: use it with --campaign")
-        done = api.pool_dirs(list(dirs or []), out, by, fraction, catalogue)
+        done = api.pool_dirs(list(dirs or []), out, by, fraction, catalogue, None, planned)
     console.print("\n".join(done.lines), markup=False, highlight=False, soft_wrap=True)
     console.print(f"Wrote {out / 'stats' / 'pooled.csv'}", markup=False, highlight=False)

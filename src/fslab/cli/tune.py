@@ -62,11 +62,15 @@ def tune(
     no_ceiling: Annotated[bool, typer.Option(
         "--no-ceiling", help="Do not measure the raw device under the images.")] = False,
     again: Annotated[Path | None, typer.Option(
-        "--again", metavar="DIR", help="Confirm DIR's recommendation and its ablation in "
-        "a new sitting and pool each option's contribution over every sitting.")] = None,
+        "--again", metavar="DIR", help="Measure DIR's recommendation in a new sitting "
+        "against itself without each change and against the reference, and say what "
+        "holds next time, decided on the sittings after the one that chose.")] = None,
     catalogue: Annotated[Path | None, typer.Option(
-        "--catalogue", help="With --again: the catalogue whose earlier sittings of this "
-        "host give the spread two sittings borrow for their next interval.")] = None,
+        "--catalogue", help="A catalogue holding this host's history of option effects "
+        "(what earlier tunes measured in two or more sittings): with it `change` is "
+        "printed only where the next sitting's interval shows the gain, a --subject-to "
+        "bound is for the next sitting, and this sitting's option contrasts are recorded "
+        "there.")] = None,
     lab: LabOption = None,
 ) -> None:
     """Find the few options that matter for a workload and their best setting within a
@@ -94,9 +98,6 @@ def tune(
             console.print(line, markup=False, highlight=False, soft_wrap=True)
         console.print(f"Wrote {again / 'stats' / 'tune_options.csv'}", highlight=False)
         return
-    if catalogue is not None:
-        raise UserError("--catalogue goes with --again DIR (the host's spread for two "
-                        "sittings)")
     if resume:
         if out is None:
             raise UserError("--resume needs --out DIR: the tune to continue")
@@ -123,7 +124,7 @@ def tune(
         with (api.RichProgress(shown) if shown.is_terminal
               else api.LineProgress(sys.stderr)) as progress:
             lines = api.tune(campaign, request, where, lab=api.make_lab(lab),
-                             progress=progress, resume=resume)
+                             progress=progress, resume=resume, catalogue=catalogue)
     except KeyboardInterrupt:
         exit_interrupted("fslab: interrupted; what fslab made was released (what it could "
                          "not, named above). "

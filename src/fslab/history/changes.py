@@ -23,6 +23,14 @@ Method (stated in METHOD, printed with the results):
   the segments' weighted log means on either side: Hartung–Knapp's standard error at
   campaigns − 2 degrees of freedom where there are three campaigns or more (their spread
   beyond their iterations counts), else the iterations' own at their degrees of freedom.
+- Each campaign is a sitting (issue 58): a point moves by its sitting's own effect, which
+  two campaigns' iterations cannot show. What is known of it before (`Points.prior`: how
+  far a level moves between sittings on this machine, from the catalogue's sittings of
+  its campaigns, else the stated prior; history/sittings.level_spread) is pooled with the
+  series' own moment estimate as a scaled inverse-χ² update, (ν₀ τ₀² + d τ̂²)/(ν₀ + d) on
+  ν₀ + d degrees of freedom (d = campaigns − 2 around a split, − 1 without one), so two
+  campaigns are judged against a repeat sitting's spread, never against their iterations
+  alone; the null series are simulated with the same between variance.
 """
 
 from __future__ import annotations
@@ -33,10 +41,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special  # scipy.stats and statsmodels: 0.5 s and 1.1 s to import
 
+from fslab.analysis.sittings.repeat import satterthwaite
+
 METHOD = ("change points: ruptures binary segmentation (L2) on campaign log means; each "
           "split tested by the t of its segments' log means (iterations pooled within "
-          "campaigns, between-campaign variance estimated), p from series simulated "
-          "without a change; series' first changes adjusted by Benjamini–Hochberg")
+          "campaigns, the between-campaign variance of a sitting known before — the "
+          "machine's history, else a stated prior — pooled with the series' own estimate), "
+          "p from series simulated without a change; series' first changes adjusted by "
+          "Benjamini–Hochberg")
 ALPHA = 0.05
 MIN_SIMULATIONS = 1999
 # Sequential Monte Carlo (split_p): stop at this many exceedances (Besag & Clifford's h),
@@ -73,6 +85,8 @@ class Points:
     counts: np.ndarray  # iterations per point
     within_ss: float  # sum of squared deviations from each point's mean
     within_df: int
+    prior: float = 0.0  # a point's between-sitting variance known before (log scale)
+    prior_df: float = 0.0  # its degrees of freedom (0: none)
 
     @classmethod
     def of(cls, groups: list[np.ndarray]) -> Points:
@@ -84,7 +98,7 @@ class Points:
     def part(self, start: int, end: int) -> Points:
         """The points in [start, end), with the series' own within-campaign variance."""
         return Points(self.means[start:end], self.counts[start:end], self.within_ss,
-                      self.within_df)
+                      self.within_df, self.prior, self.prior_df)
 
     @property
     def within_var(self) -> float:
@@ -115,10 +129,13 @@ def best_splits(means: np.ndarray) -> np.ndarray:
 
 
 def split_t(means: np.ndarray, counts: np.ndarray, within_var: np.ndarray | float,
-            split: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            split: np.ndarray, prior: tuple[float, float] = (0.0, 0.0)
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per row: (|t|, difference right - left, its standard error, between variance) of
     the split. Segment means are weighted by 1 / (within / n + between), the between
-    variance a moment estimate around the two segments; with three points or more the
+    variance a moment estimate around the two segments pooled with `prior` (a point's
+    between-sitting variance known before, on its df: module docstring); with three
+    points or more the
     standard error is Hartung–Knapp's (scaled by the weighted residual spread, never
     below the model's), so a between variance estimated too small does not make the
     interval too narrow."""
@@ -141,6 +158,7 @@ def split_t(means: np.ndarray, counts: np.ndarray, within_var: np.ndarray | floa
         centred = means - np.where(left, m_left[:, None], m_right[:, None])
         between = np.maximum(0.0, (centred ** 2).sum(axis=1) / (k - 2)
                              - (within[:, None] / counts).mean(axis=1))
+    between = pooled_between(between, k - 2, prior)
     variance = within[:, None] / counts + between[:, None]
     flat = ~(variance > 0).all(axis=1)  # no spread at all (identical values)
     weights = 1.0 / np.where(variance > 0, variance, 1.0)
@@ -160,12 +178,24 @@ def split_t(means: np.ndarray, counts: np.ndarray, within_var: np.ndarray | floa
     return t, diff, se, between
 
 
+def pooled_between(estimate: np.ndarray, df: int, prior: tuple[float, float]
+                   ) -> np.ndarray:
+    """The series' moment estimate of the between variance (on `df`) pooled with the
+    variance known before (value, its df): (ν₀ τ₀² + d τ̂²)/(ν₀ + d)."""
+    value, weight = prior
+    d = max(df, 0)
+    if weight <= 0 or d + weight <= 0:
+        return estimate
+    return (weight * value + d * estimate) / (weight + d)
+
+
 def between_without_change(points: Points) -> float:
-    """The between-campaign variance if no change happened (all points one segment)."""
-    if len(points.means) < 3:
-        return 0.0
-    return max(0.0, float(np.var(points.means, ddof=1)
-                          - np.mean(points.within_var / points.counts)))
+    """The between-campaign variance if no change happened (all points one segment),
+    pooled with what is known before."""
+    k = len(points.means)
+    own = 0.0 if k < 2 else max(0.0, float(np.var(points.means, ddof=1)
+                                           - np.mean(points.within_var / points.counts)))
+    return float(pooled_between(np.array([own]), k - 1, (points.prior, points.prior_df))[0])
 
 
 def split_p(points: Points, t_observed: float, rng: np.random.Generator,
@@ -193,7 +223,8 @@ def split_p(points: Points, t_observed: float, rng: np.random.Generator,
         else:
             within_sim = np.full(size, within)
         splits = best_splits(means) if k > 2 else np.ones(size, dtype=int)
-        t_sim, *_ = split_t(means, points.counts, within_sim, splits)
+        t_sim, *_ = split_t(means, points.counts, within_sim, splits,
+                            (points.prior, points.prior_df))
         beyond = np.flatnonzero(t_sim >= t_observed * (1 - 1e-12))
         if exceeded + len(beyond) >= EXCEEDANCES:  # the h-th exceedance: stop there
             return EXCEEDANCES / (done + int(beyond[EXCEEDANCES - exceeded - 1]) + 1)
@@ -217,7 +248,8 @@ def _segment(points: Points, start: int, end: int, alpha: float, rng: np.random.
         return
     part = points.part(start, end)
     split = best_split(part.means)
-    t, *_ = split_t(part.means, part.counts, part.within_var, np.array([split]))
+    t, *_ = split_t(part.means, part.counts, part.within_var, np.array([split]),
+                    (part.prior, part.prior_df))
     p = split_p(part, float(t[0]), rng, simulations)
     if p > alpha and not first:
         return
@@ -256,11 +288,18 @@ def interval(series: Points | list[np.ndarray], before: tuple[int, int],
     points = points_of(series)
     lo, hi = before[0], after[1]
     part = points.part(lo, hi)
-    _, diff, se, _ = split_t(part.means, part.counts, part.within_var,
-                             np.array([before[1] - lo]))
+    _, diff, se, between = split_t(part.means, part.counts, part.within_var,
+                                   np.array([before[1] - lo]), (part.prior, part.prior_df))
     k = hi - lo
-    df = points.within_df if k <= 2 else k - 2
-    q = float(special.stdtrit(max(df, 1), 0.5 + level / 2))
+    df = float(points.within_df if k <= 2 else k - 2)
+    if points.prior_df > 0:  # the between part rests on the prior's df and the series'
+        within = part.within_var * float((1 / part.counts[:before[1] - lo]).sum() / (
+            before[1] - lo) ** 2 + (1 / part.counts[before[1] - lo:]).sum() / (
+            hi - before[1]) ** 2)
+        shared = float(between[0]) * (1 / (before[1] - lo) + 1 / (hi - before[1]))
+        df = satterthwaite([(shared, points.prior_df + max(k - 2, 0)),
+                            (within, float(points.within_df))])
+    q = float(special.stdtrit(min(max(df, 1), 1e6), 0.5 + level / 2))
     d, s = float(diff[0]), float(se[0])
     return _exp(d), _exp(d - q * s), _exp(d + q * s)
 

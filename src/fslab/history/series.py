@@ -28,7 +28,7 @@ from fslab.history import catalogue
 from fslab.history.changes import ALPHA, METHOD, Change, Points, detect
 
 if TYPE_CHECKING:
-    pass
+    from fslab.core.environment_record import SittingSpread
 
 SERIES_KEYS = catalogue.SERIES_KEYS
 
@@ -151,6 +151,32 @@ def build(path: Path | None, by: str | None = None, across_machines: bool = Fals
     return [(series, points, summary) for _, series, points, summary in found]
 
 
+def with_prior(path: Path | None, built: list[tuple[SeriesKey, list[Point], Points]],
+               across_machines: bool) -> list[tuple[SeriesKey, list[Point], Points]]:
+    """The series with how far a point moves between sittings known before: its
+    machine's level spread from the catalogue (history/sittings.level_spread, its
+    workload's own), else the stated prior; a point is one sitting's level, so its
+    between variance is half a change's (τ²/2)."""
+    from dataclasses import replace
+
+    from fslab.analysis.sittings.repeat import PRIOR, for_workload
+    from fslab.history.sittings import level_spread
+
+    spreads: dict[str, SittingSpread] = {}
+    out = []
+    for key, points, values in built:
+        if across_machines:
+            spread = PRIOR
+        elif key.machine not in spreads:
+            spread = spreads[key.machine] = level_spread(path, key.machine)
+        else:
+            spread = spreads[key.machine]
+        own = for_workload(spread, key.workload)
+        out.append((key, points, replace(values, prior=own.tau ** 2 / 2,
+                                          prior_df=own.tau_df)))
+    return out
+
+
 def change_decision(change: Change, better: str, alpha: float, margin: float) -> str:
     """The verdicts' rule (analysis.pairs.pair.decide) for a change after/before, as a
     pair: regressed or improved when its search-adjusted p is below α and its interval
@@ -165,11 +191,15 @@ def change_decision(change: Change, better: str, alpha: float, margin: float) ->
 
 def changes(path: Path | None, by: str | None = None, since: str | None = None,
             across_machines: bool = False, metrics: list[str] | None = None,
-            alpha: float = ALPHA, margin: float = DEFAULT_MARGIN) -> list[Series]:
+            alpha: float = ALPHA, margin: float = DEFAULT_MARGIN,
+            within_sitting: bool = False) -> list[Series]:
     """Every series with the changes found in it (`since`: only changes whose later
     point is at or after that label value), each decided by the verdicts' rule
-    (change_decision)."""
+    (change_decision); each campaign a sitting, its own shift counted (with_prior) unless
+    `within_sitting`."""
     built = build(path, by, across_machines, metrics)
+    if not within_sitting:
+        built = with_prior(path, built, across_machines)
     found = detect([values for _, _, values in built], alpha)
     result = []
     for (key, points, _), series_changes in zip(built, found, strict=True):

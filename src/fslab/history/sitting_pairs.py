@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 DERIVED, FOLDER = "derived", "sitting_pairs"
 # Bumped when what a sitting's pairs are changes (the model of pairs, SITTING_PAIRS'
 # columns): files of an earlier version are then not read.
-DERIVED_VERSION = "1"
+DERIVED_VERSION = "2"  # 2: SITTING_PAIRS gained iterations (issue 58)
 
 
 def _file(root: Path, campaign_id: str, added: str) -> Path:

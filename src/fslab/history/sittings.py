@@ -6,6 +6,7 @@ read from every campaign it sat two or more sittings of (analysis.sittings.repea
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 
 def campaign_rows(path: Path | None, name: str, host: str | None = None,
                   plan: str | None = None) -> tuple[pd.DataFrame, str]:
-    """(rows of SITTING_PAIRS, what was left out) for every sitting of the campaign
-    `name` (on `host`) of `plan`, by default the plan its newest sitting has; refused in
-    one line when there is none."""
+    """(rows of SITTING_PAIRS in the order the sittings started, what was left out) for
+    every sitting of the campaign `name` (on `host`) of `plan`, by default the plan its
+    newest sitting has; refused in one line when there is none."""
     where = "name = $name" + (" AND host = $host" if host else "")
     parameters = {"name": name, **({"host": host} if host else {})}
     with connect(path) as db:
@@ -39,6 +40,10 @@ def campaign_rows(path: Path | None, name: str, host: str | None = None,
         plan = plan or found["plan"].iloc[-1]
         chosen = found[found["plan"] == plan] if plan is not None else found.iloc[-1:]
         rows = sittings_rows(db, path, chosen)
+    # in the order they started: each pool of the first k is a look (analysis/sittings)
+    order = {str(s): i for i, s in enumerate(chosen["sitting"])}
+    rows = rows.sort_values("sitting", key=lambda s: s.astype(str).map(order),
+                            kind="stable", ignore_index=True)
     left = len(found) - len(chosen)
     note = (f"{left} sitting{'s' * (left != 1)} of an earlier plan of {name} left out "
             "(other targets, workloads or settings)") if left else ""
@@ -96,15 +101,9 @@ def history_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
     from fslab.analysis.sittings.repeat import PRIOR, spread_between_sittings
 
     where = Path(path) if path else None
-    left = sorted(set(leave_out))
     try:
         with connect(where) as db:
-            chosen = db.execute(
-                "SELECT campaign_id, sitting, host, name, plan, added FROM campaigns WHERE "
-                "host = $host AND plan IS NOT NULL AND NOT list_contains($leave, sitting) "
-                "QUALIFY count(*) OVER (PARTITION BY name, plan) >= 2 "
-                "ORDER BY name, plan, started, campaign_id", {"host": host, "leave": left}
-            ).df()
+            chosen = _host_sittings(db, host, leave_out)
             rows = sittings_rows(db, where, chosen) if not chosen.empty else None
     except UserError:
         return PRIOR
@@ -114,6 +113,62 @@ def history_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
                            + chosen["plan"].astype(str), strict=True))
     groups, sittings = history_groups(rows[rows["primary"].astype(bool)], campaign_of)
     return spread_between_sittings(groups, len(sittings)) if groups else PRIOR
+
+
+def _host_sittings(db: duckdb.DuckDBPyConnection, host: str, leave_out: Collection[str]
+                   ) -> pd.DataFrame:
+    """The host's sittings of every campaign (name and plan) it sat two or more of, but
+    those left out."""
+    return db.execute(
+        "SELECT campaign_id, sitting, host, name, plan, added FROM campaigns WHERE "
+        "host = $host AND plan IS NOT NULL AND NOT list_contains($leave, sitting) "
+        "QUALIFY count(*) OVER (PARTITION BY name, plan) >= 2 "
+        "ORDER BY name, plan, started, campaign_id",
+        {"host": host, "leave": sorted(set(leave_out))}).df()
+
+
+def level_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
+                 ) -> SittingSpread:
+    """How far a target's level moves between two sittings on this host: the spread of
+    a change new/base that nothing changed (what `fslab compare` and `fslab history
+    changes` count), and each workload's, from every campaign it sat two or more
+    sittings of (`leave_out`: the sittings being judged). Each sitting's level of a
+    primary target × workload × op × metric is the mean of its runs' logs; a change
+    between two sittings moves by both sittings' effects on a level, so each level is
+    read on a scale of √2 (its τ is then the change's, on a ratio's scale like a pair's:
+    the simulator's `sitting = S` gives √2 S either way) and the moments, history
+    weights and prior are analysis.sittings.repeat's, every target a contrast of its
+    own. The stated prior alone when there is no such campaign."""
+    from fslab.analysis.sittings.repeat import PRIOR, HistoryGroup, spread_between_sittings
+
+    try:
+        with connect(Path(path) if path else None) as db:
+            chosen = _host_sittings(db, host, leave_out)
+            if chosen.empty:
+                return PRIOR
+            levels = db.execute(
+                "WITH per_run AS (SELECT campaign_id, run_id, target, workload, op, "
+                "metric, ln(avg(value)) AS log FROM runs WHERE \"primary\" AND value > 0 "
+                "AND campaign_id IN (SELECT unnest($ids)) GROUP BY ALL) "
+                "SELECT campaign_id, target, workload, op, metric, count(*) AS n, "
+                "avg(log) AS mean, stddev_samp(log) AS sd FROM per_run GROUP BY ALL "
+                "ORDER BY campaign_id, target, workload, op, metric",
+                {"ids": list(chosen["campaign_id"].astype(str))}).df()
+    except UserError:
+        return PRIOR
+    campaign_of = dict(zip(chosen["campaign_id"].astype(str), chosen["name"].astype(str)
+                           + "\0" + chosen["plan"].astype(str), strict=True))
+    found: dict[tuple[str, str], dict[tuple[str, str, str], list[tuple[float, float]]]] = {}
+    for row in levels[levels["n"] >= 2].itertuples(index=False):
+        group = found.setdefault((campaign_of[str(row.campaign_id)], str(row.workload)), {})
+        group.setdefault((str(row.target), str(row.op), str(row.metric)), []).append(
+            (math.sqrt(2) * float(row.mean), math.sqrt(2) * float(row.sd) / math.sqrt(row.n)))
+    groups = [HistoryGroup(workload, [[y for y, _ in v] for v in kept.values()],
+                           [[e for _, e in v] for v in kept.values()], len(kept))
+              for (_, workload), questions in sorted(found.items())
+              if (kept := {q: v for q, v in questions.items() if len(v) >= 2})]
+    return spread_between_sittings(groups, int(chosen["sitting"].nunique())) if groups \
+        else PRIOR
 
 
 def history_groups(rows: pd.DataFrame, campaign_of: dict[str, str]

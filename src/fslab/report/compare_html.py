@@ -27,7 +27,8 @@ def build_compare_report(comparison: CampaignComparison) -> str:
              f"(the same within ±{margin:.0%}; the questions' intervals hold together with "
              "95 % confidence); other metrics are estimates.</p><p>"
              + ", ".join(f"<span style='color:{COLOURS[k]}'>{esc(k)}: {v}</span>"
-                         for k, v in sorted(counts.items())) + "</p>")
+                         for k, v in sorted(counts.items())) + "</p>"
+             + (f"<p>{esc(comparison.spread_note)}</p>" if comparison.spread_note else ""))
     page.add("<h2>Environment differences</h2>" + (
         "<table><tr><th>setting</th><th>base</th><th>new</th></tr>" + "".join(
             f"<tr style='background:#fff3cd'><td>{esc(w)}</td><td>{esc(a)}</td>"

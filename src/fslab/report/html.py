@@ -16,6 +16,7 @@ from fslab.report import aging_section, charts
 from fslab.report.aging_figures import AGING_KINDS, aging_answer, aging_figures
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
+from fslab.report.study_section import OWN, study_interval_column, study_section
 from fslab.report.sweep_section import sweep_section
 from fslab.results.stats_files import Analysis
 
@@ -43,13 +44,22 @@ def _title(data: ReportData, page: Page) -> None:
 
 
 def _verdict_section(data: ReportData, page: Page) -> None:
-    """The answer first: per workload, its ranking chart and sentence; every pair folded."""
-    page.add("<h2>Which target is faster, by how much, how sure</h2>")
+    """The answer first: per workload, its ranking chart and sentence; every pair folded.
+    Of a directory with sittings it follows the pooled answer, labelled as one sitting's,
+    and the line its verdicts wrote before the later sittings existed is left out."""
+    verdicts = data.analysis.verdicts
+    if data.pooled is None:
+        page.add("<h2>Which target is faster, by how much, how sure</h2>")
+    else:
+        k = max((q.k for q in data.pooled[0]), default=1)
+        page.add(f"<h2>Sitting 1 alone: which target was faster in that one sitting</h2>"
+                 f"<p class='muted'>{esc(ONE_SITTING.format(k=k))}</p>")
+        if "kind" in verdicts:
+            verdicts = verdicts[verdicts["kind"].astype(str) != "repeats"]
     headline, ranking = data.analysis.headline, data.analysis.ranking
     if not headline.empty and not ranking.empty:
         for row in headline.itertuples():
             page.chart(charts.ranking_chart(ranking, row))
-    verdicts = data.analysis.verdicts
     if "kind" in verdicts:  # the aging question's rows are its own part's (aging_answer)
         verdicts = verdicts[~verdicts["kind"].astype(str).str.startswith(AGING_KINDS)]
     page.add(_verdicts(verdicts))
@@ -98,12 +108,13 @@ def _statistics(data: ReportData, page: Page) -> None:
     pairs = list(zip(summary["workload"].astype(str), summary["metric"].astype(str),
                      strict=True))
     shown = headline_of_each(pairs)  # per workload: bonnie++ keeps its maximum latency
-    headline = summary[[pair in shown for pair in pairs]]
+    headline = study_interval_column(summary[[pair in shown for pair in pairs]],
+                                     analysis.extra.get("study_intervals.csv"))
+    studied = ["the study's interval"] if "the study's interval" in headline else []
     page.add("<details open><summary>Per cell (headline metrics)</summary>" + table(
         headline, ["target", "workload", "op", "metric", "n", "geomean", "ci_low", "ci_high",
-                   "mean", "median", "median_ci_low", "median_ci_high", "median_ci_level",
-                   "cv", "outliers",
-                   "of_raw", "cache_bound_reason"],
+                   *studied, "mean", "median", "median_ci_low", "median_ci_high",
+                   "median_ci_level", "cv", "outliers", "of_raw", "cache_bound_reason"],
         units=True) + "</details>")
     hosts = analysis.hosts
     page.add("<details><summary>The model of each comparison, and why</summary>"
@@ -171,12 +182,13 @@ def _further_tables(data: ReportData, page: Page) -> None:
     (analysis/statistic.py) and any step's table of its own (analysis/step.py), each
     under its method."""
     analysis = data.analysis
-    if not analysis.extra:
+    extra = {name: frame for name, frame in analysis.extra.items() if name not in OWN}
+    if not extra:
         return
     methods = dict(zip(analysis.methods.get("step", []), analysis.methods.get("method", []),
                        strict=True))
     page.add("<h2>Further tables</h2>")
-    for name, frame in sorted(analysis.extra.items()):
+    for name, frame in sorted(extra.items()):
         step = name.removesuffix(".csv")  # a statistic's or step's table is stats/NAME.csv
         said = methods.get(step, "")
         shown = table(frame, list(frame.columns)) if not frame.empty else \
@@ -198,8 +210,13 @@ def _pooled(data: ReportData, page: Page) -> None:
 FOLDED_ROWS = 40
 
 
-SECTIONS: list[Section] = [_title, aging_answer, _verdict_section, _pooled, sweep_section,
-                           aging_section.aging_runs, aging_figures, _workloads,
+ONE_SITTING = ("These are the first sitting's own answers: its fresh file systems, in one "
+               "stretch of time, and its intervals are about that sitting. The answer over "
+               "all {k} sittings, and where the next one should fall, is above.")
+
+
+SECTIONS: list[Section] = [_title, aging_answer, _pooled, _verdict_section, study_section,
+                           sweep_section, aging_section.aging_runs, aging_figures, _workloads,
                            _intervals_section, _statistics, _further_tables,
                            _failed_runs, _setup]
 

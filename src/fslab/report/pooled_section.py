@@ -1,6 +1,8 @@
-"""The pooled answers in a report (`fslab pool`, `fslab run --again`): the pooled verdicts,
-then per primary question a forest plot — each sitting's own interval, the pooled
-estimate with its interval, and where the next sitting should fall."""
+"""The pooled answers in a report (`fslab pool`, `fslab run --again`): what the answers
+over every sitting rest on, then per workload each primary question's pooled answer in
+words with its forest plot — each sitting's own interval, the pooled estimate with its
+interval, and where the next sitting should fall. A results directory with sittings
+opens on this (report/html.py), its first sitting's own answer after it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,12 @@ import pandas as pd
 
 from fslab.analysis.sittings.question import PooledQuestion
 from fslab.analysis.sittings.table import PAIR
-from fslab.analysis.sittings.words import UNIT_WORDS, spread_words
+from fslab.analysis.sittings.words import (
+    UNIT_WORDS,
+    decided_line,
+    pooled_sentence,
+    spread_words,
+)
 from fslab.core.metrics import title
 from fslab.report.page import Chart, Page, esc
 
@@ -46,7 +53,8 @@ def forest_chart(question: PooledQuestion, units: pd.DataFrame) -> Chart:
                                                            if math.isfinite(next_low)
                                                            else [])))
     what = title(question.metric, long=True)
-    level = 100 * (1 - question.alpha)
+    level = 100 * (1 - (question.level if question.level == question.level
+                        else question.alpha))
     return {"data": traces, "layout": {
         "title": {"text": f"{question.workload}: {what}, {question.a} / {question.b} over "
                           f"{question.k} {unit}s ({level:.4g} % intervals)"},
@@ -70,22 +78,31 @@ def _points(name: str, labels: list[str], ratios: list[float], lows: list[float]
 
 def pooled_section(page: Page, pooled: Sequence[PooledQuestion], forest: pd.DataFrame,
                    lines: list[str]) -> None:
-    """The section: the pooled verdicts, then a forest plot per primary question, then
-    the spread each rests on."""
-    page.add("<h2>Next time: the sittings pooled</h2><pre style='white-space: pre-wrap'>"
-             + esc("\n".join(lines)) + "</pre>")
+    """The section: what the pool rests on (the pooled verdicts' opening lines), then
+    per workload its questions' answers, each with its forest plot, then what was
+    decided and the spread each rests on."""
     primary = [q for q in pooled if q.primary]
-    for question in primary:
-        mask = pd.Series(True, index=forest.index)
-        for column in PAIR:
-            mask &= forest[column].astype(str) == str(getattr(question, column))
-        page.chart(forest_chart(question, forest[mask]))
-    if primary:
-        unit = UNIT_WORDS.get(primary[0].by, (primary[0].by, ""))[0]
-        spread = "; ".join(f"{q.workload} {q.op} {title(q.metric)} {q.a}/{q.b}: "
-                           f"{spread_words(q, unit)}" for q in primary)
-        page.add("<p class='muted'>" + esc(f"Between {unit}s, per question: {spread}.")
-                 + "</p>")
+    if not primary:
+        page.add("<h2>Next time: the sittings pooled</h2><p>" + esc(" ".join(lines)) + "</p>")
+        return
+    unit = UNIT_WORDS.get(primary[0].by, (primary[0].by, ""))[0]
+    k = max(q.k for q in primary)
+    page.add(f"<h2>Over {k} {unit}s: the answer, and what holds next time</h2>")
+    opening = lines[:next((i for i, line in enumerate(lines) if line.startswith("== ")),
+                          len(lines))]
+    page.add("".join(f"<p>{esc(line)}</p>" for line in opening))
+    for workload in dict.fromkeys(q.workload for q in primary):
+        page.add(f"<h3>{esc(workload)}</h3>")
+        for question in (q for q in primary if q.workload == workload):
+            page.add(f"<p class='verdict'>{esc(pooled_sentence(question, unit))}</p>")
+            mask = pd.Series(True, index=forest.index)
+            for column in PAIR:
+                mask &= forest[column].astype(str) == str(getattr(question, column))
+            page.chart(forest_chart(question, forest[mask]))
+    page.add(f"<p><b>{esc(decided_line(primary))}</b></p>")
+    spread = "; ".join(f"{q.workload} {q.op} {title(q.metric)} {q.a}/{q.b}: "
+                       f"{spread_words(q, unit)}" for q in primary)
+    page.add("<p class='muted'>" + esc(f"Between {unit}s, per question: {spread}.") + "</p>")
 
 
 def pooled_report(name: str, pooled: Sequence[PooledQuestion], forest: pd.DataFrame,

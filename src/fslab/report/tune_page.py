@@ -42,14 +42,15 @@ def render(name: str, tables: dict[str, pd.DataFrame], lines: list[str]) -> str:
 
 
 def options_chart(rows: pd.DataFrame) -> Chart:
-    """Each changed option's contribution (with it against without it), the
-    recommendation as it stands against the reference and against the race's best, with
-    the confirmation's simultaneous intervals."""
+    """Each changed option's share (the configuration with it against without it), the
+    whole configuration as it stands against the reference and against the race's best,
+    with the confirmation's simultaneous intervals."""
     labels = [str(label) for label in rows["option"]]
     colours = [VERDICT_COLOURS.get(str(v), SET) for v in rows["verdict"]]
-    return _intervals(labels, rows, colours, "Confirmation on fresh data: each option's "
-                      "contribution, the recommendation against the reference (blue) and "
-                      "the race's best (purple); 95 % together; green: change")
+    return _intervals(labels, rows, colours, "Confirmation on fresh data: the whole "
+                      "configuration against the reference (blue) and the race's best "
+                      "(purple), each option's share (with it against without it; green: "
+                      "change); 95 % together")
 
 
 def screen_chart(rows: pd.DataFrame) -> Chart:
@@ -68,8 +69,9 @@ def race_chart(rows: pd.DataFrame) -> Chart:
                for w, s in zip(last["winner"], last["in_set"], strict=True)]
     labels = [f"{c} (round {r})" for c, r in zip(last["configuration"], last["round"],
                                                   strict=True)]
-    return _intervals(labels, last, colours, "Race: each configuration against the best at "
-                      "its last look (blue: the set; green: the winner; grey: dropped)")
+    return _intervals(labels, last, colours, "Race: each configuration against the race's "
+                      "best (selected: the others read low beside it) at its last look "
+                      "(blue: the set; green: the winner; grey: dropped)")
 
 
 def _intervals(labels: list[str], rows: pd.DataFrame, colours: list[str], title: str) -> Chart:

@@ -1,15 +1,25 @@
-"""`fslab tune --again DIR`: the tune's recommendation confirmed once more in a new sitting
-(its ablation: the recommendation, the reference and the recommendation without each
-option, measured in fresh interleaved rounds under a new seed, into DIR/sittings/N), and
-each option's contribution pooled over every sitting (analysis/sittings/pooled.py), so
-that `change` can mean "holds next time".
+"""`fslab tune --again DIR`: the tune's recommendation measured once more in a new sitting
+(fresh interleaved rounds under a new seed, into DIR/sittings/N), and what holds next
+time decided over the sittings.
 
-Each sitting's contribution of an option is its confirmation's challenger against the
-challenger without it on that sitting's rounds, by the one model of pairs (a paired t on
-the rounds both ran: that pair's own variance, as the confirmation reads it); the options
-are one Bonferroni family. stats/tune_options.csv
-keeps its columns and gains `sittings`, `next_low`, `next_high` (where the next sitting's
-contribution should fall) and the pooled contribution with its interval.
+One quantity in every sitting: the recommended configuration R against itself without
+each change (an option's **share**, R against R − i) and against the reference (the
+**whole configuration**'s gain). The first sitting's confirmation measured R − i for
+every change when R is its challenger or one of its ablation's subsets; where it did not
+(a recommendation of three or more changes from which the ablation took some back), that
+option's share comes from the later sittings alone, and the words say so. Each share is
+the one model of pairs on the rounds both ran (analysis.pairs.decisions.decide_pair: a
+paired t, that pair's own variance).
+
+The first sitting chose the options on its own data, so what it measured of them reads
+high (an option truly worth 1.08× shows 1.13× on average among those chosen: issue 58);
+"holds next time" is decided on the sittings after it (tune/carry.py), the first
+sitting's share printed beside them as what it was. The options are one Bonferroni
+family.
+
+stats/tune_options.csv keeps its columns; the carry columns (tables.CARRY_COLUMNS) hold
+the sittings pooled, the later sittings' pooled share with its interval, where the next
+sitting's share should fall (`next_low`, `next_high`) and the verdict (`next_verdict`).
 """
 
 from __future__ import annotations
@@ -21,19 +31,33 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.sittings.spread import SittingEstimate
+from fslab.history.option_effects import LEVEL, OPTION, Contrast
+from fslab.tune.carry import WHOLE, Carried, carried, first_sitting
 from fslab.tune.confirm import CHANGE, FIRST_SHARE, LEAST_ROUNDS, confirm, second_stage
-from fslab.tune.measure import CONFIRM, CampaignMeasure, StageData, questions_of, read
+from fslab.tune.credit import ablation_configs, changed, without
+from fslab.tune.measure import (
+    CONFIRM,
+    CampaignMeasure,
+    Measure,
+    StageData,
+    question_of,
+    questions_of,
+    read,
+)
 from fslab.tune.space import Config, Space
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
     from fslab.plan.loading import Campaign
     from fslab.run.runner import Progress
+    from fslab.tune.tuner import Tuned
 
-ROUNDS = max(LEAST_ROUNDS, 5)  # a repeat confirms on the tuner's least confirmation
-POOLED = ["sittings", "pooled_contribution", "pooled_ci_low", "pooled_ci_high", "next_low",
-          "next_high", "next_verdict", "pooled_decision"]
+ROUNDS = max(LEAST_ROUNDS, 5)  # a repeat's fewest rounds of each configuration
+MOST_ROUNDS = 30  # and its most: a repeat measures as the first sitting's confirmation did
 
 
 def confirmed(sitting: Path) -> bool:
@@ -50,93 +74,140 @@ def recommended_of(options: pd.DataFrame, space: Space) -> Config:
                  for f in space.factors)
 
 
-def contributions(measured: StageData, recommended: Config, margin: float
-                  ) -> dict[int, tuple[float, float]]:
-    """{factor: (log contribution, its standard error)} of one sitting's confirmation: its
-    challenger (the configuration with the most options changed) against it without
-    each option the recommendation changes too, each pair on the rounds both ran."""
+def shares(measured: StageData, recommended: Config, margin: float
+           ) -> dict[int, SittingEstimate]:
+    """{factor: its share} of one sitting (R against R − i, each pair on the rounds both
+    ran), and at WHOLE the whole configuration against the reference; a contrast the
+    sitting did not measure is absent."""
     from fslab.analysis.pairs.decisions import decide_pair
 
-    configs = [c for c in measured.values if all(
-        v in (0, recommended[i]) or not recommended[i] for i, v in enumerate(c))]
-    if not configs:
-        return {}
-    challenger = max(configs, key=lambda c: sum(1 for v in c if v))
-    out = {}
-    for i, level in enumerate(recommended):
-        back = tuple(0 if j == i else v for j, v in enumerate(challenger))
-        if not level or challenger[i] != level or back not in measured.values:
+    mine = measured.values.get(recommended)
+    out: dict[int, SittingEstimate] = {}
+    if not mine:
+        return out
+    others = {i: without(recommended, i) for i in changed(recommended)}
+    others[WHOLE] = tuple(0 for _ in recommended)
+    for key, other in others.items():
+        if other not in measured.values:
             continue
-        found = decide_pair(measured.values[challenger], measured.values[back],
-                            measured.question.better, margin, alpha=ALPHA)
-        if found.se_log > 0 and found.ratio > 0:
-            out[i] = (math.log(found.ratio), found.se_log)
+        found = decide_pair(mine, measured.values[other], measured.question.better, margin,
+                            alpha=ALPHA)
+        if found.se_log > 0 and found.ratio > 0 and found.n_pairs >= 2:
+            out[key] = SittingEstimate(math.log(found.ratio), found.se_log, found.n_pairs,
+                                       found.n_pairs - 1)
     return out
+
+
+def contrast_rows(space: Space, recommended: Config, found: dict[int, SittingEstimate],
+                  measured: StageData, ids: Contrast) -> list[Contrast]:
+    """One sitting's rows for the host's history (history/option_effects.py): each
+    change's share, and each bounded metric's level of the recommendation and the
+    reference (log geometric mean, its standard error, the rounds); `ids`: a row whose
+    identity fields (tune, sitting, host, fs, target, workload) the rows take."""
+    import dataclasses
+
+    import numpy as np
+
+    rows = [dataclasses.replace(ids, kind=OPTION, name=space.factors[i].name,
+                                what=space.factors[i].levels[recommended[i]],
+                                estimate=value.estimate, se=value.se, rounds=value.iterations)
+            for i, value in sorted(found.items()) if i != WHOLE]
+    for bound in space.bounds:
+        for config in (recommended, space.reference):
+            values = [v for v in measured.bounded.get(bound.metric, {}).get(config, {})
+                      .values() if v > 0]
+            if len(values) >= 2:
+                logs = np.log(values)
+                rows.append(dataclasses.replace(
+                    ids, kind=LEVEL, name=bound.metric, what=space.describe(config),
+                    estimate=float(logs.mean()),
+                    se=float(logs.std(ddof=1)) / math.sqrt(len(logs)), rounds=len(logs)))
+    return rows
+
+
+def measure_again(measure: Measure, space: Space, recommended: Config, margin: float,
+                  rounds: int = ROUNDS) -> StageData | None:
+    """One more sitting of the recommendation: a confirmation of it (the reference, R and
+    R without each change, `rounds` rounds each — as many as the first sitting's
+    confirmation measured R, within ROUNDS and MOST_ROUNDS, so that the sitting that
+    decides knows about as much as the one that chose; a second stage where R may need
+    one), on fresh rounds; what it measured. (Twice as many rounds decided no more in
+    benchmarks/tune_carry: past a sitting's noise, the spread between sittings decides.)"""
+    rounds = min(max(rounds, ROUNDS), MOST_ROUNDS)
+    ablation = rounds * len(ablation_configs(space, recommended, None, []))
+    return confirm(measure, space, recommended, None, [], math.ceil(
+        ablation / FIRST_SHARE) if second_stage(space, recommended) else ablation,
+        margin).measured
+
+
+def first_carry(one: Tuned, history: SittingSpread | None) -> dict[int, Carried]:
+    """Each change of a tune's recommendation, and the whole configuration, as a promise
+    about the next sitting from this sitting alone (tune/carry.first_sitting)."""
+    confirmation = one.confirmation
+    if confirmation.measured is None or confirmation.recommended == one.space.reference:
+        return {}
+    found = shares(confirmation.measured, confirmation.recommended, one.margin)
+    family = max(1, len(changed(confirmation.recommended)))
+    return {key: first_sitting(value, history, ALPHA / family, one.question.better,
+                               one.margin) for key, value in found.items()}
 
 
 def again(directory: Path, campaign: Campaign, space: Space, margin: float,
           sittings: list[Path], lab: Lab, progress: Progress | None = None,
-          spread: SittingSpread | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Confirm in the last of `sittings` (a new directory) and pool over all of them:
-    (tune_options.csv with POOLED, the lines to print). `spread`: the host's, borrowed
-    by two sittings (analysis/sittings/pooled.py)."""
-    from fslab.analysis.sittings.pooled import decisions, pool, ratio_interval
-    from fslab.analysis.sittings.repeat import for_workload
-    from fslab.analysis.sittings.words import next_words
-    from fslab.plan.levels import path_name
+          history: Callable[[str, str], SittingSpread | None] | None = None
+          ) -> tuple[pd.DataFrame, list[str],
+                     dict[tuple[str, str], list[dict[int, SittingEstimate]]]]:
+    """Measure the last of `sittings` (a new directory) and decide over all of them:
+    (tune_options.csv with the carry columns, the lines to print, each question's shares
+    in each sitting, for the catalogue). `history(fs, job)`: the host's spread of option
+    effects (history/option_effects.py; None: the stated prior)."""
+    from fslab.tune.by_question import question_dir
+    from fslab.tune.tables import CARRY_COLUMNS, EACH_SITTING, carry_row
+    from fslab.tune.text import carry_lines
 
     options = pd.read_csv(directory / "stats" / "tune_options.csv")
+    for column in [*CARRY_COLUMNS, EACH_SITTING]:
+        options[column] = pd.Series([math.nan] * len(options), dtype=object)
     questions = questions_of(campaign)
     lines: list[str] = []
-    for column in POOLED:
-        options[column] = pd.Series([math.nan] * len(options), dtype=object)
+    new: dict[tuple[str, str], list[dict[int, SittingEstimate]]] = {}
+    fs_of = {t.name: t.fs for t in campaign.targets}
     for target, job in questions:
-        part = "" if len(questions) == 1 else path_name(f"{target}-{job}")
-
-        def place(root: Path, part: str = part) -> Path:
-            return root / part if part else root
+        def place(root: Path, target: str = target, job: str = job) -> Path:
+            return question_dir(root, questions, target, job)
 
         mine = (options["target"] == target) & (options["workload"] == job)
         recommended = recommended_of(options[mine], space)
         if not any(recommended):
             lines.append(f"{job} on {target}: the tune kept the reference; nothing to confirm")
             continue
+        first = place(sittings[0]) / CONFIRM
+        before = read(first, space, question_of(first, target, job, space.objective),
+                      until=10 ** 6) if (first / "format.json").exists() else None
         measure = CampaignMeasure(campaign, space, target, job, place(sittings[-1]), lab,
                                   progress)
-        ablation = ROUNDS * (space.changes(recommended) + 2)  # stage 1: ROUNDS each
-        confirm(measure, space, recommended, None, [], math.ceil(
-            ablation / FIRST_SHARE) if second_stage(space, recommended) else ablation,
-            margin)
+        measure_again(measure, space, recommended, margin,
+                      len(before.values.get(recommended, {})) if before else ROUNDS)
         measure.analyse(CONFIRM)
         question = measure.question
-        found: dict[int, list[tuple[float, float]]] = {}
-        for root in sittings:
-            if question is None or not (place(root) / CONFIRM / "stats").is_dir():
+        if question is None:
+            continue
+        each = [shares(read(place(root) / CONFIRM, space, question, until=10 ** 6),
+                       recommended, margin)
+                if (place(root) / CONFIRM / "stats").is_dir() else {} for root in sittings]
+        new[(target, job)] = each
+        known = history(fs_of.get(target, ""), job) if history is not None else None
+        family = max(1, len(changed(recommended)))
+        found = {key: carried([s.get(key) for s in each], known, ALPHA / family,
+                              question.better, margin)
+                 for key in [WHOLE, *changed(recommended)] if any(key in s for s in each)}
+        for key, value in found.items():
+            if key == WHOLE:
                 continue
-            measured = read(place(root) / CONFIRM, space, question, until=10 ** 6)
-            for i, value in contributions(measured, recommended, margin).items():
-                found.setdefault(i, []).append(value)
-        family = max(1, sum(1 for v in recommended if v))
-        for i, values in sorted(found.items()):
-            name = space.factors[i].name
-            row = mine & (options["factor"] == name)
-            if len(values) < 2:
-                options.loc[row, "sittings"] = len(values)
-                continue
-            pooled = pool([v for v, _ in values], [s for _, s in values], ALPHA / family,
-                          None if spread is None else for_workload(spread, job))
-            ratio, low, high, next_low, next_high = ratio_interval(pooled)
-            decision, following = decisions(pooled, question.better if question else
-                                             "higher", margin)
-            holds = next_words(decision, following)
-            options.loc[row, POOLED] = [len(values), ratio, low, high, next_low, next_high,
-                                        holds, decision]
-            shown = (f"next sitting {next_low:.3g}–{next_high:.3g}×" + (f": {holds}" if holds
-                                                                        else "")
-                     if math.isfinite(next_low) else
-                     "next sitting: not from 2 sittings (give --catalogue to borrow this "
-                     "host's spread, or run --again once more)")
-            lines.append(f"{job} on {target}: {name}: {(ratio - 1) * 100:+.0f} % over "
-                         f"{len(values)} sittings, {decision} (CI {low:.3g}–{high:.3g}×); "
-                         f"{shown}")
-    return options, lines
+            row = mine & (options["factor"] == space.factors[key].name)
+            options.loc[row, CARRY_COLUMNS] = list(carry_row(value).values())
+            options.loc[row, EACH_SITTING] = ";".join(
+                f"{math.exp(s[key].estimate):.4g}" if key in s else "" for s in each)
+        lines += carry_lines(f"{job} on {target}", space, recommended, found, each,
+                             question.better)
+    return options, lines, new

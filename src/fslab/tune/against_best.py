@@ -29,6 +29,17 @@ bound, **the chance that any look drops the true best is at most α**, however m
 configurations enter late and whenever the race ends: a look that never happens spends
 nothing. `benchmarks/tune_race` checks it with unequal spreads and refill on.
 
+The winner the race hands on is a claim about the whole set, not about the observed best
+alone: the best was selected as the largest of noisy centres, and a member merely shown
+within the margin of it may be more than the margin behind another member that is the
+true best. So a member is named the winner (other than the best) only when it is shown
+equivalent within the margin to every other member of the set — the comparisons with the
+best made against whichever member is best (Hsu 1984's multiple comparisons with the
+best: a configuration is practically the best when its interval against every other lies
+within the margin; Hsu, J. C., "Constrained simultaneous confidence intervals for multiple
+comparisons with the best", Annals of Statistics 12, 1984; Hsu 1996, ch. 4), each pair
+on the rounds both ran at the look's level (`equivalent_to_all`).
+
 Bounds (--subject-to) are a second question with its own budget: a configuration is
 dropped for breaking one when its one-sided bound of the metric's geometric mean (its
 own log interval) lies past it, each configuration at α/entries spent the same way: the
@@ -50,6 +61,7 @@ from scipy import signal, stats
 from fslab.analysis.cells.stats import geomean, log_ci
 from fslab.analysis.pairs.decisions import best_of, decide_pair
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.pair import EQUIVALENT
 from fslab.analysis.pairs.selection import BestSet, block_fit
 
 K = TypeVar("K")
@@ -156,6 +168,25 @@ def against_best(groups: Mapping[K, Mapping[int, float]], better: str, margin: f
         found.against[k] = decide_pair(values, measured[best], better, margin,
                                        alpha=2 * level if level > 0 else 1e-12)
     return found
+
+
+def equivalent_to_all(groups: Mapping[K, Mapping[int, float]], candidate: K,
+                      members: Collection[K], better: str, margin: float,
+                      spending: Spending) -> bool:
+    """Whether `candidate` is shown equivalent within the margin to every other member of
+    the set (module doc: multiple comparisons with the best), each pair on the rounds both
+    ran at the level of their shared rounds."""
+    mine = groups.get(candidate) or {}
+    for other in members:
+        if other == candidate:
+            continue
+        theirs = groups.get(other) or {}
+        shared = len(set(mine) & set(theirs))
+        level = spending.level(shared)
+        if level <= 0 or decide_pair(mine, theirs, better, margin,
+                                     alpha=2 * level).decision != EQUIVALENT:
+            return False
+    return True
 
 
 def breaks_bound(values: list[float], level: float, value: float, at_most: bool) -> bool:

@@ -15,6 +15,9 @@ from fslab.tune.space import Space
 from fslab.tune.tuner import Tuned, tune_question
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
     from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
@@ -22,15 +25,26 @@ if TYPE_CHECKING:
 SETUP_S = 3.0  # a fresh file system per run: mkfs, mount, lay out, drop caches (measured)
 
 
+def question_dir(out: Path, questions: list[tuple[str, str]], target: str, job: str) -> Path:
+    """Where a question's stages go: the tune's directory for one question, a folder
+    each for several."""
+    return out if len(questions) == 1 else out / path_name(f"{target}-{job}")
+
+
 def tune_campaign(base: Campaign, space: Space, budget: Budget, margin: float, out: Path,
-                  lab: Lab, progress: Progress | None = None) -> list[Tuned]:
-    """Tune every question of `base` within `budget` (module doc)."""
+                  lab: Lab, progress: Progress | None = None,
+                  levels: Callable[[str, str], SittingSpread | None] | None = None
+                  ) -> list[Tuned]:
+    """Tune every question of `base` within `budget` (module doc); `levels(fs, job)`: the
+    host's between-sitting spread of a bounded metric's level (tune/latency.py)."""
     questions = questions_of(base)
     found = []
+    fs_of = {t.name: t.fs for t in base.targets}
     for target, job in questions:
-        where = out if len(questions) == 1 else out / path_name(f"{target}-{job}")
+        where = question_dir(out, questions, target, job)
         measure = CampaignMeasure(base, space, target, job, where, lab, progress)
-        tuned = tune_question(measure, space, budget.share(len(questions)), margin)
+        spread = levels(fs_of[target], job) if levels is not None and space.bounds else None
+        tuned = tune_question(measure, space, budget.share(len(questions)), margin, spread)
         for stage in (SCREEN, RACE, CONFIRM):
             measure.analyse(stage)
         found.append(tuned)

@@ -29,12 +29,13 @@ sitting can run it again.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import FASTER, Pair
 from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
+from fslab.core.environment_record import SittingSpread
 from fslab.tune.credit import (
     CHANGE,
     KEEP,
@@ -51,11 +52,13 @@ from fslab.tune.credit import (
 from fslab.tune.latency import Standing, keeps_all, standings
 from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.space import Config, Space
+from fslab.tune.twins import Twin, show
 
 __all__ = ["CHANGE", "KEEP", "Confirmation", "confirm", "least_runs", "sitting_rounds"]
 
 LEAST_ROUNDS = 3  # a paired t on fresh rounds has degrees of freedom from here
 FIRST_SHARE = 0.65  # of the confirmation's runs, stage 1's where a stage 2 may follow
+TWIN_SHARE = 0.75  # stage 1's where near twins follow (tune/twins.py) and no stage 2
 # Narrower than the spread of a ratio between sittings on one machine (the prior of
 # analysis/sittings/repeat.py, PRIOR_TAU, ±5 %; docs/statistics.md), a contribution's
 # interval says more than the next sitting will keep.
@@ -85,6 +88,10 @@ class Confirmation:
     standing: dict[str, list[Standing]] = field(default_factory=dict)  # recommended, reference
     notes: list[str] = field(default_factory=list)
     capped: bool = False  # a stage stopped at `most_rounds` with runs left (issue 51)
+    # the headline is from the stage whose rounds chose the recommendation (issue 58: it
+    # may read high; a sitting that did not choose it, `fslab tune --again`, measures it)
+    chosen_on_headline: bool = False
+    twin_rounds: range | None = None  # the rounds spent to show near twins (twins.py)
 
     def verdict(self, factor: int) -> str:
         """CHANGE when the recommendation sets the factor away from its reference."""
@@ -121,25 +128,30 @@ def _second_size(space: Space) -> int:
 
 def confirm(measure: Measure, space: Space, challenger: Config, best: Config | None,
             members: list[Config], runs: int, margin: float, alpha: float = ALPHA,
-            most_rounds: int | None = None) -> Confirmation:
+            most_rounds: int | None = None, near: tuple[Config, ...] = (),
+            level_spread: SittingSpread | None = None) -> Confirmation:
     """Confirm `challenger` with `runs` runs (module doc), each stage in `most_rounds`
     rounds at most (sitting_rounds: more buy nothing that holds next time); `best`: the
-    race's best, `members`: its set, whose other levels of a changed factor are held
-    against the challenger's."""
+    race's best; `members` (its set) and `near` (the screen's near twins): the challenger
+    with another level of a changed factor, held against the recommendation
+    (tune/twins.py); `level_spread`: the between-sitting spread of a bounded metric's
+    level on this host (tune/latency.py: the bound is then for the next sitting)."""
     reference = space.reference
     if challenger == reference:
         return Confirmation(reference, reference, best, [], 0, None, None, [], reference,
                             None, notes=["nothing but the reference to confirm"])
     rival = best if best not in (None, challenger) else None
     others = {i: [level for level in range(1, len(space.factors[i].levels))
-                  if level != challenger[i] and with_level(challenger, i, level) in members]
+                  if level != challenger[i] and (with_level(challenger, i, level) in members
+                                                 or with_level(challenger, i, level) in near)]
               for i in changed(challenger)}
+    twinned = any(others.values())
     configs = ablation_configs(space, challenger, rival,
                                [with_level(challenger, i, level)
                                 for i, levels in others.items() for level in levels])
     two = second_stage(space, challenger)
     share = min(int(FIRST_SHARE * runs), runs - LEAST_ROUNDS * _second_size(space)) \
-        if two else runs
+        if two else (int(TWIN_SHARE * runs) if twinned else runs)
     first = max(LEAST_ROUNDS, share // len(configs))
     most = max(LEAST_ROUNDS, most_rounds) if most_rounds is not None else 10 ** 6
     capped = first > most
@@ -147,14 +159,15 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
     measured = measure(CONFIRM, range(1, first + 1), configs)
     better = measured.question.better
     stage = Stage(tuple(configs), range(1, first + 1), ablation_family(
-        space.changes(challenger), sum(len(levels) for levels in others.values()),
-        rival is not None, best is not None), margin, better, alpha)
+        space.changes(challenger), rival is not None, best is not None), margin, better,
+        alpha)
     bundle = stage.ask(measured, challenger, reference)
-    reading = read_ablation(stage, measured, space, challenger, others, bundle)
+    reading = read_ablation(stage, measured, space, challenger, bundle)
     stages = [stage]
-    chosen = reading.recommended
+    chosen = first_pick = reading.recommended
     notes: list[str] = []
-    fallback = _fallback(measured, space, stage, chosen, alpha) if space.bounds else None
+    fallback = _fallback(measured, space, stage, chosen, alpha, level_spread) \
+        if space.bounds else None
     needed = (space.changes(challenger) >= 3 and chosen != challenger) or bool(
         reading.forward) or fallback is not None
     pooled = not (needed and space.bounds)
@@ -182,29 +195,62 @@ def confirm(measure: Measure, space: Space, challenger: Config, best: Config | N
                          "not shown to help) measured as it stands on fresh rounds")
         if needed and space.bounds:  # measured again: kept on the fresh rounds alone
             chosen = _within_bounds(measured, space, stage, [top, chosen, fallback], notes,
-                                    alpha)
+                                    alpha, level_spread)
         else:
             chosen = top
-    # the recommendation's own questions on every round that measured it beside the
-    # reference (and the race's best): the last stage's, and stage 1's where it was there
-    # (not where a bound's check must be on the fresh rounds alone)
-    last = stages[-1] if len(stages) == 1 or not pooled else Stage(
+    # the recommendation's own questions on the rounds of a stage that did not choose it:
+    # every round that measured it beside the reference (and the race's best) where the
+    # race chose it (not where a bound's check must be on the fresh rounds alone), the
+    # last stage's alone where an earlier one chose it; else the stage that chose it, said
+    chose = _chose_on(stages, challenger, chosen, first_pick)
+    last = stages[-1] if len(stages) == 1 or not pooled or chose is not None else Stage(
         stages[-1].configs, range(1, stages[-1].rounds.stop), stages[-1].family, margin,
         better, alpha)
     answer = last.ask(measured, chosen, reference) if chosen != reference else None
     against = last.ask(measured, chosen, best) if best is not None and chosen != best \
         and best in last.configs else None
+    used = sum(len(one.configs) * len(one.rounds) for one in stages)
+    twins, measured, spent = show(measure, measured, chosen, others,
+                                  stages[-1].rounds.stop - 1, runs - used, margin, alpha)
+    contributions = [_with_twins(reading.contributions[i], twins)
+                     for i in sorted(reading.contributions)]
+    twin_configs = [with_level(chosen, t.factor, t.level) for t in twins] if spent else []
     found = Confirmation(reference, challenger, best, list(dict.fromkeys(
-        c for one in stages for c in one.configs)), sum(len(one.rounds) for one in stages),
-        measured, bundle, [reading.contributions[i] for i in sorted(reading.contributions)],
-        chosen, answer, against, stages, notes=notes, capped=capped)
+        [*(c for one in stages for c in one.configs), *twin_configs])),
+        sum(len(one.rounds) for one in stages),
+        measured, bundle, contributions, chosen, answer, against, stages, notes=notes,
+        capped=capped, chosen_on_headline=chose == len(stages) - 1 and answer is not None,
+        twin_rounds=spent)
     if space.bounds:  # said on the rounds the bound was decided on
         decided_on = stages[-1] if needed else stages[0]
         found.standing = {name: standings(measured, space.bounds, config,
-                                          decided_on.rounds, alpha)
+                                          decided_on.rounds, alpha, spread=level_spread)
                           for name, config in (("recommended", chosen),
                                                ("reference", reference))}
     return found
+
+
+def _chose_on(stages: list[Stage], challenger: Config, chosen: Config,
+              first_pick: Config) -> int | None:
+    """The stage whose rounds chose the recommendation (None: the race chose it, as the
+    challenger): stage 1 where its reading took changes back; the second where an option
+    added back there, or a bound checked there, made it."""
+    if chosen == first_pick:
+        return None if chosen == challenger else 0
+    return len(stages) - 1
+
+
+def _with_twins(found: Contribution, twins: list[Twin]) -> Contribution:
+    """A changed option with its near twins read (tune/twins.py): alternatives shown
+    equivalent, those not shown either way not separated with the rounds they would need
+    (a twin shown better or worse is separated: neither)."""
+    mine = [t for t in twins if t.factor == found.factor]
+    if not mine:
+        return found
+    apart = [t for t in mine if not t.shown and not t.apart]
+    return replace(found, alternatives=tuple(t.level for t in mine if t.shown),
+                   not_separated=tuple(t.level for t in apart),
+                   needs=tuple(t.needs for t in apart))
 
 
 def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
@@ -232,19 +278,19 @@ def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
 
 
 def _fallback(measured: StageData, space: Space, stage: Stage, recommended: Config,
-              alpha: float) -> Config | None:
+              alpha: float, spread: SittingSpread | None) -> Config | None:
     """When the recommendation is not shown to keep a bound on stage 1 (or was not
     measured there): the stage-1 configuration with only its options and the best
     centre whose next file system is shown to keep every bound, the level divided by the
     number tried; None when none is."""
     reference = space.reference
     if recommended in stage.configs and keeps_all(measured, space.bounds, recommended,
-                                                  stage.rounds, alpha):
+                                                  stage.rounds, alpha, spread=spread):
         return None
     tried = [c for c in stage.configs if c not in (reference, recommended) and all(
         v in (0, recommended[i]) for i, v in enumerate(c))]
     kept = [c for c in tried if keeps_all(measured, space.bounds, c, stage.rounds, alpha,
-                                          len(tried))]
+                                          len(tried), spread)]
     if not kept:
         return None
     direction = sign(stage.better)
@@ -257,7 +303,7 @@ def _log_centre(measured: StageData, config: Config, rounds: range) -> float:
 
 
 def _within_bounds(measured: StageData, space: Space, stage: Stage, order: list[Config | None],
-                   notes: list[str], alpha: float) -> Config:
+                   notes: list[str], alpha: float, spread: SittingSpread | None) -> Config:
     """The first of `order` measured in stage 2 whose next file system is shown to keep
     every bound there (each tried at α over their number) and, beside the reference,
     shown faster than it; else the reference (module doc)."""
@@ -266,7 +312,8 @@ def _within_bounds(measured: StageData, space: Space, stage: Stage, order: list[
     for config in tried:
         if config == reference:
             return config
-        keeps = keeps_all(measured, space.bounds, config, stage.rounds, alpha, len(tried))
+        keeps = keeps_all(measured, space.bounds, config, stage.rounds, alpha, len(tried),
+                          spread)
         faster = stage.ask(measured, config, reference).decision == FASTER
         if keeps and faster:
             if config != tried[0]:

@@ -21,16 +21,16 @@ within the margin. With three or more changes and two or more not shown, C witho
 was not measured: the second stage measures it as it stands, and each change taken back
 added to it alone, so that options either of which suffices are found there (`forward`).
 
-A level is an **alternative** of a change only when C with it instead is shown equivalent
-to C within the margin (the rule's equivalence: the interval inside ±margin); a level the
-race could not tell from the recommended one but that is not shown equivalent is **not
-separated**, and said so.
+A level is an **alternative** of a change only when the recommendation with it instead is
+shown equivalent to the recommendation within the margin (the rule's equivalence: the
+interval inside ±margin), a question of its own with rounds spent for it (tune/twins.py);
+a near twin not shown equivalent is **not separated**, with the rounds it would need.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 from fslab.analysis.pairs.decisions import decide_pair, sign
@@ -89,7 +89,8 @@ class Contribution:
     verdict: str  # CHANGE or KEEP
     context: Config = ()  # the configuration the option was taken back from
     alternatives: tuple[int, ...] = ()  # other levels shown equivalent to it
-    not_separated: tuple[int, ...] = ()  # other levels the race kept, not shown equivalent
+    not_separated: tuple[int, ...] = ()  # its near twins not shown equivalent (twins.py)
+    needs: tuple[float, ...] = ()  # the rounds each of those would need to be told
     instead_of: tuple[int, int] | None = None  # (factor, level) it may replace: either suffices
     instead_answer: Pair | None = None  # this option alone against that one alone
 
@@ -112,22 +113,22 @@ def ablation_configs(space: Space, challenger: Config, best: Config | None,
     return list(dict.fromkeys(out))
 
 
-def ablation_family(changes: int, others: int, rival: bool, best: bool) -> int:
-    """The questions an ablation of `changes` changes may answer: each contribution, each
-    other level, the challenger against the reference and against the race's best where
-    that is another configuration (`rival`); with two changes, each alone against the
-    reference and the race's best (`best`: the race had one), and the two alone against
-    each other (every subset is measured: stage 1 may be the whole confirmation)."""
-    family = changes + others + 1 + rival
+def ablation_family(changes: int, rival: bool, best: bool) -> int:
+    """The questions an ablation of `changes` changes may answer: each contribution, the
+    challenger against the reference and against the race's best where that is another
+    configuration (`rival`); with two changes, each alone against the reference and the
+    race's best (`best`: the race had one), and the two alone against each other (every
+    subset is measured: stage 1 may be the whole confirmation). A twin level measured
+    beside them is a question of its own (tune/twins.py)."""
+    family = changes + 1 + rival
     if changes == 2:
         family += 3 + 2 * best
     return family
 
 
 def read_ablation(stage: Stage, measured: StageData, space: Space, challenger: Config,
-                  others: dict[int, list[int]], bundle: Pair) -> Reading:
-    """Each change's contribution and the recommendation (module doc); `others`: the
-    levels of each changed factor to hold against the challenger's; `bundle`: the
+                  bundle: Pair) -> Reading:
+    """Each change's contribution and the recommendation (module doc); `bundle`: the
     challenger against the reference."""
     reference = space.reference
     direction = sign(stage.better)
@@ -150,10 +151,6 @@ def read_ablation(stage: Stage, measured: StageData, space: Space, challenger: C
             reading.forward = (max(kept, key=lambda i: direction * _log(found[i][1].ratio)),)
         for i in kept:
             reading.contributions[i] = _verdict(reading.contributions[i], KEEP)
-    for i, levels in others.items():
-        if reading.recommended[i]:
-            reading.contributions[i] = _others(stage, measured, challenger,
-                                               reading.contributions[i], levels)
     return reading
 
 
@@ -210,23 +207,8 @@ def _instead(stage: Stage, measured: StageData, reference: Config, challenger: C
                         instead_of=(keep, challenger[keep]), instead_answer=answer)
 
 
-def _others(stage: Stage, measured: StageData, challenger: Config, found: Contribution,
-            levels: list[int]) -> Contribution:
-    """The other levels of a changed factor: alternatives when shown equivalent, else not
-    separated (module doc)."""
-    alternatives: list[int] = []
-    apart: list[int] = []
-    for level in levels:
-        answer = stage.ask(measured, with_level(challenger, found.factor, level), challenger)
-        (alternatives if answer.decision == EQUIVALENT else apart).append(level)
-    return Contribution(found.factor, found.level, found.answer, found.verdict,
-                        found.context, tuple(alternatives), tuple(apart))
-
-
 def _verdict(found: Contribution, verdict: str) -> Contribution:
-    return Contribution(found.factor, found.level, found.answer, verdict, found.context,
-                        found.alternatives, found.not_separated, found.instead_of,
-                        found.instead_answer)
+    return replace(found, verdict=verdict)
 
 
 def forward_family(forward: int, candidates: int, best: bool) -> int:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from fslab.core.errors import UserError
 from fslab.tune.space import Config, Space
+from fslab.workloads.null import SITTING_SPAN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +31,9 @@ if TYPE_CHECKING:
     from fslab.run.runner import Progress
 
 SCREEN, RACE, CONFIRM = "screen", "race", "confirm"
-STAGE_SEEDS = {SCREEN: 0, RACE: 1, CONFIRM: 2}  # each stage draws fresh data
+STAGE_SEEDS = {SCREEN: 1, RACE: 2, CONFIRM: 3}  # each stage draws fresh data, in one
+# sitting: stage k runs under the tune's seed + k·SITTING_SPAN (the simulator's sitting is
+# the seed modulo it: its sitting's effects are the same in every stage)
 Values = dict[Config, dict[int, float]]  # configuration -> {round: value}
 
 
@@ -152,7 +155,8 @@ def stage_campaign(base: Campaign, space: Space, target: str, job: str, stage: s
         plain(base), name=f"{base.name}-{stage}", targets=[spec],
         sweep={f.name: list(f.levels) for f in space.factors},
         first_iteration=rounds.start, iterations=rounds.stop - 1,
-        seed=base.seed * 3 + STAGE_SEEDS[stage], workloads=list(base.workloads), out=None,
+        seed=base.seed + STAGE_SEEDS[stage] * SITTING_SPAN,
+        workloads=list(base.workloads), out=None,
         factor_scopes={f.name: "target" if f in space.target_factors() else "job"
                        for f in space.factors})
     return dataclasses.replace(campaign, cells=[

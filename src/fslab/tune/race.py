@@ -17,9 +17,11 @@ said apart (status `over_bound`).
 The race ends when one configuration is left, when every survivor is shown within the
 margin of the best (they are interchangeable), when the budget would not pay for another
 round, or at the rounds allowed. Its answer is the set of configurations the last look
-could not tell from the best; its winner is the simplest configuration shown equivalent
-to the best within the margin (the fewest changes from the reference; then the best
-centre), else the best itself — never a member merely not shown behind.
+could not tell from the best; its winner is the simplest member shown equivalent within
+the margin to every other member of the set (the fewest changes from the reference; then
+the best centre: tune/against_best.equivalent_to_all, multiple comparisons with the best),
+else the best itself — never a member merely not shown behind, nor one shown equivalent
+to the observed best alone (a best selected as the largest of noisy centres).
 
 Every decision is a function of the values measured, so a race killed at any point and
 resumed replays its looks from what is on disk and goes on where it stopped.
@@ -36,7 +38,13 @@ from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import AGAINST_BEST, BEHIND, EQUIVALENT
 from fslab.analysis.pairs.selection import BestSet
 from fslab.core.metrics import HIGHER
-from fslab.tune.against_best import POCOCK, Spending, against_best, breaks_bound
+from fslab.tune.against_best import (
+    POCOCK,
+    Spending,
+    against_best,
+    breaks_bound,
+    equivalent_to_all,
+)
 from fslab.tune.budget import Budget
 from fslab.tune.measure import RACE, Measure, Question, StageData
 from fslab.tune.space import Bound, Config, Space
@@ -102,6 +110,8 @@ class Race:
     ended: str = ""
     final: BestSet[Config] | None = None
     winner: Config | None = None
+    equivalent: list[Config] = field(default_factory=list)  # members shown equivalent
+    # within the margin to every other member of the set (the winner is the simplest)
 
     def alive(self) -> list[Config]:
         return [c for c, e in self.entries.items() if e.dropped_at is None]
@@ -280,8 +290,14 @@ def _end(state: Race, space: Space, rules: Rules, why: str) -> Race:
         return state
     centres = state.final.centres
     score = sign(state.measured.question.better)
-    shown = [best, *(c for c in state.members() if c != best
-                     and state.final.against[c].decision == EQUIVALENT)]
+    members = state.members()
+    values = state.measured.values
+    state.equivalent = [c for c in members if c != best
+                        and state.final.against[c].decision == EQUIVALENT
+                        and equivalent_to_all(values, c, members,
+                                              state.measured.question.better, rules.margin,
+                                              rules.spending)]
+    shown = [best, *state.equivalent]
     state.winner = min(shown, key=lambda c: (space.changes(c), -score * math.log(
         centres[c]) if centres.get(c, 0) > 0 else math.inf, c))
     return state

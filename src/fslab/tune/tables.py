@@ -14,6 +14,7 @@ from fslab.analysis.pairs.decisions import decide_pair, geomean
 from fslab.analysis.pairs.pair import AGAINST_BEST, AGAINST_REFERENCE, EQUIVALENT, Pair
 from fslab.core.cell_keys import level_label
 from fslab.tune import words
+from fslab.tune.carry import Carried
 from fslab.tune.confirm import CHANGE, KEEP, Confirmation
 from fslab.tune.race import SAME
 from fslab.tune.screen import WITHIN
@@ -26,12 +27,34 @@ STAGE_COLUMNS = ["stage", "iterations", "ratio", "ratio_ci_low", "ratio_ci_high"
                  "metric", "geomean", "changes", "unsafe", "proposed_by", "entered",
                  "in_set", "machine_s"]
 SET_COLUMNS = ["target", "workload", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
-               "changes", "rounds", "winner", "proposed_by"]
+               "changes", "rounds", "winner", "proposed_by", "equivalent_to_set"]
 NOT_CONFIRMED = "not in the configuration confirmed"
+# What carries to the next sitting (tune/carry.py): the sittings that measured the share,
+# those after the one that chose it (pooled), their pooled share and interval, where the
+# next sitting's share should fall, the verdict (holds next time, may not hold next time,
+# this sitting only, this sitting's answer), the pooled decision, the sitting that decided
+# it, what the spread rests on, and the more sittings that would carry it; then each
+# sitting's own share, in order (';'-separated: the first is the one that chose).
+CARRY_COLUMNS = ["sittings", "later", "pooled_contribution", "pooled_ci_low",
+                 "pooled_ci_high", "next_low", "next_high", "next_verdict",
+                 "pooled_decision", "decided_at", "spread_source", "sittings_needed"]
+EACH_SITTING = "each_sitting"
 OPTION_COLUMNS = ["target", "workload", "factor", "level", "verdict", "contribution",
                   "contribution_ci_low", "contribution_ci_high", "alternatives",
                   "not_separated", "alternative_to", "shown", "reference", "source",
-                  "machine_s"]
+                  "machine_s", "kept_because", *CARRY_COLUMNS, EACH_SITTING]
+
+
+def carry_row(carry: Carried) -> dict[str, object]:
+    """A share's carry columns (CARRY_COLUMNS, in order)."""
+    pooled = carry.later > 0
+    return {"sittings": carry.sittings, "later": carry.later,
+            "pooled_contribution": carry.ratio if pooled else math.nan,
+            "pooled_ci_low": carry.low, "pooled_ci_high": carry.high,
+            "next_low": carry.next_low, "next_high": carry.next_high,
+            "next_verdict": carry.verdict, "pooled_decision": carry.decision,
+            "decided_at": carry.decided_at, "spread_source": carry.source,
+            "sittings_needed": carry.needed}
 
 
 def tune_table(tuned: list[Tuned]) -> pd.DataFrame:
@@ -137,8 +160,10 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
         status = "best"
     elif config in confirmation.stages[0].configs:
         status = "ablation"
-    else:
+    elif any(config in stage.configs for stage in confirmation.stages):
         status = "added back"
+    else:
+        status = "twin"  # measured beside the recommendation to show it an alternative
     row: dict[str, object] = {"status": status}
     answer = None
     if config == confirmation.challenger:
@@ -156,8 +181,10 @@ def _confirm_row(confirmation: Confirmation, space: Space, config: Config) -> di
 
 def set_table(tuned: list[Tuned]) -> pd.DataFrame:
     """stats/tune_set.csv: the configurations the race could not tell from the best,
-    each with its ratio to the best and its interval (the last look's), its changes from
-    the reference; the winner is the simplest member."""
+    each with its ratio to the race's best (selected: the others read low beside it) and
+    its interval (the last look's), its changes from the reference, whether it is shown
+    equivalent to every other member (`equivalent_to_set`); the winner is the simplest
+    such member, else the best."""
     rows = []
     for one in tuned:
         space = one.space
@@ -176,7 +203,8 @@ def set_table(tuned: list[Tuned]) -> pd.DataFrame:
                          "changes": space.changes(config),
                          "rounds": len(one.race.measured.values.get(config, {})),
                          "winner": config == one.race.winner,
-                         "proposed_by": one.race.entries[config].proposed_by})
+                         "proposed_by": one.race.entries[config].proposed_by,
+                         "equivalent_to_set": config in one.race.equivalent})
     names = list(dict.fromkeys(n for one in tuned for n in one.space.names))
     return pd.DataFrame(rows, columns=[*names, *SET_COLUMNS])
 
@@ -210,7 +238,11 @@ def options_table(tuned: list[Tuned]) -> pd.DataFrame:
                     alternatives=";".join(factor.levels[i] for i in found.alternatives),
                     not_separated=";".join(factor.levels[i] for i in found.not_separated),
                     alternative_to=instead,
-                    shown=words.shown(found.answer, one.question.better, one.margin))
+                    shown=words.shown(found.answer, one.question.better, one.margin),
+                    kept_because=words.kept_because(found.answer, verdict, one.margin))
+                if index in one.carried and verdict == CHANGE:
+                    row.update(carry_row(one.carried[index]))
+                    row[EACH_SITTING] = f"{one.carried[index].ratio:.4g}"
             else:
                 row.update(level=factor.reference, verdict=KEEP, alternatives="",
                            not_separated="", alternative_to="", **_not_changed(one, index))
@@ -222,15 +254,18 @@ def _not_changed(one: Tuned, index: int) -> dict[str, object]:
     """What is known of a factor the challenger left at its reference: the screen's
     effect of its level farthest from 1, or nothing."""
     if one.screen is None:
-        return {"source": "race", "contribution": math.nan, "shown": NOT_CONFIRMED}
+        return {"source": "race", "contribution": math.nan, "shown": NOT_CONFIRMED,
+                "kept_because": words.NOT_CONFIRMED}
     effects = one.screen.factors[index].effects
     if not effects:
-        return {"source": "screen", "contribution": math.nan, "shown": NOT_CONFIRMED}
+        return {"source": "screen", "contribution": math.nan, "shown": NOT_CONFIRMED,
+                "kept_because": words.NOT_CONFIRMED}
     ratio, low, high = max(effects.values(), key=lambda e: abs(math.log(e[0])))
-    said = f"no effect within ±{one.margin:.0%}" if one.screen.factors[index].verdict == \
-        WITHIN else NOT_CONFIRMED
+    said = words.no_effect(one.margin) if one.screen.factors[index].verdict == WITHIN \
+        else NOT_CONFIRMED
     return {"source": "screen", "contribution": ratio, "contribution_ci_low": low,
-            "contribution_ci_high": high, "shown": said}
+            "contribution_ci_high": high, "shown": said,
+            "kept_because": words.NOT_CONFIRMED if said == NOT_CONFIRMED else said}
 
 
 def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
@@ -263,7 +298,7 @@ def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
                              if config in one.race.entries else None})
         confirmation = one.confirmation
         if confirmation.recommended_answer is not None:
-            options.append(_option_point(head, "recommended: " + space.describe(
+            options.append(_option_point(head, "the whole configuration: " + space.describe(
                 confirmation.recommended), confirmation.recommended_answer, "bundle"))
         if confirmation.against_best is not None and confirmation.best is not None:
             options.append(_option_point(head, "recommended / the race's best (" +
@@ -272,8 +307,8 @@ def page_tables(tuned: list[Tuned]) -> dict[str, pd.DataFrame]:
         for found in confirmation.contributions:
             factor = space.factors[found.factor]
             options.append(_option_point(head, level_label(factor.name,
-                                                           factor.levels[found.level]),
-                                         found.answer, found.verdict))
+                                                           factor.levels[found.level])
+                                         + ": its share", found.answer, found.verdict))
     return {"effects": pd.DataFrame(effects), "race": pd.DataFrame(race),
             "options": pd.DataFrame(options)}
 

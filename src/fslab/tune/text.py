@@ -7,11 +7,14 @@ recommendation beside the reference, to run again)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING
 
+from fslab.analysis.sittings.looks import PLANNED
 from fslab.core.cell_keys import level_label
-from fslab.core.units import format_duration
+from fslab.core.units import format_bound, format_duration
 from fslab.tune import words
+from fslab.tune.carry import WHOLE, Carried
 from fslab.tune.measure import Unmeasured
 from fslab.tune.race import DROPPED, OVER_BOUND
 from fslab.tune.screen import WITHIN
@@ -20,7 +23,9 @@ from fslab.tune.tuner import Tuned
 from fslab.tune.unsafe import unsafe_of
 
 if TYPE_CHECKING:
+    from fslab.analysis.sittings.spread import SittingEstimate
     from fslab.plan.schema import Campaign
+    from fslab.targets import TargetSpec
 
 SET_SHOWN = 6  # members of the set listed by name; the rest counted
 
@@ -44,8 +49,22 @@ def sentence(one: Tuned) -> str:
         return f"{head}: no option earned its place on fresh data; the reference stays{said}"
     answer = confirmation.recommended_answer
     assert answer is not None
-    said = words.headline(space, space.describe(recommended), answer, better, one.margin)
-    return f"{head}: {said}, measured as it stands{unsafe_note(space, recommended)}"
+    said = words.headline(space.describe(recommended), answer, better, one.margin)
+    chose = (", on the rounds that chose it (it may read high: `fslab tune --again DIR` "
+             "measures it in a sitting that did not choose it)"
+             if confirmation.chosen_on_headline else "")
+    return (f"{head}: {said}, measured as it stands{chose}"
+            f"{unsafe_note(space, recommended)}{_whole_next(one)}")
+
+
+def _whole_next(one: Tuned) -> str:
+    """'; next sitting 1.02–1.5×' of the whole configuration, where a history says it."""
+    carry = one.carried.get(WHOLE)
+    if carry is None or math.isnan(carry.next_low):
+        return ""
+    _, low, high = words.directed(carry.ratio, carry.next_low, carry.next_high,
+                                  one.question.better)
+    return f"; next sitting {format_bound(low)}–{format_bound(high)}× (this host's history)"
 
 
 def best_line(one: Tuned) -> list[str]:
@@ -71,19 +90,26 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
     out += [f"  {line}" for line in best_line(one)]
     judged = {c.factor: c for c in one.confirmation.contributions}
     better = one.question.better
+    if judged:
+        out.append("  each option's share (the configuration with it against without it):")
     for index, factor in enumerate(space.factors):
+        keep = level_label(factor.name, factor.reference)
         if index in judged:
             out.append("  " + words.option_line(space, judged[index],
                                                 one.confirmation.verdict(index), better,
-                                                one.margin))
+                                                one.margin, one.carried.get(index)))
         elif one.screen is not None and one.screen.factors[index].verdict == WITHIN:
             out.append(f"  {factor.name}: no effect within ±{one.margin:.0%} at any level "
-                       f"in the screen; keep {level_label(factor.name, factor.reference)}")
+                       f"in the screen; keep {keep} ({words.no_effect(one.margin)})")
         else:
             out.append(f"  {factor.name}: not in the configuration confirmed"
-                       f"{_screened(one, index)}; keep "
-                       f"{level_label(factor.name, factor.reference)}")
+                       f"{_screened(one, index)}; keep {keep} ({words.NOT_CONFIRMED})")
     out += [f"  {note}" for note in one.confirmation.notes]
+    spent = one.confirmation.twin_rounds
+    if spent:
+        out.append(f"  near twins measured beside the recommendation in {len(spent)} more "
+                   f"rounds ({spent.start}–{spent.stop - 1}) to show them alternatives")
+    out += [f"  {line}" for line in carry_note(one)]
     out += [f"  {line}" for line in latency_lines(one)]
     out += ["  " + line for line in set_lines(one)]
     out.append("  " + race_line(one))
@@ -94,6 +120,86 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
     out.append("  " + time_line(one))
     out += [f"  {line}" for line in commands(campaign, one)]
     return out
+
+
+def carry_note(one: Tuned) -> list[str]:
+    """What the answer says of the next sitting, once: without a history of option
+    effects, that it is this sitting's and how to get one that carries."""
+    from fslab.tune.carry import THIS_SITTINGS
+
+    if one.confirmation.recommended == one.space.reference or one.history:
+        return []
+    if not any(c.verdict == THIS_SITTINGS for c in one.carried.values()):
+        return []
+    return [f"{THIS_SITTINGS}: nothing on this host says how far an option's effect moves "
+            f"between sittings (no tune of it sat twice in a catalogue); `{words.AGAIN} "
+            "--catalogue C` measures the recommendation in another sitting and says what "
+            "holds next time, and a tune given --catalogue C after that says it in one "
+            "sitting"]
+
+
+def carry_lines(head: str, space: Space, recommended: Config, found: dict[int, Carried],
+                each: list[dict[int, SittingEstimate]], better: str) -> list[str]:
+    """`fslab tune --again`: the whole configuration and each option's share over the
+    sittings, decided on those after the one that chose (tune/carry.py), the first
+    sitting's own figure beside it."""
+    if not found:
+        return [f"{head}: no sitting measured the recommendation beside its contrasts"]
+    any_one = next(iter(found.values()))
+    out = [f"{head}: {space.describe(recommended)} over {any_one.sittings} sittings, "
+           f"decided on the {any_one.later} after the one that chose it (α spent over "
+           f"{PLANNED} planned sittings; the spread between sittings: "
+           f"{SOURCES.get(any_one.source, any_one.source)})"]
+    alone = sum(1 for v in recommended if v) == 1  # its one share is the whole gain
+    for key in [WHOLE, *sorted(k for k in found if k != WHOLE)]:
+        if key not in found or (alone and key == WHOLE and len(found) > 1):
+            continue
+        factor = space.factors[max(key, 0)]
+        name = ("the whole configuration (against the reference)" if key == WHOLE else
+                f"{factor.name} {level_label(factor.name, factor.levels[recommended[key]])}"
+                + (" (its share, the whole configuration's gain)" if alone else
+                   " (its share)"))
+        said = _over_sittings(found[key], [s.get(key) for s in each], better)
+        out.append(f"  {name}: {said}")
+    return out
+
+
+SOURCES = {"history": "this host's history of option effects",
+           "stated prior": "the stated prior τ0 = 0.05 on 2 df (no history of option effects "
+                           "on this host)",
+           "stated prior: history not borrowed": "the stated prior: these sittings disagree "
+                                                 "with this host's history, so it was not "
+                                                 "borrowed"}
+
+
+def _over_sittings(carry: Carried, each: list[SittingEstimate | None], better: str) -> str:
+    """'1.14× on average over 2 sittings (CI 1.08–1.2×), faster; next sitting
+    1.0–1.34×: holds next time; each sitting: 1.23× (chose it), 1.12×, 1.16×'."""
+    from fslab.analysis.sittings.words import HOLDS_NEXT
+
+    ratio, low, high = words.directed(carry.ratio, carry.low, carry.high, better)
+    _, next_low, next_high = words.directed(carry.ratio, carry.next_low, carry.next_high,
+                                            better)
+    said = (f"{ratio:.3g}× on average over {carry.later} sitting"
+            f"{'s' * (carry.later != 1)} (CI {format_bound(low)}–{format_bound(high)}×), "
+            f"{carry.decision}; next sitting {format_bound(next_low)}–"
+            f"{format_bound(next_high)}×: {carry.verdict}")
+    if carry.verdict != HOLDS_NEXT:
+        said += f" — {words.sittings_words(carry)}"
+    if carry.decided_at:
+        said += f"; decided at sitting {carry.decided_at}"
+    return f"{said}; each sitting: {sitting_shares(each, better)}"
+
+
+def sitting_shares(each: list[SittingEstimate | None], better: str) -> str:
+    """'1.23× (chose it), 1.12×, not measured': each sitting's own estimate, in order."""
+    shown = []
+    for number, one in enumerate(each, start=1):
+        own = words.directed(math.exp(one.estimate), math.nan, math.nan, better)[0] \
+            if one is not None else math.nan
+        said = "not measured" if one is None else f"{own:.3g}×"
+        shown.append(f"{said} (chose it)" if number == 1 else said)
+    return ", ".join(shown)
 
 
 def latency_lines(one: Tuned) -> list[str]:
@@ -119,7 +225,9 @@ def _screened(one: Tuned, index: int) -> str:
 
 
 def set_lines(one: Tuned) -> list[str]:
-    """The set in one line: its members by their changes, the winner first."""
+    """The set in one line: its members by their changes, the winner first, each ratio
+    labelled as to the race's best (selected as the best of noisy centres: the others
+    read low beside it); then how the winner was shown (tune/race.py)."""
     final, space = one.race.final, one.space
     members = one.race.members()
     if final is None or not members:
@@ -127,13 +235,21 @@ def set_lines(one: Tuned) -> list[str]:
     shown = []
     for config in sorted(members, key=lambda c: (c != one.race.winner, space.changes(c), c)):
         answer = final.against.get(config)
-        ratio = "the best" if config == final.best else (
+        ratio = "the race's best" if config == final.best else (
             f"{answer.ratio:.3g}× (CI {answer.ratio_ci_low:.3g}–{answer.ratio_ci_high:.3g}×)"
             if answer else "")
         shown.append(f"{space.describe(config)} {ratio}".strip())
     more = f"; {len(shown) - SET_SHOWN} more in tune_set.csv" if len(shown) > SET_SHOWN else ""
-    out = [f"set ({len(members)} the race could not tell from the best, the winner "
-           "first): " + "; ".join(shown[:SET_SHOWN]) + more]
+    out = [f"set ({len(members)} the race could not tell from its best, the winner first; "
+           "ratios to the race's best, selected as the best of the race's centres, so the "
+           "others read low beside it): " + "; ".join(shown[:SET_SHOWN]) + more]
+    winner = one.race.winner
+    if winner is not None and len(members) > 1:
+        out.append(f"the winner, {space.describe(winner)}, is shown within ±{one.margin:.0%} "
+                   "of every member of the set (multiple comparisons with the best)"
+                   if winner in one.race.equivalent else
+                   f"the winner is the race's best: no simpler member was shown within "
+                   f"±{one.margin:.0%} of every member of the set")
     challenger = one.confirmation.challenger
     if one.race.winner == space.reference and challenger != space.reference:
         out.append(f"the set holds the reference: its best, {space.describe(challenger)}, "
@@ -204,12 +320,34 @@ def commands(campaign: Campaign, one: Tuned) -> list[str]:
     if tuned.mount_options:
         out.append(f"mount -o {tuned.mount_options} DEVICE MOUNTPOINT   "
                    f"(fstab options: {tuned.mount_options})")
+    out += pool_commands(tuned, [name for name, level in levels.items() if level])
     out += [f"zfs set {name[len('zfs.'):]}={level} POOL/DATASET"
             for name, level in levels.items() if name.startswith("zfs.")]
     fio = [f"{name}={level}" for name, level in levels.items() if not is_target_factor(name)]
     if fio:
         out.append("fio options: " + " ".join(fio))
     return out or ["the reference: nothing to change"]
+
+
+def pool_commands(tuned: TargetSpec, factors: list[str]) -> list[str]:
+    """What a person types for a tuned zfs pool's build: the zpool create line when its
+    layout, devices, log or cache device was a factor, and the ARC's maximum."""
+    from fslab.targets.zfs_pool import MiB, pool_build
+
+    out: list[str] = []
+    if tuned.fs not in ("zfs", "zfs-mirror"):
+        return out
+    build = pool_build(tuned.options, tuned.fs, tuned.name)
+    if {"layout", "devices", "log_size", "cache_size"} & set(factors):
+        disks = [f"DISK{i + 1}" for i in range(build.devices)]
+        out.append("zpool create POOL " + " ".join(build.vdevs(
+            disks, "LOGDEV" if build.log_size else "", "CACHEDEV" if build.cache_size else ""))
+            + f"   ({build.shown()})")
+    if "arc_max" in factors and build.arc_max:
+        out.append(f"zfs-fuse --max-arc-size {build.arc_max // MiB} (or max-arc-size = "
+                   f"{build.arc_max // MiB} in /etc/zfs/zfsrc); kernel OpenZFS: echo "
+                   f"{build.arc_max} > /sys/module/zfs/parameters/zfs_arc_max")
+    return out
 
 
 def _mkfs_tool(fs: str) -> str:

@@ -13,14 +13,17 @@ two, a screen of resolution III; below the smallest of those (FLOOR_TEXT) it is 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from fslab.analysis.pairs.decisions import sign
 from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
+from fslab.core.environment_record import SittingSpread
 from fslab.core.errors import UserError
 from fslab.tune.budget import Budget
+from fslab.tune.carry import Carried
 from fslab.tune.confirm import (
     SITTING_NOTE,
     Confirmation,
@@ -33,6 +36,7 @@ from fslab.tune.measure import Measure, Question
 from fslab.tune.race import MAX_ROUNDS, Race, Rules, race
 from fslab.tune.screen import Screen, screen
 from fslab.tune.space import Config, Space
+from fslab.tune.twins import near_twins
 
 SCREEN_ROUNDS = 2  # each design row twice: the noise has degrees of freedom
 FIRST_LOOK = 3  # rounds before the race's first look
@@ -46,6 +50,9 @@ SCREEN_SHARE = 0.35  # of the runs a screen may take
 WHOLE_ROUNDS = 5  # the whole space is raced without a screen when it fits this many rounds
 LEADERS = 2  # a refill looks around this many of the race's leaders
 LONGER = 2  # a race may run to this many times its planned rounds (drops free budget)
+TWINS = ("no race: the screen's best, {best}, has a near twin ({twins}: a level the screen "
+         "could not tell from its own); the race's runs went to the confirmation, to show "
+         "them equivalent")
 # The smallest plan: a resolution-III screen once, no race, and the confirmation's least.
 FLOOR_TEXT = ("a resolution-III screen measured once and a confirmation of three rounds "
               "of the reference, the challenger and each of two changes taken back")
@@ -62,6 +69,10 @@ class Tuned:
     confirmation: Confirmation
     margin: float
     plan: StagePlan | None = None
+    # each change's share and the whole configuration (tune/carry.WHOLE) as a promise
+    # about the next sitting (tune/carry.py); empty until the tune's history was read
+    carried: dict[int, Carried] = field(default_factory=dict)
+    history: bool = False  # whether a host's history of option effects was read
 
 
 def reserve_of(total: int, space: Space) -> int:
@@ -184,8 +195,10 @@ def plan_stages(space: Space, total: int) -> StagePlan:
                     f"--max-runs {needed} or more (or a longer --budget)")
 
 
-def tune_question(measure: Measure, space: Space, budget: Budget, margin: float) -> Tuned:
-    """Screen (when needed), race, confirm (module doc)."""
+def tune_question(measure: Measure, space: Space, budget: Budget, margin: float,
+                  level_spread: SittingSpread | None = None) -> Tuned:
+    """Screen (when needed), race, confirm (module doc); `level_spread`: the host's
+    between-sitting spread of a bounded metric's level (tune/latency.py)."""
     stages = plan_stages(space, budget.total())
     reserve = stages.reserve
     levels = [len(f.levels) for f in space.factors]
@@ -205,6 +218,11 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
                       for c in race_candidates(levels, kept, [rank, bold],
                                                maximum=max(MAX_RACE, 2 * len(levels)))
                       if c not in unmeasured]
+    twins = near_twins(screened, unraced(screened, space, margin), margin) \
+        if screened is not None and stages.raced else []
+    if twins:  # the race would choose between levels the screen cannot tell apart: its
+        # runs go to showing them equivalent (tune/twins.py)
+        stages = dataclasses.replace(stages, raced=False)
     width = stages.race_width(len(candidates)) if stages.raced else 0
     planned = max(FIRST_LOOK, (budget.left() - reserve) // max(1, width))
     rules = Rules(margin, max(2, width), min(MAX_ROUNDS, LONGER * planned),
@@ -235,7 +253,12 @@ def tune_question(measure: Measure, space: Space, budget: Budget, margin: float)
         screened.measured.values if screened else {})
     enough, narrowest = sitting_rounds(seen, space.changes(challenger) + 1)
     confirmed = confirm(measure, space, challenger, raced.best, raced.members(),
-                        budget.left(), margin, most_rounds=enough)
+                        budget.left(), margin, most_rounds=enough,
+                        near=tuple(near_twins(screened, challenger, margin)),
+                        level_spread=level_spread)
+    if twins:
+        confirmed.notes.append(TWINS.format(best=space.describe(challenger), twins="; ".join(
+            space.describe(c) for c in twins)))
     if confirmed.capped:  # spend it in another sitting instead
         confirmed.notes.append(SITTING_NOTE.format(rounds=enough, width=narrowest,
                                                    spread=as_percent(PRIOR_TAU)))

@@ -10,7 +10,9 @@ one iteration and job shares (and every variant of a swept job: they run in the 
 rounds). Draws are keyed by (seed, iteration, job,
 target), so a
 campaign's values do not depend on the order it ran in, the same seed gives the same
-values and another seed independent ones.
+values and another seed independent ones. A sitting is a seed (SITTING_SPAN: a tune's
+stages are one): with `sitting` each target's level, with `effect_sitting` each entry of
+its `effects` table, is drawn once per sitting, so what holds next time has known truth.
 
 A plug-in of fslab's own (core/plugins.py): the module declares the simulator's suite
 (SUITE) and the kind that parses the record a run writes (KIND).
@@ -43,7 +45,19 @@ NULL_RECORD = "null.json"  # a run's value (and latency), and the simulated targ
 # The simulator's own options; any other is a level with an effect only through the
 # target's effects table. `tag`: any value, ignored: a factor known to have no effect.
 KEYS = frozenset({"jobs", "iops", "cv", "drift", "tag", "sleep", "latency", "depth",
-                  "lat_cv", "between", "within", "fixed_s", "sitting", "machine", "host"})
+                  "lat_cv", "between", "within", "fixed_s", "sitting", "machine", "host",
+                  "effect_sitting"})
+# Seeds equal modulo SITTING_SPAN are one sitting of the simulator: its levels (`sitting`)
+# and its option effects (`effect_sitting`) are drawn from the seed's remainder, every
+# other draw from the whole seed. A campaign's seed is one sitting; a run made of several
+# campaigns in one sitting (a tune's screen, race and confirmation: tune/measure.py) runs
+# part k under seed + k·SITTING_SPAN, fresh noise each, one sitting's effects for all.
+SITTING_SPAN = 2 ** 40
+
+
+def sitting_of(seed: int) -> int:
+    """The simulator's sitting a seed belongs to (SITTING_SPAN)."""
+    return seed % SITTING_SPAN
 
 
 @dataclass
@@ -70,6 +84,7 @@ class NullWorkload(Capabilities):
     sitting: float = 0.0  # log-scale SD of each target's level per sitting (per seed)
     machine: float = 0.0  # the same per simulated host (`host`)
     host: str = ""  # the simulated host (its level is drawn from its name, not the seed)
+    effect_sitting: float = 0.0  # log-scale SD of each entry of `effects` per sitting
     # Options beyond the simulator's own (a swept fio option: iodepth=16): they change
     # nothing but through the target's effects table ("iodepth=16" = 1.4).
     levels: dict[str, str] = field(default_factory=dict)
@@ -101,10 +116,9 @@ class NullWorkload(Capabilities):
             return RunOutput(status="failed", reason="null workload asked to fail")
         target = _simulated_target(where)
         latency: dict[str, float] = {}
-        if self.components:
-            value = self._components(run_name=run_dir.name, target=target, run_dir=run_dir)
-        elif self.cv or self.drift:
-            value = self._simulated(run_dir.name, target)
+        if self.components or self.cv or self.drift:
+            value = (self._components(run_name=run_dir.name, target=target, run_dir=run_dir)
+                     if self.components else self._simulated(run_dir.name, target))
             if self.latency:
                 latency = self._latency(run_dir.name, target, value)
         else:
@@ -136,7 +150,7 @@ class NullWorkload(Capabilities):
         job, name = _key(self.job or self.name), _key(target.name)
         out = 1.0
         if self.sitting:
-            rng = np.random.default_rng([self.seed, job, name, _key("sitting")])
+            rng = np.random.default_rng([sitting_of(self.seed), job, name, _key("sitting")])
             out *= math.exp(rng.normal(0, self.sitting))
         if self.machine:
             rng = np.random.default_rng([_key(self.host), job, name, _key("machine")])
@@ -176,11 +190,29 @@ class NullWorkload(Capabilities):
 
     def effect(self, target: Simulated, table: str = "effects") -> float:
         """The product of the target's effects (or `table`'s: latency_effects, cv_effects)
-        whose options are all present (effect); the target's level of `age` is a level."""
+        whose options are all present (effect); the target's level of `age` is a level.
+        With `effect_sitting`, each entry of `effects` is this sitting's draw of it."""
         levels = {**self.levels, "age": target.age_level} if target.age_level else \
             self.levels
-        return effect(target.tables()[table], target.mount_options, target.mkfs_options,
-                      levels)
+        effects = target.tables()[table]
+        if table == "effects" and self.effect_sitting:
+            effects = self.sitting_effects(effects)
+        return effect(effects, target.mount_options, target.mkfs_options, levels)
+
+    def sitting_effects(self, effects: dict[str, float]) -> dict[str, float]:
+        """Each entry of `effects` as this sitting draws it: its log plus a normal deviate
+        of SD `effect_sitting`, drawn from the sitting (sitting_of the seed), the job and
+        the entry's key — the same in every configuration and stage of the sitting, the
+        entry's log mean its truth on average (what a pool of sittings estimates)."""
+        import numpy as np
+
+        job = _key(self.job or self.name)
+        out = {}
+        for key, ratio in effects.items():
+            rng = np.random.default_rng([sitting_of(self.seed), job, _key(key),
+                                         _key("effect_sitting")])
+            out[key] = float(ratio) * math.exp(rng.normal(0.0, self.effect_sitting))
+        return out
 
     def _latency(self, run_name: str, target: Simulated, iops: float) -> dict[str, float]:
         """Completion latency in ns consistent with `iops` (module doc)."""
@@ -229,12 +261,13 @@ def simulated_jobs(options: dict[str, Any], seed: int, runtime: float = 0.0
     between, within = float(options.get("between", 0.0)), float(options.get("within", 0.0))
     fixed = float(options.get("fixed_s", 0.0))
     sitting, machine = float(options.get("sitting", 0.0)), float(options.get("machine", 0.0))
+    effect_sitting = float(options.get("effect_sitting", 0.0))
     if (jobs < 1 or cv < 0 or drift < 0 or iops <= 0 or not (cv or drift or between or within)
-            or min(between, within, fixed, sitting, machine) < 0):
+            or min(between, within, fixed, sitting, machine, effect_sitting) < 0):
         from fslab.core.errors import UserError
 
         raise UserError("null: jobs ≥ 1, iops > 0, cv, drift, between, within, fixed_s, "
-                        "sitting and machine ≥ 0, the spreads not all 0")
+                        "sitting, machine and effect_sitting ≥ 0, the spreads not all 0")
     levels = {str(k): str(v) for k, v in options.items() if k not in KEYS}
     sleep = float(options.get("sleep", 0.0))  # seconds a run takes (tests of kills)
     depth = float(options.get("depth", 1.0))
@@ -243,7 +276,8 @@ def simulated_jobs(options: dict[str, Any], seed: int, runtime: float = 0.0
                          levels=levels, sleep_s=sleep, latency=bool(options.get("latency")),
                          depth=depth, lat_cv=lat_cv, between=between, within=within,
                          fixed_s=fixed, runtime=float(runtime), sitting=sitting,
-                         machine=machine, host=str(options.get("host", "")))
+                         machine=machine, host=str(options.get("host", "")),
+                         effect_sitting=effect_sitting)
             for i in range(1, jobs + 1)]
 
 
@@ -336,15 +370,17 @@ SUITE = Suite(
     "(seconds a run costs beside measuring), a run of `runtime` seconds draws its file "
     "system's luck and a 100 ms log of the run like fio's, and counts virtual machine "
     "time. `sitting`: the log-scale SD of each target's level per sitting (a sitting is a "
-    "campaign seed); `machine`: the same per simulated host, `host` its name (a campaign "
-    "of the simulator records it as its sitting's host). A whole campaign runs in about a "
-    "second.",
+    "campaign seed; a tune's stages are one sitting); `effect_sitting`: the log-scale SD "
+    "of each entry of the target's `effects` per sitting (an option's effect that moves "
+    "between sittings); `machine`: the same per simulated host, `host` its name (a "
+    "campaign of the simulator records it as its sitting's host). A whole campaign runs in "
+    "about a second.",
     None,
     {"w1": {"jobs": Param(1, _SIMULATOR), "iops": Param(1000, _SIMULATOR),
             "cv": Param(0.10, _SIMULATOR), "drift": Param(0.0, _SIMULATOR)}},
     {"w1": 1}, _build, options="jobs, iops, cv, drift, latency, depth, lat_cv, "
-    "between, within, fixed_s, sitting, machine, host, tag (ignored: a factor without "
-    "effect), any fio option "
+    "between, within, fixed_s, sitting, effect_sitting, machine, host, tag (ignored: a "
+    "factor without effect), any fio option "
     "(an effect only through the target's effects table)",
     names=_names, keys=KEYS, fio_levels=True)
 KIND = RawKind("null", "", named(NULL_RECORD), _parse)

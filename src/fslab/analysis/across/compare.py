@@ -1,6 +1,20 @@
 """`fslab compare BASE NEW`: two results directories, cell by cell, decided by the rule
 of the verdicts (analysis.pairs.pair.decide): improved, regressed, the same within
-the margin, or unresolved with the iterations that would resolve it.
+the margin, or unresolved.
+
+Before and after are two sittings (fresh file systems on one machine in two stretches of
+time), and a sitting moves a target's level by its own effect, which no number of
+iterations averages away: judged on their iterations alone, nothing changed showed as
+"regressed" in 3 of 20 simulated pairs at a sitting SD of 5 % (issue 58). So each
+change new/base counts the spread between sittings, `spread` (the host's history of how
+far a level moves between two sittings, history/sittings.level_spread, each workload's
+own; else the stated prior τ0 = 0.05 on 2 df): the change's interval is μ's when d =
+log(new/base) is one draw of N(μ, τ² + s²), s² Welch's from the iterations, τ² from the
+spread as a scaled inverse-χ² prior (analysis/sittings/spread.py with one "sitting": the
+repeat interval's rule), so a regression is called only when it exceeds what a repeat
+sitting shows. The spread is not tested against the change (no Q rule): here the two
+sittings' difference is the change being judged, and a test of it against τ̃ is the change
+test itself. `spread=None` judges the iterations alone, as one sitting (and says so).
 
 Each cell (target × workload × op × headline metric present in both) is a ratio new/base
 of geometric means with its interval from the one model of pairs (analysis.pairs.model):
@@ -17,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,29 +41,44 @@ import pandas as pd
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.decisions import decide_pair, geomean
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import OVER_TIME, REGRESSED, UNRESOLVED
+from fslab.analysis.pairs.pair import (
+    IMPROVED,
+    OVER_TIME,
+    REGRESSED,
+    UNRESOLVED,
+    Pair,
+    decide,
+)
 from fslab.analysis.pairs.questions import primary_questions
+from fslab.analysis.sittings.repeat import as_percent, for_workload
+from fslab.analysis.sittings.spread import SittingEstimate, between_sittings
 from fslab.core.campaign_settings import CampaignSettings
-from fslab.core.environment_record import Environment
+from fslab.core.environment_record import Environment, SittingSpread
 from fslab.core.metrics import headline_of_each
 from fslab.core.units import DEFAULT_MARGIN
 
 CELL = ["target", "workload", "op", "metric"]
 COLUMNS = [*CELL, "primary", "unit", "better", "n_base", "n_new", "base_geomean",
            "new_geomean", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adj", "alpha",
-           "family", "decision", "margin", "needs_iterations", "mde_ratio", "note"]
+           "family", "decision", "margin", "needs_iterations", "mde_ratio", "note",
+           "within_ci_low", "within_ci_high", "spread_tau", "spread_df", "spread_sittings",
+           "within_decision"]
 # What `fslab compare --json` prints of each cell (its contract with users' scripts).
 JSON_FIELDS = [*CELL, "primary", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
                "margin", "needs_iterations", "unit", "better", "n_base", "n_new",
-               "base_geomean", "new_geomean", "p_adj", "alpha", "family", "note"]
+               "base_geomean", "new_geomean", "p_adj", "alpha", "family", "note",
+               "within_ci_low", "within_ci_high", "spread_tau", "spread_sittings",
+               "within_decision"]
 EXPLORATORY = "estimate (not a question: no decision)"
 ENVIRONMENT_KEYS = ("kernel", "cpu_model", "cpu_count", "memory_bytes", "fslab", "python",
                     "virtualization", "lab_fs", "dirty_ratio")
 METHOD = ("compare: new/base per cell as a ratio of geometric means, Welch t on the logs "
-          "(two campaigns' iterations are not blocks); each workload's primary metric is a "
+          "(two campaigns' iterations are not blocks), and the spread between two sittings "
+          "counted (the host's history from the catalogue, else the stated prior τ0 = 0.05 "
+          "on 2 df: the repeat interval's rule); each workload's primary metric is a "
           "question, the questions one Bonferroni family; decided by the verdicts' rule: "
           "regressed or improved when the interval excludes 1, the same when it lies within "
-          "the margin, else unresolved with the iterations that would resolve it.")
+          "the margin, else unresolved.")
 
 
 @dataclass
@@ -62,12 +91,24 @@ class CampaignComparison:
     cells: pd.DataFrame
     differences: list[tuple[str, str, str]]
     margin: float
+    spread_note: str = ""  # what spread between sittings the changes were judged against
 
     def count(self, decision: str) -> int:
         """How many questions got this decision (regressed, improved, same, unresolved)."""
         if self.cells.empty:
             return 0
         return int(((self.cells["decision"] == decision) & self.cells["primary"]).sum())
+
+    @property
+    def open_but_decided_alone(self) -> int:
+        """Questions the spread between sittings leaves unresolved that the iterations
+        alone decide: what a history of the host's sittings would tell apart from a
+        sitting's own shift."""
+        if self.cells.empty:
+            return 0
+        primary = self.cells[self.cells["primary"].astype(bool)]
+        return int(((primary["decision"] == UNRESOLVED)
+                    & primary["within_decision"].isin([REGRESSED, IMPROVED])).sum())
 
     @property
     def regressed(self) -> bool:
@@ -90,10 +131,11 @@ class CampaignComparison:
 
 def compare_cells(base: pd.DataFrame, new: pd.DataFrame, margin: float = DEFAULT_MARGIN,
                   declared: dict[str, str] | None = None,
-                  campaign_primary: Iterable[str] = (), alpha: float = ALPHA
-                  ) -> pd.DataFrame:
+                  campaign_primary: Iterable[str] = (), alpha: float = ALPHA,
+                  spread: SittingSpread | None = None) -> pd.DataFrame:
     """One row per cell present in both (COLUMNS): new/base with its interval, and for
-    the questions (primary metrics) a decision (module docstring)."""
+    the questions (primary metrics) a decision (module docstring); `spread`: the
+    between-sitting spread counted (None: the iterations alone)."""
     base_runs, new_runs = _shown(per_run(base)), _shown(per_run(new))
     questions = primary_questions(pd.concat([base_runs, new_runs], ignore_index=True),
                                   declared or {}, campaign_primary)
@@ -103,7 +145,7 @@ def compare_cells(base: pd.DataFrame, new: pd.DataFrame, margin: float = DEFAULT
         if key in new_groups:
             cells.append((tuple(map(str, key)), group, new_groups[key]))
     family = max(1, sum(1 for key, _, _ in cells if key[1:] in questions))
-    rows = [_row(key, a, b, key[1:] in questions, family, margin, alpha)
+    rows = [_row(key, a, b, key[1:] in questions, family, margin, alpha, spread)
             for key, a, b in cells]
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -116,8 +158,10 @@ def _shown(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: bool,
-         family: int, margin: float, alpha: float) -> dict[str, object]:
-    """One cell: new/base from the model of pairs (base and new its two groups)."""
+         family: int, margin: float, alpha: float, spread: SittingSpread | None
+         ) -> dict[str, object]:
+    """One cell: new/base from the model of pairs (base and new its two groups), its
+    interval widened by the spread between two sittings."""
     a = base["value"].to_numpy(dtype=float)
     b = new["value"].to_numpy(dtype=float)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
@@ -128,7 +172,9 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
         "n_new": len(b), "base_geomean": geomean(a), "new_geomean": geomean(b),
         "family": family if question else 1, "margin": margin,
         "decision": UNRESOLVED if question else "", "needs_iterations": math.nan,
-        "note": "" if question else EXPLORATORY}
+        "note": "" if question else EXPLORATORY, "within_ci_low": math.nan,
+        "within_ci_high": math.nan, "spread_tau": math.nan, "spread_df": math.nan,
+        "spread_sittings": 0, "within_decision": ""}
     pair = decide_pair(dict(enumerate(b.tolist())), dict(enumerate(a.tolist())), better,
                        margin, paired=False, alpha=alpha, family=family if question else 1,
                        not_blocks="two campaigns: their iterations are not blocks")
@@ -138,11 +184,56 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
                 "mde_ratio": math.nan, "note": f"no interval: {pair.note}"}
     row.update(ratio=pair.ratio, ratio_ci_low=pair.ratio_ci_low,
                ratio_ci_high=pair.ratio_ci_high, p_adj=pair.p_adj, alpha=pair.alpha,
-               mde_ratio=pair.mde_ratio, note=pair.note or row["note"])
+               mde_ratio=pair.mde_ratio, note=pair.note or row["note"],
+               within_ci_low=pair.ratio_ci_low, within_ci_high=pair.ratio_ci_high)
+    if question:
+        row["within_decision"] = pair.word(OVER_TIME)  # on the iterations alone
+    if spread is not None and pair.se_log > 0:
+        pair = _counted(pair, spread, key[1], min(len(a), len(b)), margin, row)
     if question:
         row["decision"] = pair.word(OVER_TIME)
         row["needs_iterations"] = pair.needs_iterations
     return row
+
+
+def _counted(pair: Pair, spread: SittingSpread, workload: str, iterations: int,
+             margin: float, row: dict[str, object]) -> Pair:
+    """The pair with its interval (and p) once the spread between two sittings is
+    counted (module docstring), decided again; `row` takes its columns."""
+    own = for_workload(spread, workload)
+    found = between_sittings([SittingEstimate(math.log(pair.ratio), pair.se_log, iterations,
+                                              pair.df)], own, q_rule=False)
+    low, high = found.mean_interval(pair.alpha)
+    p_adj = min(1.0, found.two_sided_p() * pair.family)
+    counted = decide(replace(pair, ratio_ci_low=math.exp(low), ratio_ci_high=math.exp(high),
+                             p_adj=p_adj, significant=low > 0 or high < 0), margin,
+                     needs=False)
+    row.update(ratio_ci_low=counted.ratio_ci_low, ratio_ci_high=counted.ratio_ci_high,
+               p_adj=p_adj, spread_tau=own.tau, spread_df=own.tau_df,
+               spread_sittings=own.sittings)
+    return counted
+
+
+def spread_words(spread: SittingSpread | None, host: str, hosts_differ: bool) -> str:
+    """What the changes were judged against, for the compare's reader."""
+    if spread is None:
+        return ("A sitting's own shift is not counted (--within-sitting): a change of the "
+                "machine between BASE and NEW can show as a regression.")
+    moves = f"±{as_percent(spread.tau):.1f} % (1 SD)"
+    if spread.sittings:
+        said = (f"Before and after are two sittings: each change is judged against how "
+                f"far a target moves between two sittings on {host}, {moves}, from "
+                f"{spread.sittings} earlier sittings in the catalogue (each workload's own "
+                "where it has them).")
+    else:
+        said = (f"Before and after are two sittings: each change is judged against the "
+                f"stated prior of how far a target moves between two sittings, {moves} on "
+                f"{spread.tau_df:.0f} df (no history of {host}'s sittings: record them "
+                "with --catalogue C, or pass --catalogue to compare).")
+    if hosts_differ:
+        said += " BASE and NEW ran on different hosts: the machines' own difference is " \
+                "not counted."
+    return said
 
 
 def setting_differences(base_environment: Environment, new_environment: Environment,

@@ -49,11 +49,19 @@ from fslab.analysis.pairs.pair import Pair
 from fslab.analysis.sittings.repeat import quantile, satterthwaite
 from fslab.core.environment_record import SittingSpread
 
-METHOD = ("sittings as a random effect: the mean of their log ratios with a t interval on "
-          "k − 1 df (HKSJ with equal weights: exact for balanced sittings); τ by "
-          "Paule–Mandel and I² from Cochran's Q (Higgins–Thompson); the next sitting's "
-          "estimate by the exact prediction interval t(k − 1) · s · √(1 + 1/k), from 3 "
-          "sittings (2: τ borrowed from the host's history for both intervals)")
+METHOD = ("sittings as a random effect, in the order they sat: the spread between them "
+          "from the host's history (else the stated prior τ0 = 0.05 on 2 df) and the "
+          "sittings' own disagreement (the normal–normal model's posterior of τ, Röver "
+          "2020), sittings weighted by their iterations (w = 1/(τ² + σ²/n), σ² pooled); "
+          "the history not borrowed when Cochran's Q against it is past its 90 % "
+          "quantile; the mean's interval and the next sitting's (τ² + σ²/m + Var μ̂) read "
+          "at each look's level, α spent over the planned sittings by Hwang–Shih–DeCani "
+          "γ = 4; the first look that decides decides (analysis/sittings/spread.py, "
+          "looks.py)")
+HOSTS_METHOD = ("hosts as a random effect: the mean of their log ratios with a t interval "
+                "on k − 1 df (HKSJ with equal weights); τ by Paule–Mandel and I² from "
+                "Cochran's Q; the next host's estimate by the exact prediction interval "
+                "t(k − 1) · s · √(1 + 1/k), from 3 hosts")
 TWO = ("two sittings: an interval for the mean (on 1 degree of freedom) but none for the next "
        "sitting — two points cannot tell the sittings' spread; the host's history can "
        "(fslab history add, or record campaigns with --catalogue), or a third sitting "
@@ -76,8 +84,6 @@ class Pooled:
     i2: float  # share of the sittings' spread that is between them (Cochran's Q)
     fixed_se: float  # the fixed-effect (inverse-variance) standard error, for comparison
     note: str = ""
-    borrowed_tau: float = math.nan  # τ̃ the intervals used, borrowed (NaN: not borrowed)
-    borrowed_sittings: int = 0  # the earlier sittings it rests on
 
 
 def pool(estimates: Sequence[float], ses: Sequence[float], level: float = 0.05,
@@ -98,8 +104,7 @@ def pool(estimates: Sequence[float], ses: Sequence[float], level: float = 0.05,
         se = math.sqrt((known + own) / k)
         half = crit * math.sqrt((known + own) * (1 + 1 / k))
         return Pooled(k, estimate, se, estimate - crit * se, estimate + crit * se,
-                      estimate - half, estimate + half, tau, i2, fixed_se, BORROWED,
-                      spread.tau, spread.sittings)
+                      estimate - half, estimate + half, tau, i2, fixed_se, BORROWED)
     sd = float(y.std(ddof=1)) if np.ptp(y) > 0 else 0.0  # identical: exactly none
     se = sd / math.sqrt(k)
     crit = quantile(k - 1, level)

@@ -57,11 +57,30 @@ class PooledQuestion:
     fixed_ci_high: float = NAN
     note: str = ""
     method: str = ""
-    # two sittings: the τ̃ both intervals borrowed from the host's history (NaN: none)
-    # and the earlier sittings it rests on
+    # the host's history: the τ̃ the intervals borrowed (NaN: not borrowed) and the
+    # earlier sittings it rests on
     tau_borrowed: float = NAN
     tau_sittings: int = 0
     better: str = HIGHER  # the metric's direction
+    # issue 58: what each unit measured and what the next interval is for
+    iterations: str = ""  # each unit's iterations, ';'-joined in the units' order
+    next_iterations: float = NAN  # m: the next sitting's iterations
+    # the looks: the level both intervals are read at, the sitting whose look decided
+    # (0: none yet), the sittings the error is spent over (analysis/sittings/looks.py)
+    level: float = NAN
+    decided_at: int = 0
+    planned: int = 0
+    decided_low: float = NAN  # the interval of the look that decided, at its level
+    decided_high: float = NAN
+    # the spread between units both intervals rest on (analysis/sittings/spread.py):
+    # τ's posterior median and 95 % upper bound, what was known before (spread.HISTORY,
+    # STATED or NOT_BORROWED), the history's τ̃ offered and Cochran's Q against it
+    spread_tau: float = NAN
+    spread_tau_high: float = NAN
+    spread_source: str = ""
+    history_tau: float = NAN
+    q: float = NAN
+    q_p: float = NAN
 
     @property
     def question(self) -> tuple[str, str, str, str, str]:
@@ -70,6 +89,19 @@ class PooledQuestion:
     def mean_pair(self) -> Pair:
         """The pooled mean as the pair record its decision read (pooled.as_pair)."""
         return self._pair(self.ratio_ci_low, self.ratio_ci_high, self.decision)
+
+    def deciding_pair(self) -> Pair:
+        """The interval of the look that decided, as a pair record: what the words show
+        of a decision the current look's interval no longer shows on its own."""
+        return self._pair(self.decided_low, self.decided_high, self.decision)
+
+    @property
+    def shown_now(self) -> bool:
+        """Whether the current look's interval decides as the question was decided."""
+        from fslab.analysis.pairs.pair import decide
+
+        pair = self.mean_pair()
+        return decide(pair, self.margin, needs=False).decision == self.decision
 
     def next_pair(self) -> Pair:
         """The next sitting's interval as a pair record about the same estimate."""

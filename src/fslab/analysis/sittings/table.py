@@ -13,30 +13,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
 from fslab.analysis.pairs.pair import Pair
+from fslab.analysis.sittings.looks import PLANNED
 from fslab.analysis.sittings.pooled import (
+    HOSTS_METHOD,
     METHOD,
-    TWO,
     decisions,
     fixed_effect,
+    heterogeneity,
     pool,
     ratio_interval,
 )
 from fslab.analysis.sittings.question import PooledQuestion
 from fslab.analysis.sittings.repeat import for_workload
+from fslab.analysis.sittings.sequential import over_looks
+from fslab.analysis.sittings.spread import HISTORY, SittingEstimate, between_sittings
 from fslab.core.environment_record import SittingSpread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
 
 ALPHA = 0.05
 By = Literal["sitting", "host"]
 PAIR = ["workload", "op", "metric", "primary", "a", "b"]
-SITTING_PAIRS = ["sitting", "host", *PAIR, "estimate", "se", "df", "machine_s"]
-TWO_HOSTS = ("two sittings of two hosts: no next interval — neither host's history "
-             "speaks for the pair, and two points cannot tell their spread")
+SITTING_PAIRS = ["sitting", "host", *PAIR, "estimate", "se", "df", "machine_s", "iterations"]
 FOREST_COLUMNS = [*PAIR, "unit", "ratio", "ratio_ci_low", "ratio_ci_high", "host"]
 
 
@@ -47,7 +49,8 @@ def sitting_rows(pairs: Sequence[Pair], sitting: str, host: str) -> pd.DataFrame
     return pd.DataFrame([
         {"sitting": sitting, "host": host, "workload": p.workload, "op": p.op,
          "metric": p.metric, "primary": p.primary, "a": p.a, "b": p.b,
-         "estimate": math.log(p.ratio), "se": p.se_log, "df": p.df, "machine_s": p.machine_s}
+         "estimate": math.log(p.ratio), "se": p.se_log, "df": p.df, "machine_s": p.machine_s,
+         "iterations": p.iterations}
         for p in pairs if p.se_log > 0 and p.ratio > 0], columns=SITTING_PAIRS)
 
 
@@ -59,22 +62,25 @@ def units_of(rows: pd.DataFrame, by: By) -> pd.DataFrame:
     keys = [*PAIR, "host"]
     grouped = rows.groupby(keys, sort=False, observed=True)
     out = grouped.agg(estimate=("estimate", "mean"), df=("df", "sum"),
-                      machine_s=("machine_s", "sum"),
+                      machine_s=("machine_s", "sum"), iterations=("iterations", "sum"),
                       se=("se", lambda s: math.sqrt(float((s ** 2).sum())) / len(s)),
                       count=("sitting", "nunique")).reset_index()
     return out.assign(unit=out["host"], sitting=out["host"])
 
 
 def pooled_table(rows: pd.DataFrame, by: By = "sitting", margin: float = 0.10,
-                 spread: SittingSpread | None = None, family: int | None = None
+                 spread: SittingSpread | None = None, family: int | None = None,
+                 next_iterations: float | None = None, planned: int = PLANNED
                  ) -> tuple[list[PooledQuestion], pd.DataFrame]:
     """(pooled, forest): a PooledQuestion for every pair that two or more units measured,
-    FOREST_COLUMNS for each unit's own estimate at the same level. `spread`: the host's
-    between-sitting spread, each workload's own (repeat.for_workload), borrowed by two
-    sittings of that host; `family`: the primary questions' Bonferroni family (default:
-    how many there are; 1: each at 1 − ALPHA)."""
-    from scipy.special import stdtrit
-
+    FOREST_COLUMNS for each unit's own estimate at the same level. Sittings (in the
+    order they sat) are pooled with the spread from both sources and decided over their
+    looks (analysis/sittings/sequential.py); `spread`: the host's between-sitting spread,
+    each workload's own (repeat.for_workload), for sittings of that one host (else the
+    stated prior); `family`: the primary questions' Bonferroni family (default: how
+    many there are; 1: each at ALPHA); `next_iterations`: the next sitting's (default:
+    each question's first sitting's); `planned`: the sittings the error is spent over.
+    Hosts (`by` host) are pooled as the exact t on k − 1 (pooled.pool)."""
     units = units_of(rows, by)
     groups = [(key, group) for key, group in units.groupby(PAIR, sort=True, observed=True)
               if group["unit"].nunique() >= 2]
@@ -86,42 +92,115 @@ def pooled_table(rows: pd.DataFrame, by: By = "sitting", margin: float = 0.10,
     for key, group in groups:
         asked = dict(zip(PAIR, key, strict=True))
         primary = bool(asked["primary"])
-        level = ALPHA / family if primary else ALPHA
-        borrowed = None
-        if spread is not None and by == "sitting" and group["host"].nunique() == 1:
-            borrowed = for_workload(spread, str(asked["workload"]))
-        found = pool(group["estimate"].to_numpy(float), group["se"].to_numpy(float), level,
-                     borrowed, float(group["df"].mean()))
-        ratio, low, high, next_low, next_high = ratio_interval(found)
+        alpha = ALPHA / family if primary else ALPHA
         better = METRIC_UNITS.get(str(asked["metric"]), ("", HIGHER))[1]
-        # what one campaign of all the sittings' iterations would claim (τ ignored)
-        _, fixed_low, fixed_high = fixed_effect(group["estimate"], group["se"], group["df"],
-                                                level)
-        decision, following = decisions(found, better, margin) if primary else ("", "")
-        pooled.append(PooledQuestion(
-            workload=str(asked["workload"]), op=str(asked["op"]), metric=str(asked["metric"]),
-            primary=primary, a=str(asked["a"]), b=str(asked["b"]), k=found.k, ratio=ratio,
-            ratio_ci_low=low, ratio_ci_high=high, next_low=next_low, next_high=next_high,
-            tau=found.tau, i2=found.i2, decision=decision, next_decision=following,
-            machine_s=float(group["machine_s"].sum(min_count=1)), by=by,
-            units=";".join(map(str, group["unit"])), alpha=level,
-            family=family if primary else 1, margin=margin, se_log=found.se,
-            fixed_ci_low=math.exp(fixed_low), fixed_ci_high=math.exp(fixed_high),
-            note=_two_hosts(found.note, group, by), method=METHOD,
-            tau_borrowed=found.borrowed_tau, tau_sittings=found.borrowed_sittings,
-            better=better))
-        for unit in group.itertuples():
-            crit = float(stdtrit(max(float(unit.df), 1.0), 1 - level / 2))
-            forest.append({**asked, "unit": str(unit.unit),
-                           "ratio": math.exp(float(unit.estimate)),
-                           "ratio_ci_low": math.exp(float(unit.estimate) - crit * unit.se),
-                           "ratio_ci_high": math.exp(float(unit.estimate) + crit * unit.se),
-                           "host": str(unit.host)})
+        history = None
+        if spread is not None and group["host"].nunique() == 1:
+            history = for_workload(spread, str(asked["workload"]))
+        base = _base(asked, group, alpha, margin, better, family if primary else 1)
+        question = (_sittings(base, group, history, next_iterations, planned)
+                    if by == "sitting" else _hosts(base, group))
+        pooled.append(question)
+        forest += _forest(asked, group, question.level)
     return pooled, pd.DataFrame(forest, columns=FOREST_COLUMNS)
 
 
-def _two_hosts(note: str, group: pd.DataFrame, by: By) -> str:
-    """Two sittings of two hosts borrow no host's history: say so."""
-    if note == TWO and by == "sitting" and group["host"].nunique() > 1:
-        return TWO_HOSTS
-    return note
+def _base(asked: dict[str, object], group: pd.DataFrame, alpha: float, margin: float,
+          better: str, family: int) -> dict[str, Any]:
+    """What every pooled question records of its units, whatever the pool."""
+    tau, i2, _ = heterogeneity(group["estimate"].to_numpy(float),
+                               group["se"].to_numpy(float))
+    return dict(workload=str(asked["workload"]), op=str(asked["op"]),
+                metric=str(asked["metric"]), primary=bool(asked["primary"]),
+                a=str(asked["a"]), b=str(asked["b"]), k=len(group), tau=tau, i2=i2,
+                machine_s=float(group["machine_s"].sum(min_count=1)),
+                units=";".join(map(str, group["unit"])), alpha=alpha, margin=margin,
+                family=family, better=better,
+                iterations=";".join(str(n) for n in _iterations(group)))
+
+
+def _iterations(group: pd.DataFrame) -> list[int]:
+    """Each unit's iterations (a row from before they were recorded: its df + 1)."""
+    found = group["iterations"] if "iterations" in group else pd.Series(math.nan,
+                                                                        index=group.index)
+    return [int(n) if n == n and n > 0 else round(float(d)) + 1
+            for n, d in zip(found, group["df"], strict=True)]
+
+
+def _sittings(base: dict[str, Any], group: pd.DataFrame, history: SittingSpread | None,
+              next_iterations: float | None, planned: int) -> PooledQuestion:
+    """One question's sittings (`base`: what _base records of them) pooled with the
+    spread from both sources and, a primary one, decided over its looks."""
+    alpha, better, margin = base["alpha"], base["better"], base["margin"]
+    counts = _iterations(group)
+    sittings = [SittingEstimate(float(r.estimate), float(r.se), n, float(r.df))
+                for r, n in zip(group.itertuples(), counts, strict=True)]
+    m = float(next_iterations or counts[0])
+    primary = bool(base["primary"])
+    if primary:
+        over = over_looks(sittings, history, alpha, better, margin, m, planned)
+        last = over.last
+        between, level = last.between, last.level
+        low, high, next_low, next_high = last.low, last.high, last.next_low, last.next_high
+        decision, following, decided_at = over.decision, last.next_decision, over.decided_at
+        if decided_at:
+            decided = over.looks[decided_at - 2]
+            decided_low, decided_high = math.exp(decided.low), math.exp(decided.high)
+    else:
+        between, level = between_sittings(sittings, history), alpha
+        low, high = between.mean_interval(level)
+        next_low, next_high = between.next_interval(level, m)
+        decision = following = ""
+        decided_at = 0
+    if not decided_at:
+        decided_low = decided_high = math.nan
+    _, fixed_low, fixed_high = fixed_effect(group["estimate"], group["se"], group["df"],
+                                            level)
+    borrowed = between.source == HISTORY
+    return PooledQuestion(
+        **base, ratio=math.exp(between.estimate), ratio_ci_low=math.exp(low),
+        ratio_ci_high=math.exp(high), next_low=math.exp(next_low),
+        next_high=math.exp(next_high), decision=decision, next_decision=following,
+        by="sitting", se_log=between.se, fixed_ci_low=math.exp(fixed_low),
+        fixed_ci_high=math.exp(fixed_high), method=METHOD,
+        tau_borrowed=between.prior.tau if borrowed else math.nan,
+        tau_sittings=between.prior.sittings if borrowed else 0, next_iterations=m,
+        level=level, decided_at=decided_at, planned=planned if primary else 0,
+        decided_low=decided_low, decided_high=decided_high,
+        spread_tau=between.tau, spread_tau_high=between.tau_high,
+        spread_source=between.source, history_tau=between.history_tau, q=between.q,
+        q_p=between.q_p)
+
+
+def _hosts(base: dict[str, Any], group: pd.DataFrame) -> PooledQuestion:
+    """One question's hosts pooled by the exact t on k − 1 (no history speaks for
+    machines not yet measured)."""
+    alpha = base["alpha"]
+    found = pool(group["estimate"].to_numpy(float), group["se"].to_numpy(float), alpha,
+                 None, float(group["df"].mean()))
+    ratio, low, high, next_low, next_high = ratio_interval(found)
+    decision, following = (decisions(found, base["better"], base["margin"])
+                           if base["primary"] else ("", ""))
+    _, fixed_low, fixed_high = fixed_effect(group["estimate"], group["se"], group["df"],
+                                            alpha)
+    return PooledQuestion(
+        **base, ratio=ratio, ratio_ci_low=low, ratio_ci_high=high, next_low=next_low,
+        next_high=next_high, decision=decision, next_decision=following, by="host",
+        se_log=found.se, fixed_ci_low=math.exp(fixed_low),
+        fixed_ci_high=math.exp(fixed_high), note=found.note, method=HOSTS_METHOD,
+        level=alpha, spread_tau=found.tau)
+
+
+def _forest(asked: dict[str, object], group: pd.DataFrame, level: float
+            ) -> list[dict[str, object]]:
+    """Each unit's own estimate and interval at `level` (its t on its own df)."""
+    from scipy.special import stdtrit
+
+    out = []
+    for unit in group.itertuples():
+        crit = float(stdtrit(max(float(unit.df), 1.0), 1 - level / 2))
+        out.append({**asked, "unit": str(unit.unit), "ratio": math.exp(float(unit.estimate)),
+                    "ratio_ci_low": math.exp(float(unit.estimate) - crit * unit.se),
+                    "ratio_ci_high": math.exp(float(unit.estimate) + crit * unit.se),
+                    "host": str(unit.host)})
+    return out

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from fslab.analysis.pairs.pair import UNRESOLVED
 from fslab.analysis.sittings.pooled import NO_SPREAD, TWO
 from fslab.analysis.sittings.question import PooledQuestion
-from fslab.analysis.sittings.repeat import as_percent
+from fslab.analysis.sittings.repeat import PRIOR_DF, PRIOR_TAU, as_percent
+from fslab.analysis.sittings.spread import HISTORY, NOT_BORROWED, STATED
 from fslab.analysis.verdicts import advantage_words, answer, facing
 from fslab.core.metrics import title
 from fslab.core.units import format_bound as bound
@@ -31,33 +32,55 @@ def next_words(decision: str, next_decision: str) -> str:
 
 
 def pooled_lines(pooled: Sequence[PooledQuestion], campaign: str = "") -> list[str]:
-    """The pooled verdicts' text (pooled_verdicts.txt): the family and its level, then per
-    workload its primary questions, then what was decided in how much machine time."""
+    """The pooled verdicts' text (pooled_verdicts.txt): the family, its level and the
+    looks, what the spread between sittings rests on, then per workload its primary
+    questions, then what was decided in how much machine time."""
     primary = [q for q in pooled if q.primary]
     if not primary:
         return ["No primary question was measured by two or more sittings: nothing pooled."]
     by = primary[0].by
     one, many = UNIT_WORDS.get(by, (by, by + "s"))
-    level = 100 * (1 - min(q.alpha for q in primary))
     ks = sorted({q.k for q in primary})
-    family = max(q.family for q in primary)
-    adjusted = (f"Bonferroni-adjusted over {family}: each interval is a {level:.4g} % interval"
-                if family > 1 else f"each interval is a {level:.4g} % interval")
     lines = [f"Pooled {'/'.join(map(str, ks))} {many}{f' of {campaign}' if campaign else ''}: "
-             f"{len(primary)} question{'s' * (len(primary) != 1)}, {adjusted}. 'On "
-             f"average': the mean over {many}; 'next time': where the next {one}'s "
+             f"{len(primary)} question{'s' * (len(primary) != 1)}, {_levels(primary)}. "
+             f"'On average': the mean over {many}; 'next time': where the next {one}'s "
              "estimate should fall."]
-    if any(q.note == TWO for q in primary):
-        lines.append(f"Only two {many}: {TWO.split(': ', 1)[1]}.")
-    if any(q.tau_sittings for q in primary):
-        lines.append(f"Only two {many}: both intervals borrow τ, the spread between "
-                     f"sittings, from this host's history of earlier sittings (the two "
-                     "pooled left out of it); each question's below.")
+    if any(q.spread_source == STATED for q in primary):
+        lines.append(f"No earlier sittings of one host beside these to learn its spread "
+                     f"from (a catalogue, --catalogue C, keeps them; sittings of several "
+                     f"hosts borrow none): the spread between "
+                     f"{many} combines these {many}' own with the stated prior, a sitting's "
+                     f"ratio moving ±{as_percent(PRIOR_TAU):.0f} % (1 SD) on "
+                     f"{PRIOR_DF:.0f} degrees of freedom (docs/statistics.md).")
+    if any(q.spread_source == NOT_BORROWED for q in primary):
+        lines.append(f"Where these {many} disagree more than this host's history allows, "
+                     "its spread is not borrowed (each such question says so).")
     for workload in dict.fromkeys(q.workload for q in primary):
         lines.append(f"== {workload} ==")
         lines += ["  " + pooled_sentence(q, one) for q in primary if q.workload == workload]
     lines.append(decided_line(primary))
     return lines
+
+
+def _levels(primary: Sequence[PooledQuestion]) -> str:
+    """'Bonferroni-adjusted over 3 and spent over 6 planned sittings: each interval is a
+    98.7 % interval at this look'."""
+    family = max(q.family for q in primary)
+    level = 100 * (1 - min(q.level if q.level == q.level else q.alpha for q in primary))
+    adjusted = f"Bonferroni-adjusted over {family}" if family > 1 else ""
+    planned = max(q.planned for q in primary)
+    if not planned:
+        return (f"{adjusted}: each interval is a {level:.4g} % interval" if adjusted else
+                f"each interval is a {level:.4g} % interval")
+    k = max(q.k for q in primary)
+    spent = (f"{adjusted} and " if adjusted else "") + (
+        f"spent over {planned} planned sittings (Hwang–Shih–DeCani, so that deciding "
+        f"again after each keeps the error rate)")
+    if k > planned:
+        return (f"{spent}: the {planned} planned sittings are spent, nothing more is "
+                f"decided; each interval is a {level:.4g} % interval, as at sitting "
+                f"{planned}")
+    return f"{spent}: each interval is a {level:.4g} % interval at sitting {k}"
 
 
 def pooled_sentence(question: PooledQuestion, unit: str = "sitting") -> str:
@@ -69,11 +92,14 @@ def pooled_sentence(question: PooledQuestion, unit: str = "sitting") -> str:
         return (f"{head}: {question.a} / {question.b} {question.ratio:.3g}× in every "
                 f"{unit}: {NO_SPREAD}")
     word = advantage_words(question.metric, question.better)
-    said = "on average: " + answer(question.a, question.b, mean, word, "CI")
+    said = "on average: " + _mean_words(question, word)
     if math.isfinite(question.next_low):
         _, _, (_, low, high) = facing(question.a, question.b, question.next_pair())
         holds = next_words(question.decision, question.next_decision)
-        said += f"; next {unit} {bound(low)}–{bound(high)}×" + (f": {holds}" if holds else "")
+        m = question.next_iterations
+        of = f" ({m:.0f} iterations)" if m == m else ""
+        said += (f"; next {unit}{of} {bound(low)}–{bound(high)}×"
+                 + (f": {holds}" if holds else ""))
     elif question.note and question.note not in (TWO,):
         said += f"; next {unit}: {question.note.split(': ', 1)[-1]}"
     else:
@@ -81,16 +107,44 @@ def pooled_sentence(question: PooledQuestion, unit: str = "sitting") -> str:
     return f"{head}, {said} ({spread_words(question, unit)})"
 
 
+def _mean_words(question: PooledQuestion, word: str) -> str:
+    """The answer on average, with the sitting whose look decided it; a decision the
+    current interval no longer shows on its own is said with the interval that decided
+    it, then the current one."""
+    if not question.decided_at:
+        return answer(question.a, question.b, question.mean_pair(), word, "CI")
+    at = f"decided at sitting {question.decided_at}"
+    if question.shown_now:
+        return answer(question.a, question.b, question.mean_pair(), word, "CI",
+                      decided_tail=f", {at}")
+    _, _, (ratio, low, high) = facing(question.a, question.b, question.mean_pair())
+    return (answer(question.a, question.b, question.deciding_pair(), word,
+                   f"CI at sitting {question.decided_at}", decided_tail=", where it was "
+                   "decided") + f"; with all {question.k}: {ratio:.3g}× (CI {bound(low)}–"
+            f"{bound(high)}×)")
+
+
 def spread_words(question: PooledQuestion, unit: str = "sitting") -> str:
-    """The spread between units the question's intervals rest on: 'a sitting's ratio
-    moves ±4.1 % (1 SD) about its mean, I² 60 %', or with two sittings the τ borrowed."""
-    own = f"±{as_percent(question.tau):.1f} %"
-    if question.tau_sittings:
-        return (f"τ borrowed: a {unit}'s ratio moves ±{as_percent(question.tau_borrowed):.1f}"
-                f" % (1 SD) on this host, from {question.tau_sittings} earlier sittings; "
-                f"these two alone {own}")
-    return (f"a {unit}'s ratio moves {own} (1 SD) about their mean, I² "
-            f"{100 * question.i2:.0f} %")
+    """The spread between units both intervals rest on and where it comes from: 'between
+    sittings ±2.1 % (1 SD, at most ±6.0 %): these 3 with this host's 12 earlier
+    sittings (±3.0 %)'. Sittings that vary no more than their noise get the bound alone
+    (never '±0.0 %')."""
+    if not question.spread_source:  # hosts: their own spread alone
+        return (f"a {unit}'s ratio moves ±{as_percent(question.tau):.1f} % (1 SD) about "
+                f"their mean, I² {100 * question.i2:.0f} %")
+    most = f"at most ±{as_percent(question.spread_tau_high):.1f} %"
+    around = (f"between {unit}s {most} (95 % bound; these {question.k} vary no more than "
+              "their own noise)" if not question.tau > 0 else
+              f"between {unit}s ±{as_percent(question.spread_tau):.1f} % (1 SD, {most})")
+    if question.spread_source == HISTORY:
+        return (f"{around}: these {question.k} with this host's {question.tau_sittings} "
+                f"earlier sittings (±{as_percent(question.tau_borrowed):.1f} %)")
+    if question.spread_source == NOT_BORROWED:
+        return (f"{around}: these {question.k} disagree more than this host's history "
+                f"allows (±{as_percent(question.history_tau):.1f} %; Cochran's Q "
+                f"{question.q:.1f} on {question.k - 1} df, p {question.q_p:.2g}), so it "
+                f"was not borrowed: the stated prior instead")
+    return f"{around}: these {question.k} with the stated prior"
 
 
 def decided_line(primary: Sequence[PooledQuestion]) -> str:
