@@ -133,12 +133,15 @@ def swept(factors: list[Factor]) -> list[Factor]:
 # Targets ------------------------------------------------------------------------------
 
 
-def target_variants(campaign: Campaign, variants: list[WorkloadVariant]) -> list[TargetSpec]:
+def target_variants(campaign: Campaign, variants: list[WorkloadVariant] | None = None
+                    ) -> list[TargetSpec]:
     """Every target the plan runs: each declared target once per combination of the
     levels of the factors that change it (named by them), one-level factors applied.
     An `age` factor with `fresh` adds each aged level's fresh twin when one of the
-    `variants` reads the aged tree (workloads/aging_levels.with_twins)."""
-    reads_tree = any(v.workload.reads_tree for v in variants)
+    workload variants (the campaign's, unless given) reads the aged tree
+    (workloads/aging_levels.with_twins)."""
+    found = variants if variants is not None else workload_variants(campaign)
+    reads_tree = any(v.workload.reads_tree for v in found)
     factors = [dataclasses.replace(f, levels=with_twins(f.levels, reads_tree))
                if f.name == AGE else f
                for f in campaign_factors(campaign.sweep, campaign.target_sweeps)]
