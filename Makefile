@@ -12,7 +12,7 @@ TEST_STAMP := $(VENV)/.fslab-test-installed
 # all 149 modules again, 4.3 s a process here (9.7 s against 5.5 s to collect the suite).
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
-.PHONY: run test check lint deps system-deps system-deps-test venv venv-test clean
+.PHONY: run test check durations check-orders lint deps system-deps system-deps-test venv venv-test clean
 
 # fslab callable by name: as root, /usr/local/bin/fslab links to this checkout's program
 # (never over a file that is not such a link); otherwise the exact line to type is printed.
@@ -50,6 +50,22 @@ check: venv-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
 	$(PYTEST) -q -n 2 --dist worksteal -m check
+
+# The record of what each check-tier test takes (tests/durations.txt; tests/durations.py):
+# the tier in one process, CPU and wall seconds of each test's setup, call and teardown,
+# sorted and rounded. tests/test_durations.py holds the tier to its budget and fails
+# while a check-tier test is missing from the record: run this after adding or merging
+# tests, on a quiet machine when the figures are to be compared.
+durations: venv-test
+	$(PYTEST) -q -n 0 -m check --record-durations=tests/durations.txt
+
+# The check tier twice more, in other orders and under other hash seeds: a test that
+# passes only after another, or only in one set order, fails in one of them (a few
+# minutes: not part of the loop; before a merge that adds many tests).
+check-orders: venv-test
+	PYTHONHASHSEED=1 FSLAB_TEST_ORDER=reverse $(PYTEST) -q -n 2 -m check -p no:cacheprovider
+	@order=shuffle:$$(date +%s); echo "PYTHONHASHSEED=2 FSLAB_TEST_ORDER=$$order"; \
+	PYTHONHASHSEED=2 FSLAB_TEST_ORDER=$$order $(PYTEST) -q -n 2 -m check -p no:cacheprovider
 
 lint: system-deps venv-test
 	$(BIN)/ruff check src tests benchmarks

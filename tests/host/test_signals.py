@@ -10,6 +10,15 @@ import pytest
 from fslab.host.signals import Interrupted, signals_held, signals_unwind
 
 
+@pytest.fixture(autouse=True)
+def python_handles_ctrl_c():
+    """Python's own Ctrl-C handler while each test runs, whatever the process had (a
+    test must not depend on what the tests before it left)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("sig, raised", [(signal.SIGINT, KeyboardInterrupt),
                                          (signal.SIGTERM, Interrupted),
                                          (signal.SIGHUP, Interrupted)])
