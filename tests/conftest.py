@@ -328,6 +328,11 @@ def reordered(items: list[pytest.Item], order: str) -> list[pytest.Item]:
 # cores, 2026-11-27), by name (a parametrized one's with its parameters) or by function.
 # A stale entry costs only the order below, never a result.
 LONG = {
+    "test_the_btrfs_space_tunes_without_space_cache_v1_and_measures_zstd": 90,  # f62, alone
+    "test_a_lab_disk_filled_while_formatting_stops_in_one_line_and_resume_finishes": 25,
+    "test_results_made_read_only_mid_campaign_stop_in_one_line_and_resume_finishes": 25,
+    "test_a_daemon_stopped_mid_run_fails_that_run_and_the_campaign_goes_on": 22,
+    "test_values_with_colons_spaces_commas_and_slashes_are_all_measured": 22,
     "test_a_campaign_ages_a_target_then_measures_it_against_a_fresh_copy": 68,
     "test_the_raid1_block_size_example": 65,
     "test_a_full_results_disk_stops_in_one_line_and_resume_finishes": 62,

@@ -1,9 +1,11 @@
 """Each test leaves the process as it found it: a test that changes a signal handler, the
 working directory, the environment or the import path and does not put it back makes the
-tests after it on the same worker depend on the order they were dealt in (a Ctrl-C
-handler left ignored once failed tests/host/test_signals.py two runs in three of a
-shuffled order). A pytest plugin (tests/conftest.py loads it): the test that leaves
-something changed fails, at its teardown, naming what it changed.
+tests after it on the same worker depend on the order they were dealt in, which xdist's
+stealing and `make check-orders` change from run to run. A pytest plugin
+(tests/conftest.py loads it): the test that leaves something changed fails, at its
+teardown, naming what it changed. (What the process started with is not a test's doing:
+a background job starts with SIGINT ignored, and tests/host/test_signals.py sets the
+handler it tests.)
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ The error rates over hundreds of whole simulator campaigns: benchmarks/compare_e
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -159,3 +160,22 @@ def test_before_and_after_are_two_sittings():
     assert exits <= 1 and decided <= 2  # of 20 pairs, of 40 questions
     assert alone >= 8  # the iterations alone take a sitting's shift for a change
     assert found >= 15
+
+
+def test_an_open_question_says_what_the_iterations_alone_decide():
+    """Without a history (the stated prior on 2 df) a fifth lost is left open, and the
+    row and the comparison say that the iterations alone call it a regression: what a
+    history of the host's sittings would tell apart from a sitting's own shift."""
+    from fslab.analysis.across.compare import CampaignComparison
+    from fslab.analysis.sittings.repeat import PRIOR
+
+    rng = np.random.default_rng(5)
+    base, new = campaign(rng, 2, iterations=8), campaign(rng, 2, scale=0.8, iterations=8)
+    cells = compare_cells(base, new, 0.10, DECLARED, spread=PRIOR)
+    assert (cells["decision"] == "unresolved").all()
+    assert (cells["within_decision"] == "regressed").all()
+    comparison = CampaignComparison(Path("a"), Path("b"), cells, [], 0.10)
+    assert comparison.open_but_decided_alone == 2 and not comparison.regressed
+    alone = compare_cells(base, new, 0.10, DECLARED)  # the iterations alone: decided
+    assert (alone["decision"] == "regressed").all()
+    assert CampaignComparison(Path("a"), Path("b"), alone, [], 0.10).open_but_decided_alone == 0

@@ -55,6 +55,24 @@ def test_the_seed_makes_the_draws(tmp_path):
     assert not (values[0] == values[2]).any()
 
 
+def test_latency_comes_with_the_variance_components_too(tmp_path):
+    """`latency = true` beside `between`/`within` (a disk with a fresh file system's luck
+    and virtual machine time): every run reports its completion latency, the mean by
+    Little's law for `depth` I/Os in flight (mean × IOPS = depth), the p99 above it."""
+    parsed = CampaignFile.model_validate({
+        "name": "lat", "iterations": 2, "seed": 3, "runtime": 2,
+        "target": [{"name": "a", "fs": "null"}, {"name": "b", "fs": "null", "scale": 1.2}],
+        "workload": [{"preset": "null", "options": {
+            "iops": 5000, "between": 0.05, "within": 0.1, "fixed_s": 1, "latency": True,
+            "depth": 8}}]})
+    out = run_sim(tmp_path, "lat", resolve(parsed, Overrides(), Path.cwd()))
+    wide = api.load(out).pivot_table(index="run_id", columns="metric", values="value")
+    assert len(wide) == 4 and wide[["clat_mean_ns", "clat_p99_ns"]].notna().all().all()
+    little = wide["clat_mean_ns"] * wide["iops"] / 1e9
+    assert little.sub(8).abs().max() < 1e-6
+    assert (wide["clat_p99_ns"] > wide["clat_mean_ns"]).all()
+
+
 def test_aa_campaigns_claim_no_difference(tmp_path):
     """6 A/A campaigns of 3 identical targets × 10 questions (drift 10 %, CV 10 %): the
     campaign-wide family keeps the chance of any false verdict per campaign at 5 %

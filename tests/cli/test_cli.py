@@ -111,6 +111,27 @@ def test_targets_lists_every_kind_and_why_not():
     assert "[[target]]" in proc.stdout
 
 
+def test_targets_says_where_a_file_system_is_made_and_what_that_measures():
+    """The device kind is a target option, not a name for --fs: `fslab targets` lists it
+    beside the image, each with what it measures and what it formats."""
+    proc = fslab_here("targets")
+    assert proc.returncode == 0
+    rows: dict[str, list[str]] = {}  # a wrapped cell's lines joined
+    last = ""
+    for line in proc.stdout[proc.stdout.index("Where ext2"):].splitlines():
+        if line.startswith("│"):
+            cells = [c.strip() for c in line.strip("│").split("│")]
+            last = cells[0] or last
+            rows[last] = [" ".join(filter(None, pair)) for pair in
+                          zip(rows.get(last, [""] * len(cells)), cells, strict=True)]
+    assert set(rows) == {"image", "device"}
+    assert "--lab DIR" in rows["image"][1] and "under a file" in rows["image"][2]
+    assert "only the images" in rows["image"][3]
+    assert 'device = "/dev/sdX"' in rows["device"][1]
+    assert "--confirm-device /dev/sdX" in rows["device"][1]
+    assert "the device itself" in rows["device"][2] and "all its data" in rows["device"][3]
+
+
 def test_presets_lists_basic5():
     proc = fslab_cmd("presets", env={**os.environ, "COLUMNS": "250"})
     assert proc.returncode == 0

@@ -163,3 +163,33 @@ def test_the_suite_registry_is_checked_at_load():
                 dataclasses.replace(scan, numjobs={"scan": 0})):
         with pytest.raises(AssertionError):
             _checked({"scan": bad})
+
+
+@pytest.mark.parametrize("fresh, refused", [("iteration", True), ("campaign", True),
+                                            ("run", False)])
+def test_two_targets_on_one_device_are_refused_before_anything_is_made(tmp_path, fresh,
+                                                                        refused):
+    """Every target's file system stays mounted through its iteration, so two targets
+    cannot share a device, however its path is spelled; fresh = "run" makes one at a
+    time. (The devices are not confirmed: that problem is said beside, as a dry run
+    says every problem.)"""
+    from fslab.plan.preflight import prepare
+
+    (tmp_path / "sdz").symlink_to("/dev/sdz-not-here")
+    path = write(tmp_path, f"""
+fresh = "{fresh}"
+[[target]]
+fs = "ext4"
+device = "/dev/sdz-not-here"
+[[target]]
+fs = "xfs"
+device = "{tmp_path / 'sdz'}"
+""")
+    problems: list[str] = []
+    prepare(load_campaign(path), problems=problems)
+    shared = [p for p in problems if "both name" in p]
+    assert len(shared) == int(refused)
+    if refused:
+        assert shared[0].startswith("targets ext4 and xfs both name ")
+        assert "a device of its own" in shared[0]
+    assert sum("--confirm-device" in p for p in problems) == 2

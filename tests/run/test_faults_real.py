@@ -176,3 +176,66 @@ def test_two_campaigns_share_a_lab_and_cleanup_leaves_live_runs_alone(tmp_path, 
     for n in (1, 2):
         assert len(list((tmp_path / f"r{n}" / "runs").glob("*/run.json"))) == 4
     assert not leftovers(lab.root) and not list(lab.sessions())
+
+
+def measuring(out: Path) -> bool:
+    """fio runs for a run of `out` that has no record yet (only this test's fio names it)."""
+    runs = out / "runs"
+    busy = runs.is_dir() and any((d / "job.fio").exists() and not (d / "run.json").exists()
+                                 for d in runs.iterdir())
+    return busy and subprocess.run(["pgrep", "-f", f"fio.*{out}"],
+                                   capture_output=True).returncode == 0
+
+
+@pytest.mark.privileged
+@pytest.mark.parametrize("when", ["after the first run", "while fio measures"])
+def test_results_made_read_only_mid_campaign_stop_in_one_line_and_resume_finishes(
+        tmp_path, lab, when):
+    """Issue 62: the results directory's file system remounted read-only after the first
+    run of an ext4/xfs campaign (or while a slice of fio writes into it) stops it at the
+    next write in one line, releases both file systems, keeps every run written; once
+    writable, --resume finishes it, each run once."""
+    requires("fio", "mkfs.ext4", "mkfs.xfs", "losetup")
+    disk = tmp_path / "results"
+    disk.mkdir()
+    system.run(["mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs", str(disk)])
+    args = ["run", "--fs", "ext4,xfs", "--workloads", "randread,randwrite", "--iterations",
+            "2", "--runtime", "1", "--size", "320M", "--file-size", "16M", "--seed", "2",
+            "--no-ceiling", "--out", str(disk / "r"), "--lab", str(lab.root)]
+    proc = subprocess.Popen([*FSLAB, *args], cwd=REPO, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        while not (measuring(disk / "r") if when == "while fio measures"
+                   else list((disk / "r" / "runs").glob("*/run.json"))):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        # a file open for writing (fio's output) makes the remount busy: again, until
+        # it lands between two writes
+        while system.run(["mount", "-o", "remount,ro", str(disk)], check=False).returncode:
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.01)
+        out, err = proc.communicate(timeout=300)
+        written = sorted(p.parent.name for p in (disk / "r" / "runs").glob("*/run.json"))
+        assert proc.returncode == 2, out + err
+        assert "Traceback" not in err, err
+        errors = [line for line in err.splitlines() if line.startswith("fslab: error")]
+        assert len(errors) == 1, err
+        assert "Read-only file system" in errors[0] and "--resume" in errors[0], errors
+        assert not leftovers(lab.root) and not list(lab.sessions())  # the lab released
+        assert (1 if when == "after the first run" else 0) <= len(written) < 8
+        system.run(["mount", "-o", "remount,rw", str(disk)])
+        resumed = fslab_cmd(*args, "--resume")
+        assert resumed.returncode == 0, resumed.stderr
+        assert f"{len(written)} of 8 runs done" in resumed.stdout
+        after = sorted(p.parent.name for p in (disk / "r" / "runs").glob("*/run.json"))
+        assert set(written) <= set(after) and len(after) == 8  # none lost, none twice
+        records = [json.loads(p.read_text()) for p in (disk / "r" / "runs").glob("*/run.json")]
+        assert len({r["run_id"] for r in records}) == 8
+        assert all(r["status"] == "ok" for r in records)
+    finally:
+        if proc.poll() is None:  # the test failed under it: fslab releases on SIGTERM
+            proc.terminate()
+            proc.communicate(timeout=300)
+        system.run(["umount", str(disk)], check=False)
+    assert not leftovers(lab.root)

@@ -17,7 +17,7 @@ from fslab.host.lab import Lab
 from fslab.plan.loading import load_campaign
 from fslab.plan.schema import Overrides
 from fslab.targets import availability_table
-from fslab.targets.zfs import running_daemons
+from fslab.targets.zfs_daemon import running_daemons
 from tests.conftest import leftovers, requires
 
 KINDS = {

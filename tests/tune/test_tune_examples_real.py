@@ -48,4 +48,5 @@ def test_a_tune_example_makes_every_file_system_it_asks_for(example, lab: Lab):
         for level in levels:
             variant = with_level(spec, name, level)
             variants[f"{name}={level}"] = make_target(variant)
-    assert check_swept_options(variants, lab) == []  # one level each: no combination
+    checked = check_swept_options(variants, lab, {spec.name: spec})
+    assert checked.notes == () and checked.refused == {}  # one level each: no combination

@@ -33,7 +33,9 @@ def test_basic5_at_the_published_scale():
 
 @pytest.mark.parametrize(("preset", "expected"), [
     ("server6", ["runtime 600 s per job", "file size 10 GiB", "seqread size: 100G [study",
-                 "filesystems: btrfs, xfs, zfs [study", "not here: hpc:"]),
+                 "filesystems: btrfs, xfs, zfs [study", "not here: hpc:",
+                 "zfs layout: raidz1 [study", "zfs primarycache: ['all', 'none'] [study",
+                 "Factor zfs.primarycache (target zfs): all, none", "not kernel OpenZFS"]),
     ("randrw16k", ["runtime 600 s", "file size 1 GiB",
                    "md-raid1-ext4, md-raid1-xfs, zfs-mirror [study", "(a cap: no"]),
     ("randrw128k", ["runtime 600 s", "file size 1 GiB", "--direct=0 --size=16G"]),

@@ -128,3 +128,80 @@ def test_host_lists_parse_and_refuse_nonsense():
     for bad in ("a:b", "a,a", "a:70000", ""):
         with pytest.raises(UserError):
             parse_hosts(bad)
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0", "127.0.0.1"])
+def test_serve_beyond_loopback_says_who_can_reach_it_and_what_they_can_do(bind):
+    """Issue 62: fio's server runs any job file that reaches its port; `fslab serve` on an
+    address other machines reach says so in one line (who, what), and nothing on loopback."""
+    import os
+    import signal
+
+    from tests.conftest import FSLAB, REPO
+
+    requires("fio", root=False)
+    port = free_port()
+    proc = subprocess.Popen([*FSLAB, "serve", "--bind", bind, "--port", str(port)],
+                            cwd=REPO, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        listening = proc.stdout.readline()  # printed after the warning, before fio starts
+        assert f"listening on {bind}:{port}" in listening, listening
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the group this test started: fslab and its fio
+        _, err = proc.communicate(timeout=30)
+    warnings = [line for line in err.splitlines() if line.startswith("fslab: warning")]
+    if bind == "127.0.0.1":
+        assert warnings == []
+        return
+    assert len(warnings) == 1, err
+    user = "root" if os.geteuid() == 0 else ""
+    line = warnings[0]
+    assert "no authentication" in line and f"TCP port {port}" in line, line
+    assert "every address of this machine" in line and f"any fio job as {user}" in line
+    assert "firewall" in line
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP"])
+def test_fslab_serve_ends_its_fio_server_when_it_is_told_to_stop(sig):
+    """`fslab serve` started the fio server, so a SIGTERM or SIGHUP that stops fslab
+    stops it too (before, fslab ended and fio went on serving the open port)."""
+    import contextlib
+    import os
+    import signal
+    import sys
+
+    requires("fio", root=False)
+    port = free_port()
+    children: list[str] = []
+    serve = subprocess.Popen([sys.executable, "-m", "fslab.cli", "serve", "--bind",
+                              "127.0.0.1", "--port", str(port)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("fslab serve never listened")
+        children = subprocess.run(["pgrep", "-P", str(serve.pid), "-x", "fio"],
+                                  capture_output=True, text=True).stdout.split()
+        assert len(children) == 1, children
+        os.kill(serve.pid, getattr(signal, sig))
+        assert serve.wait(timeout=20) is not None
+        fio = int(children[0])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and os.path.exists(f"/proc/{fio}"):
+            time.sleep(0.1)
+        assert not os.path.exists(f"/proc/{fio}"), "fio went on serving"
+    finally:
+        if serve.poll() is None:  # ours
+            serve.kill()
+            serve.wait()
+        for pid in children:  # the server our fslab serve started, if it outlived it
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)

@@ -47,6 +47,8 @@ STUDY_VALUES = {
                       "filesystems": ["btrfs", "xfs", "zfs"]},  # section 3
         "published:seqread": {"size": "100G"}, "published:seqwrite": {"size": "100G"},
         "published:db": {"size": "100G"}, "published:web": {"size": "100G"},  # 6.4
+        # 6.1 'RAIDZ topologies'; section 5: caching on and off (primarycache = none)
+        "published target zfs": {"layout": "raidz1", "primarycache": ["all", "none"]},
     }),
     "randrw16k": ("raid1-fs", {"randrw16k": {**MIRROR_JOB, "bs": "16k"},
                                "published": MIRROR_PUBLISHED}),
@@ -109,6 +111,10 @@ def labelled_study_values(preset):
         for key, param in values.items():
             if param["source"] == "study":
                 found[(f"published:{job}", key)] = (param["value"], param["study"])
+    for fs, values in (published.get("targets") or {}).items():
+        for key, param in values.items():
+            if param["source"] == "study":
+                found[(f"published target {fs}", key)] = (param["value"], param["study"])
     return found
 
 

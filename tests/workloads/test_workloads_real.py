@@ -159,6 +159,12 @@ options = { file_size = "64M", files_k = 1 }
     assert (phases["value"] > 0).all()
     syncs = metrics[(metrics.workload == "smallfiles_4k") & (metrics.metric == "sync_seconds")]
     assert len(syncs) == 4
+    # the primary rate counts the phase's sync: files / (seconds + sync seconds)
+    before = metrics[(metrics.workload == "smallfiles_4k")
+                     & (metrics.metric == "ops_per_s_before_sync")].set_index("op")["value"]
+    rate, sync = phases.set_index("op")["value"], syncs.set_index("op")["value"]
+    for op in rate.index:
+        assert 500 / rate[op] == pytest.approx(500 / before[op] + sync[op])
 
     bonnie = metrics[metrics.workload == "bonnie"]
     assert {"seq_output_block", "seq_input_block", "seq_create"} <= set(bonnie["op"])

@@ -27,6 +27,7 @@ POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 t
                  "(the same); 'x ? y': not resolved either way yet.")
 # Direction words for "A 2.1× … than B", by metric: a ratio is printed ≥ 1 with them.
 ADVANTAGE_WORDS = {"iops": "faster", "bw_bytes": "faster", "ops_per_s": "faster",
+                   "ops_per_s_before_sync": "faster before the sync",
                    "seconds": "quicker", "sync_seconds": "quicker syncs",
                    "layout_score": "better laid out"}
 
@@ -46,7 +47,8 @@ def advantage_words(metric: str, better: str) -> str:
 # of the table never parses text). verdicts.txt is the same rows as text, indented.
 VERDICT_COLUMNS = ["kind", "workload", "text"]
 INDENT = {"workload": "", "best": "", "factor": "  ", "question": "  ", "pair": "    ",
-          "caveat": "    ", "repeat": "    ", "aging": "  ", "aging_label": "  "}
+          "caveat": "    ", "repeat": "    ", "aging": "  ", "aging_label": "  ",
+          "study": "    ", "study_claim": "    ", "study_way": "    "}
 
 
 def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFrame,
@@ -342,18 +344,22 @@ def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFram
              effects: pd.DataFrame, best: pd.DataFrame, cells: pd.DataFrame,
              scopes: dict[str, str], names: dict[str, str], aged: pd.DataFrame,
              drift_note: str | None, statistics: Computed, records: list[Any],
-             repeat_rows: list[dict[str, str]],
-             aging_rows: list[dict[str, str]]) -> pd.DataFrame:
+             repeat_rows: list[dict[str, str]], aging_rows: list[dict[str, str]],
+             study_rows: list[dict[str, str]], study_method_rows: list[dict[str, str]]
+             ) -> pd.DataFrame:
     """stats/verdicts.csv: whether the ranking survives aging (an `age` factor's question,
     first: analysis/factors/aging_ranking.py), what the machine did (busy, unsteady),
-    failed I/Os, the questions' answers, aged against fresh, the drift, statistics that
-    failed, and the campaign's last line (decided_row)."""
+    failed I/Os, the questions' answers (each workload's followed by whether they hold on a
+    repeat, the study's own interval and the study's own tests: analysis/cells/
+    study_intervals.py, analysis/pairs/study_methods.py), aged against fresh, the drift,
+    statistics that failed, and the campaign's last line (decided_row)."""
     from fslab.analysis.pairs.aged import aged_verdicts
 
     rows = (aging_rows + [_row("machine", "", note) for note in machine_notes]
             + error_rows(runs)
             + _with_repeats(verdict_rows(headline, ranking, tests, pairs, effects, best, cells,
-                                         scopes, names), repeat_rows)
+                                         scopes, names),
+                             repeat_rows + study_rows + study_method_rows)
             + aged_verdicts(aged) + ([_row("drift", "", drift_note)] if drift_note else [])
             + [_row("statistic", "", line) for line in statistics.failures]
             + decided_row(pairs, sum(float(r.machine_s) for r in records), names))
@@ -363,5 +369,5 @@ def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFram
 STEP = Step("verdicts", reads=("machine_notes", "runs", "headline", "ranking", "tests", "pairs",
                                "effects", "best", "cells", "scopes", "names", "aged",
                                "drift_note", "statistics", "records", "repeat_rows",
-                               "aging_rows"),
+                               "aging_rows", "study_rows", "study_method_rows"),
             makes=("verdicts",), run=verdicts, tables={"verdicts": "verdicts.csv"})

@@ -29,6 +29,7 @@ from fslab.api.machine import (  # noqa: F401  (the machine's commands, one impo
     presets_tables,
     quick_check,
     serve,
+    serve_exposure,
     targets_table,
 )
 from fslab.api.pool import pool_catalogue, pool_dirs  # noqa: F401  (`fslab pool`)
@@ -258,10 +259,17 @@ def dry_run(campaign: Campaign, lab_root: Path, confirmed_devices: frozenset[str
             force_device: bool = False) -> tuple[Any, list[str]]:
     """`fslab run --dry-run`: (the plan as text, what would stop the campaign before it
     touched anything)."""
+    from rich.console import Group
+
+    from fslab.run.lab_space import campaign_need
+
     problems: list[str] = []
     plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
                             force_device=force_device, problems=problems)
-    return plan_preview(plan, targets, lab_root), problems
+    need = campaign_need(plan.runs, targets)  # the lab's disk against what it must hold
+    if short := need.shortfall(lab_root):
+        problems.append(short)
+    return Group(plan_preview(plan, targets, lab_root), need.line(lab_root)), problems
 
 
 def history_method() -> str:

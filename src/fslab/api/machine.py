@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from fslab.aging.flags import AgingRequest
     from fslab.host.doctor import Finding
     from fslab.host.lab import Lab
+    from fslab.plan.schema import Campaign
 
 
 def make_lab(path: Path | None = None) -> Lab:
@@ -19,11 +20,23 @@ def make_lab(path: Path | None = None) -> Lab:
     return Lab(path)
 
 
-def doctor(lab: Path | None = None) -> list[Finding]:
-    """`fslab doctor`: is this machine fit to measure on (host/doctor.py)."""
-    from fslab.host.doctor import examine
+def doctor(lab: Path | None = None, campaign: Campaign | None = None) -> list[Finding]:
+    """`fslab doctor`: is this machine fit to measure on (host/doctor.py); with a
+    campaign, its lab's free space against what the campaign's images take
+    (run/lab_space.py)."""
+    from fslab.host.doctor import CHECKS, examine, free_space, lab_space
 
-    return examine(make_lab(lab).root)
+    checks = CHECKS
+    if campaign is not None:
+        from fslab.plan.order import make_plan
+        from fslab.plan.preflight import build_targets
+        from fslab.run.lab_space import campaign_need
+
+        plan = make_plan(campaign)
+        need = campaign_need(plan.runs, build_targets(plan, frozenset(), False))
+        checks = [lab_space(need.total, need.least) if check is free_space else check
+                  for check in CHECKS]
+    return examine(make_lab(lab).root, checks)
 
 
 def doctor_tune(lab: Path | None = None, undo: bool = False) -> list[str]:
@@ -39,6 +52,13 @@ def quick_check(lab: Lab, note: Any) -> Any:
     from fslab.host.doctor import QUICK, examine_beside
 
     return examine_beside(lab.root, QUICK, note)
+
+
+def serve_exposure(bind: str, port: int) -> str:
+    """Who can reach `fslab serve --bind BIND` and what they can do ('' on loopback)."""
+    from fslab.workloads.fio.distributed import exposure
+
+    return exposure(bind, port)
 
 
 def serve(bind: str, port: int) -> bool:

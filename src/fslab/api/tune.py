@@ -40,6 +40,7 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
     from fslab.tune.again import first_carry
     from fslab.tune.budget import Budget
     from fslab.tune.by_question import per_run_seconds, tune_campaign
+    from fslab.tune.refused import without_refused
 
     out = Path(out)
     if not resume:
@@ -50,11 +51,13 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
         import tomli_w
 
         write_atomic(out / "campaign.toml", tomli_w.dumps(campaign.to_dict()))
-    space = request.space([t.fs for t in campaign.targets])
+    lab = lab or Lab()
+    space, campaign = without_refused(request.space([t.fs for t in campaign.targets]),
+                                      campaign, lab)  # levels the kernel refuses: dropped
     budget = Budget(request.max_runs, request.budget_s, per_run_seconds(campaign))
     history = _History(catalogue, _host_of(campaign)) if catalogue is not None else None
-    tuned = tune_campaign(campaign, space, budget, request.margin, out, lab or Lab(),
-                          progress, history.levels if history is not None else None)
+    tuned = tune_campaign(campaign, space, budget, request.margin, out, lab, progress,
+                          history.levels if history is not None else None)
     fs_of = {t.name: t.fs for t in campaign.targets}
     for one in tuned:
         known = history.options(fs_of[one.question.target], one.question.job) \
@@ -193,6 +196,7 @@ def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | 
     from fslab.host.lab import Lab
     from fslab.results.store import write_atomic
     from fslab.tune.again import again, confirmed
+    from fslab.tune.refused import without_refused
 
     directory = Path(directory)
     if not (directory / "stats" / "tune_options.csv").exists():
@@ -201,11 +205,13 @@ def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | 
     campaign, request = tune_resumed(directory)
     earlier = sittings_of(directory, confirmed)
     out, campaign.seed = next_sitting(directory, seed, campaign.seed)
-    space = request.space([t.fs for t in campaign.targets])
+    lab = lab or Lab()
+    space, campaign = without_refused(request.space([t.fs for t in campaign.targets]),
+                                      campaign, lab)  # as the tune it confirms dropped them
     history = _History(catalogue, *_first_sitting(directory)) if catalogue is not None \
         else None
     table, lines, found = again(directory, campaign, space, request.margin,
-                                [*earlier, out], lab or Lab(), progress,
+                                [*earlier, out], lab, progress,
                                 history.options if history is not None else None)
     write_atomic(directory / "stats" / "tune_options.csv", table.to_csv(index=False))
     if catalogue is not None:

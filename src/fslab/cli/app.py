@@ -56,7 +56,8 @@ err_console: Any = LazyConsole(stderr=True)
 
 LabOption = Annotated[
     Path | None, typer.Option("--lab", help="Lab directory for images and mounts "
-                              "(default $FSLAB_LAB or /var/lib/fslab).")
+                              "(default $FSLAB_LAB or /var/lib/fslab); the disk it is on "
+                              "is the disk measured under the images.")
 ]
 CatalogueOption = Annotated[Path | None, typer.Option(
     "--catalogue", help="Catalogue directory, shared by any number of machines (default "

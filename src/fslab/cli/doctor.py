@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +13,9 @@ from fslab.core.errors import ExitCode
 
 @app.command()
 def doctor(
+    campaign_file: Annotated[Path | None, typer.Argument(
+        metavar="[CAMPAIGN.toml]", help="Also check the lab's free space against what this "
+                                        "campaign's images take.")] = None,
     tune: Annotated[bool, typer.Option(
         "--tune", help="Set what can be set reversibly (CPU governor); recorded.")] = False,
     untune: Annotated[bool, typer.Option("--untune", help="Undo --tune.")] = False,
@@ -25,14 +29,16 @@ def doctor(
         for line in api.doctor_tune(lab, undo=untune):
             console.print(line)
         return
-    findings = api.doctor(lab)
+    campaign = (api.load_campaign(campaign_file, api.Overrides()) if campaign_file
+                else None)
+    findings = api.doctor(lab, campaign)
     colours = {api.OK: "green", api.BAD: "red"}
     for finding in findings:
         mark = colours.get(finding.state, "yellow")
         console.print(f"[{mark}]{finding.state:>4}[/] {escape(finding.name)}: "
-                      f"{escape(finding.seen)}")
+                      f"{escape(finding.seen)}", soft_wrap=True)
         for extra in (finding.meaning, f"fix: {finding.fix}" if finding.fix else ""):
             if extra:
-                console.print(f"       {escape(extra)}", style="dim")
+                console.print(f"       {escape(extra)}", style="dim", soft_wrap=True)
     if any(f.state == api.BAD for f in findings):
         raise typer.Exit(ExitCode.TOOL_FAILED)

@@ -19,7 +19,7 @@ from fslab.cli.app import (
     exit_interrupted,
     show,
 )
-from fslab.core.errors import ExitCode, ToolError, UserError
+from fslab.core.errors import ExitCode, Shortage, ToolError, UserError
 
 
 @app.command()
@@ -209,6 +209,9 @@ def serve(
 
     if not 0 < port < 65536:
         raise UserError(f"bad port {port}")
+    if exposed := api.serve_exposure(bind, port):
+        err_console.print(f"fslab: warning: {exposed}", markup=False, highlight=False,
+                          soft_wrap=True)
     console.print(f"fio server listening on {bind}:{port} (Ctrl-C to stop)")
     if api.serve(bind, port):
         console.print("fio server stopped")
@@ -235,6 +238,9 @@ def main() -> None:
     try:
         app()
     except UserError as exc:
+        err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        sys.exit(ExitCode.USER_ERROR)
+    except Shortage as exc:  # the machine cannot go on: the campaign stopped
         err_console.print(f"fslab: error: {exc}", markup=False, highlight=False, soft_wrap=True)
         sys.exit(ExitCode.USER_ERROR)
     except ToolError as exc:  # outside a run (a run records it as its reason)

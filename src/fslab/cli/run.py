@@ -77,7 +77,10 @@ def run(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the plan and job files; touch nothing.")] = False,
     confirm_device: Annotated[list[str] | None, typer.Option(
-        "--confirm-device", help="Allow formatting this real device (repeat per device).")] = None,
+        "--confirm-device", metavar="DEV",
+        help="Allow formatting the real device a target names (campaign key [[target]] "
+             "device = DEV; repeat per device): its file system is made on the device "
+             "itself, which is measured and loses all its data (fslab targets).")] = None,
     force_device: Annotated[bool, typer.Option(
         "--force-device", help="Also overwrite a confirmed device with a signature.")] = False,
     until_ci: Annotated[float | None, typer.Option(
@@ -252,6 +255,7 @@ def _dry_run(campaign: Any, lab_root: Path, devices: frozenset[str], force: bool
     preview, problems = api.dry_run(campaign, lab_root, devices, force)
     console.print(preview, soft_wrap=True)
     for problem in problems:
-        err_console.print(f"would stop: {problem}", markup=False, highlight=False)
+        err_console.print(f"would stop: {problem}", markup=False, highlight=False,
+                          soft_wrap=True)  # one problem, one line
     if problems:
         raise typer.Exit(ExitCode.USER_ERROR)

@@ -48,6 +48,7 @@ class CampaignSettings:
     scopes: dict[str, str] = field(default_factory=dict)  # [factors]: target or job
     levels: dict[str, list[str]] = field(default_factory=dict)  # each factor's, in order
     aging: dict[str, object] = field(default_factory=dict)  # an aging run's [aging] table
+    studies: dict[str, str] = field(default_factory=dict)  # job -> the study of its preset
     table: dict[str, object] = field(default_factory=dict)  # campaign.toml as it is
 
     @classmethod
@@ -67,7 +68,7 @@ class CampaignSettings:
                              for cells in resolve.get("cells", ())),
             scopes={str(k): str(v) for k, v in (table.get("factors") or {}).items()},
             levels=declared_levels(table), aging=dict(table.get("aging") or {}),
-            table=dict(table))
+            studies=_studies(table.get("workload")), table=dict(table))
 
     @classmethod
     def read(cls, path: Path) -> CampaignSettings:
@@ -92,3 +93,13 @@ class CampaignSettings:
                 for iteration in range(start + 1, int(cell.last) + 1):
                     out.setdefault(cell.workload, {})[iteration] = float(cell.weight)
         return out
+
+
+def _studies(entries: Any) -> dict[str, str]:
+    """{job: the study its preset comes from} from a resolved campaign's [[workload]]
+    tables (each names its jobs and, from a study's preset, the study)."""
+    out: dict[str, str] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        if isinstance(entry, dict) and entry.get("study"):
+            out.update({str(job): str(entry["study"]) for job in entry.get("jobs") or ()})
+    return out

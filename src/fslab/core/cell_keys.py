@@ -187,7 +187,7 @@ def declared_levels(settings: Mapping[str, object]) -> dict[str, list[str]]:
     for entry in (targets if isinstance(targets, list) else ()):
         if not isinstance(entry, dict):
             continue
-        for key in ("mount_options", "scale"):
+        for key in TABLE_FACTORS:
             if isinstance(entry.get(key), list):
                 add(key, entry[key])
         mkfs = entry.get("mkfs_options")
@@ -198,6 +198,12 @@ def declared_levels(settings: Mapping[str, object]) -> dict[str, list[str]]:
             if isinstance(value, list):
                 add(f"zfs.{key}", value)
     return out
+
+
+# The [[target]] fields whose list of levels is a factor of that name (plan/target_entries:
+# the zfs pool's fields are targets/zfs_pool.POOL_FIELDS).
+TABLE_FACTORS = ("mount_options", "scale", "layout", "devices", "log_size", "cache_size",
+                 "arc_max")
 
 
 def _text(value: Any) -> str:

@@ -21,6 +21,13 @@ class UserError(Exception):
     """A mistake the user can fix; printed as one line, never as a traceback."""
 
 
+class Shortage(Exception):
+    """The machine lacks what the campaign needs to go on (a free loop device, room in the
+    lab for any of its targets): said in one line, the campaign stops, what fslab made is
+    released and the runs that finished stay (--resume continues). Not a UserError: no
+    failed run is recorded for it, whatever catches a run's own errors on the way."""
+
+
 class ToolError(Exception):
     """An external command failed; carries the command and the tail of its stderr."""
 

@@ -26,6 +26,7 @@ class Failure(StrEnum):
     TIMEOUT = "timeout"  # the watchdog ended the workload at its deadline
     ERROR = "error"  # the system refused fslab something during the run (an OSError ...)
     AGING = "aging"  # the aging stopped short of its level's utilisation (aging/per_place.py)
+    HUNG = "hung"  # the target's FUSE daemon stopped answering: its connection was aborted
 
 
 # The programs whose failure while a target is made means the file system refused what it

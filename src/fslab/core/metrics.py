@@ -40,6 +40,7 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "cpu_usr": ("%", LOWER),
     "cpu_sys": ("%", LOWER),
     "ops_per_s": ("1/s", HIGHER),
+    "ops_per_s_before_sync": ("1/s", HIGHER),  # smallfiles: a phase's rate before its sync
     "seconds": ("s", LOWER),
     "sync_seconds": ("s", LOWER),
     "cpu_pct": ("%", LOWER),
@@ -92,9 +93,10 @@ def percentile_metric(percent: float) -> str:
 METRIC_UNITS.update({percentile_metric(p): ("ns", LOWER) for p in FIO_PERCENTILES})
 
 # The metrics the summary tables show when a workload has them, in display order.
-HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "seconds", "clat_mean_ns", "clat_p99_ns",
-                    "lat_max_ns", "op_lat_p50_ns", "op_lat_mean_ns", "sync_seconds",
-                    "layout_score", "file_layout_score", "whole_files_share", "free_extents",
+HEADLINE_METRICS = ("iops", "bw_bytes", "ops_per_s", "ops_per_s_before_sync", "seconds",
+                    "clat_mean_ns", "clat_p99_ns", "lat_max_ns", "op_lat_p50_ns",
+                    "op_lat_mean_ns", "sync_seconds", "layout_score", "file_layout_score",
+                    "whole_files_share", "free_extents",
                     "cpu_total", "host_cpu_pct", "cpu_ns_per_io", "host_cpu_ns_per_io")
 
 
@@ -122,6 +124,7 @@ METRIC_TITLES: dict[str, tuple[str, str]] = {
     "iops": ("IOPS", "IOPS"),
     "bw_bytes": ("bandwidth", "bandwidth"),
     "ops_per_s": ("ops/s", "operations/s"),
+    "ops_per_s_before_sync": ("ops/s before sync", "operations/s before the sync"),
     "seconds": ("time", "time"),
     "clat_mean_ns": ("mean clat", "mean completion latency"),
     "clat_p99_ns": ("p99 clat", "p99 completion latency"),

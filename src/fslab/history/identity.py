@@ -98,8 +98,9 @@ def plan_signature(campaign: dict[str, Any]) -> str:
     """A digest of what a campaign measures (PLAN_KEYS): equal for its sittings, on any
     host (the simulator's `host` option names the machine, not the plan)."""
     plan = {key: campaign.get(key) for key in PLAN_KEYS}
-    plan["workload"] = [{**entry, "options": {k: v for k, v in (entry.get("options") or {})
-                                              .items() if k != "host"}}
+    plan["workload"] = [{**{k: v for k, v in entry.items() if k != "study"},
+                         "options": {k: v for k, v in (entry.get("options") or {})
+                                     .items() if k != "host"}}
                         for entry in campaign.get("workload") or []]
     return digest(plan)
 
@@ -122,7 +123,8 @@ def workload_signatures(campaign: dict[str, Any], jobs: Sequence[str] = ()
     unlisted = [e for e in entries if not _workload_names(e)]
     claimed = {n for e in entries for n in _workload_names(e)}
     for entry in entries:
-        definition = {k: v for k, v in entry.items() if k != "jobs"}
+        # derived from the preset (its jobs, its study): not what defines the workload
+        definition = {k: v for k, v in entry.items() if k not in ("jobs", "study")}
         names = _workload_names(entry) or (  # an older campaign's one preset entry
             [j for j in jobs if j not in claimed] if len(unlisted) == 1 else [])
         for name in names:

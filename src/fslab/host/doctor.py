@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.core.units import format_bytes
 from fslab.host import system
 from fslab.host.witness import OTHERS_CPU_PCT, Watcher, backing_disk
 
@@ -103,6 +104,30 @@ def free_space(lab: Path) -> Finding:
         return Finding("lab space", BAD, seen, "the default campaign's images will not fit",
                        "free space, or --lab DIR on a larger disk")
     return Finding("lab space", OK, seen)
+
+
+def lab_space(total: int, least: int) -> Check:
+    """The lab's free space against a campaign's need (run/lab_space.py): `total` bytes
+    with every target made at once, `least` for its smallest run."""
+    def check(lab: Path) -> Finding:
+        where = lab if lab.exists() else lab.parent
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        free = shutil.disk_usage(where).free
+        seen = (f"{format_bytes(free)} free at {where}; the campaign's images take about "
+                f"{format_bytes(total)} with every target made at once, "
+                f"{format_bytes(least)} for its smallest run")
+        if free < least:
+            return Finding("lab space", BAD, seen, "no target of the campaign fits: it "
+                           "stops before making anything", "free space, or --lab DIR on a "
+                           "larger disk")
+        if free < total:
+            return Finding("lab space", WARN, seen, "a target that does not fit when it is "
+                           "made fails for want of space; the others run", "free space, or "
+                           "--lab DIR on a larger disk")
+        return Finding("lab space", OK, seen)
+
+    return check
 
 
 def loop_direct_io(lab: Path) -> Finding:

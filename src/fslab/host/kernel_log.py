@@ -66,8 +66,13 @@ def _records(fd: int) -> Iterator[str]:
 def briefly(reason: str) -> str:
     """A failed tool's reason in its fewest words: the kernel's line where it gave one
     ("the kernel: can't mount with both data=journal and delalloc", without the
-    "EXT4-fs (loop3): " that names a device gone by now), else the reason as it is."""
-    _, kernel, said = reason.rpartition("kernel: ")
-    if kernel:
-        return "the kernel: " + re.sub(r"^\S+ \(\w+\): ", "", said)
-    return reason
+    "EXT4-fs (loop3): " that names a device gone by now), else the reason as it is. Of
+    several, the first error: what follows it is its consequence (btrfs: "cannot disable
+    free-space-tree", then a warning, then "open_ctree failed")."""
+    _, *said = reason.split("kernel: ")
+    if not said:
+        return reason
+    lines = [line.strip() for line in said]
+    errors = [line for line in lines if re.match(r"[^:]*\berror\b", line, re.IGNORECASE)]
+    chosen = errors[0] if errors else lines[-1]
+    return "the kernel: " + re.sub(r"^[^:(]*\((?:device )?\w+\): ", "", chosen)

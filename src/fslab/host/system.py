@@ -247,7 +247,7 @@ def mounted_paths() -> set[str]:
     points = set()
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields = line.split()
-        points.add(_unescape_mount_path(fields[4]))
+        points.add(unescape_mount_path(fields[4]))
     return points
 
 
@@ -257,7 +257,7 @@ def mount_options(path: Path) -> str:
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, _, right = line.partition(" - ")
         fields = left.split()
-        if _unescape_mount_path(fields[4]) == target:
+        if unescape_mount_path(fields[4]) == target:
             super_opts = right.split()[2] if len(right.split()) > 2 else ""
             return f"{fields[5]},{super_opts}".strip(",")
     return ""
@@ -274,7 +274,7 @@ def containing_mount(path: Path) -> tuple[str, str, str]:
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, _, right = line.partition(" - ")
         fields = left.split()
-        point = _unescape_mount_path(fields[4])
+        point = unescape_mount_path(fields[4])
         inside = target == point or target.startswith(point.rstrip("/") + "/")
         if inside and len(point) > best_len:
             parts = right.split()
@@ -283,7 +283,8 @@ def containing_mount(path: Path) -> tuple[str, str, str]:
     return best
 
 
-def _unescape_mount_path(text: str) -> str:
+def unescape_mount_path(text: str) -> str:
+    """A path as /proc/self/mountinfo writes it (a space as \\040), as it is."""
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
 
 

@@ -42,6 +42,9 @@ class PublishedPlan:
                 head.append(f"  {job} {key}: {param.value} [{param.source.label()}]")
         for key, param in (spec.options or {}).items():
             head.append(f"  {key}: {param.value} [{param.source.label()}]")
+        for fs, fields in (spec.targets or {}).items():
+            for key, param in fields.items():
+                head.append(f"  {fs} {key}: {param.value} [{param.source.label()}]")
         head.append(f"  protocol: {spec.protocol}; one run per job, no slices, no ceiling")
         head += [f"  not here: {line}" for line in self.cannot]
         return head
@@ -102,7 +105,8 @@ def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, Pub
         if not kinds:
             raise UserError(f"none of {suite.name}'s file systems can run here: "
                             + "; ".join(plan.cannot))
-        targets: list[Any] = [{"fs": kind} for kind in kinds]
+        targets: list[Any] = [{"fs": kind, **{key: param.value for key, param in (
+            spec.targets or {}).get(kind, {}).items()}} for kind in kinds]
         update["target"] = targets
     else:
         targets = list(parsed.target)
@@ -144,8 +148,9 @@ def fit_images(campaign: Campaign, plan: PublishedPlan) -> Campaign:
         free = stat.f_bavail * stat.f_frsize
     except OSError:
         return campaign
-    written = need * sum(2 if "mirror" in t.fs or "raid1" in t.fs else 1
-                         for t in campaign.targets if t.fs not in IMAGE_LESS)
+    written = need * sum(int(t.options.get("devices") or 0) or (
+        2 if "mirror" in t.fs or "raid1" in t.fs else 1)
+        for t in campaign.targets if t.fs not in IMAGE_LESS)
     if written > free:
         plan.cannot.append(f"the study's files take up to {format_bytes(written)} of images "
                            f"at once; the lab's disk ({probe}) has {format_bytes(free)} free")

@@ -7,8 +7,9 @@ from rich.markup import escape
 from rich.table import Table
 
 
-def targets_table() -> Table:
-    """Every kind of target and whether it can run on this machine (and why not)."""
+def targets_table() -> Group:
+    """Every kind of target and whether it can run on this machine (and why not), then
+    where a kernel file system is made: on an image in the lab, or on a real device."""
     from fslab.host import system
     from fslab.targets import availability_table
 
@@ -22,6 +23,32 @@ def targets_table() -> Table:
         if not reason and name != "dir":
             here += root_note
         table.add_row(name, escape(text), here)
+    return Group(table, places_table(system.is_root()))
+
+
+def places_table(root: bool) -> Table:
+    """Where a kernel file system is made, what that measures and what is formatted: the
+    device kind is a target option, not a name for --fs, so it is listed here."""
+    from fslab.targets import device_kinds
+
+    table = Table(title=escape(f"Where {', '.join(device_kinds())} are made (and what "
+                               "that measures)"), title_justify="left")
+    for column in ("on", "how", "measures", "formats", "here"):
+        table.add_column(column)
+    table.add_row(
+        "image", escape("default: a sparse image file in the lab directory (--lab DIR; "
+                        "$FSLAB_LAB, else /var/lib/fslab), through a loop device with "
+                        "direct I/O"),
+        "the disk that holds the lab, under a file of its file system",
+        "only the images fslab creates", "[green]yes[/green]" + ("" if root else
+                                                                   " (needs root)"))
+    table.add_row(
+        "device", escape('[[target]] device = "/dev/sdX", run with --confirm-device '
+                         "/dev/sdX (one device per target)"),
+        "the device itself, nothing between",
+        escape("the device: all its data is lost; refused when it or a partition is "
+               "mounted, swap, held by md/dm, or carries a signature (--force-device)"),
+        "[green]yes[/green]" if root else "[red]no: needs root[/red]")
     return table
 
 

@@ -153,7 +153,8 @@ def _resolve_workloads(
             if unknown:
                 raise UserError(f"preset {suite.name} has no workload {', '.join(unknown)}: "
                                 f"it has {', '.join(jobs)}")
-            resolved.append(entry.model_copy(update={"jobs": list(entry.only or jobs)}))
+            resolved.append(entry.model_copy(update={"jobs": list(entry.only or jobs),
+                                                     "study": suite.study}))
             continue
         resolved.append(_inline_job_file(entry, base_dir))
     names = [n for entry in resolved for n in workload_names(entry)]

@@ -36,6 +36,7 @@ def prepare(
     checks = [target.check for target in targets.values()]
     checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
     checks.append(lambda: check_space(plan))
+    checks.append(lambda: one_device_each(plan))
     if campaign.hosts:
         checks.append(lambda: preflight_campaign(campaign.hosts, targets))
     for check in checks:
@@ -46,6 +47,25 @@ def prepare(
                 raise
             problems.append(str(exc))
     return plan, targets
+
+
+def one_device_each(plan: Plan) -> None:
+    """A real device holds one target's file system at a time: every target's file system
+    stays mounted through its iteration (its job's rounds interleave them), so a second
+    mkfs on the device would meet the first one mounted. `fresh = "run"` makes and
+    releases one file system per run, one after another, and may share a device."""
+    if plan.campaign.fresh == "run":
+        return
+    named: dict[str, str] = {}
+    for spec in plan.targets:
+        if spec.device:
+            key = str(Path(spec.device).resolve())
+            if key in named and named[key] != spec.name:
+                raise UserError(
+                    f"targets {named[key]} and {spec.name} both name {spec.device}: each "
+                    "needs a device of its own, as every target's file system stays mounted "
+                    'through its iteration (fresh = "run": one at a time, measured whole)')
+            named.setdefault(key, spec.name)
 
 
 def build_targets(

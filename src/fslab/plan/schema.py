@@ -18,6 +18,7 @@ from fslab.core.cell_keys import CellKey
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.plan.target_entries import TargetEntry
 from fslab.targets import IMAGE_LESS, TargetSpec
+from fslab.targets.zfs_pool import POOL_FIELDS
 from fslab.workloads.fio.distributed import Host
 
 DEFAULT_PRESET = "direct5"
@@ -51,6 +52,10 @@ class WorkloadEntry(BaseModel):
     # The jobs this entry runs, written by fslab into a resolved campaign (the history
     # reads a job's definition by them without the presets: history/identity.py).
     jobs: list[str] | None = None
+    # The study its preset comes from (workloads/provenance.STUDIES), written by fslab into
+    # a resolved campaign: the analysis puts the study's own interval and tests beside
+    # fslab's by it (analysis/cells/study_intervals.py, analysis/pairs/study_methods.py).
+    study: str | None = None
 
 
 class ResolveTable(BaseModel):
@@ -268,7 +273,7 @@ def _target_dict(spec: TargetSpec, lists: dict[str, list[str]]) -> dict[str, obj
     data.update({key: value for key, value in given.items() if value})
     options = dict(spec.options)
     for key in ("direct_io", "fstrim", "precondition", "throttle", "image", "fresh_copy_of",
-                "age", "scale"):
+                "age", "scale", *POOL_FIELDS):
         if key in options:
             value = options.pop(key)
             data[key] = value[len("target:"):] if key == "fresh_copy_of" and str(

@@ -113,8 +113,8 @@ def _factor(name: str, values: list[Any], target: str) -> Factor:
     if not isinstance(values, list) or not values:
         raise UserError(f"{where}{name}: give a list of levels, e.g. [1, 8, 32]")
     levels = tuple(level_text(v) for v in values)
-    for level in levels:
-        if "/" in level:
+    for level in levels:  # a target's level names no job: any character goes there
+        if "/" in level and not is_target_factor(name):
             raise UserError(f"{where}{name}: level {level!r} has a '/', which separates a "
                             "job from its fio section in results")
     repeated = sorted({level for level in levels if levels.count(level) > 1})

@@ -11,8 +11,11 @@ from pydantic import BaseModel, ConfigDict
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
 from fslab.targets import TargetSpec, registry_entry
+from fslab.targets.zfs_pool import POOL_FIELDS
 
 DEFAULT_FS = ("ext4", "xfs", "btrfs")
+ZFS_KINDS = ("zfs", "zfs-mirror")
+ZFS_CACHES = ("primarycache", "secondarycache")  # dataset properties with a field of their own
 
 
 class TargetEntry(BaseModel):
@@ -46,6 +49,16 @@ class TargetEntry(BaseModel):
     latency_effects: dict[str, float] | None = None  # the same keys, multiplying latency
     cv_effects: dict[str, float] | None = None  # the same keys, multiplying the CV
     options: dict[str, object] = {}  # kind-specific: zfs ashift and dataset properties, ...
+    # A zfs pool as the ZFS server study built it (targets/zfs_pool.py): its layout over
+    # `devices` images, a log and a cache device, the ARC's maximum, and the two cache
+    # properties; each a list of levels sweeps this target alone.
+    layout: str | list[str] | None = None
+    devices: int | list[int] | None = None
+    log_size: str | int | list[str | int] | None = None
+    cache_size: str | int | list[str | int] | None = None
+    arc_max: str | int | list[str | int] | None = None
+    primarycache: str | list[str] | None = None
+    secondarycache: str | list[str] | None = None
 
 
 def resolve_targets(
@@ -96,10 +109,20 @@ def own_levels(entry: TargetEntry) -> tuple[TargetEntry, dict[str, list[str]]]:
             raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\")")
         lists["scale"] = [level_text(v) for v in entry.scale]
         update["scale"] = None
+    for key in POOL_FIELDS:
+        value = getattr(entry, key)
+        if isinstance(value, list):
+            lists[key] = [level_text(v) for v in value]
+            update[key] = None
+    for key in ZFS_CACHES:
+        value = getattr(entry, key)
+        if isinstance(value, list):
+            lists[f"{ZFS_PREFIX}{key}"] = [level_text(v) for v in value]
+            update[key] = None
     options = dict(entry.options)
     for key, value in entry.options.items():
         if isinstance(value, list):
-            if entry.fs not in ("zfs", "zfs-mirror"):
+            if entry.fs not in ZFS_KINDS:
                 raise UserError(f"target {name}: options.{key} cannot be swept (lists of "
                                 "levels: mount_options, mkfs_options, scale, zfs properties)")
             lists[f"{ZFS_PREFIX}{key}"] = [level_text(v) for v in value]
@@ -156,6 +179,7 @@ def target_spec(entry: TargetEntry, default_image_size: int,
         extra["precondition"] = entry.precondition
     if entry.throttle is not None:
         extra["throttle"] = entry.throttle
+    extra.update(zfs_fields(entry, name))
     if entry.scale is not None:
         if entry.fs != "null" or isinstance(entry.scale, list) or entry.scale <= 0:
             raise UserError(f"target {name}: scale = ... is for the simulator (fs = \"null\") "
@@ -172,6 +196,26 @@ def target_spec(entry: TargetEntry, default_image_size: int,
     return TargetSpec(name=name, fs=entry.fs, size=size, mkfs_options=options,
                       mount_options=str(entry.mount_options), path=entry.path,
                       device=entry.device, options=extra)
+
+
+def zfs_fields(entry: TargetEntry, name: str) -> dict[str, object]:
+    """A zfs target's pool fields and cache properties as its options (the levels' text;
+    targets/zfs_pool.py checks them): refused in one line on another kind, or when
+    `options` gives one of them too."""
+    from fslab.plan.levels import level_text
+
+    given = {key: getattr(entry, key) for key in (*POOL_FIELDS, *ZFS_CACHES)
+             if getattr(entry, key) is not None}
+    if not given:
+        return {}
+    if entry.fs not in ZFS_KINDS:
+        raise UserError(f"target {name}: {', '.join(given)} {'is' if len(given) == 1 else 'are'}"
+                        f" for zfs targets (fs = \"zfs\"), not {entry.fs}")
+    twice = sorted(set(given) & set(entry.options))
+    if twice:
+        raise UserError(f"target {name}: {twice[0]} is given twice (as a field and in "
+                        "options)")
+    return {key: level_text(value) for key, value in given.items()}
 
 
 def slug(text: str) -> str:

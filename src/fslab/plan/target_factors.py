@@ -10,6 +10,10 @@ targets is one entry of TARGET_FACTORS.
                               aged after mkfs, before the runs on it (run/aging_places.py)
     scale                     the simulator's true ratio (fs = "null")
     zfs.PROPERTY              a zfs dataset property (zfs set), or zfs.ashift
+    layout, devices           a zfs pool's layout (single, mirror, raidz1) and its images
+    log_size, cache_size      a zfs pool's log (ZIL) and cache (L2ARC) devices ("0": none)
+    arc_max                   the ARC's maximum (zfs-fuse's --max-arc-size; zfs_arc_max on
+                              kernel OpenZFS): targets/zfs_pool.py
 
 Kernel file systems on images take mount and mkfs options (an image restored from aging
 is not made by mkfs); the simulator takes them too, and reads its `effects` table by
@@ -26,6 +30,7 @@ from typing import Any
 from fslab.plan.levels import ZFS_PREFIX
 from fslab.targets import TargetSpec, registry_entry
 from fslab.targets.base import AGE_LEVEL
+from fslab.targets.zfs_pool import POOL_FIELDS
 from fslab.workloads.aging_levels import AGE
 
 
@@ -64,6 +69,10 @@ def _age_takes(spec: TargetSpec) -> bool:
     return spec.fs == "null" or (_kernel(spec) and made and not spec.device)
 
 
+def _zfs_takes(spec: TargetSpec) -> bool:
+    return spec.fs in ("zfs", "zfs-mirror")
+
+
 def _age(spec: TargetSpec, name: str, level: str) -> TargetSpec:
     return dataclasses.replace(spec, options={**spec.options, AGE_LEVEL: level})
 
@@ -91,8 +100,9 @@ TARGET_FACTORS = (
     TargetFactor("mkfs_options.", KERNEL_OR_SIMULATOR, _mkfs_takes, _mkfs),
     TargetFactor("scale", "the simulator's targets, fs = \"null\"",
                  lambda spec: spec.fs == "null", _option),
-    TargetFactor(ZFS_PREFIX, "zfs targets", lambda spec: spec.fs in ("zfs", "zfs-mirror"),
-                 _option),
+    TargetFactor(ZFS_PREFIX, "zfs targets", _zfs_takes, _option),
+    *(TargetFactor(name, "zfs targets (fs = \"zfs\")", _zfs_takes, _option)
+      for name in POOL_FIELDS),
     TargetFactor(AGE, "kernel file systems made by mkfs on images (not from an aged "
                  "image), and the simulator", _age_takes, _age),
 )

@@ -16,6 +16,7 @@ from fslab.report import aging_section, charts
 from fslab.report.aging_figures import AGING_KINDS, aging_answer, aging_figures
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
+from fslab.report.study_section import OWN, study_interval_column, study_section
 from fslab.report.sweep_section import sweep_section
 from fslab.results.stats_files import Analysis
 
@@ -107,12 +108,13 @@ def _statistics(data: ReportData, page: Page) -> None:
     pairs = list(zip(summary["workload"].astype(str), summary["metric"].astype(str),
                      strict=True))
     shown = headline_of_each(pairs)  # per workload: bonnie++ keeps its maximum latency
-    headline = summary[[pair in shown for pair in pairs]]
+    headline = study_interval_column(summary[[pair in shown for pair in pairs]],
+                                     analysis.extra.get("study_intervals.csv"))
+    studied = ["the study's interval"] if "the study's interval" in headline else []
     page.add("<details open><summary>Per cell (headline metrics)</summary>" + table(
         headline, ["target", "workload", "op", "metric", "n", "geomean", "ci_low", "ci_high",
-                   "mean", "median", "median_ci_low", "median_ci_high", "median_ci_level",
-                   "cv", "outliers",
-                   "of_raw", "cache_bound_reason"],
+                   *studied, "mean", "median", "median_ci_low", "median_ci_high",
+                   "median_ci_level", "cv", "outliers", "of_raw", "cache_bound_reason"],
         units=True) + "</details>")
     hosts = analysis.hosts
     page.add("<details><summary>The model of each comparison, and why</summary>"
@@ -180,12 +182,13 @@ def _further_tables(data: ReportData, page: Page) -> None:
     (analysis/statistic.py) and any step's table of its own (analysis/step.py), each
     under its method."""
     analysis = data.analysis
-    if not analysis.extra:
+    extra = {name: frame for name, frame in analysis.extra.items() if name not in OWN}
+    if not extra:
         return
     methods = dict(zip(analysis.methods.get("step", []), analysis.methods.get("method", []),
                        strict=True))
     page.add("<h2>Further tables</h2>")
-    for name, frame in sorted(analysis.extra.items()):
+    for name, frame in sorted(extra.items()):
         step = name.removesuffix(".csv")  # a statistic's or step's table is stats/NAME.csv
         said = methods.get(step, "")
         shown = table(frame, list(frame.columns)) if not frame.empty else \
@@ -212,8 +215,8 @@ ONE_SITTING = ("These are the first sitting's own answers: its fresh file system
                "all {k} sittings, and where the next one should fall, is above.")
 
 
-SECTIONS: list[Section] = [_title, aging_answer, _pooled, _verdict_section, sweep_section,
-                           aging_section.aging_runs, aging_figures, _workloads,
+SECTIONS: list[Section] = [_title, aging_answer, _pooled, _verdict_section, study_section,
+                           sweep_section, aging_section.aging_runs, aging_figures, _workloads,
                            _intervals_section, _statistics, _further_tables,
                            _failed_runs, _setup]
 

@@ -170,7 +170,10 @@ def compare_report(comparison: CampaignComparison) -> RenderableType:
             if primary:
                 decision = str(row["decision"])
                 last = f"[{colours[decision]}]{decision}[/]"
-                if decision == "unresolved":
+                alone = str(row.get("within_decision", ""))
+                if decision == "unresolved" and alone in ("regressed", "improved"):
+                    last += f" (on the iterations alone: {alone})"
+                elif decision == "unresolved":
                     needs = float(row["needs_iterations"])
                     last += (f": needs {needs:.0f} iterations a side" if math.isfinite(needs)
                              else ": >100 iterations would not resolve it"
@@ -185,6 +188,10 @@ def compare_report(comparison: CampaignComparison) -> RenderableType:
     counts = ", ".join(f"{comparison.count(decision)} {decision}"
                        for decision in ("regressed", "improved", "same", "unresolved"))
     spread = [escape(comparison.spread_note)] if comparison.spread_note else []
+    if alone := comparison.open_but_decided_alone:
+        spread.append(f"{alone} unresolved question{'s' * (alone != 1)} would be decided on "
+                      "the iterations alone: whether a sitting moves that far on this host "
+                      "is what a history of its sittings tells (--catalogue).")
     return Group(*parts, *differences, *spread, f"questions: {counts}")
 
 

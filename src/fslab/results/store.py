@@ -45,6 +45,11 @@ if TYPE_CHECKING:
 # and record need a few MiB; a metrics table rewritten per run needs its size again).
 RESULTS_MIN_FREE = 8 * 1024**2
 
+# Errors of a results directory that cannot be written any more (a read-only remount, a
+# permission taken away, a network share gone): the campaign stops there in one line.
+UNWRITABLE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.ENOTCONN,
+                        errno.ESTALE, errno.ENODEV, errno.ENOENT})
+
 CELL_FIELDS = 5  # the first format whose rows carry target_base and job
 FAILURE_KINDS = 6  # the first format whose failed runs carry their kind
 RUN_RECORD = "run.json"
@@ -99,10 +104,15 @@ class ResultsDir:
             raise UserError(
                 f"{path} already holds results: pass --resume to continue it, or another --out"
             )
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot create the results directory {path}: "
+                            f"{exc.strerror}") from None
         results = cls(path)
-        results.runs_dir.mkdir(exist_ok=True)
-        write_json(path / FORMAT.marker, FORMAT.stamp())
+        with results.room():
+            results.runs_dir.mkdir(exist_ok=True)
+            write_json(path / FORMAT.marker, FORMAT.stamp())
         return results
 
     @classmethod
@@ -136,24 +146,44 @@ class ResultsDir:
 
     @contextmanager
     def room(self) -> Iterator[None]:
-        """A block that writes here: a full results disk, found before (below
-        RESULTS_MIN_FREE) or while writing, stops the campaign with one line (resources
-        are released on the way out; finished runs stay; --resume continues once there is
-        room)."""
+        """A block that writes here: a results directory that cannot take the write — a
+        full disk (found before, below RESULTS_MIN_FREE, or while writing), a file system
+        remounted read-only, a permission taken away, a share that went — stops the
+        campaign with one line naming the cause (resources are released on the way out;
+        finished runs stay; --resume continues once it can be written)."""
         free = shutil.disk_usage(self.path).free
         if free < RESULTS_MIN_FREE:
             raise UserError(self._full_message(f"{format_bytes(free)} free"))
+        if not os.access(self.path, os.W_OK):  # read-only or not ours: before any write
+            raise UserError(self._unwritable_message(os.strerror(errno.EROFS) if
+                                                     _read_only(self.path) else
+                                                     os.strerror(errno.EACCES)))
         try:
             yield
         except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            if not self._about_us(exc):  # a target's or a tool's: the run's to record
                 raise
-            raise UserError(self._full_message(exc.strerror or "no space")) from None
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise UserError(self._full_message(exc.strerror or "no space")) from None
+            if exc.errno in UNWRITABLE:
+                raise UserError(self._unwritable_message(os.strerror(exc.errno))) from None
+            raise
+
+    def _about_us(self, exc: OSError) -> bool:
+        """Whether an error is this directory's: it names a file in it, or it names none
+        (pyarrow's) while the directory cannot be written now."""
+        if exc.filename is not None:
+            return Path(str(exc.filename)).absolute().is_relative_to(self.path.absolute())
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT) or not os.access(self.path, os.W_OK)
 
     def _full_message(self, detail: str) -> str:
         return (f"the results directory {self.path} is out of space ({detail}); "
-                f"finished runs are kept: free some space, then continue with "
-                f"fslab run --resume --out {self.path}")
+                f"finished runs are kept: free some space, then run the same command with "
+                f"--resume")
+
+    def _unwritable_message(self, cause: str) -> str:
+        return (f"the results directory {self.path} cannot be written ({cause}); finished "
+                "runs are kept: make it writable, then run the same command with --resume")
 
     def run_dir(self, run_id: str) -> Path:
         """Where a run's raw output and record live (an imported file's run id is its
@@ -361,6 +391,10 @@ class ResultsDir:
         from fslab.results.runs_table import runs_table
 
         return runs_table(self.run_records(), self.path / "runs.csv")
+
+
+def _read_only(path: Path) -> bool:
+    return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
 
 
 class _ArchivedRun:

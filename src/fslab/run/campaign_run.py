@@ -23,8 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.errors import Shortage
 from fslab.plan.preflight import prepare
 from fslab.results.store import ResultsDir
+from fslab.run.lab_space import campaign_need
 
 if TYPE_CHECKING:
     from fslab.core.environment_record import SittingSpread
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from fslab.plan.schema import Campaign
     from fslab.report.run_text import RunOutcome
     from fslab.run.adaptive import Goal
+    from fslab.run.option_check import Refused
     from fslab.run.participants import Beside
     from fslab.run.runner import Progress, RunnerResult
     from fslab.targets import Target
@@ -66,6 +69,8 @@ class CampaignRun:
     beside: tuple[Beside, ...]  # participants of the rounds (run/participants.py)
     notes: tuple[str, ...] = ()  # what the checks before the campaign want said once
     catalogue: Path | None = None  # where its host's history is (RunOptions.catalogue)
+    # variants the file system refuses, by name, each with why (run/option_check.py)
+    refused: dict[str, Refused] = field(default_factory=dict)
 
     @classmethod
     def start(cls, campaign: Campaign, out: Path, lab: Lab, *, resume: bool,
@@ -81,25 +86,31 @@ class CampaignRun:
 
         opened = ResultsDir.open(out) if resume else None
         notes: list[str] = []
+        refused: dict[str, Refused] = {}
         planned = make_plan(campaign)  # once: the checks, the runner and the rounds share it
         if budget is not None:  # before any other check: the plan alone decides it
             done = opened.completed_run_ids() if opened is not None else set()
             check_budget([run for run in planned.runs if run.run_id not in done], budget)
         plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
                                 force_device=force_device, plan=planned)
+        need = campaign_need(plan.runs, targets)
+        if short := need.shortfall(lab.root):  # no run fits the lab's disk: nothing made
+            raise Shortage(short)
         if opened is None:
             from fslab.run.aging_places import check_levels
             from fslab.run.option_check import check_swept_options
 
             check_levels(plan.targets, campaign)  # each aged level's settings, in one line
 
-            notes = check_swept_options(targets, lab)  # before the results directory
+            checked = check_swept_options(targets, lab,  # before the results directory
+                                          {spec.name: spec for spec in campaign.targets})
+            notes, refused = list(checked.notes), checked.refused
             opened = ResultsDir.create(out)
             opened.write_campaign(campaign.to_dict())
         results = opened
         hosts = tuple(campaign.hosts)  # parsed once, with the campaign
         return cls(campaign, plan, targets, results, lab, resume, hosts,
-                   participants(plan, results, lab, resume), tuple(notes))
+                   participants(plan, results, lab, resume), tuple(notes), refused=refused)
 
     def pre_run_steps(self) -> list[Callable[[], None]]:
         """What must happen once before the first run, in order (Runner.before)."""
@@ -133,7 +144,8 @@ class CampaignRun:
             environment.ceilings_by_iteration = before.ceilings_by_iteration
             environment.ceilings_reused = before.ceilings_reused
             environment.more = {**before.more, **environment.more}
-        self.results.write_environment(environment)
+        with self.results.room():
+            self.results.write_environment(environment)
 
     def execute(self, progress: Progress | None, rerun_disturbed: bool,
                 before: list[Callable[[], None]] | None = None,
@@ -144,7 +156,7 @@ class CampaignRun:
         outcome = Runner(self.plan, self.results, self.lab, self.targets,
                          progress or NoProgress(), hosts=self.hosts,
                          rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
-                         beside=self.beside,
+                         beside=self.beside, refused=self.refused,
                          before=before or []).execute()
         outcome.warnings[:0] = self.notes
         return outcome
@@ -170,15 +182,15 @@ class CampaignRun:
         `fslab report` renders what the run left without analysing again (adaptive: also
         say what is still short of the goal). Without `analyse`, the values alone."""
         from fslab.analysis.pipeline import analyze_results
-
-        for participant in self.beside:
-            participant.finish()
         from fslab.results.intervals import write_intervals
 
-        write_intervals(self.results)
-        if not analyse:
-            return RunResult(self.results, outcome)
-        done = analyze_results(self.results)
+        with self.results.room():  # a directory that cannot be written: one line
+            for participant in self.beside:
+                participant.finish()
+            write_intervals(self.results)
+            if not analyse:
+                return RunResult(self.results, outcome)
+            done = analyze_results(self.results)
         if not goal:
             return RunResult(self.results, outcome, done.summary, analysis=done)
         from fslab.run.adaptive import still_open

@@ -6,22 +6,27 @@ into the run it was made for (core/stopwatch.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from fslab.core import stopwatch
-from fslab.core.errors import ToolError, UserError
+from fslab.core.errors import Shortage, ToolError, UserError
 from fslab.core.failures import Failure, provision_failure
 from fslab.core.run_parts import TargetDescription
 from fslab.core.units import format_bytes
+from fslab.host.children import settle
 from fslab.host.lab import Session
 from fslab.plan.levels import workdir_name
 from fslab.plan.order import RunSpec
 from fslab.run.aging_places import Ager
 from fslab.run.around_run import AroundRun, after_run, before_run
+from fslab.run.lab_space import filled_while_made, held_by, lab_free, short_of_room
+from fslab.run.option_check import Refused
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
 from fslab.workloads.base import Where
@@ -67,6 +72,33 @@ def lacks_space(place: Mounted, run: RunSpec) -> str:
     return ""
 
 
+def apart(groups: list[list[RunSpec]],
+          shares: Callable[[RunSpec], tuple[str, str]]) -> list[list[RunSpec]]:
+    """The groups with no two runs whose targets share one thing at different levels (a
+    zfs-fuse daemon's ARC: targets/zfs.py): each split by level, runs on targets that
+    share nothing joining its first part; then in the order of the levels as the plan
+    first reaches them, so that the shared thing changes as seldom as it must (once per
+    level and iteration). Runs at different levels of it are never in one round."""
+    parts: list[tuple[int, list[RunSpec]]] = []
+    rank: dict[tuple[str, str], int] = {}
+    for group in groups:
+        by_level: dict[tuple[str, str], list[RunSpec]] = {}
+        free = []
+        for run in group:
+            key = shares(run)
+            if key[0]:
+                by_level.setdefault(key, []).append(run)
+                rank.setdefault(key, len(rank))
+            else:
+                free.append(run)
+        if not by_level:
+            parts.append((0, free))
+            continue
+        for number, (key, runs) in enumerate(by_level.items()):
+            parts.append((rank[key], free + runs if number == 0 else runs))
+    return [runs for _, runs in sorted(parts, key=lambda part: part[0])]
+
+
 def release(where: Where) -> None:
     """Remove the run's working directory, unless its place keeps files between runs."""
     if where.directory is not None and not where.keep_files:
@@ -90,6 +122,8 @@ class Places:
     _around: dict[str, tuple[Mounted, AroundRun | None]] = field(default_factory=dict)
     _provisions: int = 0
     ager: Ager | None = None  # ages the places of an `age` factor's aged levels
+    refused: dict[str, Refused] = field(default_factory=dict)  # never made: why (option_check)
+    least_need: int = 0  # bytes of the lab's disk the campaign's smallest run needs
 
     def fresh_start(self) -> None:
         """A target that could not be made is tried again."""
@@ -105,9 +139,15 @@ class Places:
             raise NotReady(f"{run.workload.family} runs on this machine only; with hosts, "
                            "only fio workloads run on the load nodes", target.describe(),
                            "unsupported", Failure.UNSUPPORTED)
+        if name in self.refused:  # the file system refuses it: never made
+            why = self.refused[name]
+            raise NotReady(why.reason, target.describe(), failure=Failure.REFUSED,
+                           tool_said=why.said)
         if name in self._broken:
             raise self._broken[name].again()
         reused = name in self.mounted
+        if not reused:
+            self._apart_from(name)
         place = self.mounted.get(name) or self._provision(run)
         where = working_place(place, run, self.hosts, self.run_timeout)
         if self.ager is not None:  # an aged place: room for the run's files first
@@ -136,8 +176,14 @@ class Places:
             metadata["aging"] = summary
         if run_id in self._around:
             place, around = self._around.pop(run_id)
-            with stopwatch.step(stopwatch.PROBE):
-                after_run(place, around, metadata)
+            with stopwatch.step(stopwatch.PROBE), contextlib.suppress(OSError):
+                after_run(place, around, metadata)  # a mount aborted under it: no probe
+
+    def hung(self, name: str, started: float) -> str:
+        """Why `name`'s FUSE daemon hung while a run that began at `started` was on it
+        ('' when it did not, or `name` is no FUSE mount): that run's cause."""
+        place = self.mounted.get(name)
+        return place.watch.hung_during(started) if place and place.watch else ""
 
     def teardown(self, name: str) -> tuple[str, float] | None:
         """Release `name`'s place: (the run it was made for, seconds it took), None when
@@ -153,13 +199,30 @@ class Places:
         return made_for, time.perf_counter() - start
 
     def _provision(self, run: RunSpec) -> Mounted:
+        """The run's target made, if the lab's disk has room for it (run/lab_space.py):
+        without, or when it filled while the target was made, the target's runs fail
+        for want of space this iteration, and the campaign stops (Shortage) when no
+        target of it could be made in what is left."""
         name = run.target.name
+        need = self.targets[name].lab_bytes(run.workload.required_bytes())
+        root = self.session.lab.root
+        had = lab_free(root) if need else 0
+        if need > had:
+            settle()  # images of places torn down are on their way out: wait for them
+            had = lab_free(root)
+        if need > had:
+            self._out_of_room(name, short_of_room(name, need, had, root), had)
         self._provisions += 1
         try:
             with stopwatch.step(stopwatch.PROVISION):
                 place = provisioned(self.targets[name], self.session, self._provisions)
         except (ToolError, OSError, UserError) as exc:
             failure, said = provision_failure(exc)
+            if need:
+                settle()  # the image it began is removed before the disk is read again
+                if need > (now := lab_free(root)):
+                    self._out_of_room(name, filled_while_made(name, need, had, now, root),
+                                      now, str(exc))
             self._broken[name] = NotReady(unprovisioned(name, exc),
                                           self.targets[name].describe(), failure=failure,
                                           tool_said=said)
@@ -169,6 +232,18 @@ class Places:
         if self.ager is not None:
             self._aged(run, place)
         return place
+
+    def _out_of_room(self, name: str, reason: str, free: int, said: str = "") -> NoReturn:
+        """Target `name` does not fit the lab's disk: its runs fail this iteration, or,
+        when the campaign's smallest target would not fit even once this session's own
+        images are gone (they go at the iteration's end), the campaign stops."""
+        if free + held_by(self.session.path_for("images")) < self.least_need:
+            raise Shortage(f"{reason}; with {format_bytes(free)} free no target of the "
+                           "campaign can be made: free some space there, or use --lab DIR "
+                           "on a larger disk")
+        self._broken[name] = NotReady(reason, self.targets[name].describe(),
+                                      failure=Failure.NO_SPACE, tool_said=said)
+        raise self._broken[name].again()
 
     def _aged(self, run: RunSpec, place: Mounted) -> None:
         """Age a place just made at its target's level; one that cannot be is released and
@@ -184,6 +259,19 @@ class Places:
             with stopwatch.step(stopwatch.TEARDOWN):
                 self.teardown(name)
             raise found.again() from exc
+
+    def _apart_from(self, name: str) -> None:
+        """Release the places that share something with `name` at another level (a
+        zfs-fuse daemon's ARC: BaseTarget.shares) before `name` is made; the runner
+        groups runs so that this happens once per level and iteration (apart)."""
+        what, level = self.targets[name].shares()
+        if not what:
+            return
+        for other in list(self.mounted):
+            theirs = self.targets[other].shares()
+            if theirs[0] == what and theirs[1] != level and not self._in_use(other):
+                with stopwatch.step(stopwatch.TEARDOWN):
+                    self.teardown(other)
 
     def _in_use(self, name: str) -> bool:
         """Whether a run placed on `name` is still to be saved (its files are there)."""

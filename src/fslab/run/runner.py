@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from fslab.core import stopwatch
-from fslab.core.errors import ToolError, UserError
-from fslab.core.failures import error_failure
+from fslab.core.errors import Shortage, ToolError, UserError
+from fslab.core.failures import Failure, error_failure
 from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.children import recorded_in, settle
@@ -30,10 +30,12 @@ from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.aging_places import ager_of, aging_text
 from fslab.run.finished import RunFacts, finished_record, headline_text
+from fslab.run.lab_space import campaign_need
 from fslab.run.observing import observed
+from fslab.run.option_check import Refused
 from fslab.run.participants import Beside
 from fslab.run.pieces import way_for
-from fslab.run.places import Places, release
+from fslab.run.places import Places, apart, release
 from fslab.run.rounds import Participant, measure_in_rounds, whole_because
 from fslab.targets import Target
 from fslab.workloads.base import RunOutput, Where
@@ -95,6 +97,7 @@ class Runner:
     beside: tuple[Beside, ...] = ()  # participants of the rounds (run/participants.py)
     before: list[Callable[[], None]] = field(default_factory=list)  # once, before any run
     _places: Places | None = None  # the session's targets, provisioned (run/places.py)
+    refused: dict[str, Refused] = field(default_factory=dict)  # never made: why (option_check)
 
     def execute(self) -> RunnerResult:
         for step in self.before:  # aging, environment, participants (run/campaign_run.py)
@@ -110,24 +113,44 @@ class Runner:
             session = self.lab.open_session()
             self._places = Places(self.targets, session, self.hosts,
                                   self.plan.campaign.run_timeout, ager=ager_of(
-                                      self.plan, self.results))
+                                      self.plan, self.results), refused=self.refused,
+                                  least_need=campaign_need(self.plan.runs,
+                                                           self.targets).least)
             try:
                 with recorded_in(session):  # fio and bonnie++ go in its ledger (children.py)
                     self._execute_iterations(done, outcome)
+            except Shortage as exc:  # no run is recorded for it: --resume takes them up
+                raise Shortage(f"{exc}. The runs that finished are kept: run the same "
+                               "command with --resume to go on") from None
             finally:
+                unwinding = sys.exc_info()[1] is not None
                 with signals_held():
-                    self._write_metrics()
-                    for participant in self.beside:
-                        participant.store.rebuild_metrics()
+                    unwritten = self._write_tables()  # the lab is released whatever it says
                     for name in list(self._places.mounted):
                         self._teardown(name, outcome)
                     report = session.close()
                     outcome.warnings += report.errors
-                    if report.errors and sys.exc_info()[1] is not None:  # said now or never
+                    if report.errors and unwinding:  # said now or never
                         for line in report.errors:
                             self.progress.note(f"{line}; `fslab cleanup` releases it once "
                                                "nothing holds it")
+                if unwritten is not None and not unwinding:
+                    raise unwritten
         return outcome
+
+    def _write_tables(self) -> UserError | None:
+        """The metrics tables, rewritten at the end; a results directory that cannot take
+        them any more is the error to raise once the lab is released (each run's record
+        holds its rows: a resume rebuilds them), never a reason to keep the lab."""
+        try:
+            with self.results.room():
+                self._write_metrics()
+            for participant in self.beside:
+                with participant.store.room():
+                    participant.store.rebuild_metrics()
+        except UserError as exc:
+            return exc
+        return None
 
     @property
     def places(self) -> Places:
@@ -158,7 +181,8 @@ class Runner:
     def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
         """The iteration's runs in plan order, a sliced job's runs on every target (and
         every variant of a sweep) gathered where its first one stands; a run measured in
-        one piece is a group of its own (rounds.py)."""
+        one piece is a group of its own (rounds.py); runs on targets that share something
+        at different levels (a zfs-fuse daemon's ARC) apart (places.apart)."""
         groups: list[list[RunSpec]] = []
         gathered: dict[str, list[RunSpec]] = {}
         for run in runs:
@@ -169,7 +193,7 @@ class Runner:
             else:
                 gathered[run.job_name] = [run]
                 groups.append(gathered[run.job_name])
-        return groups
+        return apart(groups, lambda run: self.targets[run.target.name].shares())
 
     def _execute_group(self, group: list[RunSpec]) -> list[tuple[RunSpec, str, str]]:
         """Measure one group in rounds (a run in one piece: one round of one slice) and
@@ -189,7 +213,8 @@ class Runner:
                     once.add(run.run_id)
         assert self._watcher is not None
         way = way_for(self, group[0], campaign, bool(self.hosts), self._watcher)
-        parts = measure_in_rounds(self, way, runs, campaign.seed, frozenset(once))
+        with self.results.room():  # a slice writes into its run's directory too
+            parts = measure_in_rounds(self, way, runs, campaign.seed, frozenset(once))
         return [(p.run, p.status, p.reason) for p in parts if p.run.run_id not in beside]
 
     def _rerun_disturbed(self, runs: list[RunSpec], outcome: RunnerResult) -> None:
@@ -211,7 +236,8 @@ class Runner:
                 if record is not None:
                     record.witness = replace(record.witness,
                                              rerun_of=disturbed.get(run.run_id))
-                    self.results.save_run(record)
+                    with self.results.room():
+                        self.results.save_run(record)
                 outcome.reruns += 1
                 self.progress.run_finished(run, status, f"measured again: {reason}".strip())
 
@@ -269,6 +295,9 @@ class Runner:
         from what it left) written: the record step in its steps."""
         run = part.run
         store = self._store_of(run.target.name)
+        if why := self.places.hung(run.target.name, part.started):  # the cause, not fio's
+            output = RunOutput(status="failed", reason=why, metadata=output.metadata,
+                               failure=Failure.HUNG)
         with stopwatch.timing(part.watch), stopwatch.step(stopwatch.RECORD):
             self.places.after(run.run_id, output.metadata)
             if part.where is not None:
@@ -279,7 +308,8 @@ class Runner:
         record.steps = part.watch.rounded()
         part.status, part.reason = record.status, record.reason
         if store is not self.results:  # a participant's run: saved in its own results
-            store.save_run(record)
+            with store.room():
+                store.save_run(record)
             return
         with self.results.room():
             self.results.save_run(record)
@@ -313,8 +343,11 @@ class Runner:
         if record is not None:
             record.steps[stopwatch.TEARDOWN] = round(
                 record.steps.get(stopwatch.TEARDOWN, 0.0) + seconds, 3)
-            with store.room():
-                store.save_run(record)
+            try:
+                with store.room():
+                    store.save_run(record)
+            except UserError:  # the next write says so; nothing here may keep the lab
+                outcome.warnings.append(f"the teardown time of {name} was not recorded")
 
 
 __all__ = ["Interrupted", "NoProgress", "Progress", "Runner", "RunnerResult"]

@@ -12,11 +12,11 @@ from fslab.host import system
 from fslab.targets.base import Mounted, Target, TargetSpec
 from fslab.targets.profiles import BUILT_IN, FUSE, FUSE_BUILT_IN, KERNEL, PROFILES, FsProfile
 
-__all__ = ["FS_KINDS", "IMAGE_LESS", "Mounted", "Target", "TargetSpec", "known_kinds",
-           "make_target", "register_profile"]
+__all__ = ["FS_KINDS", "IMAGE_LESS", "Mounted", "Target", "TargetSpec", "device_kinds",
+           "known_kinds", "make_target", "register_profile"]
 
-_REQUIRED = ("check", "describe", "provision", "teardown", "needs_root", "capabilities",
-             "availability")
+_REQUIRED = ("check", "describe", "provision", "teardown", "shares", "needs_root",
+             "capabilities", "availability")
 
 DRIVERS = {KERNEL: LOOPFS, FUSE: FUSEFS}  # a profile's driver -> the plug-in that runs it
 # campaign name -> (plug-in "module:Class", one-line description for `fslab targets`).
@@ -83,10 +83,16 @@ def make_target(
     """Build the target for a spec, or raise a one-line UserError for an unknown kind."""
     entry = registry_entry(spec.fs)
     if spec.device and entry[0] != LOOPFS:
-        kernel = ", ".join(k for k, (plug_in, _) in REGISTRY.items() if plug_in == LOOPFS)
-        raise UserError(f"target {spec.name}: device = ... works with {kernel}")
+        raise UserError(f"target {spec.name}: device = ... works with "
+                        f"{', '.join(device_kinds())}")
     cls: Any = plugin(spec.fs)
     return cls(spec, confirmed_devices=confirmed_devices, force_device=force_device)
+
+
+def device_kinds() -> tuple[str, ...]:
+    """The kinds that may be made on a real block device (`device = ...`): the kernel
+    file systems mkfs makes, registered profiles included."""
+    return tuple(k for k, (plug_in, _) in REGISTRY.items() if plug_in == LOOPFS)
 
 
 def availability_table() -> list[tuple[str, str, str]]:

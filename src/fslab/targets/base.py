@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Protocol
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
 from fslab.host import system
+from fslab.host.fuse import Watch
 from fslab.host.lab import Resource, Session
 
 # Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags), each read by the core:
@@ -68,6 +69,7 @@ class Mounted:
     layout_first: bool = False  # write files sequentially before fio touches them
     keep_files: bool = False  # the workloads' files stay between runs (KEEPS_PLACE)
     cgroup: str = ""  # blkio cgroup that workload processes join (slow-device emulation)
+    watch: Watch | None = None  # a FUSE mount's watch (host/fuse.py): why it hung, if it did
 
     def wait_for_space(self, need: int) -> int | None:
         """Free space, after giving deferred frees (btrfs, zfs) time to land, up to a limit."""
@@ -112,11 +114,21 @@ class Target(Protocol):
     def describe(self) -> TargetDescription:
         """What the target will be, without touching anything (for plans and dry runs)."""
 
+    def lab_bytes(self, files: int) -> int:
+        """Bytes of the lab's disk it may take with `files` bytes of a run's files in it
+        (0: it keeps nothing there), checked before it is made (run/lab_space.py)."""
+
     def provision(self, session: Session) -> Mounted:
         """Create and mount the target, recording every resource in the session first."""
 
     def teardown(self, session: Session, mounted: Mounted) -> None:
         """Release what provision acquired, in reverse order."""
+
+    def shares(self) -> tuple[str, str]:
+        """What it shares with other targets that its own level of it changes: (what,
+        level), e.g. ("zfs ARC", "256 MiB") for pools under one zfs-fuse daemon; ("", "")
+        for nothing. Targets naming the same thing at other levels are never mounted
+        together (run/places.py)."""
 
 
 class BaseTarget:
@@ -144,6 +156,10 @@ class BaseTarget:
         """Why the running kernel cannot host this kind ('' when it can)."""
         return ""
 
+    def lab_bytes(self, files: int) -> int:
+        """Nothing in the lab unless the kind says so (an image it makes there)."""
+        return 0
+
     def check(self) -> None:
         unknown = sorted(set(self.spec.options) - self.allowed_options - RUN_OPTIONS)
         if unknown:
@@ -162,12 +178,17 @@ class BaseTarget:
     def teardown(self, session: Session, mounted: Mounted) -> None:
         release_all(session, mounted)
 
+    def shares(self) -> tuple[str, str]:
+        return "", ""
+
 
 def release_all(session: Session, mounted: Mounted) -> None:
     """Release a target's resources in reverse order of acquisition; its image file in
     the background, after its loop device is gone (lab.Session.release_soon: removing a
     written image is most of a target's teardown here, and nothing needs it gone before
-    the next measurement)."""
+    the next measurement). A FUSE mount's watch stops first: its release decides alone."""
+    if mounted.watch is not None:
+        mounted.watch.stop()
     for resource in reversed(mounted.resources):
         if resource.kind == "file":
             session.release_soon(resource)

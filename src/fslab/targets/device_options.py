@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from fslab.core.cell_keys import path_name
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
 from fslab.host.cgroups import BLKIO_ROOT
@@ -69,7 +70,7 @@ def apply_throttle(session: Session, mounted: Mounted, name: str, device: str,
     reason = throttle_support()
     if reason:
         raise UserError(reason)
-    cgroup = BLKIO_ROOT / f"{CGROUP_PREFIX}{session.dir.name}-{name}"
+    cgroup = BLKIO_ROOT / f"{CGROUP_PREFIX}{session.dir.name}-{path_name(name)}"
     mounted.resources.append(session.record("cgroup", cgroup))
     cgroup.mkdir()
     rdev = os.stat(device).st_rdev

@@ -9,7 +9,8 @@ from typing import ClassVar
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
 from fslab.host import system
-from fslab.host.lab import WORKDIR_PREFIX, Session
+from fslab.host.lab import Session
+from fslab.host.releasers import WORKDIR_PREFIX
 from fslab.targets.base import KEEPS_PLACE, BaseTarget, Mounted
 
 FUSE_TYPES = ("fuse", "fuseblk")

@@ -13,11 +13,13 @@ from typing import Any, ClassVar
 from fslab.core import stopwatch
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
-from fslab.host import system
+from fslab.host import fuse, system
+from fslab.host.fuse import Watch
 from fslab.host.lab import Session
 from fslab.targets.base import NEEDS_ROOT, SEQUENTIAL_LAYOUT, BaseTarget, Mounted
 from fslab.targets.common import (
     attach_loop,
+    image_bytes,
     make_image,
     make_mountpoint,
     mount,
@@ -52,6 +54,9 @@ class FuseFsTarget(BaseTarget):
             raise UserError(f"target {self.spec.name}: {self.spec.fs} needs an image of at "
                             f"least {self.profile.min_size // MiB} MiB")
 
+    def lab_bytes(self, files: int) -> int:
+        return image_bytes(self.spec.size, files)
+
     def describe(self) -> TargetDescription:
         info = {
             "target": self.spec.name,
@@ -77,14 +82,16 @@ class FuseFsTarget(BaseTarget):
         mounted = Mounted(path=None, description=self.describe(),
                           layout_first=SEQUENTIAL_LAYOUT in self.quirks())
         try:
-            source = str(make_image(session, mounted, self.spec.name, self.spec.size))
+            source = str(make_image(session, mounted, self.spec.base, self.spec.size))
             if self.profile.needs_block_device:
                 source = attach_loop(session, mounted, Path(source), DEFAULT_LOOP_DIRECT_IO)
             with stopwatch.step(stopwatch.MKFS):
                 system.run([*self._mkfs(), source], timeout=600)
-            mounted.path = make_mountpoint(session, mounted, self.spec.name)
+            control = session.fuse_control()  # in the ledger before the mount it serves
+            mounted.path = make_mountpoint(session, mounted, self.spec.base)
             mount(session, mounted, self.mount_command(source, mounted.path), mounted.path,
                   fuse=True)
+            mounted.watch = watched(session, mounted, self.spec.name, mounted.path, control)
         except BaseException:
             self.teardown(session, mounted)
             raise
@@ -98,3 +105,21 @@ class FuseFsTarget(BaseTarget):
 
     def quirks(self) -> frozenset[str]:
         return self.profile.capabilities
+
+
+def watched(session: Session, mounted: Mounted, name: str, mountpoint: Path,
+            control: Path) -> Watch | None:
+    """The daemon the mount started, in the ledger (its release ends it if it will not
+    go), and a watch on the mount that aborts its connection if the daemon hangs
+    (host/fuse.py); None when no daemon serves it (it died at once)."""
+    daemons = fuse.daemons_of(mountpoint)
+    for daemon in daemons:
+        mounted.resources.append(session.record(
+            "fuse", str(daemon.pid), start_time=daemon.start_time, program=daemon.program,
+            mountpoint=str(mountpoint)))
+    connection = fuse.connection_of(mountpoint)
+    if not daemons or not connection:
+        return None
+    watch = Watch(name, mountpoint, connection, daemons[0], control)
+    watch.start()
+    return watch

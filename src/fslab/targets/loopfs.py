@@ -21,11 +21,13 @@ from fslab.targets.base import (
 from fslab.targets.blockdev import check_block_device
 from fslab.targets.common import (
     attach_loop,
+    image_bytes,
     kernel_has_fs,
     loop_settings,
     make_image,
     make_mountpoint,
     mount,
+    path_of,
 )
 from fslab.targets.device_options import (
     DEVICE_OPTIONS,
@@ -98,6 +100,17 @@ class LoopFsTarget(BaseTarget):
                 force_signature=self.force_device,
             )
 
+    def lab_bytes(self, files: int) -> int:
+        """A fresh image's mkfs and files; an aged one's copy, as allocated in its source;
+        a device's nothing."""
+        if self.spec.device:
+            return 0
+        if self.spec.options.get("image"):
+            source = Path(self.spec.options["image"])
+            allocated = source.stat().st_blocks * 512 if source.exists() else 0
+            return allocated + files
+        return image_bytes(self.spec.size, files)
+
     def describe(self) -> TargetDescription:
         device = self.spec.device or "<loop device>"
         state = {}
@@ -133,9 +146,9 @@ class LoopFsTarget(BaseTarget):
             if self.spec.device:
                 device = self.spec.device
             else:
-                image = (copy_image(session, mounted, self.spec.name, Path(aged),
+                image = (copy_image(session, mounted, self.spec.base, Path(aged),
                                     self.spec.fs) if aged
-                         else make_image(session, mounted, self.spec.name, self.spec.size))
+                         else make_image(session, mounted, self.spec.base, self.spec.size))
                 device = attach_loop(session, mounted, image,
                                      loop_direct_io(self.spec.options))
             state = precondition.apply(session, device, self.precondition, image) \
@@ -147,7 +160,7 @@ class LoopFsTarget(BaseTarget):
             else:
                 with stopwatch.step(stopwatch.MKFS):
                     system.run(self.mkfs_command(device), timeout=600)
-            mounted.path = make_mountpoint(session, mounted, self.spec.name)
+            mounted.path = make_mountpoint(session, mounted, self.spec.base)
             mount(session, mounted, self.mount_command(device, mounted.path), mounted.path)
             if self.spec.options.get("fresh_copy_of"):
                 copy_files_from(session, mounted, self.spec,
@@ -171,7 +184,7 @@ def copy_image(session: Session, mounted: Mounted, name: str, source: Path,
     fslab.targets.images): every run starts from the same aged state."""
     from fslab.targets.images import restore
 
-    image = session.new_path("images", f"{name}.img")
+    image = session.new_path("images", f"{path_of(name)}.img")
     image.parent.mkdir(parents=True, exist_ok=True)
     mounted.resources.append(session.record("file", image))
     restore(source, image, fs)
@@ -183,13 +196,13 @@ def copy_files_from(
 ) -> None:
     """Fill a fresh file system with an aged image's files (copied, hence laid out fresh)."""
     assert mounted.path is not None
-    mountpoint = session.path_for("mnt", f"{spec.name}-source")
+    mountpoint = session.new_path("mnt", f"{path_of(spec.base)}-source")
     temporary = Mounted(path=None, description=TargetDescription())
     try:
         from fslab.targets.images import kind_of
 
         if kind_of(source) != "sparse":  # compressed or metadata: restore a copy first
-            source = copy_image(session, temporary, f"{spec.name}-source", source, spec.fs)
+            source = copy_image(session, temporary, f"{spec.base}-source", source, spec.fs)
         device = attach_loop(session, temporary, source)
         system.run(["losetup", "--set-capacity", device], check=False)
         mountpoint.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from typing import ClassVar
 from fslab.core.run_parts import TargetDescription
 from fslab.host.lab import Session
 from fslab.targets.base import AGE_LEVEL, BaseTarget, Mounted
+from fslab.targets.common import path_of
 
 SIMULATOR_FILE = "simulator.json"  # the simulated target, for the null workload to read
 
@@ -43,7 +44,7 @@ class NullTarget(BaseTarget):
         return float(self.spec.options.get("scale", 1.0))
 
     def provision(self, session: Session) -> Mounted:
-        path = session.path_for("mnt", self.spec.name)
+        path = session.new_path("mnt", path_of(self.spec.base))
         mounted = Mounted(path=path, description=self.describe())
         mounted.resources.append(session.record("dir", path))
         path.mkdir(parents=True)

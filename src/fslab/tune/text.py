@@ -25,6 +25,7 @@ from fslab.tune.unsafe import unsafe_of
 if TYPE_CHECKING:
     from fslab.analysis.sittings.spread import SittingEstimate
     from fslab.plan.schema import Campaign
+    from fslab.targets import TargetSpec
 
 SET_SHOWN = 6  # members of the set listed by name; the rest counted
 
@@ -319,12 +320,34 @@ def commands(campaign: Campaign, one: Tuned) -> list[str]:
     if tuned.mount_options:
         out.append(f"mount -o {tuned.mount_options} DEVICE MOUNTPOINT   "
                    f"(fstab options: {tuned.mount_options})")
+    out += pool_commands(tuned, [name for name, level in levels.items() if level])
     out += [f"zfs set {name[len('zfs.'):]}={level} POOL/DATASET"
             for name, level in levels.items() if name.startswith("zfs.")]
     fio = [f"{name}={level}" for name, level in levels.items() if not is_target_factor(name)]
     if fio:
         out.append("fio options: " + " ".join(fio))
     return out or ["the reference: nothing to change"]
+
+
+def pool_commands(tuned: TargetSpec, factors: list[str]) -> list[str]:
+    """What a person types for a tuned zfs pool's build: the zpool create line when its
+    layout, devices, log or cache device was a factor, and the ARC's maximum."""
+    from fslab.targets.zfs_pool import MiB, pool_build
+
+    out: list[str] = []
+    if tuned.fs not in ("zfs", "zfs-mirror"):
+        return out
+    build = pool_build(tuned.options, tuned.fs, tuned.name)
+    if {"layout", "devices", "log_size", "cache_size"} & set(factors):
+        disks = [f"DISK{i + 1}" for i in range(build.devices)]
+        out.append("zpool create POOL " + " ".join(build.vdevs(
+            disks, "LOGDEV" if build.log_size else "", "CACHEDEV" if build.cache_size else ""))
+            + f"   ({build.shown()})")
+    if "arc_max" in factors and build.arc_max:
+        out.append(f"zfs-fuse --max-arc-size {build.arc_max // MiB} (or max-arc-size = "
+                   f"{build.arc_max // MiB} in /etc/zfs/zfsrc); kernel OpenZFS: echo "
+                   f"{build.arc_max} > /sys/module/zfs/parameters/zfs_arc_max")
+    return out
 
 
 def _mkfs_tool(fs: str) -> str:

@@ -116,10 +116,9 @@ class NullWorkload(Capabilities):
             return RunOutput(status="failed", reason="null workload asked to fail")
         target = _simulated_target(where)
         latency: dict[str, float] = {}
-        if self.components:
-            value = self._components(run_name=run_dir.name, target=target, run_dir=run_dir)
-        elif self.cv or self.drift:
-            value = self._simulated(run_dir.name, target)
+        if self.components or self.cv or self.drift:
+            value = (self._components(run_name=run_dir.name, target=target, run_dir=run_dir)
+                     if self.components else self._simulated(run_dir.name, target))
             if self.latency:
                 latency = self._latency(run_dir.name, target, value)
         else:

@@ -124,6 +124,9 @@ class Published:
     sections: dict[str, dict[str, Param]] | None = None  # fio: per-job values
     fresh: Param | None = None  # when the study made a new file system
     fstrim: Param | None = None  # True: fstrim before each run (a target option)
+    # fields of a file system's [[target]] table as the study set them (a zfs pool's
+    # layout, its cache properties; a list of levels is a factor of that target)
+    targets: dict[str, dict[str, Param]] | None = None
     cannot: tuple[str, ...] = ()
     protocol: str = ""  # how the study ran its jobs, in one line
 
@@ -145,6 +148,9 @@ class Published:
         if self.sections:
             data["sections"] = {job: {k: p.to_json() for k, p in values.items()}
                                 for job, values in self.sections.items()}
+        if self.targets:
+            data["targets"] = {fs: {k: p.to_json() for k, p in values.items()}
+                               for fs, values in self.targets.items()}
         data["protocol"] = self.protocol
         data["cannot_here"] = list(self.cannot)
         return data

@@ -41,7 +41,14 @@ import pandas as pd
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pairs.decisions import decide_pair, geomean
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.pair import OVER_TIME, REGRESSED, UNRESOLVED, Pair, decide
+from fslab.analysis.pairs.pair import (
+    IMPROVED,
+    OVER_TIME,
+    REGRESSED,
+    UNRESOLVED,
+    Pair,
+    decide,
+)
 from fslab.analysis.pairs.questions import primary_questions
 from fslab.analysis.sittings.repeat import as_percent, for_workload
 from fslab.analysis.sittings.spread import SittingEstimate, between_sittings
@@ -54,12 +61,14 @@ CELL = ["target", "workload", "op", "metric"]
 COLUMNS = [*CELL, "primary", "unit", "better", "n_base", "n_new", "base_geomean",
            "new_geomean", "ratio", "ratio_ci_low", "ratio_ci_high", "p_adj", "alpha",
            "family", "decision", "margin", "needs_iterations", "mde_ratio", "note",
-           "within_ci_low", "within_ci_high", "spread_tau", "spread_df", "spread_sittings"]
+           "within_ci_low", "within_ci_high", "spread_tau", "spread_df", "spread_sittings",
+           "within_decision"]
 # What `fslab compare --json` prints of each cell (its contract with users' scripts).
 JSON_FIELDS = [*CELL, "primary", "ratio", "ratio_ci_low", "ratio_ci_high", "decision",
                "margin", "needs_iterations", "unit", "better", "n_base", "n_new",
                "base_geomean", "new_geomean", "p_adj", "alpha", "family", "note",
-               "within_ci_low", "within_ci_high", "spread_tau", "spread_sittings"]
+               "within_ci_low", "within_ci_high", "spread_tau", "spread_sittings",
+               "within_decision"]
 EXPLORATORY = "estimate (not a question: no decision)"
 ENVIRONMENT_KEYS = ("kernel", "cpu_model", "cpu_count", "memory_bytes", "fslab", "python",
                     "virtualization", "lab_fs", "dirty_ratio")
@@ -89,6 +98,17 @@ class CampaignComparison:
         if self.cells.empty:
             return 0
         return int(((self.cells["decision"] == decision) & self.cells["primary"]).sum())
+
+    @property
+    def open_but_decided_alone(self) -> int:
+        """Questions the spread between sittings leaves unresolved that the iterations
+        alone decide: what a history of the host's sittings would tell apart from a
+        sitting's own shift."""
+        if self.cells.empty:
+            return 0
+        primary = self.cells[self.cells["primary"].astype(bool)]
+        return int(((primary["decision"] == UNRESOLVED)
+                    & primary["within_decision"].isin([REGRESSED, IMPROVED])).sum())
 
     @property
     def regressed(self) -> bool:
@@ -154,7 +174,7 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
         "decision": UNRESOLVED if question else "", "needs_iterations": math.nan,
         "note": "" if question else EXPLORATORY, "within_ci_low": math.nan,
         "within_ci_high": math.nan, "spread_tau": math.nan, "spread_df": math.nan,
-        "spread_sittings": 0}
+        "spread_sittings": 0, "within_decision": ""}
     pair = decide_pair(dict(enumerate(b.tolist())), dict(enumerate(a.tolist())), better,
                        margin, paired=False, alpha=alpha, family=family if question else 1,
                        not_blocks="two campaigns: their iterations are not blocks")
@@ -166,6 +186,8 @@ def _row(key: tuple[str, ...], base: pd.DataFrame, new: pd.DataFrame, question: 
                ratio_ci_high=pair.ratio_ci_high, p_adj=pair.p_adj, alpha=pair.alpha,
                mde_ratio=pair.mde_ratio, note=pair.note or row["note"],
                within_ci_low=pair.ratio_ci_low, within_ci_high=pair.ratio_ci_high)
+    if question:
+        row["within_decision"] = pair.word(OVER_TIME)  # on the iterations alone
     if spread is not None and pair.se_log > 0:
         pair = _counted(pair, spread, key[1], min(len(a), len(b)), margin, row)
     if question:

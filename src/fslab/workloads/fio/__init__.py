@@ -20,6 +20,7 @@ from fslab.workloads.fio.jobfile import (
     FioOptions,
     check_job_file,
     count_of,
+    fio_path,
     flat_options,
     job_text_times,
     seconds,
@@ -288,12 +289,13 @@ def _location(where: Where, global_options: FioOptions) -> FioOptions:
         # Remote load nodes: fslab's work directory exists on the controller only, so the
         # files go straight into the target path under an fslab prefix, and the last job
         # unlinks them; unique_filename (fio's default) keeps hosts apart on shared storage.
-        return {"directory": str(where.root or where.directory.parent),
+        return {"directory": fio_path(where.root or where.directory.parent),
                 "filename_format": f"{_host_prefix(where)}.$jobname.$jobnum.$filenum"}
     if not where.device:
-        return {"directory": str(where.directory)}
+        return {"directory": fio_path(str(where.directory))}
     # Jobs get disjoint regions of the device, as they get separate files on a file system.
-    return {"filename": where.device, "offset_increment": global_options.get("size")}
+    return {"filename": fio_path(where.device),
+            "offset_increment": global_options.get("size")}
 
 
 def _in_workdir(options: FioOptions, where: Where) -> FioOptions:

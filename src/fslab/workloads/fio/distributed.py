@@ -8,6 +8,7 @@ makes fio fail quietly), and the target path present (checked by fio on that hos
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from fslab.core.errors import UserError
 from fslab.host import system
+from fslab.workloads.fio.jobfile import fio_path
 
 DEFAULT_PORT = 8765
 CONNECT_TIMEOUT_S = 3.0
@@ -99,7 +101,7 @@ def preflight(hosts: list[Host], path: Path) -> list[str]:
 
 def _probe(host: Host, path: Path) -> str:
     """Run a 4 KiB write-and-unlink job on the host in `path`; return fio's output."""
-    job = f"[fslab-preflight]\ndirectory={path}\nsize=4k\nrw=write\nunlink=1\n"
+    job = f"[fslab-preflight]\ndirectory={fio_path(path)}\nsize=4k\nrw=write\nunlink=1\n"
     with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
         handle.write(job)
         handle.flush()
@@ -116,19 +118,22 @@ def _first_line(text: str) -> str:
 
 
 def run_server(bind: str, port: int) -> bool:
-    """Run a fio server in the foreground until it exits or Ctrl-C stops it (it is ours:
-    we started it). True when stopped by Ctrl-C; a failure to serve is a UserError."""
+    """Run a fio server in the foreground until it exits or Ctrl-C, SIGTERM or SIGHUP
+    stops it (it is ours: we started it, so we end it; a SIGTERM that ended fslab alone
+    left fio serving). True when stopped so; a failure to serve is a UserError."""
     import subprocess
 
     from fslab.core.errors import UserError
     from fslab.host import system
+    from fslab.host.signals import signals_unwind
 
     system.require_tool("fio")
     family = "ip6" if ":" in bind else "ip"
     proc = subprocess.Popen(["fio", f"--server={family}:{bind},{port}"])
     try:
-        code = proc.wait()
-    except KeyboardInterrupt:
+        with signals_unwind():
+            code = proc.wait()
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM / SIGHUP as signals.Interrupted
         proc.terminate()
         try:
             proc.wait(timeout=10)
@@ -142,3 +147,21 @@ def run_server(bind: str, port: int) -> bool:
 
 
 LOOPBACK = ("127.", "localhost", "::1")
+
+
+def exposure(bind: str, port: int) -> str:
+    """Who can reach a fio server listening on `bind` and what they can do, in one line
+    ('' on loopback): fio's server protocol has no authentication, so whoever reaches the
+    port runs any job file as the server's user."""
+    if bind.startswith(LOOPBACK):
+        return ""
+    import pwd
+
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    where = ("every address of this machine" if bind in ("0.0.0.0", "::", "")
+             else f"{bind}")
+    power = ("read, write and delete any file here" if os.geteuid() == 0
+             else f"read and write what {user} can")
+    return (f"fio's server has no authentication: anyone who can reach TCP port {port} on "
+            f"{where} can run any fio job as {user}, and so {power}; let only the "
+            "controller reach it (a firewall rule), or keep --bind on loopback")

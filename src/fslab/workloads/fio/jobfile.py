@@ -51,11 +51,18 @@ def check_job_file(text: str, source: str) -> None:
             raise UserError(f"{source}:{number}: include is not supported; inline the file")
 
 
+def fio_path(path: Path | str) -> str:
+    """A path as fio's directory= and filename= read it: ':' separates several there, so
+    a ':' of the path itself is written '\\:' (fio's HOWTO, directory and filename);
+    spaces, '=', ',' and '/' need nothing."""
+    return str(path).replace(":", "\\:")
+
+
 def set_directory(text: str, directory: Path) -> str:
     """Return the job file with every directory= removed and the target's in [global]."""
     lines = [line for line in text.splitlines()
              if not re.match(r"^\s*directory\s*=", line)]
-    setting = f"directory={directory}"
+    setting = f"directory={fio_path(directory)}"
     for index, line in enumerate(lines):
         match = _SECTION.match(line)
         if match and match.group(1).strip() == "global":
