@@ -8,6 +8,7 @@ run every test, none may skip silently.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import io
 import os
@@ -189,8 +190,10 @@ SIMULATIONS = {
     "test_shared_share_at_two_targets_one_workload_three_iterations":
         "600 draws of the smallest layout; test_shared_share_estimates_the_true_share stays",
     "test_the_repeat_interval_through_the_catalogue_against_known_truth":
-        "seven sittings through a catalogue against known truth; "
-        "test_a_sitting_recorded_in_a_catalogue_says_whether_it_holds_on_a_repeat stays",
+        "seven sittings through a catalogue against known truth; the catalogue's sittings "
+        "stay in test_a_catalogue_written_before_sittings_reads_each_campaign_as_its_own_sitting",
+    "test_a_sitting_recorded_in_a_catalogue_says_whether_it_holds_on_a_repeat":
+        "four sittings through a catalogue, each reading the one before",
     "test_sittings_combine_the_hosts_other_sittings_with_their_own":
         "seven sittings through a catalogue, pooled three times; the pooling rules stay",
     "test_compare_counts_the_hosts_spread_between_sittings":
@@ -215,12 +218,43 @@ SIMULATIONS = {
         "test_a_tune_finds_the_best_configuration_and_says_what_to_type stays",
     "test_a_tune_with_a_history_says_what_carries_and_the_words_split_keep":
         "a tune with a history of sittings; the carry rules stay",
-    "test_shared_share_estimates_the_true_share[0.0-0.0]": "100 draws; [0.1-0.5] stays",
-    "test_shared_share_estimates_the_true_share[0.2-0.8]": "100 draws; [0.1-0.5] stays",
-    "test_sectioned_interval_covers_the_truth_about_95_percent[median]":
-        "400 simulated runs; [mean] stays",
+    "test_a_latency_bound_is_kept_on_fresh_data": "a whole tune with latencies; "
+        "test_a_tune_finds_the_best_configuration_and_says_what_to_type stays",
+    "test_a_steady_disk_stops_the_confirmation_where_it_would_outrun_the_sittings":
+        "a whole tune with a big budget", "test_where_nothing_matters_no_winner_is_called":
+        "a whole tune of 60 runs; the race's and the screen's rules stay",
+    "test_a_equal_to_b_is_the_same_within_the_margin_and_a_30_percent_gap_never_is":
+        "six whole campaigns (the margin's two answers); "
+        "test_an_unresolved_pair_says_what_it_would_take stays",
+    "test_shared_share_estimates_the_true_share":
+        "300 simulated campaigns (the share and its coverage); "
+        "test_note_only_when_there_is_something_to_say stays",
+    "test_one_agings_interval_covers_the_known_trend":
+        "200 simulated agings (coverage); "
+        "test_several_agings_are_a_t_interval_and_a_flat_one_is_not_called stays",
+    "test_sectioned_interval_covers_the_truth_about_95_percent":
+        "400 simulated runs a statistic (coverage); "
+        "test_the_summary_of_an_aging_cell_is_its_sectioned_interval stays",
+    "test_pooled_coverage_by_simulation":
+        "simulated pools (coverage); the pooling's rules and its two-sitting case stay",
     "test_a_history_right_and_a_history_half_the_truth":
         "960 simulated sets of sittings; the spread's rules stay",
+    "test_deciding_after_every_sitting_keeps_its_error_rate_and_says_which_decided":
+        "240 simulated sittings decided look by look (error rate); "
+        "test_two_sittings_that_agree_decide_as_one_does stays",
+    "test_intervals_cover_the_truth_and_never_contradict_their_verdicts[False]":
+        "2,700 simulated comparisons, unblocked (coverage, false positives); [True] stays",
+    "test_before_and_after_are_two_sittings":
+        "six simulated campaigns compared as sittings; "
+        "test_compare_and_the_verdicts_agree_on_one_campaign_of_two_targets stays",
+    "test_removing_replacing_and_compacting_keep_every_count_exact":
+        "three campaigns through a catalogue, removed, replaced and compacted",
+    "test_a_single_file_catalogue_of_an_earlier_fslab_reads_and_migrates":
+        "two campaigns through a catalogue and its old single-file form; "
+        "test_what_is_not_a_catalogue_is_refused_in_one_line stays",
+    "test_a_pair_on_the_bests_own_variant_has_the_verdicts_answer":
+        "20 simulated sweeps; "
+        "test_the_other_pairs_are_one_family_and_a_sentence_never_contradicts_a_pair stays",
 }
 
 
@@ -366,6 +400,16 @@ LONG = {
     "test_api_run_analyze_load": 20,
 }
 MACHINE_S, CHECK_S = 8.0, 0.3  # a typical test of each tier there
+# A test the durations record has (the check tier and SIMULATIONS, CPU-bound): its CPU
+# seconds there, twice over (make test's four workers share two cores).
+SHARED_CORES = 2.0
+
+
+@functools.cache
+def _recorded() -> dict[str, float]:
+    from tests import durations  # a plugin (pytest_plugins above): imported by pytest first
+
+    return {row.test: row.cpu_s * SHARED_CORES for row in durations.read()}
 
 
 def expected_seconds(item: pytest.Item) -> float:
@@ -373,6 +417,8 @@ def expected_seconds(item: pytest.Item) -> float:
     for name in (item.name, getattr(item, "originalname", item.name)):
         if name in LONG:
             return LONG[name]
+    if item.nodeid in _recorded():
+        return _recorded()[item.nodeid]
     return MACHINE_S if item.get_closest_marker("machine") else CHECK_S
 
 
@@ -409,11 +455,54 @@ def dealt(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
 def _units(items: list[pytest.Item]) -> list[list[pytest.Item]]:
     """What is dealt: the tests that share a daemon as one unit, longest first (on one
     worker they run one after another; spread over several, each would wait for the
-    lock with its worker idle), every other test alone. Stable."""
-    shared = [item for item in items if item.get_closest_marker("shared_daemons")]
-    by_time = sorted(shared, key=lambda item: -expected_seconds(item))
-    return ([by_time] if shared else []) + [
-        [item] for item in items if not item.get_closest_marker("shared_daemons")]
+    lock with its worker idle); a module's tests that share a module fixture (its
+    simulated campaigns: tests/shared.py) as one unit, in their order (on two workers
+    both would make them); every other test alone. Stable."""
+    daemons = [item for item in items if item.get_closest_marker("shared_daemons")]
+    by_time = sorted(daemons, key=lambda item: -expected_seconds(item))
+    units: list[list[pytest.Item]] = [by_time] if daemons else []
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if item.get_closest_marker("shared_daemons"):
+            continue
+        if _module_fixtures(item):
+            if item.module.__name__ not in modules:  # type: ignore[attr-defined]
+                modules[item.module.__name__] = []  # type: ignore[attr-defined]
+                units.append(modules[item.module.__name__])  # type: ignore[attr-defined]
+            modules[item.module.__name__].append(item)  # type: ignore[attr-defined]
+        else:
+            units.append([item])
+    return units
+
+
+def _module_fixtures(item: pytest.Item) -> bool:
+    """Whether the test uses a fixture made once per module."""
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
+
+
+# What fslab's code imports inside its functions, and fslab's own modules, loaded once per
+# process before the first test (1.4 s of libraries and 0.4 s of fslab here, paid by every
+# worker either way): a test's figure in the durations record is then its own work, not
+# whether it happened to be the first to need scipy.
+LOADED_FIRST = ("scipy.stats", "statsmodels.api", "duckdb", "plotly.offline")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if not session.items or session.config.option.collectonly:
+        return
+    import importlib
+    import pkgutil
+
+    import fslab
+
+    names = [*LOADED_FIRST, *(m.name for m in pkgutil.walk_packages(fslab.__path__, "fslab.")
+                              if not m.name.endswith("__main__"))]
+    for name in names:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

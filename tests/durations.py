@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 RECORD = Path(__file__).with_name("durations.txt")
-TIERS = ("check", "machine", "quiet")  # the markers tests/conftest.py sets, one per test
+# the markers tests/conftest.py sets: a test's tier is the last of them it has
+TIERS = ("check", "machine", "simulation", "quiet")
 DIGITS = 2  # hundredths of a second: finer is noise between two recordings
 _CPU = "cpu_s"
 
@@ -73,8 +74,9 @@ def write(path: Path, rows: list[Duration], tiers: set[str], note: str) -> None:
         for tier in TIERS if any(r.tier == tier for r in every))
     text = [
         "# What each test took: CPU seconds of the process that ran it (setup, call and",
-        "# teardown; every thread) and wall seconds. Written by `make durations` (the check",
-        "# tier, one process); tests/test_durations.py holds the check tier to its budget.",
+        "# teardown; every thread and waited-for child) and wall seconds. Written by `make",
+        "# durations` (the check tier and the SIMULATIONS of tests/conftest.py, one process);",
+        "# tests/test_durations.py holds the check tier to its budget; make test deals by it.",
         f"# {note}",
         f"# totals: {totals}",
         HEADER,

@@ -128,10 +128,14 @@ def _guarded(original):  # any __eq__
 
 
 _patched: set[str] = set()
+_seen = [0]  # how many modules were loaded at the last look
 
 
 def guard_records() -> None:
     """Wrap the equality of every record class of fslab's modules loaded so far."""
+    if len(sys.modules) == _seen[0]:
+        return
+    _seen[0] = len(sys.modules)
     for name, module in list(sys.modules.items()):
         if not name.startswith("fslab") or name in _patched or module is None:
             continue

@@ -33,10 +33,22 @@ def _aggregate(node: ast.AST) -> bool:
             call.args[0] if call.args else None)
         if isinstance(counted, ast.GeneratorExp):
             counted = counted.elt
-        if isinstance(counted, ast.Compare | ast.BoolOp) or (
-                isinstance(counted, ast.Constant) and isinstance(counted.value, int)):
-            continue  # a count of truths: an integer
+        if _integer(counted):
+            continue  # a count: an integer
         return True
+    return False
+
+
+def _integer(node: ast.AST | None) -> bool:
+    """A truth, an integer literal, a length (or lengths mapped): what sums to an int."""
+    if isinstance(node, ast.Compare | ast.BoolOp):
+        return True
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id in ("len", "int") or (
+            node.func.id == "map" and bool(node.args)
+            and isinstance(node.args[0], ast.Name) and node.args[0].id in ("len", "int"))
     return False
 
 
@@ -85,6 +97,7 @@ def test_x(runs, spent, lines):
     assert sum("faster" in line for line in lines) == (runs["status"] == "ok").sum()
     assert sum(sizes) == 3
     assert sum(h[3] for h in lines) == spent.free  # exact: byte counts
+    assert runs.iops == 2 * sum(map(len, lines.values()))
 '''
     assert exact_aggregates(source) == [3]
 
