@@ -97,12 +97,16 @@ def test_a_short_aging_says_why():
     full = {"used_max": 0.982, "deleted_for_space": 0, "out_of_space": 30,
             "stopped_by": "ops"}
     assert reached(full, config)[0] == OUT_OF_SPACE
-    assert "ran out of space at 98.2% used before its target of 99%" in reached(
-        full, config)[1]
+    assert ("cannot reach its target of 99% of the space root can write: out of space at "
+            "98.2%") in reached(full, config)[1]
     assert reached({**full, "out_of_space": 0}, config)[0] == NOT_REACHED
     assert reached({**full, "used_max": 0.988}, config) == ("", "")  # within half a point
     assert reached({**full, "deleted_for_space": 3}, config) == ("", "")
     assert reached(full, AgingConfig()) == ("", "")  # no utilisation to reach
+    ends = AgingConfig(utilization=0.99, finish_full=True)  # judged where it ended
+    assert reached({**full, "used_max": 0.99, "used_end": 0.97, "deleted_for_space": 3},
+                   ends)[0] == OUT_OF_SPACE
+    assert reached({**full, "used_end": 0.989}, ends) == ("", "")
 
 
 def test_fslab_presets_lists_the_levels_with_their_sources():
@@ -110,7 +114,7 @@ def test_fslab_presets_lists_the_levels_with_their_sources():
 
     levels = json.loads(presets_json())["age_levels"]
     assert list(levels) == ["fresh", "interleaved", "versioned", "mix", "thesis-80",
-                            "thesis-99"]
+                            "thesis-99", "large-80"]
     thesis = levels["thesis-99"]
     assert thesis["study"] == "aging-thesis" and thesis["cannot_here"]
     assert thesis["settings"]["utilization"]["source"] == "study"

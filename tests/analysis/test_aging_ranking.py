@@ -11,11 +11,12 @@ import pandas as pd
 import pytest
 
 from fslab import api
-from fslab.analysis.factors.aging_ranking import (
+from fslab.analysis.factors.aging_answers import (
     CHANGES,
     GAP,
     HEADING,
     HOLDS,
+    LEAD_GONE,
     SAME,
     decide,
 )
@@ -102,11 +103,17 @@ def test_no_interaction_no_ranking_change(tmp_path):
 
 
 def test_the_rule_takes_every_branch():
+    """The issue's words: 'the ranking changes' only with the aged order decided the other
+    way; 'the lead disappears' when fresh is decided and aged the same within the margin;
+    'the gap changes' only with the aged order known."""
     assert decide(SLOWER, FASTER, SLOWER) == CHANGES
-    assert decide(SLOWER, FASTER, EQUIVALENT) == CHANGES  # a ahead, then the same
+    assert decide(SLOWER, FASTER, EQUIVALENT) == LEAD_GONE  # a ahead, then the same
+    assert decide(UNRESOLVED, SLOWER, EQUIVALENT) == LEAD_GONE
     assert decide(FASTER, FASTER, FASTER) == GAP
-    assert decide(FASTER, FASTER, UNRESOLVED) == GAP  # the order aged not known
+    assert decide(FASTER, UNRESOLVED, SLOWER) == GAP  # the aged order known
+    assert decide(FASTER, FASTER, UNRESOLVED) == UNRESOLVED  # the aged order not known
     assert decide(EQUIVALENT, UNRESOLVED, UNRESOLVED) == SAME
+    assert decide(EQUIVALENT, FASTER, FASTER) == SAME
     assert decide(UNRESOLVED, SLOWER, SLOWER) == HOLDS
     assert decide(UNRESOLVED, EQUIVALENT, EQUIVALENT) == HOLDS
     assert decide(UNRESOLVED, FASTER, SLOWER) == UNRESOLVED  # not claimed without the test
@@ -138,29 +145,33 @@ def test_the_level_keys_are_the_aging_configs():
 def test_the_labels_say_what_the_agings_were():
     from types import SimpleNamespace
 
-    from fslab.analysis.factors.aging_ranking import aging_labels
+    from fslab.analysis.factors.aging_labels import aging_labels
     from fslab.core.campaign_settings import CampaignSettings
+    from fslab.core.run_parts import WorkloadMetadata
 
     hdd = "the thesis aged HDDs and SSDs (section 7.1)"
-    full = {"level": "thesis-99", "short": "out of space", "used_max": 0.982,
-            "utilization": 0.99, "released": {"files": 9, "bytes": 1, "used_after": 0.87},
-            "not_here": [hdd]}
+    room = {"level": "thesis-99", "used_max": 0.991, "utilization": 0.99,
+            "released": {"files": 9, "bytes": 1, "used_after": 0.92}, "not_here": [hdd]}
 
-    def record(target, iteration, aging=None, failure=""):
-        return SimpleNamespace(target=target, iteration=iteration, failure=failure,
-                               target_description={"aging": aging} if aging else {})
+    def record(target, iteration, aging=None, failure="", fill=None, reason=""):
+        return SimpleNamespace(
+            target=target, iteration=iteration, failure=failure, reason=reason,
+            target_description={"aging": aging} if aging else {},
+            workload_metadata=WorkloadMetadata(
+                more={"around_run": {"fill": fill}} if fill is not None else {}))
 
-    records = [record("ext4 age=thesis-99", 1, full),
-               record("ext4 age=thesis-99", 2, {**full, "used_max": 0.979}),
+    why = "aging xfs age=mix: cannot reach its target of 99% of the space root can write"
+    records = [record("ext4 age=thesis-99", 1, room, fill=0.921),
+               record("ext4 age=thesis-99", 2, room, fill=0.924),
                record("xfs age=thesis-80", 1, {"level": "thesis-80", "not_here": [hdd]}),
-               record("xfs age=mix", 1, failure="aging")]
+               record("xfs age=twin-thesis-80", 1, {"level": "twin-thesis-80",
+                                                    "twin_of": "xfs age=thesis-80"}),
+               record("xfs age=mix", 1, failure="aging", reason=why)]
     lines = aging_labels(records, CampaignSettings.from_table({"age_reuse": True}))
     assert lines[0].startswith("Aged images reused (age_reuse = true)")
-    assert ("ext4 age=thesis-99 ran out of space before its target utilisation of 99% in 2 "
-            "agings (at 97.9%–98.2% used)") in lines[1]
-    assert lines[2].startswith("xfs age=mix: the aging stopped short of its level's "
-                               "utilisation in 1 iteration;")
-    assert "its runs began at 87% used" in lines[3]
+    assert lines[1].startswith("twin-thesis-80: the fresh twin of each aged file system")
+    assert lines[2] == f"xfs age=mix: not measured in 1 iteration (failure kind aging): {why}"
+    assert "its runs began at 92.1%–92.4% of the space root can write" in lines[3]
     assert lines[4] == f"thesis-99, thesis-80: {hdd}" and len(lines) == 5
     once = aging_labels(records[:1], CampaignSettings.from_table({"fresh": "campaign"}))
     assert once[0].startswith("One file system per target × level for the whole campaign")
@@ -192,3 +203,42 @@ def test_the_progress_line_says_the_aging():
     assert aging_text(aged) == "; aged to thesis-80 in 12.3 s, 80.4% used"
     assert aging_text(SimpleNamespace(workload_metadata=WorkloadMetadata())) == ""
     assert aging_text(None) == ""
+
+
+def test_a_cache_bound_cell_is_said_and_a_failed_aging_leaves_all_three(tmp_path):
+    """A row with a cache-bound cell decides nothing without saying so; an iteration one
+    cell lacks (its aging failed) leaves the ratios fresh and aged and the interaction
+    alike, so the interaction is exactly their quotient, and the count is shown."""
+    from fslab.analysis.factors.aging_answers import CACHE_BOUND
+    from fslab.analysis.factors.aging_ranking import aging_ranking
+    from fslab.analysis.pipeline import inputs_of, made
+    from fslab.host.lab import Lab
+    from fslab.results.store import ResultsDir
+
+    out = tmp_path / "out"
+    api.run(aged_campaign(3, CROSSING, iterations=8, cv=0.04, drift=0.05), out=out,
+            lab=Lab(tmp_path / "lab"))
+    inputs = inputs_of(ResultsDir.open(out))
+    runs, cells, pairs, summary = (made(inputs, name) for name in
+                                   ("runs", "cells", "pairs", "summary"))
+    marked = summary.copy()
+    marked["cache_bound"] = marked["target"].astype(str) == "a age=thesis-99"
+    table = aging_ranking(runs, cells, pairs, 0.1, LEVELS, marked).set_index("age")
+    assert table.loc["thesis-99", "decision"] == f"{CACHE_BOUND}: {CHANGES}"
+    assert bool(table.loc["thesis-99", "cache_bound"]) and "cache-bound (a age=thesis-99" \
+        in table.loc["thesis-99", "detail"]
+    assert not table.loc["thesis-80", "cache_bound"]
+    assert not table.loc["thesis-80", "decision"].startswith(CACHE_BOUND)
+    whole = table.loc["thesis-80"]
+    assert (whole["n"], whole["left_out"]) == (8, 0)
+    dropped = runs[~((runs["target"].astype(str) == "b age=thesis-80")
+                     & (runs["iteration"] == 3))]
+    part = aging_ranking(dropped, cells, pairs, 0.1, LEVELS, summary).set_index("age")
+    row = part.loc["thesis-80"]
+    assert (row["n"], row["left_out"]) == (7, 1) and "on 7 iterations, 1 left out" in \
+        row["detail"]
+    assert row["ratio_fresh"] != pytest.approx(whole["ratio_fresh"], rel=1e-9)
+    for found in (whole, row, part.loc["thesis-99"]):
+        assert found["interaction"] == pytest.approx(
+            found["ratio_aged"] / found["ratio_fresh"], rel=1e-9)
+    assert part.loc["thesis-99", "n"] == 8  # another level keeps its iterations

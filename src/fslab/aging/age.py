@@ -25,6 +25,7 @@ from typing import Any
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
 from fslab.aging.log import AgingLog
+from fslab.aging.room import make_room
 from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
@@ -52,9 +53,12 @@ def run_dir(out: Path) -> Path:
 def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
         force_device: bool = False,
-        parameters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        parameters: dict[str, dict[str, Any]] | None = None, room: int = 0
+        ) -> dict[str, Any]:
     """Age a fresh target into the results directory `out`; return the run's record
-    (with `parameters`, every setting and its source: aging/levels.py, in aging.json)."""
+    (with `parameters`, every setting and its source: aging/levels.py, in aging.json;
+    with `room`, random aged files deleted until that many bytes are free, before the
+    image is kept: aging/room.py)."""
     if out.exists() and any(out.iterdir()):
         raise UserError(f"{out} already exists and is not empty: choose another --out")
     if image not in images.KINDS:
@@ -81,6 +85,10 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     mounted = target.provision(session)
     try:
         record = age_mounted(mounted, config, raw, parameters)
+        if room and mounted.path is not None:
+            record["released"] = make_room(mounted.path, room, config.seed + 1,
+                                           record.get("root_capacity"))
+            write_json(raw / AGING_RECORD, record)
         kept = None
         if image != "none":
             kept = capture_image(session, mounted, out, image, spec.fs)
@@ -117,7 +125,8 @@ def age_mounted(mounted: Mounted, config: AgingConfig, raw: Path,
     log = engine.run()
     probe(log.ops_done)
     record = {"target": mounted.description.to_json(), "config": _jsonable(asdict(config)),
-              **summary(log, config), "file_sizes": file_size_distribution(root),
+              **summary(log, config), "root_capacity": engine.root_capacity,
+              "file_sizes": file_size_distribution(root),
               "last_fragmentation": snapshots[-1],
               **({"parameters": parameters} if parameters else {})}
     write_raw(raw, log, record, snapshots)

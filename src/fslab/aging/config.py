@@ -46,6 +46,9 @@ class AgingConfig:
     dirs_per_level: int = 10
     utilization: float | None = None  # keep used space at or below this share
     low_water: float | None = None  # delete down to this share (default utilization - 5 %)
+    # end at the utilisation: after the stop, new files fill the file system up to it, so
+    # every file system ends an aging of one level equally full
+    finish_full: bool = False
     check_every: int = 64  # operations between utilisation checks
     fstrim_every: int | None = None  # operations between fstrim runs
     fstrim_seconds: float | None = None  # seconds between fstrim runs

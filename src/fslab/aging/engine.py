@@ -26,6 +26,7 @@ from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
 from fslab.aging.stops import probe_target_reached
 from fslab.host import system
+from fslab.host.space import RootSpace, fresh_capacity, root_space
 
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 CREATE_CODE, WRITE_CODE = OPS.index("create"), OPS.index("write")
@@ -63,6 +64,8 @@ class Engine:
         # the used share past the target between two checks.
         stats = os.statvfs(root) if root.exists() else os.statvfs(root.parent)
         self.capacity = stats.f_blocks * stats.f_frsize
+        # what root could write on the fresh file system: the utilisation's whole
+        self.root_capacity = fresh_capacity(root)
         self._check_bytes = max(1, int(self.capacity * CHECK_SHARE))
         self._written_at_check = 0
 
@@ -163,6 +166,10 @@ class Engine:
                     latencies.append(ended - began)
                 done += 1
         log.ops_done = done
+        if config.finish_full and config.utilization is not None:
+            from fslab.aging.finish import finish_full
+
+            finish_full(self)
         log.seconds = (clock() - start_ns) / 1e9
         log.digest = generator.digest
         self._check_space(log.seconds)
@@ -246,11 +253,17 @@ class Engine:
                 self.probes.append(found)
             self._next_probe = done + self.probe_every
 
+    def space(self) -> RootSpace | None:
+        """The space root can write now, of what it could write on the fresh file system
+        (host/space.py: ext4's root reserve is root's, what a file system keeps from root
+        too is not)."""
+        return root_space(self.root, self.root_capacity)
+
     def used_share(self) -> float:
-        stats = os.statvfs(self.root)
-        if not stats.f_blocks:
-            return 0.0
-        return 1.0 - stats.f_bfree / stats.f_blocks
+        """The fill of the space root can write: the share an aging's utilisation is of,
+        the same on every file system."""
+        found = self.space()
+        return found.fill if found is not None else 0.0
 
     def _check_space(self, now: float) -> None:
         """Above the target utilisation: delete random files down to the low-water mark."""
@@ -285,6 +298,18 @@ class Engine:
             written += os.write(fd, self.buffer[: min(size - written, len(self.buffer))])
         self.log.bytes_written += size
 
+    def add_file(self, index: int, size: int) -> None:
+        """A new file of `size` bytes at a free index (aging/finish.py's filling)."""
+        self._create(index, 0, size, 0.0, 0)
+
+    def grow_file(self, index: int, size: int) -> None:
+        """Append `size` bytes to an existing file (aging/finish.py's filling)."""
+        fd = self._open(index, os.O_WRONLY | os.O_APPEND)
+        try:
+            self._write_all(fd, size)
+        finally:
+            os.close(fd)
+
     def _open(self, index: int, flags: int) -> int:
         return os.open(self.names[index], flags, 0o644, dir_fd=self.at[index])
 
@@ -292,13 +317,13 @@ class Engine:
 
     def _create(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
         fd = self._open(file, CREATE)
+        self.files.add(file)  # it exists now, whatever its writes meet (ENOSPC …)
         try:
             self._write_all(fd, size)
             if sync:
                 self._sync(fd, sync)
         finally:
             os.close(fd)
-        self.files.add(file)
 
     def _write(self, file: int, other: int, size: int, fraction: float, sync: int) -> None:
         fd = self._open(file, os.O_WRONLY)
@@ -383,6 +408,7 @@ def summary(log: AgingLog, config: AgingConfig) -> dict[str, Any]:
         "bytes_written": log.bytes_written, "succeeded": dict(counts),
         "failures": {f"{op} {code}": n for (op, code), n in sorted(log.failures.items())},
         "deleted_for_space": log.deleted_for_space, "fstrims": log.fstrims,
+        "topped_up": {"files": log.topped_up[0], "bytes": log.topped_up[1]},
         # the utilisation it reached (the most any check saw) and left
         "used_max": max((u for _, _, u in log.utilization), default=None),
         "used_end": log.utilization[-1][2] if log.utilization else None,

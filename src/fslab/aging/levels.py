@@ -9,8 +9,8 @@ from typing import Any
 
 from fslab.aging.config import AgingConfig
 from fslab.core.errors import UserError
-from fslab.workloads.aging_levels import RELATIVE, AgeLevel, planned_ops
-from fslab.workloads.provenance import Param, fslab
+from fslab.workloads.aging_levels import PROBES, RELATIVE, AgeLevel, planned_ops
+from fslab.workloads.provenance import Param, campaign, fslab
 
 GiB = 1024**3
 # Operations a recipe with no operation count is expected to take, for spacing its probes.
@@ -52,6 +52,16 @@ def level_config(level: AgeLevel, capacity: int, seed: int) -> AgingConfig:
     return config
 
 
+def with_fstrim(config: AgingConfig, fstrim: bool | None) -> AgingConfig:
+    """The config trimmed at its probes (`True`), never (`False`), or as it is (None):
+    the campaign's `fstrim` factor over the level's own setting."""
+    if fstrim is None:
+        return config
+    every = (config.probe_every or max(1, (config.ops or 10_000) // PROBES)) if fstrim \
+        else None
+    return dataclasses.replace(config, fstrim_every=every, fstrim_seconds=None)
+
+
 def expected_ops(config: AgingConfig, capacity: int) -> int:
     """About how many operations the aging takes: its count, or a recipe's estimate
     (interleaved: one per piece of the tree and one per file; versioned: by bytes)."""
@@ -64,10 +74,12 @@ def expected_ops(config: AgingConfig, capacity: int) -> int:
     return 10_000
 
 
-def parameters(level: AgeLevel, config: AgingConfig) -> dict[str, dict[str, Any]]:
+def parameters(level: AgeLevel, config: AgingConfig,
+               fstrim: bool | None = None) -> dict[str, dict[str, Any]]:
     """Every parameter of the aging with its value and source: the level's own (as the
     study or fslab or the campaign set them, the relative ones with what they came to
-    here), then every other setting of the config, fslab's default."""
+    here), then every other setting of the config, fslab's default; the campaign's
+    `fstrim` factor over them when given."""
     out: dict[str, dict[str, Any]] = {}
     resolved = {"ops_per_gib": ("ops", config.ops), "files_per_gib": ("max_files",
                                                                       config.max_files),
@@ -87,6 +99,12 @@ def parameters(level: AgeLevel, config: AgingConfig) -> dict[str, dict[str, Any]
         out[field.name] = {**default.to_json(), "value": _jsonable(value)}
     out["seed"] = {"value": config.seed, **fslab("the campaign's seed, the level and the "
                                                  "iteration's (fslab age: --seed)").to_json()}
+    if fstrim is not None:
+        out["fstrim_at_probes"] = {
+            "value": fstrim, **campaign("the campaign's fstrim factor, over the level's "
+                                        "own").to_json(),
+            "here": f"fstrim_every = {config.fstrim_every}"}
+        out.pop("fstrim_every", None)
     return out
 
 

@@ -18,6 +18,7 @@ class AgingLog:
     redirected: Counter[tuple[str, str]] = field(default_factory=Counter)  # planned→done
     utilization: list[tuple[float, int, float]] = field(default_factory=list)  # t, ops, used
     deleted_for_space: int = 0
+    topped_up: tuple[int, int] = (0, 0)  # files and bytes created to end at the utilisation
     fstrims: int = 0
     ops_done: int = 0
     bytes_written: int = 0

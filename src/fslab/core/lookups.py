@@ -32,6 +32,7 @@ BUILTIN: tuple[str, ...] = (
     "fslab.analysis.cells.noise",
     "fslab.analysis.cells.aging_series",
     "fslab.analysis.pairs.aging_trend",
+    "fslab.analysis.factors.aging_latency",
 )
 
 # Kinds of target (targets/__init__.py): the class that runs a file system's profile, by

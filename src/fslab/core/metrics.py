@@ -64,6 +64,7 @@ METRIC_UNITS: dict[str, tuple[str, str]] = {
     "op_lat_p50_ns": ("ns", LOWER),
     "file_layout_score": ("1", HIGHER),  # share of a file's blocks right after the one before
     "whole_files_share": ("1", HIGHER),  # share of files in one piece (FIEMAP)
+    "extents_per_file": ("1", LOWER),  # FIEMAP records per file: more = more fragmented
     "free_extents": ("1", LOWER),  # free space in more pieces = more fragmented
     "largest_free_bytes": ("bytes", HIGHER),
     "used_share": ("1", LOWER),  # of the file system's capacity
@@ -139,6 +140,7 @@ METRIC_TITLES: dict[str, tuple[str, str]] = {
     "op_lat_p50_ns": ("median latency", "median latency of the operation"),
     "op_lat_mean_ns": ("mean latency", "mean latency of the operation"),
     "whole_files_share": ("whole files", "share of files in one piece"),
+    "extents_per_file": ("extents/file", "extents per file (FIEMAP)"),
     "free_extents": ("free extents", "free extents (more = free space more fragmented)"),
     "largest_free_bytes": ("largest free", "largest free extent"),
     "used_share": ("used", "share of the capacity in use"),

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 PROVISION = "provision"  # making the target, besides mkfs and mount (image, loop device)
 MKFS = "mkfs"
 MOUNT = "mount"
-AGE = "age"  # aging the file system to its level of `age` (run/aging_places.py)
+AGE = "age"  # aging to its level of `age`, or filling its twin (run/aging_places.py)
 SPACE = "space"  # waiting for a reused target's deferred frees to land
 PROBE = "probe"  # the free-space probes and fstrim around a run on an aged target
 LAYOUT = "layout"  # writing the job's files before it runs (fio's create_only pass)

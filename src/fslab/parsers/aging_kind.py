@@ -118,12 +118,14 @@ def aging_summary(record: dict[str, Any], probes: list[dict[str, Any]], ops: np.
     count = len(ops)
     position = (np.arange(count) + 0.5) / max(count, 1)
     latency: dict[str, list[list[float]]] = {}
+    medians: dict[str, list[float]] = {}  # op -> [median latency over the aging, count]
     for op in sorted(set(ops.tolist())):
         mine = ops == op
         parts = zip(sections(position[mine]), sections(latency_ns[mine].astype(float)),
                     strict=True)
         latency[str(op)] = [[round(float(where.mean()), 5), float(np.median(values)),
                              len(values)] for where, values in parts]
+        medians[str(op)] = [float(np.median(latency_ns[mine])), int(mine.sum())]
     free = [{"ops": int(p["ops"]), "histogram": [list(map(int, h)) for h in
                                                  p["free"].get("histogram") or []]}
             for p in probes if isinstance(p.get("free"), dict)
@@ -137,7 +139,7 @@ def aging_summary(record: dict[str, Any], probes: list[dict[str, Any]], ops: np.
             "utilization": config.get("utilization"), "used_max": record.get("used_max"),
             "used_end": record.get("used_end"), "free_space": free,
             "used_extents": [used[0], used[-1]] if len(used) > 1 else used,
-            "latency": latency}
+            "latency": latency, "medians": medians, "fstrims": int(record.get("fstrims", 0))}
 
 
 def _parse(files: RawFiles) -> Parsed:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from fslab.core.age_factor import FRESH, twinned
 from fslab.core.campaign_settings import LookCell
 from fslab.core.cell_keys import CellKey, Level, path_name
 from fslab.plan.schema import Campaign
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
 from fslab.targets import TargetSpec
+from fslab.targets.base import AGE_LEVEL
+from fslab.workloads.aging_levels import runs_at
 from fslab.workloads.base import Workload
 
 
@@ -60,8 +63,12 @@ class Plan:
 
     @property
     def cells(self) -> list[tuple[str, str]]:
-        """(target, workload) of every cell, in the campaign's order."""
-        return [(t.name, w) for t in self.targets for w in self.workloads]
+        """(target, workload) of every cell, in the campaign's order (a cell the plan
+        does not run — a workload that reads the aged tree on a plain fresh file system
+        its twins stand for — left out)."""
+        ran = {(run.target.name, run.workload.name) for run in self.runs}
+        return [(t.name, w) for t in self.targets for w in self.workloads
+                if (t.name, w) in ran]
 
     def iteration(self, number: int) -> list[RunSpec]:
         return [run for run in self.runs if run.iteration == number]
@@ -75,7 +82,8 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
     A sweep's variants of targets and workloads are cells like any other (plan/sweep.py).
     """
     if workloads is None:
-        variants, targets = workload_variants(campaign), target_variants(campaign)
+        variants = workload_variants(campaign)
+        targets = target_variants(campaign, variants)
     else:  # a plan of its own (the ceiling's): these workloads on the targets as they are
         variants, targets = [WorkloadVariant(w, w.name) for w in workloads], campaign.targets
     chosen = {cell.unordered for cell in campaign.cells}  # a design's cells (tune/)
@@ -83,9 +91,13 @@ def make_plan(campaign: Campaign, workloads: list[Workload] | None = None) -> Pl
         targets = [t for t in targets if any(_cell(t, v).unordered in chosen for v in variants)]
     rng = random.Random(campaign.seed)
     runs: list[RunSpec] = []
+    twinned_targets = {t.base for t in targets
+                       if twinned(str(t.options.get(AGE_LEVEL, "")))}
     for iteration in range(1, campaign.iterations + 1):
         pairs = [(target, variant) for target in targets for variant in variants
-                 if not chosen or _cell(target, variant).unordered in chosen]
+                 if (not chosen or _cell(target, variant).unordered in chosen)
+                 and runs_at(str(target.options.get(AGE_LEVEL, "")),
+                             variant.workload.reads_tree, target.base in twinned_targets)]
         rng.shuffle(pairs)
         if iteration < campaign.first_iteration:
             continue  # shuffled all the same: each iteration's order is the seed's
@@ -158,6 +170,35 @@ def check_space(plan: Plan) -> None:
                 f"{target_name} ({format_bytes(target.size)} image) leaves about "
                 f"{format_bytes(room)} for files: raise --size or lower --file-size"
             )
+
+
+# Where a target's files come from besides a fresh mkfs: an aged image, a fresh copy of
+# one, an aging of its own (plan/target_entries.py); a directory or the simulator.
+TREE_OPTIONS = ("image", "fresh_copy_of", "age")
+HAS_TREE_KINDS = ("dir", "null")
+
+
+def has_tree(target: TargetSpec) -> bool:
+    """Whether the target holds files to read before any run writes some: an aged image,
+    a fresh copy of one, its own aging, an aged level of `age` or its twin, a directory."""
+    level = str(target.options.get(AGE_LEVEL, ""))
+    return (any(key in target.options for key in TREE_OPTIONS)
+            or target.fs.split(":")[0] in HAS_TREE_KINDS or (bool(level) and level != FRESH))
+
+
+def check_trees(plan: Plan) -> None:
+    """Refuse, before formatting anything, a workload that reads the target's aged tree
+    on a target that will hold none (one line: what to give it)."""
+    from fslab.core.errors import UserError
+
+    for run in plan.iteration(plan.runs[0].iteration if plan.runs else 1):
+        if run.workload.reads_tree and not has_tree(run.target):
+            raise UserError(
+                f"workload {run.workload.name} reads the aged tree, but target "
+                f"{run.target.name} is a fresh file system with no files: start it from "
+                "an aged image (image = ...), give it fresh_copy_of = ..., age it (age = "
+                "{...}) or sweep age = [\"fresh\", \"thesis-80\"] (each aged level "
+                "gets a fresh twin holding its files)")
 
 
 def measuring_seconds(runs: list[RunSpec]) -> tuple[float, int, int]:

@@ -29,13 +29,14 @@ def prepare(
     (a dry run shows the plan and what would stop it). `plan`: the campaign's, when the
     caller made it already.
     """
-    from fslab.plan.order import check_space, make_plan
+    from fslab.plan.order import check_space, check_trees, make_plan
 
     plan = plan or make_plan(campaign)
     targets = build_targets(plan, confirmed_devices, force_device)
     checks = [target.check for target in targets.values()]
     checks += list({run.workload.name: run.workload.check for run in plan.runs}.values())
     checks.append(lambda: check_space(plan))
+    checks.append(lambda: check_trees(plan))
     checks.append(lambda: one_device_each(plan))
     if campaign.hosts:
         checks.append(lambda: preflight_campaign(campaign.hosts, targets))

@@ -26,9 +26,11 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path,
     measured (`measured`: in interleaved slices, or whole and why) and each resolved job."""
     campaign = plan.campaign
     workloads = len({r.workload.name for r in plan.runs})
+    crossed = f"{_count(len(plan.targets), 'target')} × {_count(workloads, 'workload')}"
+    if len(plan.cells) != len(plan.targets) * workloads:  # twins: not every pair runs
+        crossed = _count(len(plan.cells), "cell")
     parts: list[RenderableType] = [Text(
-        f"Campaign {campaign.name}: {_count(len(plan.targets), 'target')} × "
-        f"{_count(workloads, 'workload')} × {_count(campaign.iterations, 'iteration')} "
+        f"Campaign {campaign.name}: {crossed} × {_count(campaign.iterations, 'iteration')} "
         f"= {_count(len(plan.runs), 'run')}; runtime {campaign.runtime} s per job; "
         f"file size {format_value(campaign.file_size, 'bytes')} per job; seed {campaign.seed}; "
         f"fresh file system per {campaign.fresh}; {campaign.scale} scale", style="bold")]
@@ -94,13 +96,15 @@ def sweep_lines(plan: Plan) -> list[str]:
 def aging_lines(plan: Plan) -> list[str]:
     """What the `age` factor ages before the runs: how many agings, of how many
     operations (their time comes on top of measuring)."""
+    from fslab.core.age_factor import FRESH, twinned
     from fslab.targets.base import AGE_LEVEL
-    from fslab.workloads.aging_levels import FRESH, age_levels, planned_ops
+    from fslab.workloads.aging_levels import age_levels, planned_ops
 
     campaign = plan.campaign
     levels = age_levels(campaign.age_levels)
+    twins = [t for t in plan.targets if twinned(str(t.options.get(AGE_LEVEL, "")))]
     aged = [t for t in plan.targets if t.options.get(AGE_LEVEL, FRESH) != FRESH
-            and t.fs != "null"]
+            and t.fs != "null" and t not in twins]
     if not aged:
         return []
     each = campaign.iterations if not campaign.age_reuse else 1
@@ -110,8 +114,14 @@ def aging_lines(plan: Plan) -> list[str]:
             min(known) != max(known) else f", {known[0]:,} operations each" if known else "")
     how = ("once each, every run from a copy (age_reuse)" if campaign.age_reuse else
            "each iteration its own")
-    return [f"Aging: {len(aged) * each} agings ({len(aged)} aged cells, {how}{size}); "
-            "their time comes on top of measuring"]
+    lines = [f"Aging: {len(aged) * each} agings ({len(aged)} aged cells, {how}{size}); "
+             "their time comes on top of measuring"]
+    if twins:
+        lines.append(f"Twins: {len(twins)} fresh twins ({', '.join(t.name for t in twins)}),"
+                     " each a fresh file system holding a copy of its aged level's tree: the "
+                     "fresh side of the workloads that read the aged files (the others run "
+                     "on a plain fresh file system)")
+    return lines
 
 
 def planned_time(plan: Plan) -> str:

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fslab.core.age_factor import AGE
 from fslab.core.errors import UserError
 from fslab.core.metrics import COLUMNS
 from fslab.plan.levels import (  # re-exported: how a level is written, one import away
@@ -51,7 +52,7 @@ from fslab.plan.target_factors import (  # re-exported: the sweep's own vocabula
     with_level,
 )
 from fslab.targets import TargetSpec
-from fslab.workloads.aging_levels import AGE, check_levels
+from fslab.workloads.aging_levels import check_levels, with_twins
 
 __all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Factor", "Level", "WorkloadVariant",
            "campaign_factors", "cell_name", "check_sweep", "level_text", "parse_flag",
@@ -132,10 +133,18 @@ def swept(factors: list[Factor]) -> list[Factor]:
 # Targets ------------------------------------------------------------------------------
 
 
-def target_variants(campaign: Campaign) -> list[TargetSpec]:
+def target_variants(campaign: Campaign, variants: list[WorkloadVariant] | None = None
+                    ) -> list[TargetSpec]:
     """Every target the plan runs: each declared target once per combination of the
-    levels of the factors that change it (named by them), one-level factors applied."""
-    factors = campaign_factors(campaign.sweep, campaign.target_sweeps)
+    levels of the factors that change it (named by them), one-level factors applied.
+    An `age` factor with `fresh` adds each aged level's fresh twin when one of the
+    workload variants (the campaign's, unless given) reads the aged tree
+    (workloads/aging_levels.with_twins)."""
+    found = variants if variants is not None else workload_variants(campaign)
+    reads_tree = any(v.workload.reads_tree for v in found)
+    factors = [dataclasses.replace(f, levels=with_twins(f.levels, reads_tree))
+               if f.name == AGE else f
+               for f in campaign_factors(campaign.sweep, campaign.target_sweeps)]
     out = []
     for spec in campaign.targets:
         own = [f for f in factors if f.on_targets and f.target in ("", spec.name)
@@ -236,7 +245,7 @@ def check_sweep(campaign: Campaign) -> None:
                             "`fslab presets` lists each preset's)")
     variants = workload_variants(campaign)
     _check_iodepth(factors, variants)
-    _check_names(target_variants(campaign), variants)
+    _check_names(target_variants(campaign, variants), variants)
 
 
 def _check_iodepth(factors: list[Factor], variants: list[WorkloadVariant]) -> None:

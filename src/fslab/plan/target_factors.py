@@ -8,6 +8,8 @@ targets is one entry of TARGET_FACTORS.
     mkfs_options.KEY          one mkfs option ('-I 256')
     age                       an aging level (workloads/aging_levels.py): the file system is
                               aged after mkfs, before the runs on it (run/aging_places.py)
+    fstrim                    trimmed (true: fstrim at an aging's probes and before each
+                              run, the aging thesis's section 7.7) or never (false)
     scale                     the simulator's true ratio (fs = "null")
     zfs.PROPERTY              a zfs dataset property (zfs set), or zfs.ashift
     layout, devices           a zfs pool's layout (single, mirror, raidz1) and its images
@@ -27,11 +29,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fslab.core.age_factor import AGE
+from fslab.core.errors import UserError
 from fslab.plan.levels import ZFS_PREFIX
 from fslab.targets import TargetSpec, registry_entry
 from fslab.targets.base import AGE_LEVEL
 from fslab.targets.zfs_pool import POOL_FIELDS
-from fslab.workloads.aging_levels import AGE
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,16 @@ def _age(spec: TargetSpec, name: str, level: str) -> TargetSpec:
     return dataclasses.replace(spec, options={**spec.options, AGE_LEVEL: level})
 
 
+FSTRIM_ON, FSTRIM_OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _fstrim(spec: TargetSpec, name: str, level: str) -> TargetSpec:
+    if level.lower() not in FSTRIM_ON + FSTRIM_OFF:
+        raise UserError(f"--sweep fstrim: level {level!r} is neither true nor false")
+    return dataclasses.replace(spec, options={**spec.options,
+                                              "fstrim": level.lower() in FSTRIM_ON})
+
+
 def _mount(spec: TargetSpec, name: str, level: str) -> TargetSpec:
     joined = ",".join(filter(None, [spec.mount_options, level]))
     return dataclasses.replace(spec, mount_options=joined)
@@ -105,6 +118,7 @@ TARGET_FACTORS = (
       for name in POOL_FIELDS),
     TargetFactor(AGE, "kernel file systems made by mkfs on images (not from an aged "
                  "image), and the simulator", _age_takes, _age),
+    TargetFactor("fstrim", KERNEL_OR_SIMULATOR, _mount_takes, _fstrim),
 )
 
 

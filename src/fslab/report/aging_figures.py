@@ -19,6 +19,7 @@ from fslab.report.data import ReportData
 from fslab.report.page import Page, esc
 
 SERIES, TREND, RANKING = "aging_series.csv", "aging_trend.csv", "aging_ranking.csv"
+LATENCY = "aging_latency.csv"  # the thesis's comparisons of the latency during aging
 AGING_KINDS = "aging"  # the verdicts' rows of the aging question (kind aging, aging_…)
 
 
@@ -38,6 +39,10 @@ def aging_answer(data: ReportData, page: Page) -> None:
     page.add("".join(tags.get(kind, "<p class='verdict'>{}</p>").format(esc(text))
                      for kind, text in said if kind != "aging_label"))
     ranking = data.analysis.extra.get(RANKING, pd.DataFrame())
+    for column in ("reference", "levels", "n", "fill_a", "fill_b"):  # an older table's
+        if column not in ranking:
+            ranking[column] = "" if column in ("reference", "levels") else math.nan
+    ranking["levels"] = ranking["levels"].astype(object).fillna("")
     for (workload, metric), found in ranking.groupby(["workload", "metric"], sort=False):
         page.chart(ratios_chart(str(workload), str(metric), found))
     if not ranking.empty:
@@ -52,9 +57,19 @@ def aging_figures(data: ReportData, page: Page) -> None:
     """How each file system aged (module doc); nothing without agings."""
     series = data.analysis.extra.get(SERIES, pd.DataFrame())
     trend = data.analysis.extra.get(TREND, pd.DataFrame())
-    if series.empty and trend.empty:
+    compared = data.analysis.extra.get(LATENCY, pd.DataFrame())
+    if series.empty and trend.empty and compared.empty:
         return
     page.add("<h2>How each file system aged</h2>")
+    if not compared.empty:
+        page.add("<h3>The thesis's comparisons, decided</h3><p class='muted'>Each "
+                 "operation's median latency over an aging, a against b across the "
+                 "iterations (the same operations in both agings of an iteration), with its "
+                 "interval (Bonferroni over the table) and decision; the thesis's own ratio "
+                 "as a diamond (its HDDs and SSDs, not this disk; stats/aging_latency.csv)."
+                 "</p>")
+        for what, rows in compared.groupby("comparison", sort=False):
+            page.chart(latency_comparison_chart(str(what), rows))
     if not series.empty:
         free = series[series["kind"] == "free"]
         if not free.empty:
@@ -85,14 +100,18 @@ def ratios_chart(workload: str, metric: str, rows: pd.DataFrame) -> dict[str, ob
     """a/b at the reference level and at each aged one, with their intervals: where the
     lines cross 1, the ranking changes."""
     data, seen = [], []
-    for (a, b), pair in rows.groupby(["a", "b"], sort=False):
-        first = pair.iloc[0]
-        levels = [str(first["reference"]), *pair["age"].astype(str)]
-        values = [first["ratio_fresh"], *pair["ratio_aged"]]
-        low = [first["ratio_fresh_ci_low"], *pair["ratio_aged_ci_low"]]
-        high = [first["ratio_fresh_ci_high"], *pair["ratio_aged_ci_high"]]
+    for (a, b, rest), pair in rows.groupby(["a", "b", "levels"], sort=False):
+        points: dict[str, tuple[float, float, float]] = {}  # level -> ratio, low, high
+        for row in pair.itertuples():  # each aged level after its fresh side (or twin)
+            points.setdefault(str(row.reference), (row.ratio_fresh, row.ratio_fresh_ci_low,
+                                                   row.ratio_fresh_ci_high))
+            points[str(row.age)] = (row.ratio_aged, row.ratio_aged_ci_low,
+                                    row.ratio_aged_ci_high)
+        levels = list(points)
+        values, low, high = ([points[level][k] for level in levels] for k in range(3))
         seen += [v for v in (*low, *high, *values) if v == v and 0 < v < math.inf]
-        data.append({"type": "scatter", "mode": "lines+markers", "name": f"{a} / {b}",
+        name = f"{a} / {b}" + (f" ({rest})" if rest else "")
+        data.append({"type": "scatter", "mode": "lines+markers", "name": name,
                      "x": levels, "y": values, "error_y": {
                          "type": "data", "symmetric": False,
                          "array": [h - v for h, v in zip(high, values, strict=True)],
@@ -131,16 +150,24 @@ def ratio_ticks(values: list[float]) -> dict[str, object]:
 
 
 def _ranking_table(ranking: pd.DataFrame) -> str:
-    head = ("<tr><th>workload</th><th>pair</th><th>age</th><th>fresh</th><th>aged</th>"
-            "<th>interaction</th><th>decision</th></tr>")
+    head = ("<tr><th>workload</th><th>pair</th><th>age</th><th>fresh side</th><th>fresh</th>"
+            "<th>aged</th><th>interaction</th><th>decision</th><th>n</th>"
+            "<th>fill a · b</th></tr>")
     body = "".join(
         f"<tr><td>{esc(r.workload)}</td><td>{esc(r.a)} / {esc(r.b)}</td><td>{esc(r.age)}</td>"
+        f"<td>{esc(r.reference)}</td>"
         + "".join(f"<td class='num'>{_ratio(v, lo, hi)}</td>" for v, lo, hi in (
             (r.ratio_fresh, r.ratio_fresh_ci_low, r.ratio_fresh_ci_high),
             (r.ratio_aged, r.ratio_aged_ci_low, r.ratio_aged_ci_high),
             (r.interaction, r.interaction_ci_low, r.interaction_ci_high)))
-        + f"<td><b>{esc(r.decision)}</b></td></tr>" for r in ranking.itertuples())
+        + f"<td><b>{esc(r.decision)}</b></td><td class='num'>{r.n}</td>"
+        f"<td class='num'>{_fill(r.fill_a)} · {_fill(r.fill_b)}</td></tr>"
+        for r in ranking.itertuples())
     return f"<table>{head}{body}</table>"
+
+
+def _fill(value: float) -> str:
+    return "–" if value != value else f"{value:.1f} %"
 
 
 def _ratio(value: float, low: float, high: float) -> str:
@@ -150,6 +177,50 @@ def _ratio(value: float, low: float, high: float) -> str:
     if low == low and high == high:
         shown += f" <span class='muted'>({esc(_bound(low))}–{esc(_bound(high))})</span>"
     return shown
+
+
+DECISION_COLOURS = {"faster": "#1a7f37", "slower": "#cf222e", "equivalent": "#0969da",
+                    "unresolved": "#888888"}
+
+
+def latency_comparison_chart(what: str, rows: pd.DataFrame) -> dict[str, object]:
+    """One comparison of the latency during aging (the file system, the level, fstrim):
+    each operation's a/b with its interval, a point per place it was compared at, coloured
+    by its decision; the thesis's ratio beside it."""
+    data, seen = [], []
+    labels = [f"{r.op} · {r.at}" if isinstance(r.at, str) and r.at else str(r.op)
+              for r in rows.itertuples()]
+    for decision, colour in DECISION_COLOURS.items():
+        part = rows[rows["decision"] == decision]
+        if part.empty:
+            continue
+        names = [label for label, d in zip(labels, rows["decision"], strict=True)
+                 if d == decision]
+        low, high, value = part["ratio_ci_low"], part["ratio_ci_high"], part["ratio"]
+        seen += [v for v in (*low, *high, *value) if v == v and 0 < v < math.inf]
+        data.append({"type": "scatter", "mode": "markers", "name": decision,
+                     "marker": {"color": colour}, "y": names, "x": value.tolist(),
+                     "error_x": {"type": "data", "symmetric": False,
+                                 "array": (high - value).fillna(0).tolist(),
+                                 "arrayminus": (value - low).fillna(0).tolist()}})
+    thesis = rows["thesis_ratio"].astype(float)
+    if thesis.notna().any():
+        data.append({"type": "scatter", "mode": "markers", "name": "the thesis",
+                     "marker": {"symbol": "diamond-open", "size": 9, "color": "#6e7781"},
+                     "y": [label for label, t in zip(labels, thesis, strict=True) if t == t],
+                     "x": thesis.dropna().tolist()})
+        seen += thesis.dropna().tolist()
+    first = rows.iloc[0]
+    pair = (f"{first['a']} against {first['b']}" if what == "file system"
+            else f"{what}={first['a']} against {what}={first['b']}")
+    return {"data": data, "layout": {
+        "title": {"text": f"latency during aging: {pair}<br><sup>median latency a / b per "
+                          "operation, below 1 a is faster</sup>"},
+        "height": 160 + 22 * len(rows), "margin": {"l": 260},
+        "xaxis": {"title": {"text": "ratio a / b (log)"}, "type": "log", **ratio_ticks(seen)},
+        "yaxis": {"type": "category", "automargin": True},
+        "shapes": [{"type": "line", "yref": "paper", "y0": 0, "y1": 1, "x0": 1, "x1": 1,
+                    "line": {"dash": "dot", "color": "#888"}}]}}
 
 
 def size_class(low: float, high: float) -> str:

@@ -188,9 +188,10 @@ def compare_report(comparison: CampaignComparison) -> RenderableType:
     counts = ", ".join(f"{comparison.count(decision)} {decision}"
                        for decision in ("regressed", "improved", "same", "unresolved"))
     spread = [escape(comparison.spread_note)] if comparison.spread_note else []
-    if alone := comparison.open_but_decided_alone:
-        spread.append(f"{alone} unresolved question{'s' * (alone != 1)} would be decided on "
-                      "the iterations alone: whether a sitting moves that far on this host "
+    if open_alone := comparison.open_but_decided_alone:
+        spread.append(f"{open_alone} unresolved question{'s' * (open_alone != 1)} would be "
+                      "decided on the iterations alone: whether a sitting moves that far on "
+                      "this host "
                       "is what a history of its sittings tells (--catalogue).")
     return Group(*parts, *differences, *spread, f"questions: {counts}")
 

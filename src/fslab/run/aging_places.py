@@ -10,6 +10,17 @@ aged level is aged after it is made and before its runs, as one more step of mak
   kept in DIR/aged/<target>/, as a target's `age = {...}` is) and every place restores a
   private copy of it: quick, and its intervals hold for that one aged image.
 
+- An aged level's fresh twin (`twin-LEVEL`, made when a workload reads the aged tree:
+  workloads/aging_levels.py) is a fresh file system of the same kind, size and options
+  holding a copy of that iteration's aged tree, copied as `fresh_copy_of` copies
+  (targets/loopfs.copy_tree: Conway et al., FAST '17) right after the aging, before any
+  run touches it: the aged place and its twin are made together, whichever of their runs
+  comes first (its run carries both makings' seconds). With age_reuse the twin is a
+  fresh copy of the image aged once.
+- The `fstrim` factor (`[sweep] fstrim = [true, false]`) trims the aging at its probes
+  (the thesis's section 7.7) or not at all, whatever the level says, and the runs before
+  each run (run/around_run.py).
+
 The aging's seconds are a step of the run the place was made for (core/stopwatch.AGE), so
 machine time, `needs … about N s` and the progress lines include them; what the aging did
 goes into that run's metadata (`aging`: the figures' summary) and, in short, into the
@@ -22,17 +33,21 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fslab.core import stopwatch
+from fslab.core.age_factor import AGE, FRESH, twin_level, twinned
+from fslab.core.cell_keys import cell_name
 from fslab.core.failures import Failure
 from fslab.plan.levels import path_name
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, TargetSpec
 from fslab.targets.base import AGE_LEVEL
-from fslab.workloads.aging_levels import FRESH, AgeLevel, age_levels
+from fslab.workloads.agedfiles import AGED_TREE
+from fslab.workloads.aging_levels import AgeLevel, age_levels
 
 if TYPE_CHECKING:
     from fslab.core.record import RunRecord
@@ -51,11 +66,59 @@ def aging_seed(seed: int, level: str, iteration: int) -> int:
 
 
 def aged_level(spec: TargetSpec, levels: dict[str, AgeLevel]) -> AgeLevel | None:
-    """The level a target is aged to (None: fresh, the simulator, no `age` factor)."""
+    """The level a target is aged to (None: fresh, a twin, the simulator, no `age`
+    factor)."""
     name = str(spec.options.get(AGE_LEVEL, ""))
-    if not name or name == FRESH or spec.fs == "null":
+    if not name or name == FRESH or twinned(name) or spec.fs == "null":
         return None
     return levels[name]
+
+
+def twin_of(spec: TargetSpec) -> str:
+    """The aged level whose tree a twin holds ('' : not a twin, or the simulator's)."""
+    return "" if spec.fs == "null" else twinned(str(spec.options.get(AGE_LEVEL, ""))) or ""
+
+
+def fstrim_factor(spec: TargetSpec) -> bool | None:
+    """The `fstrim` factor's level of a target (None: not swept, the level decides)."""
+    found = spec.options.get("fstrim")
+    return None if found is None else bool(found)
+
+
+def measured_together(run: RunSpec) -> tuple[str, str, tuple[tuple[str, str], ...]] | None:
+    """What gathers a tree workload's runs on an aged level and on its twin, every file
+    system's, into one group (None for any other run): their places are made first (the
+    agings, the twins), then the runs follow one another in a shuffled order, so the runs
+    one answer compares share the disk's moment, not an iteration's drift — runs measured
+    in one piece cannot be interleaved in rounds as a fio job's slices are."""
+    level = str(run.target.options.get(AGE_LEVEL, ""))
+    if not (run.workload.reads_tree and level and level != FRESH):
+        return None
+    return (run.job_name, twinned(level) or level,
+            tuple(lv for lv in run.target.levels if lv[0] != AGE))
+
+
+def room_for(runs: list[RunSpec], spec: TargetSpec) -> int:
+    """The most the runs on an aged place and on its twin need at once (a job's variants
+    lie on it together): the room made right after its aging (aging/room.py)."""
+    names = {spec.name, partner_name(spec)}
+    together: dict[tuple[str, str], dict[str, int]] = {}
+    for run in runs:
+        if run.target.name in names:
+            job = together.setdefault((run.target.name, run.job_name), {})
+            job[run.workload.name] = run.workload.required_bytes()
+    return max((sum(job.values()) for job in together.values()), default=0)
+
+
+def partner_name(spec: TargetSpec) -> str:
+    """An aged variant's twin, or a twin's aged variant: the same target and levels, its
+    level of `age` the other side ('' for anything else)."""
+    level = str(spec.options.get(AGE_LEVEL, ""))
+    other = twinned(level) or (twin_level(level) if level and level != FRESH else "")
+    if not other:
+        return ""
+    return cell_name(spec.base, [(factor, other if factor == AGE else value)
+                                 for factor, value in spec.levels])
 
 
 def check_levels(targets: list[TargetSpec], campaign: Campaign) -> None:
@@ -72,17 +135,53 @@ def check_levels(targets: list[TargetSpec], campaign: Campaign) -> None:
 
 @dataclass
 class Ager:
-    """Ages the places of a campaign's aged target variants (module doc)."""
+    """Ages the places of a campaign's aged target variants and fills their twins
+    (module doc)."""
 
     campaign: Campaign
     results: ResultsDir
+    runs: list[RunSpec] = field(default_factory=list)  # the plan's
     levels: dict[str, AgeLevel] = field(default_factory=dict)
     # run_id -> (the place's `aging` description, the figures' summary of its aging)
     summaries: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     reused: set[str] = field(default_factory=set)  # targets whose one aging was recorded
+    _first: dict[tuple[int, str], RunSpec] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.levels = age_levels(self.campaign.age_levels)
+        for run in self.runs:
+            self._first.setdefault((run.iteration, run.target.name), run)
+
+
+    def partner(self, run: RunSpec) -> RunSpec | None:
+        """The first run, in `run`'s iteration, on the other one of an aged place and its
+        twin, when the two are made together (not with age_reuse: the twin then copies
+        the image aged once)."""
+        if self.campaign.age_reuse:
+            return None
+        name = partner_name(run.target)
+        return self._first.get((run.iteration, name)) if name else None
+
+    def fill_twin(self, run: RunSpec, place: Mounted, aged: Mounted) -> None:
+        """Copy the aged place's tree, as its aging left it, into its twin just made."""
+        assert place.path is not None and aged.path is not None
+        from fslab.host import system
+        from fslab.host.space import root_space
+        from fslab.targets.loopfs import copy_tree
+
+        start = time.perf_counter()
+        with stopwatch.step(stopwatch.AGE):
+            copy_tree(aged.path / AGED_TREE, place.path)
+            system.sync_file_system(place.path)
+        capacity = place.description.details.get("root_capacity")
+        found = root_space(place.path, capacity if isinstance(capacity, int) else None)
+        place.description = place.description.with_(aging={
+            "level": str(run.target.options.get(AGE_LEVEL, "")),
+            "twin_of": partner_name(run.target), "copied_from": str(aged.path / AGED_TREE),
+            "copy_seconds": round(time.perf_counter() - start, 3),
+            "used_end": found.fill if found is not None else None,
+            "how": "cp -a of the aged tree onto a fresh file system (Conway et al., FAST "
+                   "'17): the same files in the same directories, laid out fresh"})
 
     def age(self, run: RunSpec, place: Mounted) -> None:
         """Age the place just made for `run` at its target's level (nothing for a fresh
@@ -101,40 +200,19 @@ class Ager:
                 self.summaries[run.run_id] = (described,
                                               reused_summary(Path(spec.options["image"])))
             return
-        from fslab.aging.per_place import NOT_REACHED, age_place
+        from fslab.aging.per_place import age_place
 
         out = self.results.path / AGED_DIR / path_name(spec.name) / f"i{run.iteration:03d}"
         with stopwatch.step(stopwatch.AGE):
             aged = age_place(place, level, spec.size,
-                             aging_seed(self.campaign.seed, level.name, run.iteration), out)
+                             aging_seed(self.campaign.seed, level.name, run.iteration), out,
+                             fstrim_factor(spec), room_for(self.runs, spec))
         summary = aged.pop("summary")
         place.description = place.description.with_(aging=aged)
         self.summaries[run.run_id] = (aged, {"iteration": run.iteration, **summary})
-        if aged.get("short") == NOT_REACHED:
+        if aged.get("short"):  # a level it cannot reach is said, never measured as reached
             raise NotReady(f"aging {spec.name}: {aged['why']}", place.description,
                            failure=Failure.AGING)
-
-    def make_room(self, run: RunSpec, place: Mounted) -> bool:
-        """Room for the run's files on an aged place, made by deleting random aged files
-        (the thesis's protocol); True when some were deleted."""
-        if aged_level(run.target, self.levels) is None:
-            return False
-        from fslab.aging.per_place import make_room
-
-        with stopwatch.step(stopwatch.SPACE):
-            released = make_room(place, run.workload.required_bytes(),
-                                 aging_seed(self.campaign.seed, "room", run.iteration))
-        if not released:
-            return False
-        aging = place.description.details.get("aging")
-        aging = aging if isinstance(aging, dict) else {}
-        before = aging.get("released") or {"files": 0, "bytes": 0}
-        # the same dict the aging's summary holds: the run made for the place says it too
-        aging["released"] = {"files": before["files"] + released["files"],
-                             "bytes": before["bytes"] + released["bytes"],
-                             "used_after": released["used_after"]}
-        place.description = place.description.with_(aging=aging)
-        return True
 
     def summary_of(self, run_id: str) -> dict[str, Any] | None:
         """What the aging of the place made for `run_id` did (its metadata `aging`): the
@@ -149,15 +227,16 @@ def ager_of(plan: Plan, results: ResultsDir) -> Ager | None:
     levels = age_levels(plan.campaign.age_levels)
     if not any(aged_level(spec, levels) for spec in plan.targets):
         return None
-    return Ager(plan.campaign, results)
+    return Ager(plan.campaign, results, plan.runs)
 
 
 def aging_text(record: RunRecord | None) -> str:
-    """'; aged to thesis-80 in 12.3 s (80.2 % used)' for the run a place was aged for."""
+    """'; aged to thesis-80 in 12.3 s, 80.2 % used' for the run a place was aged for (the
+    fill it ended at)."""
     aging = record.workload_metadata.section("aging") if record is not None else {}
     if aging.get("reused") or "seconds" not in aging:
         return ""
-    used = aging.get("used_max")
+    used = aging.get("used_end", aging.get("used_max"))  # where it ended (its level)
     shown = f", {float(used):.1%} used" if isinstance(used, int | float) else ""
     return f"; aged to {aging.get('level')} in {float(aging['seconds']):.1f} s{shown}"
 
@@ -176,19 +255,23 @@ def reused_summary(image: Path) -> dict[str, Any]:
 
 
 def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
-             results: ResultsDir) -> list[str]:
+             results: ResultsDir, runs: list[RunSpec]) -> list[str]:
     """age_reuse: age each aged target variant once (or take its finished aging on a
     resume) and start its places from a copy of that image; one line per aging done."""
     if not campaign.age_reuse:
         return []
     from fslab.aging.age import age
-    from fslab.aging.levels import level_config, parameters
+    from fslab.aging.levels import level_config, parameters, with_fstrim
     from fslab.targets.images import FILE_NAMES
 
     levels = age_levels(campaign.age_levels)
     done = []
     for spec in targets:
         level = aged_level(spec, levels)
+        if twin_of(spec):  # a fresh copy of the image its aged variant is aged into
+            partner = partner_name(spec)
+            spec.options["fresh_copy_of"] = str(results.path / AGED_DIR / path_name(partner)
+                                                / FILE_NAMES["sparse"])
         if level is None:
             continue
         out = results.path / AGED_DIR / path_name(spec.name)
@@ -197,11 +280,14 @@ def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
             import shutil
 
             shutil.rmtree(out, ignore_errors=True)  # an interrupted aging starts over
-            config = level_config(level, spec.size, aging_seed(campaign.seed, level.name, 0))
+            config = with_fstrim(level_config(level, spec.size,
+                                              aging_seed(campaign.seed, level.name, 0)),
+                                 fstrim_factor(spec))
             plain = dataclasses.replace(spec, options={k: v for k, v in spec.options.items()
                                                        if k != AGE_LEVEL})
             record = age(plain, config, out, lab, image="sparse",
-                         parameters=parameters(level, config))
+                         parameters=parameters(level, config, fstrim_factor(spec)),
+                         room=room_for(runs, spec))
             done.append(f"aged {spec.name} once ({level.name}): {record['ops_succeeded']} "
                         f"operations, stopped by {record['stopped_by']} ({out})")
         spec.options["image"] = str(image)

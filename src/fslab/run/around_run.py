@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.host import system
+from fslab.host.space import root_space
 from fslab.probes.freespace import of_mounted as free_space
 from fslab.targets import Mounted
 from fslab.targets.base import AGE_LEVEL
 
 WHY = ("free-space fragmentation before and after the run on an aged target, fstrim before "
-       "it when asked (the aging study's protocol, section 6.2)")
+       "it when asked (the aging study's protocol, section 6.2), the fill of the space "
+       "root can write at its start")
 # Target options that make a target aged (or its twin): aged once, from an image, a fresh
 # copy of one, or a level of the `age` factor (fresh among them: the aged levels' twin).
 PROBED = ("age", "image", "fresh_copy_of", AGE_LEVEL)
@@ -37,10 +39,13 @@ class AroundRun:
     free_space_before: dict[str, object] | None = None
     free_space_after: dict[str, object] | None = None
     fstrim: dict[str, object] | None = None
+    # the fill at the run's start (room made for it): the share of the space root could
+    # write on the fresh file system (host/space.py), the same measure on every one
+    fill: float | None = None
 
     def to_json(self) -> dict[str, object]:
         found = {"free_space_before": self.free_space_before, "fstrim": self.fstrim,
-                 "free_space_after": self.free_space_after}
+                 "free_space_after": self.free_space_after, "fill": self.fill}
         return {**{k: v for k, v in found.items() if v is not None}, "why": WHY}
 
 
@@ -50,8 +55,12 @@ def before_run(place: Mounted, options: Mapping[str, object]) -> AroundRun | Non
     trim = bool(options.get("fstrim"))
     if place.path is None or not (probed or trim):
         return None
+    capacity = place.description.details.get("root_capacity")
+    space = root_space(place.path, capacity if isinstance(capacity, int) else None) \
+        if probed else None
     return AroundRun(free_space_before=free_space(place) if probed else None,
-                     fstrim=fstrim(place.path) if trim else None)
+                     fstrim=fstrim(place.path) if trim else None,
+                     fill=round(space.fill, 5) if space is not None else None)
 
 
 def after_run(place: Mounted, record: AroundRun | None,

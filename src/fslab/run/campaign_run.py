@@ -124,7 +124,7 @@ class CampaignRun:
         from fslab.run.aging_places import age_once
 
         age_targets(self.campaign.targets, self.lab, self.results)
-        age_once(self.plan.targets, self.campaign, self.lab, self.results)
+        age_once(self.plan.targets, self.campaign, self.lab, self.results, self.plan.runs)
 
     def describe_environment(self) -> None:
         """environment.json: the machine, tools and targets (a resume keeps what its

@@ -21,9 +21,10 @@ from fslab.core.run_parts import TargetDescription
 from fslab.core.units import format_bytes
 from fslab.host.children import settle
 from fslab.host.lab import Session
+from fslab.host.space import fresh_capacity
 from fslab.plan.levels import workdir_name
-from fslab.plan.order import RunSpec
-from fslab.run.aging_places import Ager
+from fslab.plan.order import TREE_OPTIONS, RunSpec
+from fslab.run.aging_places import Ager, twin_of
 from fslab.run.around_run import AroundRun, after_run, before_run
 from fslab.run.lab_space import filled_while_made, held_by, lab_free, short_of_room
 from fslab.run.option_check import Refused
@@ -150,9 +151,7 @@ class Places:
             self._apart_from(name)
         place = self.mounted.get(name) or self._provision(run)
         where = working_place(place, run, self.hosts, self.run_timeout)
-        if self.ager is not None:  # an aged place: room for the run's files first
-            self.ager.make_room(run, place)
-        short = lacks_space(place, run)
+        short = lacks_space(place, run)  # an aged place made room when it was aged
         if short and reused and not self._in_use(name):
             release(where)
             with stopwatch.step(stopwatch.TEARDOWN):
@@ -204,6 +203,12 @@ class Places:
         for want of space this iteration, and the campaign stops (Shortage) when no
         target of it could be made in what is left."""
         name = run.target.name
+        partner = self.ager.partner(run) if self.ager is not None else None
+        if partner is not None and twin_of(run.target) and \
+                partner.target.name not in self.mounted:
+            self._partner(partner, run)  # the aged place first: it makes its twin too
+            if name in self.mounted:
+                return self.mounted[name]
         need = self.targets[name].lab_bytes(run.workload.required_bytes())
         root = self.session.lab.root
         had = lab_free(root) if need else 0
@@ -227,11 +232,27 @@ class Places:
                                           self.targets[name].describe(), failure=failure,
                                           tool_said=said)
             raise self._broken[name].again() from exc
+        if place.path is not None and not any(key in run.target.options for key in TREE_OPTIONS):
+            # a fresh file system: what root can write on it is the whole its fills are of
+            place.description = place.description.with_(
+                root_capacity=fresh_capacity(place.path))
         self.mounted[name] = place
         self.made_for[name] = run.run_id
         if self.ager is not None:
-            self._aged(run, place)
+            self._aged(run, place, partner)
         return place
+
+    def _partner(self, partner: RunSpec, run: RunSpec) -> None:
+        """Make a twin's aged place (for its own first run); a twin whose aged place
+        cannot be made cannot be either, for the same reason."""
+        try:
+            self._provision(partner)
+        except NotReady as exc:
+            name = run.target.name
+            self._broken[name] = NotReady(f"its aged twin {partner.target.name} could not "
+                                          f"be made: {exc}", self.targets[name].describe(),
+                                          failure=exc.failure)
+            raise self._broken[name].again() from exc
 
     def _out_of_room(self, name: str, reason: str, free: int, said: str = "") -> NoReturn:
         """Target `name` does not fit the lab's disk: its runs fail this iteration, or,
@@ -245,13 +266,17 @@ class Places:
                                       failure=Failure.NO_SPACE, tool_said=said)
         raise self._broken[name].again()
 
-    def _aged(self, run: RunSpec, place: Mounted) -> None:
-        """Age a place just made at its target's level; one that cannot be is released and
-        not tried again this iteration (its runs fail with the reason)."""
+    def _aged(self, run: RunSpec, place: Mounted, partner: RunSpec | None) -> None:
+        """Age a place just made at its target's level and make its twin now, before any
+        run touches its tree (or fill a twin from its aged place); one that cannot be is
+        released and not tried again this iteration (its runs fail with the reason)."""
         assert self.ager is not None
         name = run.target.name
         try:
-            self.ager.age(run, place)
+            if partner is not None and twin_of(run.target):
+                self.ager.fill_twin(run, place, self.mounted[partner.target.name])
+            else:
+                self.ager.age(run, place)
         except (NotReady, ToolError, OSError, UserError) as exc:
             found = exc if isinstance(exc, NotReady) else NotReady(
                 f"aging {name} failed: {exc}", place.description, failure=Failure.AGING)
@@ -259,6 +284,10 @@ class Places:
             with stopwatch.step(stopwatch.TEARDOWN):
                 self.teardown(name)
             raise found.again() from exc
+        if partner is not None and not twin_of(run.target) and \
+                partner.target.name not in self.mounted:
+            with contextlib.suppress(NotReady):  # the twin's runs say why it was not made
+                self._provision(partner)
 
     def _apart_from(self, name: str) -> None:
         """Release the places that share something with `name` at another level (a

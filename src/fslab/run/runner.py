@@ -28,7 +28,7 @@ from fslab.host.witness import Watcher
 from fslab.plan.levels import path_name
 from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
-from fslab.run.aging_places import ager_of, aging_text
+from fslab.run.aging_places import ager_of, aging_text, measured_together
 from fslab.run.finished import RunFacts, finished_record, headline_text
 from fslab.run.lab_space import campaign_need
 from fslab.run.observing import observed
@@ -180,19 +180,24 @@ class Runner:
 
     def _groups(self, runs: list[RunSpec]) -> list[list[RunSpec]]:
         """The iteration's runs in plan order, a sliced job's runs on every target (and
-        every variant of a sweep) gathered where its first one stands; a run measured in
-        one piece is a group of its own (rounds.py); runs on targets that share something
-        at different levels (a zfs-fuse daemon's ARC) apart (places.apart)."""
+        every variant of a sweep) gathered where its first one stands, and so a tree
+        workload's runs on an aged level and its twin (run/aging_places.py); any other
+        run measured in one piece is a group of its own (rounds.py); runs on targets
+        that share something at different levels (a zfs-fuse daemon's ARC) apart
+        (places.apart)."""
         groups: list[list[RunSpec]] = []
-        gathered: dict[str, list[RunSpec]] = {}
+        gathered: dict[object, list[RunSpec]] = {}
         for run in runs:
+            key: object = run.job_name
             if whole_because(run, self.plan.campaign, bool(self.hosts)) is not None:
+                key = measured_together(run)  # an aged tree's runs and its twin's
+            if key is None:
                 groups.append([run])
-            elif run.job_name in gathered:
-                gathered[run.job_name].append(run)
+            elif key in gathered:
+                gathered[key].append(run)
             else:
-                gathered[run.job_name] = [run]
-                groups.append(gathered[run.job_name])
+                gathered[key] = [run]
+                groups.append(gathered[key])
         return apart(groups, lambda run: self.targets[run.target.name].shares())
 
     def _execute_group(self, group: list[RunSpec]) -> list[tuple[RunSpec, str, str]]:

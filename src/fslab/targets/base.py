@@ -13,6 +13,7 @@ from fslab.core.run_parts import TargetDescription
 from fslab.host import system
 from fslab.host.fuse import Watch
 from fslab.host.lab import Resource, Session
+from fslab.host.space import root_space
 
 # Capability flags (cf. fio's FIO_DISKLESSIO-style engine flags), each read by the core:
 # NEEDS_ROOT by the preflight, SEQUENTIAL_LAYOUT (a FUSE quirk) by the fio workload. No flag
@@ -82,13 +83,12 @@ class Mounted:
         return free
 
     def free_bytes(self) -> int | None:
-        """Space available to a writer (device size for raw); None when the fs won't say."""
+        """Space a writer has (device size for raw); None when the fs won't say. fslab's
+        workloads run as root: ext4's root reserve is theirs (host/space.py)."""
         if self.path is None:
             return self.description.device_size
-        stats = os.statvfs(self.path)
-        if stats.f_blocks == 0:  # fusefat reports no sizes at all
-            return None
-        return stats.f_bavail * stats.f_frsize
+        found = root_space(self.path)  # fusefat reports no sizes at all: None
+        return found.free if found is not None else None
 
 
 class Target(Protocol):

@@ -6,9 +6,17 @@ where it comes from (workloads/provenance.py), as every preset's are.
     interleaved  fslab's creation-order aging (aging/recipes.py)
     versioned    fslab's git-pull-like versions, until 3× the capacity is written
     mix          fslab's fs-drift-like operation mix at 80 % (aging/engine.py)
+    large-80     fslab's large-file aging: files grown by appends to several MiB, at 80 %
     thesis-80    the aging of "The effects of age on file system performance" (Petrovič,
     thesis-99    2017): fs-drift's operation mix, a Gaussian file choice with a moving
                  centre, log-normal sizes, fstrim at each probe, at 80 % or 99 %
+
+    twin-LEVEL   made by fslab, never named by a campaign: a fresh file system of the
+                 same kind, size and options holding a copy of LEVEL's aged tree (the
+                 same files copied in order, laid out fresh: Conway et al., FAST '17),
+                 the fresh side of LEVEL for workloads that read or rewrite the aged
+                 files (`reads_tree`: scan, agedfiles); workloads that need no tree keep
+                 the plain `fresh` file system (runs_at)
 
 A campaign changes a level's settings or adds levels of its own in `[age_levels.NAME]`
 (keys: aging/config.AgingConfig's fields and the RELATIVE ones below); a value it sets is
@@ -22,11 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fslab.core.age_factor import FRESH, TWIN, twin_level, twinned
 from fslab.core.errors import UserError
 from fslab.workloads.provenance import Param, campaign, fslab, study
 
-AGE = "age"  # the factor's name, in [sweep] and as a column of the tables
-FRESH = "fresh"  # the level without aging: the reference of every age effect
 RECIPES = ("mix", "interleaved", "versioned")  # aging/engine.py, aging/recipes.py
 # A level's settings that scale with the file system aged (aging/levels.py resolves them).
 RELATIVE = {
@@ -40,7 +47,8 @@ CONFIG_KEYS = frozenset({
     "seed", "ops", "duration_s", "bytes_limit", "stop_file", "pause_file", "mix",
     "fsync_probability", "fdatasync_probability", "max_files", "file_choice", "center",
     "stddev", "velocity", "sizes", "mu", "sigma", "pareto_alpha", "size", "size_max",
-    "io_size", "levels", "dirs_per_level", "utilization", "low_water", "check_every",
+    "io_size", "levels", "dirs_per_level", "utilization", "low_water", "finish_full",
+    "check_every",
     "fstrim_every", "fstrim_seconds", "probe_every", "recipe", "written", "layout_target",
     "plateau", "plateau_probes", "tree_files", "piece", "fill", "version_change",
     "version_add", "version_delete"})
@@ -75,6 +83,11 @@ class AgeLevel:
 
 _OURS = fslab("fslab's recipe at a campaign's scale")
 _PROBED = Param(PROBES, fslab("enough columns for the free-space heat map"))
+_FULL = Param(True, fslab(
+    "equal fullness: after its operations, new files (the level's sizes) fill the file "
+    "system up to the utilisation, so every file system ends the level equally full of "
+    "the space root can write (a mix hovers between its low-water mark and the "
+    "utilisation, and ends anywhere between)"))
 
 T = "aging-thesis"
 _CHOICE = "section 4.4: fs-drift's 'gaussian' file choice, centre at index 0"
@@ -125,6 +138,7 @@ def _thesis(percent: int) -> AgeLevel:
             "low_water": Param(round(share - 0.03, 2), fslab(
                 "section 5.3: above the limit 'specified amount of space is randomly "
                 "released', the amount not given: 3 % of the capacity")),
+            "finish_full": _FULL,
             "ops_per_gib": Param(100_000, fslab(
                 "section 5.1: 'testing length by operation count is used', the count not "
                 "given: 100,000 per GiB fill the file system in about a third of the run")),
@@ -151,6 +165,36 @@ def _thesis(percent: int) -> AgeLevel:
     )
 
 
+_LARGE = fslab("fslab's large-file level: files a sequential O_DIRECT pass reaches "
+               "(agedfiles' aged_largeread, aged_largerewrite)")
+
+
+def _large(percent: int) -> AgeLevel:
+    """Files of several MiB, grown by appends among their neighbours: layout that a
+    sequential read of whole files reaches, aged with the thesis's engine."""
+    share = percent / 100
+    return AgeLevel(
+        name=f"large-{percent}",
+        description=(f"fslab's large-file aging at {percent} % utilisation: about a hundred "
+                     "files per 512 MiB, created at 256 KiB–1 MiB and grown by 64 KiB "
+                     "appends (fsynced one time in ten) among their neighbours to several "
+                     "MiB, rewritten, truncated and deleted now and then, under a Gaussian "
+                     "file choice whose centre moves; fstrim and a probe at each pause"),
+        settings={
+            "recipe": Param("mix", _LARGE),
+            "mix": Param({"create": 2, "append": 14, "random_write": 2, "truncate": 1,
+                          "delete": 1, "read": 1}, _LARGE),
+            "file_choice": Param("gaussian", _LARGE), "center": Param(0.0, _LARGE),
+            "stddev": Param(0.1, _LARGE), "velocity": Param(0.01, _LARGE),
+            "sizes": Param("uniform", _LARGE), "size": Param(256 * 1024, _LARGE),
+            "size_max": Param(1024 * 1024, _LARGE),
+            "utilization": Param(share, _LARGE),
+            "low_water": Param(round(share - 0.03, 2), _LARGE), "finish_full": _FULL,
+            "ops_per_gib": Param(24_000, _LARGE), "files_per_gib": Param(200, _LARGE),
+            "probes": _PROBED, "fstrim_at_probes": Param(True, _LARGE),
+            "fsync_probability": Param(0.1, _LARGE)})
+
+
 LEVELS: dict[str, AgeLevel] = {level.name: level for level in (
     AgeLevel(FRESH, "no aging: a new file system", {}),
     AgeLevel("interleaved", "a source-like tree grown 4 KiB per file per round, shuffled, "
@@ -162,10 +206,12 @@ LEVELS: dict[str, AgeLevel] = {level.name: level for level in (
               "probes": _PROBED}),
     AgeLevel("mix", "fslab's fs-drift-like operation mix at 80 % utilisation",
              {"recipe": Param("mix", _OURS), "utilization": Param(0.8, _OURS),
+              "finish_full": _FULL,
               "ops_per_gib": Param(100_000, _OURS), "files_per_gib": Param(10_000, _OURS),
               "probes": _PROBED}),
     _thesis(80),
     _thesis(99),
+    _large(80),
 )}
 
 
@@ -188,6 +234,9 @@ def campaign_level(name: str, given: dict[str, Any]) -> AgeLevel:
                         f"aging config's keys and {', '.join(RELATIVE)})")
     if name == FRESH:
         raise UserError(f"{where}: fresh is no aging and has no settings")
+    if twinned(name):
+        raise UserError(f"{where}: a level named {TWIN}… is the fresh twin fslab makes of "
+                        "an aged level: name yours otherwise")
     recipe = given.get("recipe")
     if recipe is not None and recipe not in RECIPES:
         raise UserError(f"{where}: unknown aging recipe {recipe!r} (known: "
@@ -218,8 +267,30 @@ def check_levels(levels: tuple[str, ...], given: dict[str, dict[str, Any]]) -> N
     """Refuse, in one line, a level of `age` neither fslab nor the campaign defines."""
     known = age_levels(given)
     for level in levels:
+        if twinned(level):
+            raise UserError(f"--sweep age: {level!r} is the fresh twin fslab makes of "
+                            f"{twinned(level)} when a workload reads the aged tree: sweep "
+                            f"age = [\"fresh\", \"{twinned(level)}\"]")
         if level not in known:
             raise UserError(f"--sweep age: unknown level {level!r} (known: "
                             f"{', '.join(known)}; a level of your own: [age_levels.{level}] "
                             "with recipe = \"mix\", \"interleaved\" or \"versioned\" and its "
                             "settings)")
+
+
+def with_twins(levels: tuple[str, ...], reads_tree: bool) -> tuple[str, ...]:
+    """The levels a campaign's `age` factor runs: its own and, when a workload reads the
+    aged tree and `fresh` is among them, each aged level's twin (after them, in order)."""
+    if not reads_tree or FRESH not in levels:
+        return levels
+    return (*levels, *(twin_level(level) for level in levels if level != FRESH))
+
+
+def runs_at(level: str, reads_tree: bool, twins: bool) -> bool:
+    """Whether a workload runs on a file system at this level of `age` ('' : no level):
+    one that reads the aged tree runs on aged levels and their twins, never on a plain
+    fresh file system where twins stand for it; one that needs no tree runs on fresh
+    and aged levels, never on a twin."""
+    if twinned(level):
+        return reads_tree
+    return not (reads_tree and twins and level == FRESH)

@@ -67,6 +67,11 @@ class Workload(Protocol):
     def watched(self) -> bool:
         """Whether the witness watches the machine while it runs (host/witness.py)."""
 
+    @property
+    def reads_tree(self) -> bool:
+        """Whether it reads or rewrites the files already on the target (an aged tree):
+        it runs on aged file systems and their fresh twins (workloads/aging_levels.py)."""
+
     def check(self) -> None:
         """Raise UserError with one line when the workload cannot run here."""
 
@@ -90,6 +95,7 @@ class Capabilities:
     measures_host_cpu: ClassVar[bool] = True  # the runner adds system-wide CPU rows
     drops_caches: ClassVar[bool] = True  # the runner syncs and drops caches before it
     watched: ClassVar[bool] = True  # the witness watches the machine while it runs
+    reads_tree: ClassVar[bool] = False  # reads or rewrites the target's existing files
     PRIMARY: ClassVar[str] = ""  # what its verdict is about ("": inferred from the data)
 
     @property

@@ -47,6 +47,7 @@ class ScanWorkload(Capabilities):
     subdir: str = ""
     family: str = "scan"
     PRIMARY: ClassVar[str] = "bw_bytes"  # a cold recursive read: its bandwidth
+    reads_tree: ClassVar[bool] = True  # the target's own files: an aged tree or its twin
 
     def check(self) -> None:
         return None
