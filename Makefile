@@ -12,7 +12,7 @@ TEST_STAMP := $(VENV)/.fslab-test-installed
 # all 149 modules again, 4.3 s a process here (9.7 s against 5.5 s to collect the suite).
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
-.PHONY: run test check lint deps system-deps system-deps-test venv venv-test clean
+.PHONY: run test check durations check-orders lint deps system-deps system-deps-test venv venv-test clean
 
 # fslab callable by name: as root, /usr/local/bin/fslab links to this checkout's program
 # (never over a file that is not such a link); otherwise the exact line to type is printed.
@@ -45,11 +45,32 @@ test: system-deps-test venv-test
 	$(PYTEST) -q -m quiet
 
 # The edit-test loop: lint, types, and every test that needs nothing of the machine
-# (no root, mkfs, loop device, fio or process of its own; tests/conftest.py decides).
+# (no root, mkfs, loop device, fio or process of its own; tests/conftest.py decides),
+# the fuzzers at a tenth of their examples (make test: a fifth; tests/parsers/test_fuzz.py).
 check: venv-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src/fslab
-	$(PYTEST) -q -n 2 --dist worksteal -m check
+	FSLAB_FUZZ=loop $(PYTEST) -q -n 2 --dist worksteal -m check
+
+# The record of what each test of the check tier and of the simulations takes
+# (tests/durations.txt; tests/durations.py): each tier in a process of its own (the check
+# tier's figures are then those of make check's workers, not of a process the simulations
+# filled first), CPU and wall seconds of each test's setup, call and teardown, sorted and
+# rounded. tests/test_durations.py holds the check tier to its budget and fails while a
+# check-tier test is missing from the record: run this after adding or merging tests, on
+# a quiet machine when the figures are to be compared (3-4 minutes). make test deals its
+# workers' shares by it.
+durations: venv-test
+	FSLAB_FUZZ=loop $(PYTEST) -q -n 0 -m check --record-durations=tests/durations.txt
+	$(PYTEST) -q -n 0 -m simulation --record-durations=tests/durations.txt
+
+# The check tier twice more, in other orders and under other hash seeds: a test that
+# passes only after another, or only in one set order, fails in one of them (a few
+# minutes: not part of the loop; before a merge that adds many tests).
+check-orders: venv-test
+	PYTHONHASHSEED=1 FSLAB_TEST_ORDER=reverse FSLAB_FUZZ=loop $(PYTEST) -q -n 2 -m check -p no:cacheprovider
+	@order=shuffle:$$(date +%s); echo "PYTHONHASHSEED=2 FSLAB_TEST_ORDER=$$order"; \
+	PYTHONHASHSEED=2 FSLAB_TEST_ORDER=$$order FSLAB_FUZZ=loop $(PYTEST) -q -n 2 -m check -p no:cacheprovider
 
 lint: system-deps venv-test
 	$(BIN)/ruff check src tests benchmarks

@@ -123,7 +123,7 @@ def test_free_space_histogram_sums_to_free_space(mounted_fs):
     free = probe("ext4", mounted.description.device, str(mounted.path))
     stats = os.statvfs(mounted.path)
     assert free.free_bytes == stats.f_bfree * stats.f_frsize
-    assert sum(h[3] for h in free.histogram) == free.free_bytes
+    assert sum(h[3] for h in free.histogram) == free.free_bytes  # exact: byte counts
     assert free.largest_bytes > 0 and free.free_extents >= 1
 
 
@@ -151,7 +151,8 @@ def test_age_then_image_restores_the_same_files_and_extents(tmp_path, lab):
     assert len(snapshots) >= 4 and snapshots[-1]["used"]["measurable"]
     # the aged files' sizes (issue 23): power-of-two buckets that hold every file
     sizes = record["file_sizes"]
-    assert sum(b["files"] for b in sizes if b["to_bytes"]) == snapshots[-1]["used"]["files"]
+    assert sum(b["files"] for b in sizes  # exact: file counts
+               if b["to_bytes"]) == snapshots[-1]["used"]["files"]
     assert all(b["from_bytes"] <= b["bytes"] / b["files"] <= b["to_bytes"]
                for b in sizes if b["files"])
     assert max(b["from_bytes"] for b in sizes) <= 1 * MiB  # size_max
@@ -183,7 +184,7 @@ def test_btrfs_free_space_tree_probe(mounted_fs):
     os.sync()
     free = probe("btrfs", mounted.description.device, str(mounted.path))
     assert free.not_measurable == "" and free.free_extents >= 1
-    assert sum(h[3] for h in free.histogram) == free.free_bytes > 0
+    assert sum(h[3] for h in free.histogram) == free.free_bytes > 0  # exact: byte counts
 
 
 @pytest.mark.privileged

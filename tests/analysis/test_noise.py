@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from fslab.analysis.cells.noise import best_runtime, estimate, within_spread
 from fslab.analysis.pairs.model import compare, weighted_mean
@@ -46,7 +47,7 @@ def test_the_components_are_recovered_and_their_intervals_hold_them():
         lengths.append(found["best_runtime_s"])
     assert held_w >= 180 and held_b >= 180, (held_w, held_b)
     assert 2.0 <= float(np.median(lengths)) <= 4.5
-    assert best_runtime(2.0, 0.10, 0.05) == math.sqrt(2 * 0.01 / 0.0025)
+    assert best_runtime(2.0, 0.10, 0.05) == pytest.approx(math.sqrt(2 * 0.01 / 0.0025))
 
 
 def test_a_spread_that_does_not_fall_with_run_length_is_said():

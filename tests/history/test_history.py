@@ -39,16 +39,15 @@ def versioned(version: str, scale_a: float, seed: int, tmp_path: Path, jobs: int
 
 
 @pytest.fixture(scope="module")
-def sixteen(tmp_path_factory) -> tuple[Path, list[Path]]:
-    """Sixteen campaigns, versions 1.1 ... 1.16, target a at 0.8× from 1.9 on."""
-    tmp_path = tmp_path_factory.mktemp("history")
-    dirs = [versioned(v, 0.8 if i >= 8 else 1.0, seed=100 + i, tmp_path=tmp_path)
-            for i, v in enumerate(VERSIONS)]
-    return tmp_path, dirs
+def sixteen(shared) -> list[Path]:
+    """Sixteen campaigns, versions 1.1 ... 1.16, target a at 0.8× from 1.9 on, made once
+    for the module's tests (read-only: tests/shared.py)."""
+    return [shared.get(v, lambda root, i=i, v=v: versioned(
+        v, 0.8 if i >= 8 else 1.0, seed=100 + i, tmp_path=root)) for i, v in enumerate(VERSIONS)]
 
 
-def test_changes_find_the_drop_and_nothing_else(sixteen):
-    tmp_path, dirs = sixteen
+def test_changes_find_the_drop_and_nothing_else(sixteen, tmp_path):
+    dirs = sixteen
     db = tmp_path / "catalogue"
     added = fslab_here("history", "add", *map(str, dirs), "--catalogue", str(db))
     assert added.returncode == 0, added.stderr
@@ -69,8 +68,9 @@ def test_changes_find_the_drop_and_nothing_else(sixteen):
     assert since.returncode == 0 and json.loads(since.stdout) == []  # 1.9 < 1.10
 
 
-def test_adding_twice_changes_nothing_and_a_moved_directory_is_the_same_campaign(sixteen):
-    tmp_path, dirs = sixteen
+def test_adding_twice_changes_nothing_and_a_moved_directory_is_the_same_campaign(sixteen,
+                                                                                 tmp_path):
+    dirs = sixteen
     db = tmp_path / "twice"
     first = writing.add(db, dirs[:3])
     before = catalogue.counts(db)
@@ -96,7 +96,7 @@ def test_adding_twice_changes_nothing_and_a_moved_directory_is_the_same_campaign
 
 
 def test_query_is_read_only_and_errors_are_one_line(sixteen, tmp_path):
-    _, dirs = sixteen
+    dirs = sixteen
     db = tmp_path / "q"
     writing.add(db, dirs[:1])
     ok = fslab_here("history", "query", "SELECT key, value FROM labels WHERE key = 'version'",
@@ -112,7 +112,7 @@ def test_query_is_read_only_and_errors_are_one_line(sixteen, tmp_path):
 
 
 def test_an_unchanged_set_exits_zero(sixteen, tmp_path):
-    _, dirs = sixteen
+    dirs = sixteen
     db = tmp_path / "steady"
     writing.add(db, dirs[:8])  # 1.1 ... 1.8: nothing changed yet
     done = fslab_here("history", "changes", "--by", "version", "--catalogue", str(db))
@@ -124,7 +124,7 @@ def test_history_report_renders_in_chromium_with_the_change_marked(sixteen, tmp_
     from tests.ingest.test_import_report import chromium
 
     requires("chromium", root=False)
-    _, dirs = sixteen
+    dirs = sixteen
     db = tmp_path / "r"
     writing.add(db, dirs)
     page = tmp_path / "history.html"
@@ -229,7 +229,7 @@ def test_a_shared_directory_holds_one_history_for_several_machines(sixteen, tmp_
     mount in practice): each machine's series stays its own unless asked otherwise."""
     import shutil
 
-    _, dirs = sixteen
+    dirs = sixteen
     shared = tmp_path / "shared"
     for source in dirs[4:12]:  # versions 1.5 ... 1.12 on machine two
         copy = shared / "m2" / source.name

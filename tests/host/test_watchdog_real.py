@@ -106,27 +106,36 @@ def _measuring(out) -> bool:
     return str(run_dir) in found
 
 
-def test_work_waits_for_a_child_nobody_measures():
+def test_work_waits_for_a_child_nobody_measures(tmp_path):
     """Work queued with while_unmeasured never runs beside a measured child; it runs once,
-    while fslab waits on the next unmeasured one, and that child's wait covers it."""
+    while fslab waits on the next unmeasured one, and that child's wait covers it. Shown
+    by the two waiting for each other, not by a clock (a busy host stretches any bound):
+    the work waits until the child has started, the child until the work is done."""
     from fslab.host import children
 
-    done: list[float] = []
+    started, done = tmp_path / "child-started", tmp_path / "work-done"
+    saw_the_child: list[bool] = []
 
     def work() -> None:
-        done.append(time.monotonic())
-        time.sleep(0.5)
+        deadline = time.monotonic() + 10  # a bound against a hang only
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        saw_the_child.append(started.exists())
+        done.touch()
 
     children.while_unmeasured(work)
     children.while_unmeasured(work)  # queued once
-    children.run_child(["sleep", "0.5"], 10)
-    assert done == []
-    started = time.monotonic()
-    finished = children.run_child(["sleep", "0.5"], 10, measured=False)
-    assert len(done) == 1 and done[0] - started < 0.3
-    assert finished.returncode == 0 and finished.seconds < 0.85  # overlapped: not 1.0 s
+    children.run_child(["sleep", "0.1"], 10)
+    assert saw_the_child == []  # a measured child: nothing beside it
+    finished = children.run_child(
+        ["sh", "-c", f'touch "{started}"; while [ ! -e "{done}" ]; do sleep 0.01; done'],
+        10, measured=False)
+    # the work saw the child running, and the child ended because the work was done:
+    # had the work run before the child or after it, one of them would have waited 10 s
+    assert saw_the_child == [True]
+    assert finished.returncode == 0 and not finished.watchdog, finished.stderr
     children.run_child(["true"], 10, measured=False)
-    assert len(done) == 1
+    assert saw_the_child == [True]
 
 
 def test_a_cgroup_busy_for_a_moment_is_released_once_it_empties():

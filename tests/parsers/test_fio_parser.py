@@ -10,6 +10,7 @@ from fslab.parsers.fio import job_errors, parse_fio
 from fslab.parsers.fio_latency import PERCENTILES, percentiles_from_bins
 from fslab.parsers.fio_load import FioParseError, extract_json, load_fio
 from tests.conftest import FIXTURES
+from tests.floats import close
 
 FIO = FIXTURES / "fio"
 
@@ -113,7 +114,7 @@ def test_old_fio_microsecond_latencies_are_converted():
 def test_numpy_bins_give_the_same_measurements(name):
     """load_fio reads json+ bins with numpy; parse_fio must not see the difference."""
     raw = (FIO / name).read_bytes()
-    assert parse_fio(load_fio(raw)) == parse_fio(extract_json(raw))
+    assert close(parse_fio(load_fio(raw)), parse_fio(extract_json(raw)), rel=1e-12)
 
 
 def test_bins_that_are_not_plain_numbers_go_to_the_json_parser():
@@ -124,7 +125,7 @@ def test_bins_that_are_not_plain_numbers_go_to_the_json_parser():
     parsed = load_fio(raw)
     assert parsed["jobs"][0]["read"]["clat_ns"]["bins"] == {"1.5e3": 2, "2000": 1}
     assert isinstance(parsed["jobs"][2]["read"]["clat_ns"]["bins"], tuple)  # numpy's
-    assert parse_fio(parsed) == parse_fio(json.loads(raw))
+    assert close(parse_fio(parsed), parse_fio(json.loads(raw)), rel=1e-12)
 
 
 def test_every_default_percentile_and_the_pooled_stddev_are_kept():

@@ -29,12 +29,13 @@ from fslab.parsers.fio import parse_fio
 from fslab.parsers.fio_load import load_fio
 from tests.conftest import FIXTURES
 
-# make check runs a fifth of the examples; FSLAB_FUZZ=full (benchmarks/fuzz) all of them.
-FULL = os.environ.get("FSLAB_FUZZ") == "full"
+# make test runs a fifth of the examples, make check a tenth (FSLAB_FUZZ=loop: the edit-test
+# loop's budget, tests/test_durations.py), FSLAB_FUZZ=full (benchmarks/fuzz) all of them.
+FUZZ = os.environ.get("FSLAB_FUZZ", "")
 
 
 def examples(full: int) -> int:
-    return full if FULL else max(20, full // 5)
+    return full if FUZZ == "full" else max(20, full // (10 if FUZZ == "loop" else 5))
 
 
 settings.register_profile("fslab", derandomize=True, database=None, deadline=None,

@@ -166,23 +166,31 @@ PROBES: dict[str, Callable[[str, str, str, str], FreeSpace]] = {
     "btrfs_free_space_tree": _btrfs_tree, "zdb": _zdb}
 
 
-def probe(fs: str, device: str, mountpoint: str, pool: str = "",
-          search_dir: str = "") -> FreeSpace:
-    """Free-space fragmentation of a mounted file system, or why it cannot be measured.
-    Which probe reads a file system is its profile's `free_space` (zfs: zdb)."""
+def _probe_of(fs: str) -> str:
+    """The probe that reads `fs`: its profile's `free_space` (zfs: zdb); '' for none."""
     from fslab.targets.profiles import PROFILES
 
     kind = "zdb" if fs == "zfs" else (PROFILES[fs].free_space if fs in PROFILES else "")
-    if kind not in PROBES:
+    return kind if kind in PROBES else ""
+
+
+def probe(fs: str, device: str, mountpoint: str, pool: str = "",
+          search_dir: str = "") -> FreeSpace:
+    """Free-space fragmentation of a mounted file system, or why it cannot be measured."""
+    kind = _probe_of(fs)
+    if not kind:
         return FreeSpace("", not_measurable=f"no free-space probe for {fs} yet")
     return PROBES[kind](device, mountpoint, pool, search_dir)
 
 
 def of_mounted(place: Mounted) -> dict[str, object]:
     """A provisioned target's free extents now, as JSON (synced first: the probes read the
-    device; a zfs pool is searched for in its images' directory)."""
-    os.sync()
+    device; a zfs pool is searched for in its images' directory). A file system no probe
+    reads is not synced: a sync writes out every process's dirty data, and on a busy
+    machine waits for it."""
     description = place.description
+    if _probe_of(description.fs):
+        os.sync()
     search_dir = next((str(Path(r.path).parent) for r in place.resources if r.kind == "file"),
                       "")
     found = probe(description.fs, description.device, str(place.path), description.pool,
