@@ -14,10 +14,12 @@ from typing import Any
 import pandas as pd
 
 from fslab.analysis.step import steps
+from fslab.analysis.verdicts import as_text
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.lookups import PRELOADED
 from fslab.core.record import RunRecord
+from fslab.results.intervals import load_intervals
 from fslab.results.stats_files import (
     ANALYSIS_TABLES,
     DERIVED,
@@ -65,7 +67,6 @@ def inputs_of(results: ResultsDir) -> Inputs:
     archives, cost an import's analysis a second)."""
     environment = results.environment()
     records = [] if environment.imported else list(results.run_records())
-    from fslab.results.intervals import load_intervals
 
     return Inputs(measured_metrics(results, categorical=True), records, environment,
                   results.campaign_settings(), load_intervals(results))
@@ -124,8 +125,6 @@ def analyze_results(results: ResultsDir) -> Analysis:
 def write_analysis(results: ResultsDir, done: Analysis) -> None:
     """stats/: every table, verdicts.txt, and the index saying which metrics.parquet the
     analysis is of (written last: the directory's metrics must be there first)."""
-    from fslab.analysis.verdicts import as_text
-
     results.stats_dir.mkdir(exist_ok=True)
     write_tables(results, done)
     write_atomic(results.stats_dir / "verdicts.txt", "\n".join(as_text(done.verdicts)) + "\n")

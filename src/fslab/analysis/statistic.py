@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from fslab.analysis.step import Step, table_files
 from fslab.core import plugins
+from fslab.core.errors import UserError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,8 +58,6 @@ class Statistic:
 
 def registered() -> list[Statistic]:
     """Every registered statistic, checked: a file name of its own (not one of fslab's)."""
-    from fslab.core.errors import UserError
-
     found = plugins.declared("STATISTIC", of=Statistic)
     taken = set(table_files().values())
     for statistic in found:

@@ -14,13 +14,19 @@ from typing import Any
 
 import pandas as pd
 
+from fslab.analysis.factors.levels import job_levels, keys
+from fslab.analysis.factors.sweeps import sweep_sentences
+from fslab.analysis.pairs.aged import aged_verdicts
+from fslab.analysis.pairs.decisions import resolve_command
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.ranking import evidence, size
 from fslab.analysis.statistic import Computed
 from fslab.analysis.step import Step
-from fslab.core.cell_keys import level_label
+from fslab.core.cell_keys import level_label, levels_key
 from fslab.core.metrics import HIGHER, title
 from fslab.core.pair import EQUIVALENT, UNRESOLVED, Pair, views
 from fslab.core.units import format_bound as bound
+from fslab.core.units import format_duration, turned
 
 POWER_MEANING = ("'could have found R×': a difference of R× would be found 4 times in 5; "
                  "smaller ones may be missed. 'x = y': the interval lies within the margin "
@@ -61,9 +67,6 @@ def verdict_rows(headline: pd.DataFrame, ranking: pd.DataFrame, tests: pd.DataFr
     configuration and its factors (analysis.factors.sweeps), then each variant's ranking
     ('at iodepth=16:'), its job and levels read off `cells` (factors.levels.cell_levels)
     and `scopes` (factors.levels.factor_scopes)."""
-    from fslab.analysis.factors.sweeps import sweep_sentences
-    from fslab.core.cell_keys import levels_key
-
     sweeps = sweep_sentences(effects if effects is not None else pd.DataFrame(),
                              best if best is not None else pd.DataFrame())
     if headline.empty and not sweeps:
@@ -104,7 +107,6 @@ def _variants(cells: pd.DataFrame | None, scopes: dict[str, str]
     """{workload: (its job, its job's levels)} from the cells' fields."""
     if cells is None or cells.empty:
         return {}
-    from fslab.analysis.factors.levels import job_levels, keys
 
     return {str(workload): (key.job, job_levels(key, scopes))
             for workload, key in zip(cells["workload"], keys(cells), strict=True)}
@@ -226,8 +228,6 @@ def _question_rows(head: object, ranking: pd.DataFrame, pairwise: Sequence[Pair]
 def pair_sentence(x: str, y: str, pair: Pair, word: str) -> str:
     """'x 2.1× faster than y (95 % CI 1.6–2.8×; strong evidence, large difference)' of
     `pair` seen from x."""
-    from fslab.analysis.pairs.ranking import evidence, size
-
     if not pair.estimable:
         return f"{x} vs {y}: not estimable (every iteration gave the same value)"
     x, y, (ratio, _, _) = facing(x, y, pair)
@@ -239,8 +239,6 @@ def pair_sentence(x: str, y: str, pair: Pair, word: str) -> str:
 def facing(x: str, y: str, pair: Pair) -> tuple[str, str, tuple[float, float, float]]:
     """(x, y, (ratio, low, high)): the pair seen from x as its answer is said — in its
     metric's direction (above 1: better), from the side its estimate favours."""
-    from fslab.core.units import turned
-
     ratio, low, high = pair.advantage
     if ratio < 1:  # the pair, over the iterations both ran, leans the other way
         return y, x, turned(ratio, low, high)
@@ -265,9 +263,6 @@ def answer(x: str, y: str, pair: Pair, word: str, label: str, open_tail: str = "
 
 def _needs(pair: Pair) -> str:
     """'; needs 23 iterations, about 4 min more: fslab run --resume …' (unresolved)."""
-    from fslab.analysis.pairs.decisions import resolve_command
-    from fslab.core.units import format_duration
-
     needs = pair.needs_iterations
     if pair.decision != UNRESOLVED or needs != needs:
         return ""
@@ -298,8 +293,6 @@ def decided_row(pairwise: Sequence[Pair], machine_s: float,
     """The campaign's last line: how many primary questions it decided in how much machine
     time, and what each open one needs ('Decided 7 of 10 questions in 9 min 12 s of
     machine time; 3 open: ext4 ? xfs on randread needs 12 iterations, about 77 s; …')."""
-    from fslab.core.units import format_duration
-
     primary = [p for p in pairwise if p.primary and p.decision]
     if not primary:
         return []
@@ -353,8 +346,6 @@ def verdicts(machine_notes: list[str], runs: pd.DataFrame, headline: pd.DataFram
     repeat, the study's own interval and the study's own tests: analysis/cells/
     study_intervals.py, analysis/pairs/study_methods.py), aged against fresh, the drift,
     statistics that failed, and the campaign's last line (decided_row)."""
-    from fslab.analysis.pairs.aged import aged_verdicts
-
     rows = (aging_rows + [_row("machine", "", note) for note in machine_notes]
             + error_rows(runs)
             + _with_repeats(verdict_rows(headline, ranking, tests, pairs, effects, best, cells,

@@ -23,6 +23,10 @@ COLUMNS = (
 
 HIGHER = "higher"
 LOWER = "lower"
+# A CI half-width above this share of the mean means the cell is not pinned down (its
+# summary row is `noisy`): too few iterations for this machine's noise (loop devices
+# swing 2-4x, PLATFORM.md).
+NOISY_HALF_WIDTH = 0.10
 
 # metric -> (unit, better). Units: bytes, bytes/s, ns, 1/s, % (of one CPU core), 1 (a count).
 METRIC_UNITS: dict[str, tuple[str, str]] = {

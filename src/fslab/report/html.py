@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from fslab.analysis.across.compare import setting_differences
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.metrics import headline_of_each
@@ -16,6 +17,7 @@ from fslab.report import aging_section, charts
 from fslab.report.aging_figures import AGING_KINDS, aging_answer, aging_figures
 from fslab.report.data import ReportData
 from fslab.report.page import Page, esc, table
+from fslab.report.pooled_section import pooled_section
 from fslab.report.study_section import OWN, study_interval_column, study_section
 from fslab.report.sweep_section import sweep_section
 from fslab.results.stats_files import Analysis
@@ -144,8 +146,6 @@ def _failed_runs(data: ReportData, page: Page) -> None:
 def _setup(data: ReportData, page: Page) -> None:
     page.add("<h2>Setup and environment</h2>")
     if len(data.sources) > 1:
-        from fslab.analysis.across.compare import setting_differences
-
         first = data.sources[0]
         for other in data.sources[1:]:
             differences = setting_differences(first.environment, other.environment,
@@ -202,8 +202,6 @@ def _further_tables(data: ReportData, page: Page) -> None:
 def _pooled(data: ReportData, page: Page) -> None:
     """A directory whose sittings were pooled (`fslab run --again`): the pooled answers."""
     if data.pooled is not None:
-        from fslab.report.pooled_section import pooled_section
-
         pooled_section(page, *data.pooled)
 
 

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from rich.console import RenderableType
 from rich.markup import escape
 from rich.text import Text
 
 from fslab.report.terminal import summary_tables
 from fslab.results.stats_files import Analysis
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,17 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from fslab.analysis.cells.stats import NOISY_HALF_WIDTH
-from fslab.core.metrics import HIGHER, headline_metrics, title
+from fslab.core.metrics import HIGHER, NOISY_HALF_WIDTH, headline_metrics, title
 from fslab.core.units import format_bound, format_value
 
 if TYPE_CHECKING:  # the comparison's model (scipy) loads only where one is made
+    import pandas as pd
+
     from fslab.analysis.across.compare import CampaignComparison
 
 # System-wide CPU is in summary.csv, the report and the verdicts; a terminal row has no

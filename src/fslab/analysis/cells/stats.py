@@ -10,9 +10,6 @@ import numpy as np
 from scipy.special import stdtrit  # t quantile; scipy.stats costs a second to import
 
 CONFIDENCE = 0.95
-# A CI half-width above this share of the mean means the cell is not pinned down:
-# too few iterations for this machine's noise (loop devices swing 2-4x, PLATFORM.md).
-NOISY_HALF_WIDTH = 0.10
 
 
 @dataclass(frozen=True)

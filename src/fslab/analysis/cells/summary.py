@@ -10,10 +10,10 @@ import pandas as pd
 from fslab.analysis.cells import cachebound, median
 from fslab.analysis.cells.median import median_ci
 from fslab.analysis.cells.observations import observations, per_run
-from fslab.analysis.cells.stats import NOISY_HALF_WIDTH, log_ci, mad_outliers, mean_ci
+from fslab.analysis.cells.stats import log_ci, mad_outliers, mean_ci
 from fslab.analysis.step import Step
 from fslab.core.environment_record import Environment
-from fslab.core.metrics import HIGHER, PROBE, SECTION
+from fslab.core.metrics import HIGHER, NOISY_HALF_WIDTH, PROBE, SECTION
 from fslab.core.record import RunRecord
 
 CELL = ["target", "fs", "fs_impl", "workload", "op", "metric", "unit", "better"]

@@ -18,6 +18,7 @@ from fslab.analysis.pairs.decisions import machine_seconds, seconds_per_iteratio
 from fslab.analysis.pairs.model import ALPHA, IMPORTED, Comparison, compare, usable
 from fslab.analysis.pairs.pair import decide
 from fslab.analysis.pairs.questions import QuestionKey, derived_metrics, primary_questions
+from fslab.analysis.pairs.sequential import at_looks, look_alpha
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.metrics import HEADLINE_METRICS, HIGHER
@@ -102,8 +103,6 @@ def compared_pairs(metrics: pd.DataFrame, runs: pd.DataFrame | None = None,
         tests.append({**cell, **_test_row(found), "alpha": ALPHA / size})
         chosen: list[tuple[Pair, int | None]] = [(p, None) for p in found.pairs]
         if looks and is_primary:
-            from fslab.analysis.pairs.sequential import at_looks
-
             decided = at_looks(groups, looks, size, margin, direction,
                                blocked_allowed and not sectioned, weights=weighted)
             chosen = [decided.get((p.a, p.b), (p, None)) for p in found.pairs]
@@ -128,7 +127,6 @@ def _next_alpha(looks: list[int] | None) -> float | None:
     """A campaign that resolves: the α its next look spends (None: a plain campaign)."""
     if not looks:
         return None
-    from fslab.analysis.pairs.sequential import look_alpha
 
     return look_alpha(len(looks) + 1)
 

@@ -18,6 +18,7 @@ from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment, SittingSpread
 from fslab.core.pair import UNRESOLVED, Pair
+from fslab.core.units import format_bound
 
 HOLDS, MAY_NOT = "holds on a repeat here", "may not hold on a repeat"
 NO_HISTORY = ("Repeats: the catalogue holds no two sittings of one campaign on {host}, so "
@@ -55,8 +56,6 @@ def on_a_repeat(pair: Pair) -> str:
 
 def repeat_words(pair: Pair, spread: SittingSpread) -> str:
     """'ext4 / xfs on a repeat: 1.05–1.40× (5 earlier sittings) — holds on a repeat here'."""
-    from fslab.core.units import format_bound
-
     own = for_workload(spread, pair.workload)
     verdict = HOLDS if on_a_repeat(pair) == pair.decision else (
         f"{MAY_NOT}: a sitting's ratio moves ±{as_percent(own.tau):.0f} % (1 SD) here")

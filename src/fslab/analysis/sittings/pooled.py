@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtrit
 
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.sittings.repeat import quantile, satterthwaite
 from fslab.core.environment_record import SittingSpread
 from fslab.core.pair import Pair
@@ -175,8 +176,6 @@ def decisions(pooled: Pooled, better: str, margin: float) -> tuple[str, str]:
     pooled estimate as a pair record with that interval, decided by analysis.pairs.pair.
     decide): faster or slower when it excludes 1, equivalent inside the margin, else
     unresolved; no interval is unresolved."""
-    from fslab.analysis.pairs.pair import decide
-
     ratio, low, high, next_low, next_high = ratio_interval(pooled)
     mean = as_pair(ratio, low, high, better)
     following = as_pair(ratio, next_low, next_high, better,

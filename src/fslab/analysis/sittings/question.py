@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
+from fslab.analysis.pairs.pair import decide
 from fslab.analysis.sittings.pooled import as_pair
 from fslab.core.metrics import HIGHER, METRIC_UNITS
 from fslab.core.pair import READ, Pair
@@ -98,8 +99,6 @@ class PooledQuestion:
     @property
     def shown_now(self) -> bool:
         """Whether the current look's interval decides as the question was decided."""
-        from fslab.analysis.pairs.pair import decide
-
         pair = self.mean_pair()
         return decide(pair, self.margin, needs=False).decision == self.decision
 
