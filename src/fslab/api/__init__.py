@@ -5,7 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.aging.age import age as run_age
+
+# The types a caller of these functions builds or shows, one import away.
+from fslab.aging.flags import AgingFlags  # noqa: F401
+from fslab.analysis.cells.drift import drift_note, iteration_drift
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.pipeline import analyse, analyze_results, write_analysis, write_summary
 from fslab.api.again import pool_again
+from fslab.api.campaigns import campaign_for as chosen
+from fslab.api.campaigns import default_out
 from fslab.api.export import export, export_table  # noqa: F401  (`fslab export`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
     history_add,
@@ -50,27 +59,42 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune_again,
     tune_plan,
 )
-from fslab.core.lookups import API_TYPES
+from fslab.api.tuning import TuneFlags
+from fslab.api.tuning import tune_request as asked
+from fslab.history.series import method
+from fslab.host.doctor import BAD, OK  # noqa: F401
+from fslab.host.lab import Lab
+from fslab.ingest.importer import importing, load_analysis_libraries, no_cycle_collection
+from fslab.ingest.reparse import reparse as run_parsers
+from fslab.plan.levels import parse_flag
+from fslab.plan.loading import load_campaign as loaded
+from fslab.plan.order import DEFAULT_BUDGET_S  # noqa: F401
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
+from fslab.plan.preview import plan_renderable
+from fslab.plan.resume import resume_campaign as saved
+from fslab.plan.schema import Overrides
+from fslab.report.run_text import RunOutcome, goal_text
+from fslab.results.stats_files import load_analysis
 from fslab.results.store import ResultsDir
 from fslab.run.campaign_run import RunResult
+from fslab.run.lab_space import campaign_need
+from fslab.run.orchestrator import RunOptions, run_campaign
+from fslab.run.pieces import measured_how
+from fslab.run.progress import LineProgress, RichProgress  # noqa: F401
 
-# Campaign machinery (pydantic models, targets, runner) is imported where a campaign is
-# run: `fslab import`, `analyze`, `report` and `compare` start ~0.4 s sooner without it.
 if TYPE_CHECKING:
     import pandas as pd
     from rich.console import RenderableType
 
     from fslab.aging.config import AgingConfig
     from fslab.api.campaigns import RunRequest
-    from fslab.api.tuning import TuneFlags, TuneJob
-    from fslab.host.lab import CleanupReport, Lab
+    from fslab.api.tuning import TuneJob
+    from fslab.host.lab import CleanupReport
     from fslab.ingest.importer import ImportReport
     from fslab.ingest.reparse import ReparseReport
     from fslab.plan.order import Plan
-    from fslab.plan.schema import Campaign, Overrides
+    from fslab.plan.schema import Campaign
     from fslab.results.stats_files import Analysis
-    from fslab.run.orchestrator import RunOptions
     from fslab.run.runner import Progress
     from fslab.targets import Target, TargetSpec
 
@@ -98,11 +122,6 @@ def run(campaign: Campaign, out: Path | None = None, options: RunOptions | None 
     pooled with the directory's others, and the result's `outcome` is what the command
     prints of it (report/run_text.py).
     """
-    from fslab.api.campaigns import default_out
-    from fslab.host.lab import Lab
-    from fslab.report.run_text import RunOutcome, goal_text
-    from fslab.run.orchestrator import RunOptions, run_campaign
-
     options = options or RunOptions()
     result = run_campaign(campaign, Path(out or campaign.out or default_out(campaign)),
                           lab or Lab(), options, progress)
@@ -127,8 +146,6 @@ def tune_request(campaign_file: Path | None, flags: TuneFlags) -> TuneJob:
     """`fslab tune`'s request: the campaign and the tune's space and limits (new, resumed
     from --out, or --again DIR's), where it goes; flags that do not go together are
     refused in one line (api/tuning.py)."""
-    from fslab.api.tuning import tune_request as asked
-
     return asked(campaign_file, flags)
 
 
@@ -137,8 +154,6 @@ def campaign_for(campaign_file: Path | None, overrides: Overrides, options: RunO
     """`fslab run`'s request: the campaign (new, resumed from `out`, or `options.again`'s
     as a new sitting), where it goes and how it runs; flags that do not go together are
     refused in one line (api/campaigns.py)."""
-    from fslab.api.campaigns import campaign_for as chosen
-
     return chosen(campaign_file, overrides, options, out)
 
 
@@ -150,9 +165,6 @@ def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None =
     fragmentation probes and their rows, an image: aging/age.py); return the run's record
     (runs/aging/aging.json, with `parameters`: every setting and its source). Settings:
     aging.flags builds them from the command line, aging.config from a TOML file."""
-    from fslab.aging.age import age as run_age
-    from fslab.host.lab import Lab
-
     return run_age(spec, settings, Path(out), lab or Lab(), image,
                    confirmed_devices=confirmed_devices, force_device=force_device,
                    parameters=parameters)
@@ -160,8 +172,6 @@ def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None =
 
 def resume_campaign(out: Path) -> Campaign:
     """The campaign saved in a results directory, for `--resume`."""
-    from fslab.plan.resume import resume_campaign as saved
-
     return saved(out)
 
 
@@ -173,17 +183,12 @@ def analyze(directory: Path, full: bool = True) -> pd.DataFrame:
     other table of stats/ (each step's: tests, pairs, rankings, verdicts, …;
     analysis/step.py). A run ends with the full analysis too.
     """
-    from fslab.analysis.pipeline import analyze_results, write_summary
-
     results = open_results(directory)
     return analyze_results(results).summary if full else write_summary(results)
 
 
 def drift(directory: Path) -> str | None:
     """A sentence on machine drift between iterations (analysis.cells.drift), or None."""
-    from fslab.analysis.cells.drift import drift_note, iteration_drift
-    from fslab.analysis.cells.observations import per_run
-
     metrics = open_results(directory).load_metrics()
     table, shared = iteration_drift(per_run(metrics))
     return drift_note(table, shared)
@@ -191,8 +196,6 @@ def drift(directory: Path) -> str | None:
 
 def reparse(directory: Path) -> ReparseReport:
     """`fslab reparse`: rows rebuilt from every run's raw output (see fslab.ingest.reparse)."""
-    from fslab.ingest.reparse import reparse as run_parsers
-
     done = run_parsers(Path(directory))
     if open_results(directory).stats_dir.exists():
         analyze(Path(directory))  # stats/ follows the new rows
@@ -203,44 +206,31 @@ def import_results(paths: list[Path], out: Path, pattern: str | None = None,
                    analyze_after: bool = True) -> ImportReport:
     """`fslab import`: a results directory from files collected elsewhere, analysed (as
     `analyze`) unless `analyze_after` is False."""
-    from fslab.ingest.importer import importing, load_analysis_libraries, no_cycle_collection
-
     done = None
     with no_cycle_collection():
         with importing([Path(p) for p in paths], Path(out), pattern,
                        meanwhile=load_analysis_libraries if analyze_after else None) as job:
             if analyze_after and job.report.imported:  # while the copies are archived
-                from fslab.analysis.pipeline import analyse
-
                 done = analyse(job.inputs())
             report = job.finish()
         if done is not None:
-            from fslab.analysis.pipeline import write_analysis
-
             write_analysis(ResultsDir.open(Path(out)), done)
     return report
 
 
 def stats_of(directory: Path) -> Analysis | None:
     """A results directory's analysis as stats/ holds it, or None when missing or stale."""
-    from fslab.results.stats_files import load_analysis
-
     return load_analysis(open_results(directory))
 
 
 def parse_factor(text: str) -> tuple[str, list[str]]:
     """`--sweep`/`--factor NAME=V1,V2,...` -> (NAME, [V1, V2, ...]); one clear error."""
-    from fslab.plan.levels import parse_flag
-
     return parse_flag(text)
 
 
 def plan_preview(plan: Plan, targets: dict[str, Target], lab_root: Path) -> RenderableType:
     """`fslab run --dry-run`'s text: the plan before anything is made (plan/preview.py),
     with how each workload is measured (in interleaved slices, or whole and why)."""
-    from fslab.plan.preview import plan_renderable
-    from fslab.run.pieces import measured_how
-
     firsts = {run.workload.name: run for run in reversed(plan.runs)}
     measured = {name: measured_how(run, plan.campaign) for name, run in firsts.items()}
     return plan_renderable(plan, targets, lab_root, dict(sorted(measured.items())))
@@ -251,8 +241,6 @@ def dry_run(campaign: Campaign, lab_root: Path, confirmed_devices: frozenset[str
     """`fslab run --dry-run`: (the plan as text, what would stop the campaign before it
     touched anything)."""
     from rich.console import Group
-
-    from fslab.run.lab_space import campaign_need
 
     problems: list[str] = []
     plan, targets = prepare(campaign, confirmed_devices=confirmed_devices,
@@ -265,32 +253,15 @@ def dry_run(campaign: Campaign, lab_root: Path, confirmed_devices: frozenset[str
 
 def history_method() -> str:
     """How the history finds and tests a change, in one statement."""
-    from fslab.history.series import method
-
     return method()
 
 
 def load_campaign(path: Path | None, overrides: Overrides) -> Campaign:
     """A campaign from a file (or none) and the flags that override it, resolved and
     checked (plan/loading.py)."""
-    from fslab.plan.loading import load_campaign as loaded
-
     return loaded(path, overrides)
 
 
 def cleanup(lab: Lab | None = None) -> CleanupReport:
     """Release what killed fslab sessions left behind (mounts, loop devices, images)."""
-    from fslab.host.lab import Lab
-
     return (lab or Lab()).cleanup()
-
-
-def __getattr__(name: str) -> Any:
-    """Types a caller of these functions builds or shows (core/lookups.py: API_TYPES),
-    loaded when first asked for: a command that needs none of them, `fslab history add`,
-    does not pay for pydantic or rich."""
-    if name in API_TYPES:
-        import importlib
-
-        return getattr(importlib.import_module(API_TYPES[name]), name)
-    raise AttributeError(name)

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.api.pool import pool_dirs
 from fslab.core.errors import UserError
+from fslab.plan.resume import resume_campaign
 from fslab.results.store import SITTINGS
 
 if TYPE_CHECKING:
@@ -45,8 +47,6 @@ def again_campaign(directory: Path, seed: int | None = None) -> tuple[Campaign, 
     """(the campaign of DIR as a new sitting, where it goes): the saved plan with a new
     seed (`seed`, else a random one), the looks of a --resolve left out (a repeat measures
     the campaign's own iterations; --resolve may be given again)."""
-    from fslab.plan.resume import resume_campaign
-
     directory = Path(directory)
     if (directory / "pool.json").exists() and not (directory / "format.json").exists():
         raise UserError(f"{directory} is a pooled directory: give the results directory of "
@@ -63,8 +63,6 @@ def again_campaign(directory: Path, seed: int | None = None) -> tuple[Campaign, 
 
 def pool_again(directory: Path, catalogue: Path | None = None) -> PoolWritten | None:
     """Every sitting of DIR pooled into DIR (None with one sitting so far)."""
-    from fslab.api.pool import pool_dirs
-
     found = sittings_of(directory)
     if len(found) < 2:
         return None

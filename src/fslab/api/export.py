@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.cells.observations import per_run
+from fslab.api.results import _current_analysis, open_results
 from fslab.core.errors import UserError
 from fslab.report.export import FORMATS, TABLES, metrics_table, rendered, verdicts_table
+from fslab.results.store import write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,15 +22,12 @@ def export_table(results_dir: Path, table: str = "metrics",
     """The `table` ("metrics" or "verdicts") of a results directory as a DataFrame; the
     verdicts from stats/, analysed once first where stats/ is missing or stale (`say`
     tells so)."""
-    from fslab.api.results import _current_analysis, open_results
-
     if table not in TABLES:
         raise UserError(f"unknown table {table!r}: use {' or '.join(TABLES)}")
     results = open_results(results_dir)
     name = results.campaign_settings().name or results.path.name
     if table == "verdicts":
         return verdicts_table(_current_analysis(results, say).pairwise, name)
-    from fslab.analysis.cells.observations import per_run
 
     return metrics_table(per_run(results.load_metrics()), name)
 
@@ -39,7 +39,6 @@ def export(results_dir: Path, form: str, out: Path | None = None, table: str = "
     verdicts.FORM in it; a file: the one `table`."""
     if form not in FORMATS:
         raise UserError(f"unknown format {form!r}: use {' or '.join(FORMATS)}")
-    from fslab.results.store import write_atomic
 
     if out is None:
         return rendered(export_table(results_dir, table, say), form), []

@@ -7,8 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
 from fslab.core.errors import UserError
 from fslab.core.units import DEFAULT_MARGIN
+from fslab.history.catalogue import campaigns, query
+from fslab.history.series import changes, method
+from fslab.history.sittings import host_spreads
+from fslab.history.writing import add, compact, migrate, remove
+from fslab.report.history_page import render
+from fslab.results.store import write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,8 +26,6 @@ if TYPE_CHECKING:
 def history_add(catalogue: Path | None, directories: list[Path],
                 labels: dict[str, str] | None = None) -> list[str]:
     """`fslab history add`: record results directories; what was done to each."""
-    from fslab.history.writing import add
-
     for directory in directories:
         if not Path(directory).is_dir():
             raise UserError(f"{directory}: no such directory")
@@ -43,24 +48,17 @@ def record_campaign(catalogue: Path, results_dir: Path) -> tuple[str | None, str
 
 def history_remove(catalogue: Path | None, campaign_id: str) -> str:
     """`fslab history remove ID`: take a campaign out of the catalogue."""
-    from fslab.history.writing import remove
-
     return remove(catalogue, campaign_id)
 
 
 def history_campaigns(catalogue: Path | None) -> pd.DataFrame:
     """`fslab history list`: every campaign with its labels, oldest first."""
-    from fslab.history.catalogue import campaigns
-
     return campaigns(catalogue)
 
 
 def history_spreads(catalogue: Path | None) -> list[str]:
     """Each host's between-sitting spread of ratios, and each workload's where the history
     has it, a line each (`fslab history list`)."""
-    from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
-    from fslab.history.sittings import host_spreads
-
     lines = []
     for host, spread in host_spreads(catalogue):
         if not spread.sittings:
@@ -80,8 +78,6 @@ def history_spreads(catalogue: Path | None) -> list[str]:
 
 def history_query(catalogue: Path | None, sql: str) -> pd.DataFrame:
     """`fslab history query SQL`: a read-only query over the catalogue."""
-    from fslab.history.catalogue import query
-
     return query(catalogue, sql)
 
 
@@ -92,8 +88,6 @@ def history_changes(catalogue: Path | None, by: str | None = None, since: str | 
     """`fslab history changes`: every series with its changes, each decided by the rule
     of the verdicts, each campaign a sitting whose own shift is counted unless
     `within_sitting` (history/series.py)."""
-    from fslab.history.series import changes
-
     return changes(catalogue, by, since, across_machines, metrics, margin=margin,
                    within_sitting=within_sitting)
 
@@ -102,10 +96,6 @@ def history_report(catalogue: Path | None, out: Path, by: str | None = None,
                    since: str | None = None, across_machines: bool = False,
                    metrics: list[str] | None = None, margin: float = DEFAULT_MARGIN) -> Path:
     """`fslab history report`: one self-contained HTML page, regressions first."""
-    from fslab.history.series import method
-    from fslab.report.history_page import render
-    from fslab.results.store import write_atomic
-
     series = history_changes(catalogue, by, since, across_machines, metrics, margin)
     write_atomic(Path(out), render(series, by or "start time", method()))
     return Path(out)
@@ -113,14 +103,10 @@ def history_report(catalogue: Path | None, out: Path, by: str | None = None,
 
 def history_compact(catalogue: Path | None) -> tuple[int, int]:
     """`fslab history compact`: (parts before, campaigns kept in one part)."""
-    from fslab.history.writing import compact
-
     return compact(catalogue)
 
 
 def history_migrate(legacy: Path, to: Path) -> int:
     """`fslab history migrate FILE DIR`: copy a single-file catalogue into a directory
     catalogue; how many campaigns it held."""
-    from fslab.history.writing import migrate
-
     return migrate(legacy, to)

@@ -6,6 +6,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.aging.flags import aging_request as request
+from fslab.aging.flags import aging_target
+from fslab.host.doctor import (
+    CHECKS,
+    QUICK,
+    examine,
+    examine_beside,
+    free_space,
+    lab_space,
+    tune,
+    untune,
+)
+from fslab.host.lab import Lab
+from fslab.plan.listings import presets_json as as_json
+from fslab.plan.listings import presets_tables as tables
+from fslab.plan.listings import targets_table as table
+from fslab.plan.order import make_plan
+from fslab.plan.preflight import build_targets
+from fslab.run.lab_space import campaign_need
+from fslab.workloads.fio.distributed import exposure, run_server
+
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
@@ -14,14 +35,11 @@ if TYPE_CHECKING:
 
     from fslab.aging.flags import AgingFlags, AgingRequest
     from fslab.host.doctor import Finding
-    from fslab.host.lab import Lab
     from fslab.plan.schema import Campaign
 
 
 def make_lab(path: Path | None = None) -> Lab:
     """The lab directory (default $FSLAB_LAB or /var/lib/fslab)."""
-    from fslab.host.lab import Lab
-
     return Lab(path)
 
 
@@ -29,14 +47,8 @@ def doctor(lab: Path | None = None, campaign: Campaign | None = None) -> list[Fi
     """`fslab doctor`: is this machine fit to measure on (host/doctor.py); with a
     campaign, its lab's free space against what the campaign's images take
     (run/lab_space.py)."""
-    from fslab.host.doctor import CHECKS, examine, free_space, lab_space
-
     checks = CHECKS
     if campaign is not None:
-        from fslab.plan.order import make_plan
-        from fslab.plan.preflight import build_targets
-        from fslab.run.lab_space import campaign_need
-
         plan = make_plan(campaign)
         need = campaign_need(plan.runs, build_targets(plan, frozenset(), False))
         checks = [lab_space(need.total, need.least) if check is free_space else check
@@ -46,30 +58,22 @@ def doctor(lab: Path | None = None, campaign: Campaign | None = None) -> list[Fi
 
 def doctor_tune(lab: Path | None = None, undo: bool = False) -> list[str]:
     """`fslab doctor --tune` (or `--untune`): what was set (or restored)."""
-    from fslab.host.doctor import tune, untune
-
     root = make_lab(lab).root
     return untune(root) if undo else tune(root)
 
 
 def quick_check(lab: Lab, note: Callable[[str], None]) -> threading.Thread:
     """The doctor's quick look beside a campaign (a thread: `.join()` it after)."""
-    from fslab.host.doctor import QUICK, examine_beside
-
     return examine_beside(lab.root, QUICK, note)
 
 
 def serve_exposure(bind: str, port: int) -> str:
     """Who can reach `fslab serve --bind BIND` and what they can do ('' on loopback)."""
-    from fslab.workloads.fio.distributed import exposure
-
     return exposure(bind, port)
 
 
 def serve(bind: str, port: int) -> bool:
     """`fslab serve`: a fio server for a controller's `fslab run --hosts`."""
-    from fslab.workloads.fio.distributed import run_server
-
     return run_server(bind, port)
 
 
@@ -78,28 +82,19 @@ def aging_request(flags: AgingFlags, fs: str, size: str, mkfs_options: str | Non
                   image: str | None = None) -> AgingRequest:
     """`fslab age` flags as what it runs (the target to age, the aging settings and, with
     --as-published, the thesis's with every parameter's source): aging/flags.py."""
-    from fslab.aging.flags import aging_request as request
-    from fslab.aging.flags import aging_target
-
     spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
     return request(flags, spec, image)
 
 
 def targets_table() -> Group:
     """`fslab targets`: every kind of target and whether it runs here (plan/listings.py)."""
-    from fslab.plan.listings import targets_table as table
-
     return table()
 
 
 def presets_tables() -> Group:
     """`fslab presets`: every preset, every parameter with its source."""
-    from fslab.plan.listings import presets_tables as tables
-
     return tables()
 
 
 def presets_json() -> str:
-    from fslab.plan.listings import presets_json as as_json
-
     return as_json()

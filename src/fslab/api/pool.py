@@ -16,14 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.pipeline import analyse, inputs_of
+from fslab.analysis.sittings.looks import PLANNED
+from fslab.analysis.sittings.question import questions_of, table_of
+from fslab.analysis.sittings.sitting import Sitting
+from fslab.analysis.sittings.table import pooled_table
+from fslab.analysis.sittings.words import pooled_lines
 from fslab.core.errors import UserError
 from fslab.core.units import DEFAULT_MARGIN, parse_margin
+from fslab.history.identity import PLAN_KEYS, campaign_id, targets_of
+from fslab.history.sittings import campaign_sittings, history_spread
+from fslab.results.stats_files import load_analysis
+from fslab.results.store import ResultsDir, write_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from fslab.analysis.sittings.question import PooledQuestion
-    from fslab.analysis.sittings.sitting import Sitting
     from fslab.analysis.sittings.table import By
     from fslab.core.environment_record import SittingSpread
 
@@ -44,17 +53,11 @@ class PoolWritten:
     @property
     def pooled(self) -> pd.DataFrame:
         """stats/pooled.csv as written."""
-        from fslab.analysis.sittings.question import table_of
-
         return table_of(self.questions)
 
 
 def open_sitting(path: Path) -> Sitting:
     """A results directory's sitting, its pairs not read yet (`with_pairs`)."""
-    from fslab.analysis.sittings.sitting import Sitting
-    from fslab.history.identity import campaign_id
-    from fslab.results.store import ResultsDir
-
     results = ResultsDir.open(Path(path))
     environment = results.environment()
     host = (environment.sitting.host if environment.sitting else "") or environment.host
@@ -66,15 +69,10 @@ def open_sitting(path: Path) -> Sitting:
 def with_pairs(sitting: Sitting) -> Sitting:
     """The sitting with its pairs as its analysis left them, or, where stats/ is missing
     or stale, as an analysis in memory finds them (nothing is written into it)."""
-    from fslab.results.stats_files import load_analysis
-    from fslab.results.store import ResultsDir
-
     assert sitting.path is not None
     results = ResultsDir.open(sitting.path)
     analysis = load_analysis(results)
     if analysis is None:
-        from fslab.analysis.pipeline import analyse, inputs_of
-
         analysis = analyse(inputs_of(results))
     return sitting.with_pairs(analysis.pairs)
 
@@ -94,8 +92,6 @@ def same_sittings(sittings: list[Sitting]) -> str:
 def plan_differences(first: Sitting, other: Sitting) -> list[str]:
     """What makes `other` not a sitting of `first`'s campaign, read before any analysis:
     targets, the workloads its runs measured, settings, each named."""
-    from fslab.history.identity import PLAN_KEYS, targets_of
-
     found = []
     assert first.settings is not None and other.settings is not None
     mine, theirs = targets_of(first.settings), targets_of(other.settings)
@@ -195,8 +191,6 @@ def pool_catalogue(catalogue: Path | None, campaign: str, out: Path, host: str |
     """`fslab pool --catalogue C --campaign NAME [--host H]`: every sitting the catalogue
     holds of the campaign's newest plan (on host H), in the order they started; the
     sittings of one host are pooled with its history of other campaigns' sittings."""
-    from fslab.history.sittings import campaign_sittings
-
     unit = unit_of(by)
     planned = _planned(out, planned)
     sittings, note = campaign_sittings(catalogue, campaign, host)
@@ -236,7 +230,6 @@ def _spread(catalogue: Path | None, host: str, pooled: set[str]) -> SittingSprea
     left out (None: no catalogue there)."""
     if catalogue is None or not Path(catalogue).exists():
         return None
-    from fslab.history.sittings import history_spread
 
     return history_spread(catalogue, host, leave_out=pooled)
 
@@ -247,11 +240,6 @@ def write_pool(sittings: list[Sitting], out: Path, by: By, margin: float, campai
                ) -> PoolWritten:
     """Pool the sittings and write OUT's files (module docstring); `planned`:
     _planned's."""
-    from fslab.analysis.sittings.question import table_of
-    from fslab.analysis.sittings.table import pooled_table
-    from fslab.analysis.sittings.words import pooled_lines
-    from fslab.results.store import write_atomic
-
     planned = _planned(out, planned)
     questions, forest = pooled_table(sittings, by, margin, spread, family, next_iterations,
                                      planned)
@@ -275,8 +263,6 @@ def _planned(out: Path, planned: int | None) -> int:
         if recorded.exists():
             planned = json.loads(recorded.read_text()).get("planned")
     if planned is None:
-        from fslab.analysis.sittings.looks import PLANNED
-
         return PLANNED
     if int(planned) < 2:
         raise UserError(f"--planned {planned}: plan two or more sittings")
@@ -292,8 +278,6 @@ def read_pool(path: Path) -> tuple[str, list[PooledQuestion], pd.DataFrame, list
     """(campaign name, the pooled questions, forest, the pooled verdicts' lines) of a
     pooled directory."""
     import pandas as pd
-
-    from fslab.analysis.sittings.question import questions_of
 
     about = json.loads((path / POOL_FILE).read_text())
     stats = path / "stats"

@@ -6,17 +6,40 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fslab.results.store import ResultsDir
+from fslab.aging.legacy import is_old_aging_dir, upgrade
+from fslab.analysis.across.compare import (
+    CampaignComparison,
+    compare_cells,
+    setting_differences,
+    spread_words,
+)
+from fslab.analysis.pairs.questions import declared_primaries
+from fslab.analysis.pipeline import analyse, analyze_results
+from fslab.analysis.sittings.repeat import PRIOR
+from fslab.api.pool import is_pool_only, read_pool
+from fslab.core.cell_keys import factor_scopes
+from fslab.core.cell_keys import target_names as names_of
+from fslab.history.identity import campaign_id
+from fslab.history.sittings import level_spread
+from fslab.host.diskstats import SPLIT_COLUMNS, split_rows
+from fslab.report.compare_html import build_compare_report
+from fslab.report.data import ReportData, ResultsSource
+from fslab.report.html import build_report
+from fslab.report.pooled_section import pooled_report
+from fslab.report.run_text import ResultsView
+from fslab.report.several import run_tables, several
+from fslab.results.costs import machine_time as of_results
+from fslab.results.intervals import load_intervals
+from fslab.results.stats_files import load_analysis, stale_reason
+from fslab.results.store import ResultsDir, write_atomic
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     import pandas as pd
 
-    from fslab.analysis.across.compare import CampaignComparison
     from fslab.core.environment_record import SittingSpread
     from fslab.core.record import RunRecord
-    from fslab.report.run_text import ResultsView
     from fslab.results.costs import MachineTime
     from fslab.results.stats_files import Analysis
 
@@ -31,16 +54,9 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     analysed together in memory (nothing is written into them); the report goes to
     `output` (default: report.html here).
     """
-    from fslab.report.data import ReportData, ResultsSource
-    from fslab.report.html import build_report
-    from fslab.results.store import write_atomic
-
     dirs = [results_dirs] if isinstance(results_dirs, str | Path) else list(results_dirs)
-    from fslab.api.pool import is_pool_only, read_pool
 
     if len(dirs) == 1 and is_pool_only(Path(dirs[0])):
-        from fslab.report.pooled_section import pooled_report
-
         output = Path(output or Path(dirs[0]) / "report.html")
         name, *tables = read_pool(Path(dirs[0]))
         write_atomic(output, pooled_report(name, *tables))
@@ -48,7 +64,6 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
     opened = [open_results(d) for d in dirs]
     if len(opened) == 1:
         (results,) = opened
-        from fslab.results.intervals import load_intervals
 
         analysis = _current_analysis(results, say)
         data = ReportData(analysis, results.load_runs(), [ResultsSource(
@@ -58,9 +73,6 @@ def report(results_dirs: Path | list[Path], output: Path | None = None,
             else None).named(target_names(results.path, analysis.summary))
         output = Path(output or results.path / "report.html")
     else:
-        from fslab.analysis.pipeline import analyse
-        from fslab.report.several import run_tables, several
-
         sources, inputs = several(opened)
         data = ReportData(analyse(inputs), run_tables(opened, sources), sources)
         output = Path(output or "report.html")
@@ -80,12 +92,8 @@ def _job_options(results: ResultsDir) -> dict[str, dict[str, object]]:
 
 def _current_analysis(results: ResultsDir, say: Callable[[str], object]) -> Analysis:
     """stats/ as the analysis left it, or analysed once now (and said why)."""
-    from fslab.results.stats_files import load_analysis, stale_reason
-
     done = load_analysis(results)
     if done is None:
-        from fslab.analysis.pipeline import analyze_results
-
         say(f"{stale_reason(results)}: analysing {results.path} once (fslab analyze) …")
         done = analyze_results(results)
     return done
@@ -101,14 +109,6 @@ def compare(base: Path, new: Path, margin: float | None = None,
     stated prior; `within_sitting`: the iterations alone), analysis/across/compare.py;
     optionally write the comparison as HTML. (The result unpacks as `cells,
     differences` too.)"""
-    from fslab.analysis.across.compare import (
-        CampaignComparison,
-        compare_cells,
-        setting_differences,
-        spread_words,
-    )
-    from fslab.analysis.pairs.questions import declared_primaries
-
     base_dir, new_dir = open_results(base), open_results(new)
     base_settings, new_settings = base_dir.campaign_settings(), new_dir.campaign_settings()
     if margin is None:
@@ -124,9 +124,6 @@ def compare(base: Path, new: Path, margin: float | None = None,
                             base_settings, new_settings),
         margin, spread_words(spread, hosts[0], hosts[0] != hosts[1]))
     if output is not None:
-        from fslab.report.compare_html import build_compare_report
-        from fslab.results.store import write_atomic
-
         write_atomic(Path(output), build_compare_report(comparison))
     return comparison
 
@@ -141,12 +138,8 @@ def _level_spread(catalogue: Path | None, host: str, sittings: tuple[Path, Path]
                   ) -> SittingSpread:
     """How far a level moves between two sittings on `host`: its history in the
     catalogue (the two compared left out), else the stated prior."""
-    from fslab.analysis.sittings.repeat import PRIOR
-
     if catalogue is None or not Path(catalogue).exists():
         return PRIOR
-    from fslab.history.identity import campaign_id
-    from fslab.history.sittings import level_spread
 
     return level_spread(catalogue, host, {campaign_id(Path(s)) for s in sittings})
 
@@ -159,9 +152,6 @@ def _records(results: ResultsDir) -> list[RunRecord]:
 def target_names(results_dir: Path, summary: pd.DataFrame) -> dict[str, str]:
     """{target: its name as short as the campaign allows} ('data=journal' where every
     target is ext4 and only a mount option varies), for what prints a results directory."""
-    from fslab.core.cell_keys import factor_scopes
-    from fslab.core.cell_keys import target_names as names_of
-
     settings = open_results(results_dir).campaign_settings()
     factors = [f for f in {**settings.levels, **settings.scopes} if f in summary.columns]
     if "target_base" not in summary or summary.empty:
@@ -174,11 +164,9 @@ def open_results(path: Path) -> ResultsDir:
     """An existing results directory (format checked); an aging directory from before
     aging runs were results directories is upgraded in place first (aging/legacy.py)."""
     path = Path(path)
-    if not (path / "format.json").exists() and (path / "aging.json").exists():
-        from fslab.aging.legacy import is_old_aging_dir, upgrade
-
-        if is_old_aging_dir(path):
-            return upgrade(path)
+    if not (path / "format.json").exists() and (path / "aging.json").exists() \
+            and is_old_aging_dir(path):
+        return upgrade(path)
     return ResultsDir.open(path)
 
 
@@ -200,15 +188,11 @@ def runs(results_dir: Path) -> pd.DataFrame:
 def machine_time(results_dir: Path) -> MachineTime | None:
     """The machine time of a results directory's runs by step, and the share that
     measured (results/costs.py: a MachineTime, or None when no run recorded steps)."""
-    from fslab.results.costs import machine_time as of_results
-
     return of_results(open_results(results_dir))
 
 
 def analysed(directory: Path) -> Analysis:
     """Analyse a results directory, write stats/, and return the whole analysis."""
-    from fslab.analysis.pipeline import analyze_results
-
     return analyze_results(open_results(directory))
 
 
@@ -216,8 +200,6 @@ def results_view(results_dir: Path, analysis: Analysis | None = None) -> Results
     """A results directory as the terminal shows it (report/run_text.py): its analysis
     (`analysis`, or stats/ as written, analysed once where it is missing or stale), runs,
     target names, mirrors' read splits and machine time."""
-    from fslab.report.run_text import ResultsView
-
     done = analysis if analysis is not None else analysed(results_dir)
     spent = machine_time(results_dir)
     return ResultsView(Path(results_dir), done, runs(results_dir),
@@ -229,8 +211,6 @@ def member_split(results_dir: Path) -> pd.DataFrame:
     """Per member of each mirror target: its reads and writes and its share of the reads
     (from fio's disk statistics or /sys/block: fslab/host/diskstats.py)."""
     import pandas as pd
-
-    from fslab.host.diskstats import SPLIT_COLUMNS, split_rows
 
     records = open_results(results_dir).run_records()
     return pd.DataFrame(split_rows(records), columns=SPLIT_COLUMNS)

@@ -10,12 +10,27 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from fslab.api.again import next_sitting, sittings_of
+from fslab.api.tuning import finished_tune
 from fslab.core.errors import UserError
+from fslab.history.identity import identify
+from fslab.history.option_effects import LEVEL, OPTION, Contrast, record, spread_for
+from fslab.host.lab import Lab
+from fslab.report.tune_page import render
+from fslab.results.store import SITTINGS, write_atomic, write_campaign
+from fslab.run.campaign_run import simulated_host
+from fslab.tune import outputs, tables
+from fslab.tune import request as requests
+from fslab.tune.again import again, confirmed, contrast_rows, first_carry, recommended_of, shares
+from fslab.tune.budget import Budget
+from fslab.tune.by_question import per_run_seconds, question_dir, tune_campaign
+from fslab.tune.measure import CONFIRM, question_of, questions_of, read
+from fslab.tune.refused import without_refused
+from fslab.tune.request import dry_run
 
 if TYPE_CHECKING:
     from fslab.analysis.sittings.spread import SittingEstimate
     from fslab.core.environment_record import SittingSpread
-    from fslab.host.lab import Lab
     from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
     from fslab.tune.request import Request as TuneRequest
@@ -32,16 +47,6 @@ def tune(campaign: Campaign, request: TuneRequest, out: Path, *, lab: Lab | None
     With `catalogue`, this host's history of option effects says what carries to the next
     sitting (tune/carry.py; a --subject-to bound is then for the next sitting), and this
     sitting's option contrasts are recorded in it (history/option_effects.py)."""
-    from fslab.host.lab import Lab
-    from fslab.report.tune_page import render
-    from fslab.results.store import write_atomic, write_campaign
-    from fslab.tune import outputs, tables
-    from fslab.tune import request as requests
-    from fslab.tune.again import first_carry
-    from fslab.tune.budget import Budget
-    from fslab.tune.by_question import per_run_seconds, tune_campaign
-    from fslab.tune.refused import without_refused
-
     out = Path(out)
     if not resume:
         if (out / requests.TUNE_FILE).exists() or (out.exists() and any(out.iterdir())):
@@ -79,13 +84,9 @@ class _History:
     leave_out: frozenset[str] = frozenset()
 
     def options(self, fs: str, job: str) -> SittingSpread | None:
-        from fslab.history.option_effects import spread_for
-
         return spread_for(self.catalogue, self.host, fs, job, leave_out=self.leave_out)
 
     def levels(self, fs: str, job: str) -> SittingSpread | None:
-        from fslab.history.option_effects import LEVEL, spread_for
-
         return spread_for(self.catalogue, self.host, fs, job, LEVEL, self.leave_out)
 
 
@@ -93,14 +94,10 @@ def _host_of(campaign: Campaign) -> str:
     """The host a campaign sits on: a simulator campaign's simulated host, else this one."""
     import socket
 
-    from fslab.run.campaign_run import simulated_host
-
     return simulated_host(campaign) or socket.gethostname()
 
 
 def _first_shares(one: Tuned) -> dict[int, SittingEstimate]:
-    from fslab.tune.again import shares
-
     confirmation = one.confirmation
     if confirmation.measured is None:
         return {}
@@ -113,12 +110,6 @@ def _record(catalogue: Path, campaign: Campaign, space: Space, out: Path,
     """Record each sitting's option contrasts of each question in the catalogue (`found`:
     each question's shares, a dict per sitting of `sittings`), never failing the tune: a
     catalogue that cannot be written is said in one line."""
-    from fslab.history.identity import identify
-    from fslab.history.option_effects import OPTION, Contrast, record
-    from fslab.tune.again import contrast_rows, recommended_of
-    from fslab.tune.by_question import question_dir
-    from fslab.tune.measure import CONFIRM, question_of, questions_of, read
-
     questions = questions_of(campaign)
     fs_of = {t.name: t.fs for t in campaign.targets}
     options = pd.read_csv(out / "stats" / "tune_options.csv")
@@ -155,10 +146,6 @@ def _record(catalogue: Path, campaign: Campaign, space: Space, out: Path,
 def tune_plan(campaign: Campaign, request: TuneRequest) -> list[str]:
     """`fslab tune --dry-run`: what the space says of itself, then the stages and what each
     may take; touches nothing."""
-    from fslab.tune.by_question import per_run_seconds
-    from fslab.tune.measure import questions_of
-    from fslab.tune.request import dry_run
-
     space = request.space([t.fs for t in campaign.targets])
     return [*space.notes, *dry_run(space, request, per_run_seconds(campaign),
                                    len(questions_of(campaign)))]
@@ -173,13 +160,6 @@ def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | 
     DIR/stats/tune_options.csv; with a `catalogue`, the spread between sittings from this
     host's history of option effects (else the stated prior), and every sitting's
     contrasts recorded there. The lines to print."""
-    from fslab.api.again import next_sitting, sittings_of
-    from fslab.api.tuning import finished_tune
-    from fslab.host.lab import Lab
-    from fslab.results.store import write_atomic
-    from fslab.tune.again import again, confirmed
-    from fslab.tune.refused import without_refused
-
     directory = Path(directory)
     campaign, request = finished_tune(directory)
     earlier = sittings_of(directory, confirmed)
@@ -201,10 +181,6 @@ def tune_again(directory: Path, *, lab: Lab | None = None, progress: Progress | 
 def _first_sitting(directory: Path) -> tuple[str, frozenset[str]]:
     """(the host a tune's first sitting sat on, its questions' tune ids): the spread is
     this host's, the tune's own sittings left out of it (they are the ones pooled)."""
-    from fslab.history.identity import identify
-    from fslab.results.store import SITTINGS
-    from fslab.tune.measure import CONFIRM
-
     found = [identify(f.parent) for f in sorted(Path(directory).rglob(
         f"{CONFIRM}/environment.json")) if SITTINGS not in f.relative_to(directory).parts]
     host = found[0].host if found else ""

@@ -2,8 +2,7 @@
 
 Some parts are found by a name written as text, so that what needs them loads them only
 when it does: fslab's own plug-ins (core/plugins.py), a kind of target's class (listing
-the kinds imports none), a participant beside the targets (the runner imports none), a
-type the api hands out (`fslab history add` pays for neither pydantic nor rich), an
+the kinds imports none), a participant beside the targets (the runner imports none), an
 analysis step and the libraries loaded ahead of the analysis. import-linter cannot see an
 import written as text, so each of those lookups takes its names from here, and
 tests/test_structure.py reads `LOOKUPS`: every name exists, and each lookup goes down the
@@ -60,14 +59,6 @@ TARGET_KINDS: dict[str, tuple[str, str]] = {
 # Participants beside a campaign's targets (run/participants.py), a factory each.
 PARTICIPANTS: tuple[str, ...] = ("fslab.run.ceiling:ceiling_beside",)
 
-# Types a caller of the api's functions builds or shows (fslab.api), by name.
-API_TYPES: dict[str, str] = {
-    "Overrides": "fslab.plan.schema", "LineProgress": "fslab.run.progress",
-    "RichProgress": "fslab.run.progress", "DEFAULT_BUDGET_S": "fslab.plan.order",
-    "BAD": "fslab.host.doctor", "OK": "fslab.host.doctor",
-    "RunOptions": "fslab.run.orchestrator", "TuneFlags": "fslab.api.tuning",
-    "AgingFlags": "fslab.aging.flags"}
-
 # The analysis's steps (analysis/step.py), one line each: a module declaring STEP, in the
 # room of the question it answers (cells: what each target measured; pairs: which is
 # faster and how sure; factors: what each option does). They run in the order of what
@@ -114,7 +105,6 @@ LOOKUPS: tuple[Lookup, ...] = (
     Lookup("fslab.core.plugins", BUILTIN, plugins=True),
     Lookup("fslab.targets", (LOOPFS, FUSEFS, *(name for name, _ in TARGET_KINDS.values()))),
     Lookup("fslab.run.participants", PARTICIPANTS),
-    Lookup("fslab.api", tuple(f"{module}:{name}" for name, module in API_TYPES.items())),
     Lookup("fslab.analysis.step", ANALYSIS_STEPS),
     Lookup("fslab.analysis.pipeline", PRELOADED),
 )
