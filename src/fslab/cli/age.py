@@ -8,6 +8,8 @@ from typing import Annotated, Any
 import typer
 
 from fslab.cli.app import LabOption, app, console, escape
+from fslab.core.units import format_bytes
+from fslab.report.terminal import summary_tables
 
 
 @app.command()
@@ -93,8 +95,6 @@ def age(
 def _aged(fs: str, record: dict[str, Any], out: Path) -> None:
     """What the aging did, its summary table and what it wrote."""
     from fslab import api
-    from fslab.core.units import format_bytes
-    from fslab.report.terminal import summary_tables
 
     console.print(
         f"Aged {fs}: {record['ops_attempted']} operations attempted, "

@@ -11,6 +11,8 @@ import typer
 
 from fslab.cli.app import CatalogueOption, app, console, escape, parse_labels, show
 from fslab.core.errors import ExitCode
+from fslab.core.units import DEFAULT_MARGIN, parse_margin
+from fslab.report.terminal import campaigns_text, changes_text
 
 history_app = typer.Typer(
     rich_markup_mode=None, no_args_is_help=True,
@@ -60,7 +62,6 @@ def remove(
 def list_(catalogue: CatalogueOption = None) -> None:
     """Every campaign in the catalogue with its labels."""
     from fslab import api
-    from fslab.report.terminal import campaigns_text
 
     show(console, campaigns_text(api.history_campaigns(catalogue),
                                  api.history_spreads(catalogue)))
@@ -98,7 +99,6 @@ def changes(
     counts only past how far a sitting moves on its machine (its history, else a stated
     prior); exit 1 on a decided regression (for CI gates)."""
     from fslab import api
-    from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
     series = api.history_changes(catalogue, by, since, across_machines, metric,
                                  parse_margin(margin or DEFAULT_MARGIN), within_sitting)
@@ -107,8 +107,6 @@ def changes(
         found.sort(key=lambda c: (not c.regression, c.p_value))
         sys.stdout.write(json.dumps([c.to_json() for c in found], indent=2) + "\n")
     else:
-        from fslab.report.terminal import changes_text
-
         show(console, changes_text(series, by or "start time", api.history_method()))
     if any(change.regression for change in found):
         raise typer.Exit(ExitCode.REGRESSION)
@@ -124,7 +122,6 @@ def report(
 ) -> None:
     """One self-contained HTML page: the series that changed, regressions first."""
     from fslab import api
-    from fslab.core.units import DEFAULT_MARGIN, parse_margin
 
     written = api.history_report(catalogue, out, by, since, across_machines, metric,
                                  parse_margin(margin or DEFAULT_MARGIN))

@@ -20,6 +20,9 @@ from fslab.cli.app import (
     show,
 )
 from fslab.core.errors import ExitCode, Shortage, ToolError, UserError
+from fslab.core.units import parse_margin
+from fslab.report.run_text import results_text
+from fslab.report.terminal import compare_report, skipped_table
 
 
 @app.command()
@@ -28,7 +31,6 @@ def analyze(
 ) -> None:
     """Summarise a results directory; writes DIR/stats/summary.csv."""
     from fslab import api
-    from fslab.report.run_text import results_text
 
     show(console, results_text(api.results_view(results_dir)))
     console.print(f"Wrote {results_dir / 'stats' / 'summary.csv'}")
@@ -120,7 +122,6 @@ def compare(
     import json
 
     from fslab import api
-    from fslab.core.units import parse_margin
 
     if threshold is not None and margin is None:
         margin = f"{threshold}%"
@@ -131,8 +132,6 @@ def compare(
     if as_json:
         sys.stdout.write(json.dumps(comparison.as_json(), indent=2) + "\n")
     else:
-        from fslab.report.terminal import compare_report
-
         console.print(compare_report(comparison))
     if output and not as_json:
         console.print(f"Wrote {output}")
@@ -156,8 +155,6 @@ def import_(
 
     report = api.import_results(paths, out, pattern, analyze_after=analyze)
     if report.skipped:
-        from fslab.report.terminal import skipped_table
-
         err_console.print(skipped_table(report.skipped, out / "import_errors.csv"))
     console.print(f"Imported {report.imported} files ({report.rows} values) into {out}; "
                   f"skipped {len(report.skipped)}.")

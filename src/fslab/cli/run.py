@@ -22,6 +22,8 @@ from fslab.cli.app import (
 )
 from fslab.core.descriptions import CEILING, SLICES
 from fslab.core.errors import ExitCode
+from fslab.core.units import parse_duration
+from fslab.report.run_text import run_text
 
 if TYPE_CHECKING:
     from fslab.api.campaigns import RunRequest
@@ -126,8 +128,6 @@ def run(
 ) -> None:
     """Run a campaign: targets × workloads × iterations, then summarise."""
     from fslab import api
-    from fslab.core.units import parse_duration
-    from fslab.report.run_text import run_text
 
     overrides = api.Overrides(
         fs=split_list(fs), preset=preset, workloads=split_list(workloads),
