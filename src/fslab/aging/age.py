@@ -26,12 +26,14 @@ from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
 from fslab.aging.log import AgingLog
 from fslab.aging.room import make_room
+from fslab.analysis.pipeline import analyze_results
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
 from fslab.core.run_parts import TargetDescription, WorkloadMetadata
 from fslab.host import system
+from fslab.host.environment import capture
 from fslab.host.lab import Lab
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
 from fslab.parsers.raw_files import DirFiles
@@ -103,7 +105,6 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
                                              started))
     if kept is not None:  # what the image is: enough to reproduce it and to know its state
         write_json(out / "image.json", image_record(record, spec, out))
-    from fslab.analysis.pipeline import analyze_results
 
     analyze_results(results)
     return record
@@ -169,8 +170,6 @@ def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
 def write_environment(results: ResultsDir, lab: Lab, name: str,
                       description: TargetDescription, tools: tuple[str, ...]) -> None:
     """environment.json: the machine and tools, and the target as it was provisioned."""
-    from fslab.host.environment import capture
-
     environment = capture(lab.root, tools)
     environment.targets = {name: description}
     results.write_environment(environment)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fslab.core.errors import UserError
+from fslab.core.toml_file import read_toml
 from fslab.workloads.agedfiles import LOGNORMAL_MU, LOGNORMAL_SIGMA
 from fslab.workloads.aging_levels import RECIPES
 
@@ -111,8 +112,6 @@ class AgingConfig:
 def load_config(path: Path) -> AgingConfig:
     """An AgingConfig from TOML (its keys are AgingConfig's fields; `mix` a table)."""
     import dataclasses
-
-    from fslab.core.toml_file import read_toml
 
     data = read_toml(path, "aging config")
     data = data.get("aging", data)

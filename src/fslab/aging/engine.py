@@ -22,8 +22,10 @@ from typing import Any
 
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.fileset import FileSet
+from fslab.aging.finish import finish_full
 from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
+from fslab.aging.recipes import RecipeRun
 from fslab.aging.stops import probe_target_reached
 from fslab.host import system
 from fslab.host.space import RootSpace, fresh_capacity, root_space
@@ -106,8 +108,6 @@ class Engine:
             self.close()
 
     def _run_recipe(self) -> AgingLog:
-        from fslab.aging.recipes import RecipeRun
-
         recipe = RecipeRun(self)
         start = time.perf_counter()
         try:
@@ -167,8 +167,6 @@ class Engine:
                 done += 1
         log.ops_done = done
         if config.finish_full and config.utilization is not None:
-            from fslab.aging.finish import finish_full
-
             finish_full(self)
         log.seconds = (clock() - start_ns) / 1e9
         log.digest = generator.digest

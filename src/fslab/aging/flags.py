@@ -7,9 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from fslab.aging.config import AgingConfig, load_config, mix_from_csv
+from fslab.aging.levels import level_config, parameters
 from fslab.core.errors import UserError
 from fslab.core.units import parse_duration, parse_size
+from fslab.plan.loading import resolve
+from fslab.plan.schema import CampaignFile, Overrides
+from fslab.plan.target_entries import entry_from_flag
 from fslab.targets import TargetSpec
+from fslab.targets.profiles import PROFILES
+from fslab.workloads.aging_levels import LEVELS, AgeLevel
+from fslab.workloads.provenance import Param, campaign, study
 
 
 @dataclass(frozen=True)
@@ -57,9 +64,6 @@ def aging_request(flags: AgingFlags, spec: TargetSpec, image: str | None) -> Agi
         raise UserError("--as-published ages with the thesis's own settings: give no "
                         "--config, --mix or --recipe (flags such as --ops or --utilization "
                         "change one setting each)")
-    from fslab.aging.levels import level_config, parameters
-    from fslab.workloads.aging_levels import LEVELS, AgeLevel
-    from fslab.workloads.provenance import Param, campaign
 
     wanted = flags.utilization
     level = LEVELS["thesis-99" if wanted is not None and wanted >= 0.9 else "thesis-80"]
@@ -85,7 +89,6 @@ def aging_request(flags: AgingFlags, spec: TargetSpec, image: str | None) -> Agi
     listed["image"] = (Param(kept, campaign("--image given")) if image else Param(
         kept, study_source("section 5.2: 'only metadata of created file system is used' "
                            "(e2image -Q, xfs_metadump)"))).to_json()
-    from fslab.targets.profiles import PROFILES
 
     made = (*(PROFILES[spec.fs].default_mkfs_options if spec.fs in PROFILES else ()),
             *spec.mkfs_options)
@@ -97,8 +100,6 @@ def aging_request(flags: AgingFlags, spec: TargetSpec, image: str | None) -> Agi
 
 
 def study_source(where: str) -> Any:
-    from fslab.workloads.provenance import study
-
     return study("aging-thesis", where)
 
 
@@ -141,10 +142,6 @@ def aging_target(fs: str, size: str, mkfs_options: str | None = None,
                  mount_options: str | None = None, direct_io: bool | None = None,
                  device: str | None = None) -> TargetSpec:
     """The target to age, from the options a [[target]] would take."""
-    from fslab.plan.loading import resolve
-    from fslab.plan.schema import CampaignFile, Overrides
-    from fslab.plan.target_entries import entry_from_flag
-
     entry = entry_from_flag(fs)
     if not fs.startswith("dir:"):
         entry = entry.model_copy(update={

@@ -14,6 +14,7 @@ import dataclasses
 import shutil
 from typing import Any
 
+from fslab.aging.age import age
 from fslab.aging.config import AgingConfig
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
@@ -42,8 +43,7 @@ def aging_config(settings: dict[str, Any], where: str) -> AgingConfig:
 
 def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> list[str]:
     """Age the targets that ask for it (or reuse their finished aging); point them and
-    their fresh copies at the image. Returns one line per target aged now (the aging
-    engine loads only when a target asks to be aged)."""
+    their fresh copies at the image. Returns one line per target aged now."""
     done = []
     for spec in targets:
         settings = spec.options.get("age")
@@ -52,8 +52,6 @@ def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> lis
         out = results.path / AGED_DIR / spec.name
         image = out / FILE_NAMES["sparse"]
         if not (image.exists() and (out / "image.json").exists()):
-            from fslab.aging.age import age
-
             shutil.rmtree(out, ignore_errors=True)  # an interrupted aging starts over
             config = aging_config(settings, f"target {spec.name}")
             plain = dataclasses.replace(spec, options={k: v for k, v in spec.options.items()

@@ -14,12 +14,20 @@ import os
 import shutil
 from pathlib import Path
 
+from fslab.aging.age import (
+    aging_run_record,
+    campaign_settings,
+    run_dir,
+    save_aging_run,
+)
+from fslab.aging.config import AgingConfig
 from fslab.core.dirformat import DirFormat
 from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
 from fslab.results.store import FORMAT, ResultsDir, write_json
+from fslab.targets import TargetSpec
 
 AGING = DirFormat("aging", "aging.json", unstamped=1, history={
     1: "aging.json, oplog.parquet, utilization.csv, fragmentation.json, image + image.json",
@@ -36,15 +44,6 @@ def is_old_aging_dir(path: Path) -> bool:
 
 def upgrade(path: Path) -> ResultsDir:
     """Make an old aging directory a results directory (see the module doc)."""
-    from fslab.aging.age import (
-        aging_run_record,
-        campaign_settings,
-        run_dir,
-        save_aging_run,
-    )
-    from fslab.aging.config import AgingConfig
-    from fslab.targets import TargetSpec
-
     path = Path(path)
     _, record = AGING.read(path)  # a newer aging format: one line, nothing touched
     raw = run_dir(path)

@@ -20,6 +20,7 @@ from fslab.aging.age import age_mounted
 from fslab.aging.config import AgingConfig
 from fslab.aging.levels import level_config, parameters, with_fstrim
 from fslab.aging.room import make_room
+from fslab.parsers.aging_kind import AGING
 from fslab.parsers.raw_files import DirFiles
 from fslab.targets import Mounted
 from fslab.workloads.aging_levels import AgeLevel
@@ -45,7 +46,6 @@ def age_place(place: Mounted, level: AgeLevel, capacity: int, seed: int,
     assert place.path is not None
     released = make_room(place.path, room, seed + 1, record.get("root_capacity")) \
         if room and not short else {}
-    from fslab.parsers.aging_kind import AGING
 
     parsed = AGING.parse(DirFiles(out))
     described = {"level": level.name, "seed": seed, "recipe": config.recipe,
