@@ -17,8 +17,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.pipeline import analyze_results
 from fslab.history.identity import Identity
 from fslab.history.parts import CAMPAIGN_COLUMNS, SITTING_COLUMNS
+from fslab.results.stats_files import stale_reason
+from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
     import duckdb
@@ -98,13 +101,8 @@ def _campaign(db: duckdb.DuckDBPyConnection, directory: Path, identity: Identity
 
 def current_stats(directory: Path) -> Path:
     """stats/ of the directory, analysed first when missing or stale."""
-    from fslab.results.stats_files import stale_reason
-    from fslab.results.store import ResultsDir
-
     results = ResultsDir.open(directory)
     if stale_reason(results) is not None:
-        from fslab.analysis.pipeline import analyze_results
-
         analyze_results(results)
     return results.stats_dir
 

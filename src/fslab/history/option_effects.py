@@ -37,7 +37,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.sittings.repeat import HistoryGroup, for_workload, spread_between_sittings
 from fslab.history.catalogue import is_legacy, resolve_path
+from fslab.history.writing import writable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -79,8 +81,6 @@ def record(catalogue: Path | None, rows: Sequence[Contrast]) -> Path | None:
     there is nothing to write or no folder to write it to (a single-file catalogue)."""
     import pandas as pd
 
-    from fslab.history.writing import writable
-
     if not rows:
         return None
     root = resolve_path(catalogue)
@@ -119,8 +119,6 @@ def option_spread(catalogue: Path | None, host: str, kind: str = OPTION,
     metrics' levels (LEVEL), each file system and workload kind's beside it (keyed by
     workload_key); None when no tune of this host has two sittings (`leave_out`: tunes
     not to count — the one being pooled)."""
-    from fslab.analysis.sittings.repeat import HistoryGroup, spread_between_sittings
-
     rows = read(catalogue, host)
     rows = rows[(rows["kind"] == kind) & ~rows["tune"].isin(list(leave_out))]
     groups = []
@@ -147,7 +145,5 @@ def spread_for(catalogue: Path | None, host: str, fs: str, workload: str,
     """The spread a tune question of this file system and workload kind reads: its own
     where the history has it, else the host's (analysis.sittings.repeat.for_workload);
     None without a history."""
-    from fslab.analysis.sittings.repeat import for_workload
-
     spread = option_spread(catalogue, host, kind, leave_out)
     return None if spread is None else for_workload(spread, workload_key(fs, workload))

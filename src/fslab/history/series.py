@@ -14,11 +14,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from fslab.analysis.cells.stats import log_ci_of
 from fslab.analysis.pairs.pair import decide
+from fslab.analysis.sittings.repeat import PRIOR, for_workload
 from fslab.core.pair import IMPROVED, OVER_TIME, REGRESSED, SAME, UNRESOLVED, Pair
 from fslab.core.units import DEFAULT_MARGIN
 from fslab.history import catalogue
 from fslab.history.changes import ALPHA, METHOD, Change, Points, detect
+from fslab.history.sittings import level_spread
 
 if TYPE_CHECKING:
     from fslab.core.environment_record import SittingSpread
@@ -107,8 +110,6 @@ def build(path: Path | None, by: str | None = None, across_machines: bool = Fals
     metrics unless `metrics` names others; disturbed runs are kept (and counted). The
     points are summarised where the rows lie (catalogue.series_points); each point's
     interval is the summary's own (analysis.cells.stats.log_ci_of)."""
-    from fslab.analysis.cells.stats import log_ci_of
-
     point = catalogue.series_points(path, by, across_machines, metrics)
     if point.empty:
         return []
@@ -151,9 +152,6 @@ def with_prior(path: Path | None, built: list[tuple[SeriesKey, list[Point], Poin
     workload's own), else the stated prior; a point is one sitting's level, so its
     between variance is half a change's (τ²/2)."""
     from dataclasses import replace
-
-    from fslab.analysis.sittings.repeat import PRIOR, for_workload
-    from fslab.history.sittings import level_spread
 
     spreads: dict[str, SittingSpread] = {}
     out = []

@@ -11,15 +11,17 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.pairs.comparisons import compared_pairs
+from fslab.analysis.sittings.repeat import PRIOR, HistoryGroup, spread_between_sittings
 from fslab.analysis.sittings.sitting import SITTING_PAIRS, Sitting, sittings_of, table_of
 from fslab.core.errors import UserError
 from fslab.history.catalogue import connect
+from fslab.history.sitting_pairs import cached_pairs
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-    from fslab.analysis.sittings.repeat import HistoryGroup
     from fslab.core.environment_record import SittingSpread
 
 
@@ -58,8 +60,6 @@ def sittings_rows(db: duckdb.DuckDBPyConnection, path: Path | None, chosen: pd.D
     where they were not yet."""
     import pandas as pd
 
-    from fslab.history.sitting_pairs import cached_pairs
-
     about = {str(r.campaign_id): r for r in chosen.itertuples()}
 
     def fit(ids: list[str]) -> dict[str, pd.DataFrame]:
@@ -81,8 +81,6 @@ def sittings_rows(db: duckdb.DuckDBPyConnection, path: Path | None, chosen: pd.D
 def sitting_pairs(runs: pd.DataFrame, sitting: str, host: str) -> pd.DataFrame:
     """One sitting's pairs from its runs as the catalogue holds them (its primary
     questions as recorded), as rows of SITTING_PAIRS."""
-    from fslab.analysis.pairs.comparisons import compared_pairs
-
     primary = runs[runs["primary"].astype(bool)]
     asked = {(str(w), str(o), str(m)) for w, o, m in
              primary[["workload", "op", "metric"]].drop_duplicates().itertuples(index=False)}
@@ -97,8 +95,6 @@ def history_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
     not to count — the ones being judged or pooled); the prior alone when there is none
     (analysis.sittings.repeat). One read of the catalogue; each sitting's pairs derived
     once (history/sitting_pairs.py)."""
-    from fslab.analysis.sittings.repeat import PRIOR, spread_between_sittings
-
     where = Path(path) if path else None
     try:
         with connect(where) as db:
@@ -138,8 +134,6 @@ def level_spread(path: Path | None, host: str, leave_out: Collection[str] = ()
     the simulator's `sitting = S` gives √2 S either way) and the moments, history
     weights and prior are analysis.sittings.repeat's, every target a contrast of its
     own. The stated prior alone when there is no such campaign."""
-    from fslab.analysis.sittings.repeat import PRIOR, HistoryGroup, spread_between_sittings
-
     try:
         with connect(Path(path) if path else None) as db:
             chosen = _host_sittings(db, host, leave_out)
@@ -176,8 +170,6 @@ def history_groups(rows: pd.DataFrame, campaign_of: dict[str, str]
     of several campaigns (`campaign_of`: each sitting's campaign) as one group per
     campaign × workload, each question's sittings in it, with its independent contrasts
     (its targets less one, at most its pairs)."""
-    from fslab.analysis.sittings.repeat import HistoryGroup
-
     found: dict[tuple[str, str], dict[tuple[str, ...], list[tuple[str, float, float]]]] = {}
     for row in rows[["sitting", "workload", "op", "metric", "a", "b", "estimate", "se"]
                     ].itertuples(index=False):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
 from fslab.history import parts
+from fslab.history.campaign_rows import campaign_session, current_stats
 from fslab.history.catalogue import (
     TABLES,
     connect,
@@ -66,8 +67,6 @@ def add(path: Path | None, directories: list[Path],
     """Record results directories (analysed first where their stats are missing or out
     of date), each as a part of its own: a campaign the catalogue has already (by its id,
     wherever it lies now) gets a new version whose rows replace the old ones."""
-    from fslab.history.campaign_rows import campaign_session, current_stats
-
     where = writable(path)
     found = []
     for directory in map(Path, directories):
