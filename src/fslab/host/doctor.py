@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.core.plugins import declared
 from fslab.core.units import format_bytes
 from fslab.host import system
 from fslab.host.witness import OTHERS_CPU_PCT, Watcher, backing_disk
@@ -158,8 +159,6 @@ def loop_direct_io(lab: Path) -> Finding:
 
 
 def versions(lab: Path) -> Finding:
-    from fslab.core.plugins import declared
-
     tools = [*TOOLS, *(tool for packages in declared("PACKAGES") for tool in packages)]
     missing = [tool for tool in tools if system.which(tool) is None]
     fio = system.tool_version("fio") if system.which("fio") else "missing"

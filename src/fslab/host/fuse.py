@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fslab.core.errors import ToolError
 from fslab.host import system
 
 CONTROL_FS = "fusectl"
@@ -236,8 +237,6 @@ def unmount(mountpoint: Path, control: Path | None, daemons: list[Daemon],
             system.run(["umount", "-l", str(mountpoint)], timeout=60)
             break
         if attempt == retries - 1:
-            from fslab.core.errors import ToolError
-
             raise ToolError(["umount", str(mountpoint)], proc.returncode, proc.stderr)
         time.sleep(pause_s)
     deadline = time.monotonic() + EXIT_S

@@ -22,6 +22,7 @@ from typing import Any
 
 from fslab.core.errors import ToolError, UserError
 from fslab.host import fuse, system
+from fslab.host.children import in_background, settle
 from fslab.host.releasers import RELEASERS
 from fslab.host.signals import drop_unwound_frames
 
@@ -192,8 +193,6 @@ class Session:
     def release_soon(self, resource: Resource) -> None:
         """Release `resource` in the background (children.in_background: done before
         anything measures next); one that fails stays recorded, and close tries again."""
-        from fslab.host.children import in_background
-
         def release() -> None:
             with contextlib.suppress(OSError, ToolError):
                 self.release(resource)
@@ -205,8 +204,6 @@ class Session:
         an exception unwinds, its frames' locals go first (a directory walk left in one
         keeps its file system busy); a release that fails is tried once more after a
         pause (a child that was ending may have held it)."""
-        from fslab.host.children import settle
-
         report = report or CleanupReport()
         drop_unwound_frames()
         for pause in (0.0, RELEASE_AGAIN_S):

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from fslab.core.errors import ToolError, UserError
+from fslab.core.plugins import declared
+from fslab.core.stopwatch import CACHE_DROP, step
+from fslab.host.resident import keep_tools_resident
 
 # Where each external tool comes from, for the one-line "missing tool" message
 # (file-system profiles add their mkfs and FUSE mount program).
@@ -62,8 +65,6 @@ def run(
 
 def tool_packages() -> dict[str, str]:
     """TOOL_PACKAGES and the plug-ins' own tools (core/plugins.py: PACKAGES)."""
-    from fslab.core.plugins import declared
-
     return {k: v for packages in [TOOL_PACKAGES, *declared("PACKAGES")]
             for k, v in packages.items()}
 
@@ -157,9 +158,6 @@ def sync_file_system(path: Path) -> None:
 def sync_and_drop_caches() -> bool:
     """Flush dirty data and drop the page, dentry and inode caches; False when not allowed.
     The measuring tools' own files stay cached (resident.py)."""
-    from fslab.core.stopwatch import CACHE_DROP, step
-    from fslab.host.resident import keep_tools_resident
-
     keep_tools_resident()
     with step(CACHE_DROP):
         os.sync()
