@@ -21,12 +21,20 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
+from fslab.analysis.pipeline import Inputs, load_steps
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
-from fslab.core.metrics import Measurement, add_rows, empty_columns
+from fslab.core.metrics import (
+    Measurement,
+    add_rows,
+    empty_columns,
+    metrics_frame,
+    metrics_schema,
+    metrics_table,
+)
 from fslab.core.record import RunRecord
 from fslab.ingest.paths import (
     compile_pattern,
@@ -39,9 +47,6 @@ from fslab.parsers.fio_kinds import IMPORTED_PREFIX
 from fslab.parsers.raw_files import MemoryFiles
 from fslab.parsers.registry import RawOutputError, parse_run
 from fslab.results.store import RUN_RECORD, ResultsDir, record_json, write_atomic
-
-if TYPE_CHECKING:
-    from fslab.analysis.pipeline import Inputs
 
 CHUNK = 256  # files per worker task (and per archive)
 File = tuple[str, str, str | None]  # import root, file, pattern
@@ -140,8 +145,6 @@ class Chunk:
 
 def read_chunk(args: tuple[str, int, list[File]]) -> Chunk:
     """Parse a batch of files into one table of metrics rows and a run record each."""
-    from fslab.core.metrics import metrics_table
-
     campaign, number, files = args
     columns = empty_columns()
     kept: list[tuple[str, tuple[int, int], str, bytes]] = []
@@ -218,8 +221,6 @@ class Import:
         if self._table is None:
             import pyarrow as pa
 
-            from fslab.core.metrics import metrics_schema
-
             tables = [part.table for part in self.parts]
             self._table = pa.concat_tables(tables) if tables else \
                 metrics_schema().empty_table()
@@ -227,9 +228,6 @@ class Import:
 
     def inputs(self) -> Inputs:
         """The rows as the analysis reads a results directory (analysis/pipeline.py)."""
-        from fslab.analysis.pipeline import Inputs
-        from fslab.core.metrics import metrics_frame
-
         return Inputs(metrics_frame(self.table, categorical=True), [], ENVIRONMENT,
                       self.campaign)
 
@@ -353,7 +351,5 @@ def load_analysis_libraries() -> None:
     import pandas  # noqa: F401
     import pyarrow.parquet  # noqa: F401
     import scipy.special  # noqa: F401
-
-    from fslab.analysis.pipeline import load_steps
 
     load_steps()

@@ -21,6 +21,7 @@ from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
 from fslab.ingest.importer import add_file_rows
 from fslab.parsers.registry import RawOutputError, parse_run
+from fslab.results.intervals import write_intervals
 from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:
@@ -69,7 +70,6 @@ def reparse(results_dir: Path) -> ReparseReport:
         results.save_run(record)
     results.close()
     report.rows = results.rebuild_metrics(results.metric_rows() + rows(imported))
-    from fslab.results.intervals import write_intervals
 
     write_intervals(results)
     return report
