@@ -28,7 +28,7 @@ from fslab.parsers.fio import (
 from fslab.parsers.fio_json import DiskUtil, FioResult
 from fslab.parsers.fio_load import load_fio
 from fslab.parsers.fio_logs import interval_rows, judge_sections
-from fslab.parsers.raw_files import Parsed, RawFiles, RawKind
+from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, RawOutputError
 from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE
 
 SLICE = re.compile(r"fio-slice-(\d+)\.json$")
@@ -48,8 +48,6 @@ def _detect_run(files: RawFiles) -> bool:
 
 def checked(data: FioResult, files: RawFiles, where: str = "fio") -> FioResult:
     """fio's result, or RawOutputError: a job it reports as failed, a host that gave none."""
-    from fslab.parsers.raw_files import RawOutputError
-
     errors = job_errors(data)
     if errors:
         raise RawOutputError(f"{where}: {errors[0]}")

@@ -11,6 +11,7 @@ import orjson
 
 from fslab.core.errors import UserError
 from fslab.parsers.fio_json import DIRECTIONS, FioResult
+from fslab.parsers.fio_text import parse_fio_text
 
 
 class FioParseError(UserError, ValueError):
@@ -80,8 +81,6 @@ def load_fio(raw: bytes | str) -> FioResult:
 
 def load_fio_text(raw: bytes) -> FioResult:
     """fio's normal output in the JSON's shape (parsers.fio_text), or FioParseError."""
-    from fslab.parsers.fio_text import parse_fio_text
-
     try:
         data = parse_fio_text(raw.decode(errors="replace"))
     except (ValueError, KeyError, IndexError) as exc:

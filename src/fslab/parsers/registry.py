@@ -15,6 +15,7 @@ of the run and those rows (the host's CPU share the runner sampled, per I/O of t
 
 from __future__ import annotations
 
+from fslab.core.plugins import declared
 from fslab.parsers import aging_kind, fio_kinds, host_cpu, imported_kinds
 from fslab.parsers.raw_files import Addition, Parsed, RawFiles, RawKind, RawOutputError
 
@@ -34,8 +35,6 @@ def kinds() -> list[RawKind]:
     """KINDS with the plug-ins' (core/plugins.py: fslab's own workloads, then a user's)
     after the kinds of a run's own outputs and before the detectors of imported files,
     which look at content."""
-    from fslab.core.plugins import declared
-
     own = [kind for kind in KINDS if not kind.name.startswith("imported")]
     return [*own, *declared("KIND", of=RawKind), *(k for k in KINDS if k not in own)]
 
