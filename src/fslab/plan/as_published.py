@@ -13,8 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from fslab.core.errors import UserError
 from fslab.core.units import format_bytes
-from fslab.plan.schema import PublishedPlan
+from fslab.host.lab import DEFAULT_LAB
+from fslab.plan.schema import DEFAULT_PRESET, MAX_FILL, PublishedPlan, WorkloadEntry
+from fslab.plan.workload_entries import build_workloads
+from fslab.targets import IMAGE_LESS, availability_table
 from fslab.workloads.provenance import Published
+from fslab.workloads.published import PUBLISHED
 from fslab.workloads.suites import Suite, get_suite
 
 if TYPE_CHECKING:
@@ -25,8 +29,6 @@ GiB = 1024**3
 
 def published_suite(parsed: CampaignFile, overrides: Overrides) -> tuple[Suite, Published]:
     """The one preset the campaign asks for, and its published scale."""
-    from fslab.plan.schema import DEFAULT_PRESET
-
     names = ([overrides.preset] if overrides.preset else
              sorted({w.preset for w in parsed.workload if w.preset}) or [DEFAULT_PRESET])
     if len(names) != 1 or any(not w.preset for w in parsed.workload if not overrides.preset):
@@ -42,16 +44,11 @@ def published_suite(parsed: CampaignFile, overrides: Overrides) -> tuple[Suite, 
 
 
 def _published_names() -> list[str]:
-    from fslab.workloads.published import PUBLISHED
-
     return list(PUBLISHED)
 
 
 def apply(parsed: CampaignFile, overrides: Overrides) -> tuple[CampaignFile, PublishedPlan]:
     """The campaign file with the study's values where the user gave none."""
-    from fslab.plan.schema import WorkloadEntry
-    from fslab.targets import availability_table
-
     suite, spec = published_suite(parsed, overrides)
     plan = PublishedPlan(suite.name, spec)
     update: dict[str, object] = {"scale": "published", "rounds": 1, "ceiling": False}
@@ -103,16 +100,11 @@ def fit_images(campaign: Campaign, plan: PublishedPlan) -> Campaign:
     it), and a line when the lab's disk cannot hold them all at once."""
     import os
 
-    from fslab.plan.schema import MAX_FILL
-    from fslab.plan.workload_entries import build_workloads
-    from fslab.targets import IMAGE_LESS
-
     need = max((w.required_bytes() for w in build_workloads(campaign)), default=0)
     size = max(campaign.image_size, -(-int(need / MAX_FILL) // GiB) * GiB)
     campaign.image_size = size
     campaign.targets = [replace(t, size=max(t.size, size)) if t.fs not in IMAGE_LESS
                         and not t.device else t for t in campaign.targets]
-    from fslab.host.lab import DEFAULT_LAB
 
     root = DEFAULT_LAB
     probe = root if root.exists() else root.parent

@@ -6,13 +6,16 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
+from fslab.host import system
+from fslab.targets import availability_table, device_kinds
+from fslab.workloads.aging_levels import LEVELS
+from fslab.workloads.provenance import STUDIES
+from fslab.workloads.suites import suites
+
 
 def targets_table() -> Group:
     """Every kind of target and whether it can run on this machine (and why not), then
     where a kernel file system is made: on an image in the lab, or on a real device."""
-    from fslab.host import system
-    from fslab.targets import availability_table
-
     table = Table(title=escape("Targets (names for --fs and [[target]] fs = ...)"),
                   title_justify="left")
     for column in ("name", "what", "here"):
@@ -29,8 +32,6 @@ def targets_table() -> Group:
 def places_table(root: bool) -> Table:
     """Where a kernel file system is made, what that measures and what is formatted: the
     device kind is a target option, not a name for --fs, so it is listed here."""
-    from fslab.targets import device_kinds
-
     table = Table(title=escape(f"Where {', '.join(device_kinds())} are made (and what "
                                "that measures)"), title_justify="left")
     for column in ("on", "how", "measures", "formats", "here"):
@@ -55,8 +56,6 @@ def places_table(root: bool) -> Table:
 def presets_tables() -> Group:
     """One table per preset: each job's parameters, each with where it comes from, and the
     study's own scale (`--as-published`)."""
-    from fslab.workloads.suites import suites
-
     tables = []
     for suite in suites().values():
         published = suite.published
@@ -73,7 +72,6 @@ def presets_tables() -> Group:
                 f"{key}={_value(param.value)} [{param.source.label()}]"
                 for key, param in parameters.items())))
         tables.append(table)
-    from fslab.workloads.aging_levels import LEVELS
 
     for level in LEVELS.values():  # a campaign's `age = [...]`; fslab age --as-published
         table = Table(title=escape(f"age level {level.name}: {level.description}"),
@@ -91,10 +89,6 @@ def presets_tables() -> Group:
 def presets_json() -> str:
     """Every preset, every parameter with its source, and its published scale, as JSON."""
     import json
-
-    from fslab.workloads.aging_levels import LEVELS
-    from fslab.workloads.provenance import STUDIES
-    from fslab.workloads.suites import suites
 
     return json.dumps({
         "studies": {key: {"title": s.title, "by": s.by} for key, s in STUDIES.items()},

@@ -18,7 +18,8 @@ from fslab.core.campaign_settings import LookCell
 from fslab.core.errors import UserError
 from fslab.core.metrics import HEADLINE_METRICS, metric_named
 from fslab.core.toml_file import read_toml
-from fslab.core.units import parse_duration, parse_size
+from fslab.core.units import parse_duration, parse_margin, parse_size
+from fslab.plan import as_published
 from fslab.plan.levels import level_text
 from fslab.plan.schema import (
     AUTO_FILE_SIZE_CAP,
@@ -30,7 +31,7 @@ from fslab.plan.schema import (
     TuneTable,
     WorkloadEntry,
 )
-from fslab.plan.sweep import campaign_factors, check_sweep
+from fslab.plan.sweep import campaign_factors, check_sweep, swept, takes_workload_factor
 from fslab.plan.target_entries import resolve_targets, slug
 from fslab.targets import IMAGE_LESS
 from fslab.workloads.aging_levels import age_levels
@@ -52,7 +53,6 @@ def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Camp
         raise UserError(f"{path or 'campaign'}: {_first_error(exc)}") from exc
     if not (overrides.as_published or parsed.scale == "published"):
         return resolve(parsed, overrides, base_dir)
-    from fslab.plan import as_published
 
     parsed, plan = as_published.apply(parsed, overrides)
     resolved = resolve(parsed, replace(overrides, preset=None), base_dir)
@@ -62,8 +62,6 @@ def load_campaign(path: Path | None, overrides: Overrides | None = None) -> Camp
 
 def resolve(parsed: CampaignFile, overrides: Overrides, base_dir: Path) -> Campaign:
     """Fill in defaults, apply overrides, and check everything that can be checked early."""
-    from fslab.core.units import parse_margin
-
     if overrides.iterations is not None and overrides.iterations < 1:
         raise UserError("--iterations must be at least 1")
     image_size = parse_size(overrides.image_size or parsed.image_size)
@@ -218,8 +216,6 @@ def processes_at_once(campaign: Campaign) -> int:
     with a sweep the sum over its variants (measured in the same rounds, each laid out
     first: run/rounds.py)."""
     from itertools import product
-
-    from fslab.plan.sweep import swept, takes_workload_factor
 
     factors = [f for f in campaign_factors(campaign.sweep, {}) if not f.on_targets]
     largest = max_numjobs(campaign.workloads)

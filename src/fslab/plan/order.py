@@ -8,12 +8,15 @@ from dataclasses import dataclass, field
 from fslab.core.age_factor import FRESH, twinned
 from fslab.core.campaign_settings import LookCell
 from fslab.core.cell_keys import CellKey, Level, path_name
-from fslab.plan.schema import Campaign
+from fslab.core.errors import UserError
+from fslab.core.units import format_bytes, format_duration
+from fslab.plan.schema import MAX_FILL, Campaign
 from fslab.plan.sweep import WorkloadVariant, target_variants, workload_variants
-from fslab.targets import TargetSpec
+from fslab.targets import IMAGE_LESS, TargetSpec
 from fslab.targets.base import AGE_LEVEL
 from fslab.workloads.aging_levels import runs_at
 from fslab.workloads.base import Workload
+from fslab.workloads.fio import FioWorkload
 
 
 @dataclass(frozen=True)
@@ -146,11 +149,6 @@ def _variants_at(campaign: Campaign, runtime: int) -> dict[str, WorkloadVariant]
 
 def check_space(plan: Plan) -> None:
     """Refuse, before formatting anything, a workload whose files cannot fit an image."""
-    from fslab.core.errors import UserError
-    from fslab.core.units import format_bytes
-    from fslab.plan.schema import MAX_FILL
-    from fslab.targets import IMAGE_LESS
-
     # A job's variants lie on a target together (laid out before their rounds).
     together: dict[tuple[str, str], dict[str, int]] = {}
     for run in plan.iteration(1):
@@ -189,8 +187,6 @@ def has_tree(target: TargetSpec) -> bool:
 def check_trees(plan: Plan) -> None:
     """Refuse, before formatting anything, a workload that reads the target's aged tree
     on a target that will hold none (one line: what to give it)."""
-    from fslab.core.errors import UserError
-
     for run in plan.iteration(plan.runs[0].iteration if plan.runs else 1):
         if run.workload.reads_tree and not has_tree(run.target):
             raise UserError(
@@ -205,8 +201,6 @@ def measuring_seconds(runs: list[RunSpec]) -> tuple[float, int, int]:
     """(seconds fio measures over `runs`: each job's runtime and ramp, size-based jobs at
     their runtime cap; how many of those are capped; runs whose time only the disk decides:
     file workloads, bonnie++, fio jobs without a runtime)."""
-    from fslab.workloads.fio import FioWorkload
-
     seconds, capped, unknown = 0.0, 0, 0
     for run in runs:
         workload = run.workload
@@ -225,9 +219,6 @@ DEFAULT_BUDGET_S = 2 * 3600
 
 def check_budget(runs: list[RunSpec], budget_s: float) -> None:
     """Refuse a plan that measures for longer than the budget (say how to run it anyway)."""
-    from fslab.core.errors import UserError
-    from fslab.core.units import format_duration
-
     seconds, _, _ = measuring_seconds(runs)
     if seconds > budget_s:
         raise UserError(f"this plan measures for {format_duration(seconds)} ({len(runs)} runs), "

@@ -7,6 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.core.errors import UserError
+from fslab.plan.order import check_space, check_trees, make_plan
+from fslab.targets import make_target
+from fslab.workloads.fio.distributed import LOOPBACK, preflight
 
 if TYPE_CHECKING:
     from fslab.plan.order import Plan
@@ -29,8 +32,6 @@ def prepare(
     (a dry run shows the plan and what would stop it). `plan`: the campaign's, when the
     caller made it already.
     """
-    from fslab.plan.order import check_space, check_trees, make_plan
-
     plan = plan or make_plan(campaign)
     targets = build_targets(plan, confirmed_devices, force_device)
     checks = [target.check for target in targets.values()]
@@ -73,8 +74,6 @@ def build_targets(
     plan: Plan, confirmed_devices: frozenset[str], force_device: bool
 ) -> dict[str, Target]:
     """Make every target of the plan (checking them is the caller's step)."""
-    from fslab.targets import make_target
-
     return {
         spec.name: make_target(spec, confirmed_devices=confirmed_devices, force_device=force_device)
         for spec in plan.targets
@@ -83,8 +82,6 @@ def build_targets(
 
 def preflight_campaign(hosts: list[Host], targets: dict[str, Target]) -> None:
     """Every host reachable, on the controller's fio version, with the target path."""
-    from fslab.workloads.fio.distributed import LOOPBACK, preflight
-
     remote = [h for h in hosts if not h.address.startswith(LOOPBACK)]
     problems: list[str] = []
     for name, target in targets.items():

@@ -9,10 +9,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from fslab.core.age_factor import FRESH, twinned
 from fslab.core.units import format_duration, format_value
 from fslab.plan.levels import workdir_name
-from fslab.plan.order import Plan
+from fslab.plan.order import Plan, measuring_seconds
+from fslab.plan.sweep import campaign_factors, shown
 from fslab.targets import Target
+from fslab.targets.base import AGE_LEVEL
+from fslab.workloads.aging_levels import age_levels, planned_ops
 from fslab.workloads.base import Where
 
 
@@ -69,8 +73,6 @@ def plan_renderable(plan: Plan, targets: dict[str, Target], lab_root: Path,
 
 def sweep_lines(plan: Plan) -> list[str]:
     """A sweep's plan in words: each factor with its levels, the cells, the fio runs."""
-    from fslab.plan.sweep import campaign_factors, shown
-
     campaign = plan.campaign
     factors = campaign_factors(campaign.sweep, campaign.target_sweeps)
     if not factors:
@@ -96,10 +98,6 @@ def sweep_lines(plan: Plan) -> list[str]:
 def aging_lines(plan: Plan) -> list[str]:
     """What the `age` factor ages before the runs: how many agings, of how many
     operations (their time comes on top of measuring)."""
-    from fslab.core.age_factor import FRESH, twinned
-    from fslab.targets.base import AGE_LEVEL
-    from fslab.workloads.aging_levels import age_levels, planned_ops
-
     campaign = plan.campaign
     levels = age_levels(campaign.age_levels)
     twins = [t for t in plan.targets if twinned(str(t.options.get(AGE_LEVEL, "")))]
@@ -128,8 +126,6 @@ def planned_time(plan: Plan) -> str:
     """How long the plan measures: fio's runtime and ramp of each run (size-based jobs at
     their runtime cap); what only the disk decides (layouts, mkfs, file workloads) is
     named, not guessed."""
-    from fslab.plan.order import measuring_seconds
-
     seconds, capped, unknown = measuring_seconds(plan.runs)
     measured = len(plan.runs) - unknown
     text = (f"Time measuring: {format_duration(seconds)} over {measured} fio runs" if measured

@@ -14,6 +14,7 @@ from typing import Any
 
 from fslab.core.errors import UserError
 from fslab.plan.loading import load_campaign
+from fslab.plan.order import make_plan
 from fslab.plan.schema import Campaign, Overrides
 from fslab.results.store import ResultsDir
 
@@ -76,8 +77,6 @@ def _show(value: Any) -> str:
 
 def progress_line(campaign: Campaign, out: Path) -> str:
     """'12 of 45 runs done; continuing with iteration 1, run 13' (or nothing left)."""
-    from fslab.plan.order import make_plan
-
     plan = make_plan(campaign)
     done = ResultsDir.open(out).completed_run_ids()
     left = [run for run in plan.runs if run.run_id not in done]

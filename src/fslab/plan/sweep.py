@@ -51,8 +51,12 @@ from fslab.plan.target_factors import (  # re-exported: the sweep's own vocabula
     takes_target_factor,
     with_level,
 )
+from fslab.plan.workload_entries import build_entry
 from fslab.targets import TargetSpec
+from fslab.targets.zfs import DATASET_PROPERTIES
 from fslab.workloads.aging_levels import check_levels, with_twins
+from fslab.workloads.fio import FioWorkload
+from fslab.workloads.suites import get_suite
 
 __all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Factor", "Level", "WorkloadVariant",
            "campaign_factors", "cell_name", "check_sweep", "level_text", "parse_flag",
@@ -176,7 +180,6 @@ def takes_workload_factor(entry: WorkloadEntry, name: str) -> bool:
     """Whether a workload entry has an option of this name (a job file runs as written)."""
     if not entry.preset:
         return False
-    from fslab.workloads.suites import get_suite
 
     return get_suite(entry.preset).takes(name)
 
@@ -184,8 +187,6 @@ def takes_workload_factor(entry: WorkloadEntry, name: str) -> bool:
 def workload_variants(campaign: Campaign) -> list[WorkloadVariant]:
     """Every workload the plan runs: each job once per combination of the levels of the
     workload factors its entry takes (named by them), one-level factors applied."""
-    from fslab.plan.workload_entries import build_entry
-
     factors = [f for f in campaign_factors(campaign.sweep, {}) if not f.on_targets]
     out = []
     for entry in campaign.workloads:
@@ -203,7 +204,6 @@ def workload_variants(campaign: Campaign) -> list[WorkloadVariant]:
 def _named(workload: Workload, levels: tuple[Level, ...]) -> WorkloadVariant:
     if not levels:
         return WorkloadVariant(workload, workload.name)
-    from fslab.workloads.fio import FioWorkload
 
     changes: dict[str, object] = {"name": cell_name(workload.name, levels)}
     if isinstance(workload, FioWorkload):  # fio's section keeps the job's own name
@@ -223,7 +223,6 @@ def check_sweep(campaign: Campaign) -> None:
     factors = campaign_factors(campaign.sweep, campaign.target_sweeps)
     if not factors:
         return
-    from fslab.targets.zfs import DATASET_PROPERTIES
 
     for factor in factors:
         if factor.name == AGE:
@@ -251,8 +250,6 @@ def check_sweep(campaign: Campaign) -> None:
 def _check_iodepth(factors: list[Factor], variants: list[WorkloadVariant]) -> None:
     """iodepth above 1 does nothing where the engine does one I/O at a time (fio's HOWTO):
     refused unless some swept cell queues (an asynchronous engine, swept or set)."""
-    from fslab.workloads.fio import FioWorkload
-
     depth = next((f for f in swept(factors) if f.name == "iodepth"), None)
     if depth is None or not any(_number(level) > 1 for level in depth.levels):
         return

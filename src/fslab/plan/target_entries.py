@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict
 
 from fslab.core.errors import UserError
 from fslab.core.units import parse_size
+from fslab.plan.levels import ZFS_PREFIX, level_text
 from fslab.targets import TargetSpec, registry_entry
+from fslab.targets.images import check_usable
 from fslab.targets.zfs_pool import POOL_FIELDS
 
 DEFAULT_FS = ("ext4", "xfs", "btrfs")
@@ -92,8 +94,6 @@ def resolve_targets(
 def own_levels(entry: TargetEntry) -> tuple[TargetEntry, dict[str, list[str]]]:
     """(the entry with its lists of levels taken out, {factor: levels}) — a [[target]]
     table that sweeps its own options."""
-    from fslab.plan.levels import ZFS_PREFIX, level_text
-
     name = entry.name or entry.fs
     lists: dict[str, list[str]] = {}
     update: dict[str, object] = {}
@@ -168,7 +168,6 @@ def target_spec(entry: TargetEntry, default_image_size: int,
             if not path.is_file():
                 raise UserError(f"target {name}: {key} {value} is not a file")
             extra[key] = str(path)
-            from fslab.targets.images import check_usable
 
             size = max(size, check_usable(path, entry.fs, f"target {name}") or 0)
     if entry.direct_io is not None:
@@ -202,8 +201,6 @@ def zfs_fields(entry: TargetEntry, name: str) -> dict[str, object]:
     """A zfs target's pool fields and cache properties as its options (the levels' text;
     targets/zfs_pool.py checks them): refused in one line on another kind, or when
     `options` gives one of them too."""
-    from fslab.plan.levels import level_text
-
     given = {key: getattr(entry, key) for key in (*POOL_FIELDS, *ZFS_CACHES)
              if getattr(entry, key) is not None}
     if not given:

@@ -31,6 +31,7 @@ from typing import Any
 
 from fslab.core.age_factor import AGE
 from fslab.core.errors import UserError
+from fslab.core.lookups import LOOPFS
 from fslab.plan.levels import ZFS_PREFIX
 from fslab.targets import TargetSpec, registry_entry
 from fslab.targets.base import AGE_LEVEL
@@ -53,8 +54,6 @@ class TargetFactor:
 
 
 def _kernel(spec: TargetSpec) -> bool:
-    from fslab.core.lookups import LOOPFS
-
     return registry_entry(spec.fs)[0] == LOOPFS
 
 
