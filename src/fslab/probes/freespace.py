@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from fslab.host import system
 from fslab.parsers.aging_kind import power_buckets
+from fslab.targets.profiles import PROFILES
 
 if TYPE_CHECKING:
     from fslab.targets import Mounted
@@ -168,8 +169,6 @@ PROBES: dict[str, Callable[[str, str, str, str], FreeSpace]] = {
 
 def _probe_of(fs: str) -> str:
     """The probe that reads `fs`: its profile's `free_space` (zfs: zdb); '' for none."""
-    from fslab.targets.profiles import PROFILES
-
     kind = "zdb" if fs == "zfs" else (PROFILES[fs].free_space if fs in PROFILES else "")
     return kind if kind in PROBES else ""
 
