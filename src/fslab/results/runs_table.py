@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.core.record import RunRecord
+from fslab.results.legacy_failures import legacy_failure
 
 KEYS = ("run_id", "iteration", "target", "fs", "workload", "status", "failure", "reason",
         "tool_said", "caches_dropped", "scale")
@@ -45,8 +46,6 @@ def runs_table(found: Iterable[RunRecord], index: Path) -> Any:
     factors = tuple(dict.fromkeys(k for record in records for k in record.levels))
     keys = [*KEYS, *LATER, *factors]
     if not rows and index.exists():
-        from fslab.results.legacy_failures import legacy_failure
-
         table = pd.read_csv(index, keep_default_na=False)
         kinds = [legacy_failure(str(status), str(reason)) for status, reason in
                  zip(table["status"], table["reason"], strict=True)]

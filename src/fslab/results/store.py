@@ -24,11 +24,12 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import orjson
 
+from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.metrics import COLUMNS, factor_columns, metrics_frame, metrics_schema
@@ -36,9 +37,9 @@ from fslab.core.record import RunRecord
 from fslab.core.units import format_bytes
 from fslab.parsers.raw_files import DirFiles, RawFiles
 from fslab.results.format_history import FORMAT
-
-if TYPE_CHECKING:
-    from fslab.core.campaign_settings import CampaignSettings
+from fslab.results.legacy_cells import add_cell_columns, with_cell_fields
+from fslab.results.legacy_failures import with_failure
+from fslab.results.runs_table import runs_table
 
 # Below this much free space on the results disk a campaign stops (a run's raw output
 # and record need a few MiB; a metrics table rewritten per run needs its size again).
@@ -138,8 +139,6 @@ class ResultsDir:
 
     def campaign_settings(self) -> CampaignSettings:
         """campaign.toml, typed (the defaults for an import's, which has none)."""
-        from fslab.core.campaign_settings import CampaignSettings
-
         return CampaignSettings.read(self.campaign_path())
 
     def write_environment(self, environment: Environment) -> None:
@@ -300,8 +299,6 @@ class ResultsDir:
     def _upgraded(self, record: RunRecord) -> RunRecord:
         """A record as the current format has it (older formats: the kind of a failure)."""
         if self.version < FAILURE_KINDS:
-            from fslab.results.legacy_failures import with_failure
-
             return with_failure(record)
         return record
 
@@ -312,8 +309,6 @@ class ResultsDir:
         """Every metrics row of every finished run."""
         rows = [row for record in self.run_records() for row in record.metrics]
         if self.version < CELL_FIELDS:
-            from fslab.results.legacy_cells import with_cell_fields
-
             rows = [with_cell_fields(row) for row in rows]
         return rows
 
@@ -376,8 +371,6 @@ class ResultsDir:
         table = pq.read_table(self.metrics_path, read_dictionary=[
             f.name for f in metrics_schema() if f.type == "string"] if categorical else None)
         if self.version < CELL_FIELDS:
-            from fslab.results.legacy_cells import add_cell_columns
-
             table = add_cell_columns(table)
         missing = set(COLUMNS) - set(table.column_names)
         if missing:
@@ -394,8 +387,6 @@ class ResultsDir:
 
     def load_runs(self) -> Any:
         """One row per finished run (results/runs_table.py)."""
-        from fslab.results.runs_table import runs_table
-
         return runs_table(self.run_records(), self.path / "runs.csv")
 
 
