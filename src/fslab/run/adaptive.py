@@ -30,7 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.pairs.comparisons import compared_pairs
+from fslab.analysis.pairs.power import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
+from fslab.analysis.pairs.questions import declared_primaries
 from fslab.core.errors import UserError
+from fslab.core.metrics import headline_of_each
+from fslab.results.store import ResultsDir
 
 if TYPE_CHECKING:  # numpy loads where it is used: a campaign's start needs Goal only
     import pandas as pd
@@ -49,12 +55,6 @@ class Goal:
 def second_stage(pilot_dir: Path, goal: Goal, pilot: int, max_iterations: int) -> int:
     """How many iterations to run after a pilot of `pilot` in `pilot_dir` (module doc)."""
     import numpy as np
-
-    from fslab.analysis.cells.observations import per_run
-    from fslab.analysis.pairs.comparisons import compared_pairs
-    from fslab.analysis.pairs.power import MIN_SECOND_STAGE, detectable_sizes, interval_sizes
-    from fslab.analysis.pairs.questions import declared_primaries
-    from fslab.results.store import ResultsDir
 
     room = max_iterations - pilot
     if room < 2:
@@ -104,8 +104,6 @@ def headline_rows(frame: pd.DataFrame) -> pd.Series:
     """Which rows hold a headline metric of their own workload (metrics.headline_of_each:
     what the report shows)."""
     import pandas as pd
-
-    from fslab.core.metrics import headline_of_each
 
     pairs = list(zip(frame["workload"].astype(str), frame["metric"].astype(str), strict=True))
     shown = headline_of_each(pairs)

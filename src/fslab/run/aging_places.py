@@ -38,14 +38,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fslab.aging.age import age, run_dir
+from fslab.aging.levels import level_config, parameters, with_fstrim
+from fslab.aging.per_place import age_place
 from fslab.core import stopwatch
 from fslab.core.age_factor import AGE, FRESH, twin_level, twinned
 from fslab.core.cell_keys import cell_name
 from fslab.core.failures import Failure
+from fslab.host import system
+from fslab.host.space import root_space
+from fslab.parsers.aging_kind import AGING
+from fslab.parsers.raw_files import DirFiles
 from fslab.plan.levels import path_name
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, TargetSpec
 from fslab.targets.base import AGE_LEVEL
+from fslab.targets.images import FILE_NAMES
+from fslab.targets.loopfs import copy_tree
 from fslab.workloads.agedfiles import AGED_TREE
 from fslab.workloads.aging_levels import AgeLevel, age_levels
 
@@ -124,8 +133,6 @@ def partner_name(spec: TargetSpec) -> str:
 def check_levels(targets: list[TargetSpec], campaign: Campaign) -> None:
     """Every aged level's settings, as an aging config of each target (one line each;
     before anything is formatted)."""
-    from fslab.aging.levels import level_config
-
     levels = age_levels(campaign.age_levels)
     for spec in targets:
         level = aged_level(spec, levels)
@@ -165,9 +172,6 @@ class Ager:
     def fill_twin(self, run: RunSpec, place: Mounted, aged: Mounted) -> None:
         """Copy the aged place's tree, as its aging left it, into its twin just made."""
         assert place.path is not None and aged.path is not None
-        from fslab.host import system
-        from fslab.host.space import root_space
-        from fslab.targets.loopfs import copy_tree
 
         start = time.perf_counter()
         with stopwatch.step(stopwatch.AGE):
@@ -200,7 +204,6 @@ class Ager:
                 self.summaries[run.run_id] = (described,
                                               reused_summary(Path(spec.options["image"])))
             return
-        from fslab.aging.per_place import age_place
 
         out = self.results.path / AGED_DIR / path_name(spec.name) / f"i{run.iteration:03d}"
         with stopwatch.step(stopwatch.AGE):
@@ -244,10 +247,6 @@ def aging_text(record: RunRecord | None) -> str:
 def reused_summary(image: Path) -> dict[str, Any]:
     """The figures' summary of the aging that made a reused image (its directory's
     runs/aging/, parsed again)."""
-    from fslab.aging.age import run_dir
-    from fslab.parsers.aging_kind import AGING
-    from fslab.parsers.raw_files import DirFiles
-
     try:
         return dict(AGING.parse(DirFiles(run_dir(image.parent))).metadata.get("aging", {}))
     except (OSError, ValueError, KeyError):
@@ -260,9 +259,6 @@ def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
     resume) and start its places from a copy of that image; one line per aging done."""
     if not campaign.age_reuse:
         return []
-    from fslab.aging.age import age
-    from fslab.aging.levels import level_config, parameters, with_fstrim
-    from fslab.targets.images import FILE_NAMES
 
     levels = age_levels(campaign.age_levels)
     done = []

@@ -23,10 +23,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fslab.core.errors import Shortage
+from fslab.aging.in_campaign import age_targets
+from fslab.analysis.pipeline import analyze_results, preload
+from fslab.analysis.sittings.repeat import PRIOR
+from fslab.core.errors import Shortage, UserError
+from fslab.history.sittings import history_spread as host_history
+from fslab.host.children import while_unmeasured
+from fslab.host.environment import capture, sitting
+from fslab.plan.order import check_budget, make_plan
 from fslab.plan.preflight import prepare
+from fslab.results.intervals import write_intervals
 from fslab.results.store import ResultsDir
+from fslab.run.adaptive import second_stage, still_open
+from fslab.run.aging_places import age_once, check_levels
 from fslab.run.lab_space import campaign_need
+from fslab.run.option_check import check_swept_options
+from fslab.run.participants import participants
+from fslab.run.runner import NoProgress, Runner
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,11 +94,7 @@ class CampaignRun:
               budget: float | None = None) -> CampaignRun:
         """Check and plan the campaign (within `budget` seconds of measuring, when given),
         then open (resume) or create its results."""
-        from fslab.host.children import while_unmeasured
-        from fslab.run.participants import participants
-
         while_unmeasured(_preload_the_analysis)
-        from fslab.plan.order import check_budget, make_plan
 
         opened = ResultsDir.open(out) if resume else None
         notes: list[str] = []
@@ -100,9 +109,6 @@ class CampaignRun:
         if short := need.shortfall(lab.root):  # no run fits the lab's disk: nothing made
             raise Shortage(short)
         if opened is None:
-            from fslab.run.aging_places import check_levels
-            from fslab.run.option_check import check_swept_options
-
             check_levels(plan.targets, campaign)  # each aged level's settings, in one line
 
             checked = check_swept_options(targets, lab,  # before the results directory
@@ -123,17 +129,12 @@ class CampaignRun:
     def age_targets(self) -> None:
         """Targets that start aged are aged first, so the environment describes them aged
         (and with age_reuse, each aged level of the `age` factor once: run/aging_places)."""
-        from fslab.aging.in_campaign import age_targets
-        from fslab.run.aging_places import age_once
-
         age_targets(self.campaign.targets, self.lab, self.results)
         age_once(self.plan.targets, self.campaign, self.lab, self.results, self.plan.runs)
 
     def describe_environment(self) -> None:
         """environment.json: the machine, tools and targets (a resume keeps what its
         participants recorded there)."""
-        from fslab.host.environment import capture, sitting
-
         environment = capture(self.lab.root, [tool for target in self.targets.values()
                                               for tool in target.tools])
         environment.targets = {name: t.describe() for name, t in self.targets.items()}
@@ -154,8 +155,6 @@ class CampaignRun:
                 before: list[Callable[[], None]] | None = None,
                 rerun_unsteady: bool = False) -> RunnerResult:
         """Run every run of the plan not yet complete."""
-        from fslab.run.runner import NoProgress, Runner
-
         outcome = Runner(self.plan, self.results, self.lab, self.targets,
                          progress or NoProgress(), hosts=self.hosts,
                          rerun_disturbed=rerun_disturbed, rerun_unsteady=rerun_unsteady,
@@ -167,9 +166,6 @@ class CampaignRun:
     def second_stage(self, goal: Goal, max_iterations: int) -> CampaignRun | None:
         """An adaptive campaign's second stage: the iterations run so far were the pilot,
         and a replaced campaign adds as many as the pilot asks for (fslab.run.adaptive)."""
-        from fslab.plan.order import make_plan
-        from fslab.run.adaptive import second_stage
-
         if not goal or self.campaign.pilot:
             return None
         iterations = self.campaign.iterations
@@ -184,9 +180,6 @@ class CampaignRun:
         """The participants' last steps, then analyse: every stats/ table, so that
         `fslab report` renders what the run left without analysing again (adaptive: also
         say what is still short of the goal). Without `analyse`, the values alone."""
-        from fslab.analysis.pipeline import analyze_results
-        from fslab.results.intervals import write_intervals
-
         with self.results.room():  # a directory that cannot be written: one line
             for participant in self.beside:
                 participant.finish()
@@ -196,7 +189,6 @@ class CampaignRun:
             done = analyze_results(self.results)
         if not goal:
             return RunResult(self.results, outcome, done.summary, analysis=done)
-        from fslab.run.adaptive import still_open
 
         return RunResult(self.results, outcome, done.summary,
                          still_open(done.summary, done.tests, goal), analysis=done)
@@ -214,8 +206,6 @@ def both(first: RunnerResult, second: RunnerResult | None) -> RunnerResult:
 def _preload_the_analysis() -> None:
     """The analysis's libraries, imported while fslab waits on a layout pass
     (analysis.pipeline.preload)."""
-    from fslab.analysis.pipeline import preload
-
     preload()
 
 
@@ -231,10 +221,6 @@ def recorded_spread(catalogue: Path, host: str) -> SittingSpread:
     """The host's between-sitting spread in the catalogue (history/sittings.py), for
     environment.json ("sitting" → "spread"); an unreadable catalogue counts as none (the
     campaign never fails for its catalogue)."""
-    from fslab.analysis.sittings.repeat import PRIOR
-    from fslab.core.errors import UserError
-    from fslab.history.sittings import history_spread as host_history
-
     try:
         found = host_history(catalogue, host) if Path(catalogue).exists() else PRIOR
     except (UserError, OSError):

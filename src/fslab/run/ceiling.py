@@ -30,6 +30,9 @@ from fslab.host.lab import Lab
 from fslab.plan.order import Plan, RunSpec, make_plan
 from fslab.plan.schema import Campaign
 from fslab.results.store import ResultsDir
+from fslab.run.ceiling_cache import job_key, remember, reusable
+from fslab.run.rounds import whole_because
+from fslab.run.runner import Runner
 from fslab.targets import IMAGE_LESS, Target, TargetSpec, make_target
 from fslab.workloads.fio import FioWorkload
 
@@ -67,8 +70,6 @@ def ceiling_workloads(plan: Plan) -> list[FioWorkload]:
 
 def in_rounds(plan: Plan, workload: FioWorkload) -> bool:
     """Whether this job's ceiling is measured in its rounds (not before the campaign)."""
-    from fslab.run.rounds import whole_because
-
     runs = [run for run in plan.runs if run.workload.name == workload.name]
     return bool(runs) and whole_because(runs[0], plan.campaign, bool(plan.campaign.hosts)) \
         is None
@@ -184,8 +185,6 @@ def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
     ceilings.json gave): measured now for the jobs without one (the jobs measured in
     rounds have theirs measured there; ceiling_cache: reused while device and job are
     the same)."""
-    from fslab.run.ceiling_cache import job_key, remember, reusable
-
     workloads = [w for w in ceiling_workloads(plan) if not in_rounds(plan, w)]
     device = lab_device(lab)
     ceilings = {k: dict(v) for k, v in (known or {}).items()}
@@ -212,7 +211,6 @@ def measure_ceilings(plan: Plan, lab: Lab, results: ResultsDir,
     # measure the block device's own page cache).
     sub_plan = make_plan(campaign, list(_direct(missing)))
     store = _store(results)
-    from fslab.run.runner import Runner
 
     Runner(sub_plan, store, lab, {CEILING_TARGET: make_target(spec)}).execute()
     metrics = store.load_metrics()

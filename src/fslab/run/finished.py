@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.core.failures import Failure, failure_of
-from fslab.core.metrics import Measurement, add_rows, empty_columns, rows
+from fslab.core.metrics import Measurement, add_rows, empty_columns, rows, title
 from fslab.core.record import RunRecord
 from fslab.core.run_parts import TargetDescription, Witness, WorkloadMetadata
+from fslab.core.units import format_value
+from fslab.parsers.raw_files import DirFiles
+from fslab.parsers.registry import RawOutputError, parse_run
 from fslab.workloads.base import RunOutput
 
 if TYPE_CHECKING:
@@ -63,9 +66,6 @@ def parsed_output(output: RunOutput, run_dir: Path
     that says why. The parse
     stage loads here, on first use: a campaign brings it in while it waits on its first
     layout pass (analysis.pipeline.preload), not before its first run."""
-    from fslab.parsers.raw_files import DirFiles
-    from fslab.parsers.registry import RawOutputError, parse_run
-
     if output.status != "ok":
         return [], {}
     try:
@@ -79,9 +79,6 @@ def parsed_output(output: RunOutput, run_dir: Path
 def headline_text(record: RunRecord | None, metric: str) -> str:
     """A finished run's value of its workload's primary metric, as the progress lines show
     it ('read 25.3 k IOPS'; '' when it has none: a user's job file, a failed run)."""
-    from fslab.core.metrics import title
-    from fslab.core.units import format_value
-
     rows = [m for m in (record.metrics if record else []) if m.get("metric") == metric
             and not m.get("sample")]
     if not rows:

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.core.errors import UserError
+from fslab.plan.order import DEFAULT_BUDGET_S
+from fslab.run.adaptive import Goal
 from fslab.run.campaign_run import CampaignRun, RunResult, both
+from fslab.run.resolve import resolve, start_looking
 
 if TYPE_CHECKING:
     from fslab.host.lab import Lab
@@ -61,9 +65,6 @@ def run_campaign(campaign: Campaign, out: Path, lab: Lab,
     """Run a campaign into a results directory: start, execute (with --resolve's looks, or
     an adaptive campaign's second stage), finish (module doc; api.run documents the
     options)."""
-    from fslab.core.errors import UserError
-    from fslab.run.adaptive import Goal
-
     goal = Goal(options.until_ci, options.until_detectable)
     if options.resolve and goal:
         raise UserError("--resolve decides questions by looks of its own: drop --until-ci "
@@ -77,16 +78,11 @@ def run_campaign(campaign: Campaign, out: Path, lab: Lab,
 
         first = dataclasses.replace(first, catalogue=options.catalogue)
     if options.resolve:
-        from fslab.run.resolve import start_looking
-
         first = start_looking(first)
     outcome = first.execute(progress, options.rerun_disturbed,
                             before=first.pre_run_steps(),
                             rerun_unsteady=options.rerun_unsteady)
     if options.resolve:
-        from fslab.plan.order import DEFAULT_BUDGET_S
-        from fslab.run.resolve import resolve
-
         spend = options.budget or DEFAULT_BUDGET_S
         last, outcome, left_out = resolve(first, outcome, spend, progress,
                                           options.rerun_disturbed, options.rerun_unsteady)

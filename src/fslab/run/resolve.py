@@ -39,11 +39,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from fslab.analysis.cells.noise import components_of
 from fslab.analysis.pairs.decisions import seconds_per_iteration
+from fslab.analysis.pairs.needs import needs_at_length
 from fslab.analysis.pairs.power import MAX_ITERATIONS
+from fslab.analysis.pairs.sequential import look_alpha
+from fslab.analysis.pipeline import analyze_results
+from fslab.analysis.sittings.repeat import as_percent, for_workload
 from fslab.core.campaign_settings import LookCell
 from fslab.core.pair import UNRESOLVED, Pair
 from fslab.core.units import format_duration
+from fslab.plan.order import make_plan
+from fslab.results.intervals import write_intervals
+from fslab.results.store import SITTINGS
+from fslab.run.campaign_run import both
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -106,8 +115,6 @@ def next_round(pairs: Sequence[Pair], records: list[RunRecord], looks: list[int]
     campaign recorded with --catalogue read it from its host's history; each workload's
     own where it has one): an open pair whose interval is narrower than it is not
     narrowed further (SITTING_BOUND)."""
-    from fslab.analysis.sittings.repeat import as_percent, for_workload
-
     seconds = seconds_per_iteration(records)
     spent = sum(seconds.get((r.workload, r.target), 0.0) for r in records
                 if r.status == "ok")
@@ -168,9 +175,6 @@ def plan_workload(rows: list[Pair], targets: set[str], more: int, noise: pd.Data
     """The run length among LENGTHS (and the runs at it) that resolves every open pair of
     one workload for the fewest machine seconds, from its cells' noise components; the
     campaign's length and `more` runs where they cannot be told (module doc)."""
-    from fslab.analysis.cells.noise import components_of
-    from fslab.analysis.pairs.needs import needs_at_length
-
     same_length = WorkloadPlan(more, 0, 1.0, more * sum(per_run_s.values()),
                                f"{more} more runs of the campaign's length")
     if more > MAX_ITERATIONS:  # too many at this length: nothing, unless another does it
@@ -221,8 +225,6 @@ def noise_beside(path: Path, own: pd.DataFrame | None) -> pd.DataFrame | None:
     measured the cell on more iterations (a --resolve that went on there) — a repeat need
     not learn again what its campaign's first sitting already knows of the machine's
     noise (issue 51, item 6)."""
-    from fslab.results.store import SITTINGS
-
     first = path.parent.parent / "stats" / "noise.csv"
     if path.parent.name != SITTINGS or not first.exists():
         return own
@@ -250,12 +252,6 @@ def resolve(run: CampaignRun, outcome: RunnerResult, budget_s: float,
             rerun_unsteady: bool = False) -> tuple[CampaignRun, RunnerResult, list[str]]:
     """Rounds until every primary question is decided, no budget is left or MAX_LOOKS
     looks are taken: (the campaign as it ended, every run's counts, what was left out)."""
-    from fslab.analysis.pairs.sequential import look_alpha
-    from fslab.analysis.pipeline import analyze_results
-    from fslab.plan.order import make_plan
-    from fslab.results.intervals import write_intervals
-    from fslab.run.campaign_run import both
-
     run = start_looking(run)
     left_out: list[str] = []
     sitting = run.results.environment().sitting
