@@ -23,6 +23,7 @@ from pathlib import Path
 
 from fslab.core.errors import UserError
 from fslab.host import system
+from fslab.targets.profiles import PROFILES
 
 KINDS = ("sparse", "zstd", "metadata", "none")
 FILE_NAMES = {"sparse": "image.img", "zstd": "image.img.zst", "metadata": "image.meta"}
@@ -33,8 +34,6 @@ CONTENTS = {"sparse": "full", "zstd": "full",
 
 def _metadata_tools(fs: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(dump, restore) commands from the file system's profile (empty when it has none)."""
-    from fslab.targets.profiles import PROFILES
-
     profile = PROFILES.get(fs)
     return (profile.metadata_dump, profile.metadata_restore) if profile else ((), ())
 

@@ -36,6 +36,7 @@ from fslab.targets.device_options import (
     parse_throttle,
     throttle_support,
 )
+from fslab.targets.images import kind_of, restore
 from fslab.targets.profiles import PROFILES, added_description
 
 MiB = 1024**2
@@ -181,8 +182,6 @@ def copy_image(session: Session, mounted: Mounted, name: str, source: Path,
                fs: str) -> Path:
     """A private sparse copy of an aged image (sparse, zstd or metadata: see
     fslab.targets.images): every run starts from the same aged state."""
-    from fslab.targets.images import restore
-
     image = session.new_path("images", f"{path_of(name)}.img")
     image.parent.mkdir(parents=True, exist_ok=True)
     mounted.resources.append(session.record("file", image))
@@ -198,8 +197,6 @@ def copy_files_from(
     mountpoint = session.new_path("mnt", f"{path_of(spec.base)}-source")
     temporary = Mounted(path=None, description=TargetDescription())
     try:
-        from fslab.targets.images import kind_of
-
         if kind_of(source) != "sparse":  # compressed or metadata: restore a copy first
             source = copy_image(session, temporary, f"{spec.base}-source", source, spec.fs)
         device = attach_loop(session, temporary, source)
