@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from fslab.analysis.pairs.decisions import decide_pair
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.sittings.spread import SittingEstimate
 from fslab.history.option_effects import LEVEL, OPTION, Contrast
+from fslab.tune.by_question import question_dir
 from fslab.tune.carry import WHOLE, Carried, carried, first_sitting
 from fslab.tune.confirm import CHANGE, FIRST_SHARE, LEAST_ROUNDS, confirm, second_stage
 from fslab.tune.credit import ablation_configs, changed, without
@@ -46,6 +48,8 @@ from fslab.tune.measure import (
     read,
 )
 from fslab.tune.space import Config, Space
+from fslab.tune.tables import CARRY_COLUMNS, EACH_SITTING, carry_row
+from fslab.tune.text import carry_lines
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,8 +83,6 @@ def shares(measured: StageData, recommended: Config, margin: float
     """{factor: its share} of one sitting (R against R − i, each pair on the rounds both
     ran), and at WHOLE the whole configuration against the reference; a contrast the
     sitting did not measure is absent."""
-    from fslab.analysis.pairs.decisions import decide_pair
-
     mine = measured.values.get(recommended)
     out: dict[int, SittingEstimate] = {}
     if not mine:
@@ -161,10 +163,6 @@ def again(directory: Path, campaign: Campaign, space: Space, margin: float,
     (tune_options.csv with the carry columns, the lines to print, each question's shares
     in each sitting, for the catalogue). `history(fs, job)`: the host's spread of option
     effects (history/option_effects.py; None: the stated prior)."""
-    from fslab.tune.by_question import question_dir
-    from fslab.tune.tables import CARRY_COLUMNS, EACH_SITTING, carry_row
-    from fslab.tune.text import carry_lines
-
     options = pd.read_csv(directory / "stats" / "tune_options.csv")
     for column in [*CARRY_COLUMNS, EACH_SITTING]:
         options[column] = pd.Series([math.nan] * len(options), dtype=object)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fslab.plan.levels import path_name
+from fslab.plan.order import make_plan, measuring_seconds
 from fslab.tune.budget import Budget
 from fslab.tune.measure import CONFIRM, RACE, SCREEN, CampaignMeasure, questions_of
 from fslab.tune.space import Space
@@ -54,8 +55,6 @@ def tune_campaign(base: Campaign, space: Space, budget: Budget, margin: float, o
 def per_run_seconds(base: Campaign) -> float:
     """What one run costs, before any was measured: fio's own time and a fresh file
     system's setup (the simulator: almost nothing)."""
-    from fslab.plan.order import make_plan, measuring_seconds
-
     runs = make_plan(base).runs
     seconds, _, unknown = measuring_seconds(runs[:1]) if runs else (0.0, 0, 0)
     if all(t.fs == "null" for t in base.targets):

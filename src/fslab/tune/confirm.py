@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from fslab.analysis.pairs.decisions import geomean, sign
 from fslab.analysis.pairs.model import ALPHA
+from fslab.analysis.pairs.selection import block_fit
 from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
 from fslab.core.environment_record import SittingSpread
 from fslab.core.pair import FASTER, Pair
@@ -262,8 +263,6 @@ def sitting_rounds(values: dict[Config, dict[int, float]], questions: int,
     between sittings (analysis.sittings.repeat.PRIOR_TAU, log scale);
     a large number when those rounds cannot tell (no residual)."""
     from scipy import stats
-
-    from fslab.analysis.pairs.selection import block_fit
 
     fit = block_fit(values)
     if fit is None or not fit.sigma > 0:

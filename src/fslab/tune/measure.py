@@ -19,7 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from fslab.analysis.cells.observations import per_run
+from fslab.analysis.factors.levels import cell_levels, with_levels
+from fslab.analysis.factors.sweeps import job_questions
+from fslab.analysis.pairs.questions import declared_primaries
+from fslab.analysis.pipeline import analyze_results
 from fslab.core.errors import UserError
+from fslab.core.failures import Failure
+from fslab.core.metrics import METRIC_UNITS
+from fslab.host.kernel_log import briefly
+from fslab.plan.sweep import workload_variants
+from fslab.results.store import ResultsDir
+from fslab.run.orchestrator import RunOptions, run_campaign
 from fslab.tune.space import Config, Configuration, Space
 from fslab.workloads.null import SITTING_SPAN
 
@@ -106,8 +117,6 @@ class CampaignMeasure:
     question: Question | None = None
 
     def __call__(self, stage: str, rounds: range, configs: Sequence[Config]) -> StageData:
-        from fslab.run.orchestrator import RunOptions, run_campaign
-
         where = self.out / stage
         campaign = stage_campaign(self.base, self.space, self.target, self.job, stage,
                                   list(configs), rounds)
@@ -121,9 +130,6 @@ class CampaignMeasure:
     def analyse(self, stage: str) -> None:
         """The stage's whole analysis, once at its end (its rounds skip it): `fslab
         report DIR/stage` shows it like any campaign."""
-        from fslab.analysis.pipeline import analyze_results
-        from fslab.results.store import ResultsDir
-
         where = self.out / stage
         if (where / "format.json").exists():
             analyze_results(ResultsDir.open(where))
@@ -138,8 +144,6 @@ def plain(campaign: Campaign) -> Campaign:
 def questions_of(campaign: Campaign) -> list[tuple[str, str]]:
     """(target, job) of every question the campaign asks a tuner: each declared target
     with each job of its workloads."""
-    from fslab.plan.sweep import workload_variants
-
     jobs = list(dict.fromkeys(v.job for v in workload_variants(plain(campaign))))
     return [(spec.name, job) for spec in campaign.targets for job in jobs]
 
@@ -166,10 +170,6 @@ def read(where: Path, space: Space, question: Question, until: int) -> StageData
     tune finds later rounds on disk: its looks must not see them early), by
     configuration: each run's value, read by the levels it recorded (core/cell_keys.py),
     never by its name."""
-    from fslab.analysis.cells.observations import per_run
-    from fslab.analysis.factors.levels import cell_levels, with_levels
-    from fslab.results.store import ResultsDir
-
     results = ResultsDir.open(where)
     metrics = results.load_metrics()
     found = StageData(question)
@@ -210,9 +210,6 @@ def _unmeasured(runs: pd.DataFrame, space: Space) -> dict[Config, Unmeasured]:
     """{configuration: why} of those whose every run so far failed: 'refused: …' where
     the file system would not be made (no other round could change that), 'failed: …'
     (the first run's reason) otherwise."""
-    from fslab.core.failures import Failure
-    from fslab.host.kernel_log import briefly
-
     if runs.empty:
         return {}
     failed: dict[Config, Unmeasured] = {}
@@ -248,13 +245,6 @@ def _seconds(runs: pd.DataFrame, space: Space) -> dict[Config, float]:
 def question_of(where: Path, target: str, job: str, objective: str) -> Question:
     """The question a stage's results answer: the job's primary question (or the
     `objective` metric) and its direction, as the campaign's own analysis finds it."""
-    from fslab.analysis.cells.observations import per_run
-    from fslab.analysis.factors.levels import cell_levels, with_levels
-    from fslab.analysis.factors.sweeps import job_questions
-    from fslab.analysis.pairs.questions import declared_primaries
-    from fslab.core.metrics import METRIC_UNITS
-    from fslab.results.store import ResultsDir
-
     results = ResultsDir.open(where)
     metrics = results.load_metrics()
     if metrics.empty:

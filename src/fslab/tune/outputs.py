@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.results.store import write_atomic
 from fslab.tune import tables, text
 from fslab.tune.tuner import Tuned
 
@@ -20,8 +21,6 @@ TUNE_CSV, SET_CSV, OPTIONS_CSV, TUNED_TOML = ("tune.csv", "tune_set.csv", "tune_
 def write(out: Path, campaign: Campaign, tuned: list[Tuned]) -> list[str]:
     """Write the tables and tuned.toml under out/stats; the lines to print."""
     import tomli_w
-
-    from fslab.results.store import write_atomic
 
     stats = out / "stats"
     stats.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,11 @@ from pathlib import Path
 from fslab.core.errors import UserError
 from fslab.core.units import format_duration, parse_duration, parse_margin
 from fslab.plan.schema import TuneTable
+from fslab.results.store import write_atomic
+from fslab.tune.confirm import LEAST_ROUNDS
 from fslab.tune.space import Space, space_of
+from fslab.tune.tuner import FIRST_LOOK, plan_stages
+from fslab.tune.unsafe import check_space
 
 TUNE_FILE = "tune.json"
 
@@ -32,8 +36,6 @@ class Request:
     def space(self, fs: list[str]) -> Space:
         """The space, checked: names and levels as --sweep takes them; an unsafe level
         refused unless allowed (tune/unsafe.py)."""
-        from fslab.tune.unsafe import check_space
-
         space = space_of(self.factors, self.objective, self.bounds, self.allow_unsafe)
         space.notes.extend(check_space({f.name: list(f.levels) for f in space.factors},
                                        fs, self.allow_unsafe))
@@ -64,8 +66,6 @@ def request_of(table: TuneTable, flags: dict[str, list[str]], *, margin: str | N
 
 
 def save(out: Path, request: Request) -> None:
-    from fslab.results.store import write_atomic
-
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(out / TUNE_FILE, json.dumps(asdict(request), indent=1))
 
@@ -83,9 +83,6 @@ def load(out: Path) -> Request:
 def dry_run(space: Space, request: Request, per_run_s: float, questions: int) -> list[str]:
     """The stages and what each may take: configurations, file systems, runs, time, and
     what a small budget's plan gave up."""
-    from fslab.tune.confirm import LEAST_ROUNDS
-    from fslab.tune.tuner import FIRST_LOOK, plan_stages
-
     runs = request.max_runs if request.max_runs is not None else int(
         (request.budget_s or 0) / max(per_run_s, 1e-3))
     runs //= max(1, questions)

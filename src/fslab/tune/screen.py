@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from fslab.analysis.pairs.decisions import geomean
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import within_margin
 from fslab.core.cell_keys import level_label
@@ -114,8 +115,6 @@ def screen(measure: Measure, space: Space, rows: Sequence[Config], rounds: int,
 def predicted_values(values: Values, space: Space) -> dict[Config, float]:
     """Each configuration's value by the main-effects model of `values` (the reference's
     geometric mean times its predicted ratio): a bounded metric's, to rank with."""
-    from fslab.analysis.pairs.decisions import geomean
-
     start = geomean(values.get(space.reference, {}).values())
     if math.isnan(start):
         return {}

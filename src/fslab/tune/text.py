@@ -11,10 +11,13 @@ import math
 from typing import TYPE_CHECKING
 
 from fslab.analysis.sittings.looks import PLANNED
+from fslab.analysis.sittings.words import HOLDS_NEXT
 from fslab.core.cell_keys import level_label
 from fslab.core.units import format_bound, format_duration
+from fslab.targets.profiles import PROFILES
+from fslab.targets.zfs_pool import MiB, build_of
 from fslab.tune import words
-from fslab.tune.carry import WHOLE, Carried
+from fslab.tune.carry import THIS_SITTINGS, WHOLE, Carried
 from fslab.tune.measure import Unmeasured
 from fslab.tune.race import DROPPED, OVER_BOUND
 from fslab.tune.screen import WITHIN
@@ -125,8 +128,6 @@ def lines(one: Tuned, campaign: Campaign) -> list[str]:
 def carry_note(one: Tuned) -> list[str]:
     """What the answer says of the next sitting, once: without a history of option
     effects, that it is this sitting's and how to get one that carries."""
-    from fslab.tune.carry import THIS_SITTINGS
-
     if one.confirmation.recommended == one.space.reference or one.history:
         return []
     if not any(c.verdict == THIS_SITTINGS for c in one.carried.values()):
@@ -175,8 +176,6 @@ SOURCES = {"history": "this host's history of option effects",
 def _over_sittings(carry: Carried, each: list[SittingEstimate | None], better: str) -> str:
     """'1.14× on average over 2 sittings (CI 1.08–1.2×), faster; next sitting
     1.0–1.34×: holds next time; each sitting: 1.23× (chose it), 1.12×, 1.16×'."""
-    from fslab.analysis.sittings.words import HOLDS_NEXT
-
     ratio, low, high = words.directed(carry.ratio, carry.low, carry.high, better)
     _, next_low, next_high = words.directed(carry.ratio, carry.next_low, carry.next_high,
                                             better)
@@ -327,8 +326,6 @@ def commands(campaign: Campaign, one: Tuned) -> list[str]:
 def pool_commands(tuned: TargetSpec, factors: list[str]) -> list[str]:
     """What a person types for a tuned zfs pool's build: the zpool create line when its
     layout, devices, log or cache device was a factor, and the ARC's maximum."""
-    from fslab.targets.zfs_pool import MiB, build_of
-
     out: list[str] = []
     if tuned.fs not in ("zfs", "zfs-mirror"):
         return out
@@ -346,8 +343,6 @@ def pool_commands(tuned: TargetSpec, factors: list[str]) -> list[str]:
 
 
 def _mkfs_tool(fs: str) -> str:
-    from fslab.targets.profiles import PROFILES
-
     profile = PROFILES.get(fs)
     return profile.mkfs if profile is not None else ("mkfs (the simulator)" if fs == "null"
                                                      else "")
