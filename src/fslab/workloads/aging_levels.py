@@ -32,7 +32,7 @@ from typing import Any
 
 from fslab.core.age_factor import FRESH, TWIN, twin_level, twinned
 from fslab.core.errors import UserError
-from fslab.workloads.provenance import Param, campaign, fslab, study
+from fslab.workloads.provenance import STUDIES, Param, campaign, fslab, study
 
 RECIPES = ("mix", "interleaved", "versioned")  # aging/engine.py, aging/recipes.py
 # A level's settings that scale with the file system aged (aging/levels.py resolves them).
@@ -72,8 +72,6 @@ class AgeLevel:
 
     def to_json(self) -> dict[str, Any]:
         """The level for `fslab presets --json`: every setting with its source."""
-        from fslab.workloads.provenance import STUDIES
-
         return {"description": self.description,
                 **({"study": self.study, "cite": STUDIES[self.study].cite}
                    if self.study else {}),

@@ -29,9 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from fslab.core import stopwatch
+from fslab.core.errors import UserError
 from fslab.core.metrics import Measurement
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, named, read_json
+from fslab.parsers.raw_names import LOG_AVG_MS
+from fslab.targets.null import SIMULATOR_FILE  # the null target writes it
 from fslab.workloads.base import Capabilities, RunOutput, Where, Workload
+from fslab.workloads.fio import is_fio_option
 from fslab.workloads.provenance import Param, fslab
 from fslab.workloads.suites import Suite, only_keys, picked
 
@@ -167,9 +172,6 @@ class NullWorkload(Capabilities):
         written as fio writes one, its virtual machine time counted (module doc)."""
         import numpy as np
 
-        from fslab.core import stopwatch
-        from fslab.parsers.raw_names import LOG_AVG_MS
-
         iteration = int(run_name[1:4]) if run_name[:1] == "i" and run_name[1:4].isdigit() else 0
         job = self.job or self.name
         luck = np.random.default_rng([self.seed, iteration, _key(self.name),
@@ -264,8 +266,6 @@ def simulated_jobs(options: dict[str, Any], seed: int, runtime: float = 0.0
     effect_sitting = float(options.get("effect_sitting", 0.0))
     if (jobs < 1 or cv < 0 or drift < 0 or iops <= 0 or not (cv or drift or between or within)
             or min(between, within, fixed, sitting, machine, effect_sitting) < 0):
-        from fslab.core.errors import UserError
-
         raise UserError("null: jobs ≥ 1, iops > 0, cv, drift, between, within, fixed_s, "
                         "sitting, machine and effect_sitting ≥ 0, the spreads not all 0")
     levels = {str(k): str(v) for k, v in options.items() if k not in KEYS}
@@ -321,8 +321,6 @@ class Simulated:
 
 def _simulated_target(where: Where) -> Simulated:
     """The simulated target's name and scale (1 on any other target)."""
-    from fslab.targets.null import SIMULATOR_FILE  # the null target writes it
-
     if where.directory is not None:
         path = where.directory.parent / SIMULATOR_FILE
         if path.exists():
@@ -350,8 +348,6 @@ def _names(options: dict[str, Any]) -> list[str]:
 
 def _build(only: list[str], runtime: int, file_size: int,
            options: dict[str, Any], seed: int, published: bool) -> list[Workload]:
-    from fslab.workloads.fio import is_fio_option
-
     only_keys({k: v for k, v in options.items() if not is_fio_option(k)}, KEYS, "null")
     return picked(only, list[Workload](simulated_jobs(options, seed, runtime)))
 

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fslab.core.errors import UserError
+from fslab.core.plugins import declared
 from fslab.workloads.base import Workload
+from fslab.workloads.fio import is_fio_option
 from fslab.workloads.fio.presets import PRESETS, Preset, job_numjobs, preset_workloads
 from fslab.workloads.provenance import STUDIES, Param, Published
 from fslab.workloads.published import PUBLISHED
@@ -42,8 +44,6 @@ class Suite:
 
     def takes(self, option: str) -> bool:
         """Whether `option` is one of this suite's options (a fio suite: any fio option)."""
-        from fslab.workloads.fio import is_fio_option
-
         if self.keys is None or (self.fio_levels and is_fio_option(option)):
             return is_fio_option(option)
         return option in self.keys
@@ -134,8 +134,6 @@ FIO_SUITES = _checked(FIO_SUITES)
 def suites() -> dict[str, Suite]:
     """Every suite: fio's presets, then the plug-ins' (core/plugins.py: SUITE; fslab's own
     workloads first, then a user's), checked as fio's are; no two may share a name."""
-    from fslab.core.plugins import declared
-
     added: dict[str, Suite] = {}
     for suite in declared("SUITE", of=Suite):
         if suite.name in FIO_SUITES or suite.name in added:

@@ -16,6 +16,7 @@ from fslab.core.units import parse_size
 from fslab.host import system
 from fslab.parsers.raw_names import FIO_OUTPUT, HOSTS_FILE, log_args
 from fslab.workloads.base import Capabilities, RunOutput, Where
+from fslab.workloads.fio.distributed import client_args
 from fslab.workloads.fio.jobfile import (
     FioOptions,
     check_job_file,
@@ -185,8 +186,6 @@ class FioWorkload(Capabilities):
         job_file, output = run_dir / JOB_FILE, run_dir / FIO_OUTPUT
         cmd = ["fio", "--output-format=json+", f"--output={output}"]
         if where.hosts:
-            from fslab.workloads.fio.distributed import client_args
-
             cmd += client_args(list(where.hosts), job_file)
             (run_dir / HOSTS_FILE).write_text(json.dumps([str(h) for h in where.hosts]))
             timeout, bound = float(self.runtime + HOST_GRACE_S), "runtime and the hosts' grace"

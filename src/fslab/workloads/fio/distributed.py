@@ -18,6 +18,7 @@ from pathlib import Path
 
 from fslab.core.errors import UserError
 from fslab.host import system
+from fslab.host.signals import signals_unwind
 from fslab.workloads.fio.jobfile import fio_path
 
 DEFAULT_PORT = 8765
@@ -122,10 +123,6 @@ def run_server(bind: str, port: int) -> bool:
     stops it (it is ours: we started it, so we end it; a SIGTERM that ended fslab alone
     left fio serving). True when stopped so; a failure to serve is a UserError."""
     import subprocess
-
-    from fslab.core.errors import UserError
-    from fslab.host import system
-    from fslab.host.signals import signals_unwind
 
     system.require_tool("fio")
     family = "ip6" if ":" in bind else "ip"

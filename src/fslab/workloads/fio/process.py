@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 from fslab.core import stopwatch
+from fslab.core.errors import UserError
 from fslab.core.failures import Failure
 from fslab.core.units import parse_size
 from fslab.host import system
 from fslab.host.children import Finished, run_child
+from fslab.parsers.fio_load import FioParseError, load_fio
 from fslab.workloads.fio.jobfile import FioOptions, count_of
 
 JOB_FILE = "job.fio"  # the resolved job file every fio run keeps beside its output
@@ -31,9 +33,6 @@ def layout_job(text: str) -> str | None:
     """The job file fio's layout pass runs: the same files written in 1 MiB blocks (fio
     writes them in the job's own block size, 4 KiB for random jobs: 2–3 times slower
     here), or None where a size is not whole MiB (the job file itself is used)."""
-    from fslab.core.errors import UserError
-    from fslab.core.units import parse_size
-
     for _, value in _SIZES.findall(text):
         try:
             if parse_size(value) % LAYOUT_BLOCK:
@@ -108,8 +107,6 @@ def run_fio(cmd: list[str], timeout: float, cgroup: str = "",
 def fio_failure(done: Finished, output: Path) -> Failure:
     """The kind of a failed fio run: its deadline, a job that found no space (fio's own
     error number in its output), or fio's failure."""
-    from fslab.parsers.fio_load import FioParseError, load_fio
-
     if done.watchdog:
         return Failure.TIMEOUT
     try:
@@ -125,8 +122,6 @@ def measured_seconds(output: Path) -> float:
     """What fio says it measured (a job's `job_runtime`, its ramp left out): the longest
     clone of each section, the sections added up as if stonewalled; 0 when it says
     nothing readable."""
-    from fslab.parsers.fio_load import FioParseError, load_fio
-
     try:
         data = load_fio(output.read_bytes())
     except (OSError, FioParseError):
