@@ -19,6 +19,7 @@ from typing import Any
 
 from fslab.core.metrics import RowIdentity
 from fslab.core.run_parts import TargetDescription, Witness, WorkloadMetadata
+from fslab.core.stopwatch import MEASURE
 
 
 @dataclass
@@ -88,8 +89,6 @@ class RunRecord:
     @property
     def measured_s(self) -> float:
         """The seconds of it its workload measured."""
-        from fslab.core.stopwatch import MEASURE
-
         return self.steps.get(MEASURE, 0.0)
 
     @property
