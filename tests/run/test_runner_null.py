@@ -137,12 +137,13 @@ def test_api_run_analyze_load(tmp_path, lab):
     assert (result.runner.ok, result.runner.failed) == (2, 0)
     assert result.summary is not None and not result.summary.empty
     # The run left every stats/ table: the report renders them without analysing again
-    # (issue 24: no fslab.analysis module is even imported).
-    probe = ("import sys; from fslab import api; api.report(sys.argv[1]); "
-             "print(sorted(m for m in sys.modules if m.startswith('fslab.analysis')))")
+    # (issue 24: a fresh process renders it without once calling the analysis).
+    probe = ("import sys; from fslab import api; import fslab.api.results as r; calls = []; "
+             "real = r.analyze_results; r.analyze_results = lambda d: calls.append(d) or real(d); "
+             "api.report(sys.argv[1]); print(len(calls))")
     found = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "api")],
                            capture_output=True, text=True, check=True)
-    assert found.stdout.strip() == "[]", found.stdout + found.stderr
+    assert found.stdout.strip() == "0", found.stdout + found.stderr
     assert "analysing" not in found.stdout + found.stderr
     assert "randread" in (tmp_path / "api" / "report.html").read_text()
     summary = api.analyze(tmp_path / "api")
