@@ -13,8 +13,8 @@ from fslab.analysis.cells.summary import summarize
 from fslab.analysis.pairs.comparisons import compared_pairs
 from fslab.analysis.pairs.questions import primary_metric
 from fslab.analysis.pairs.ranking import chain, evidence, rankings, size
-from fslab.analysis.verdicts import bound
 from fslab.core.pair import pairs_of, table_of
+from fslab.core.units import bound
 from tests.conftest import verdict_lines
 
 DIRECT5 = {  # workload -> (ops, IOPS base, block size): the default suite's shape

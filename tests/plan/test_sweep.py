@@ -13,10 +13,10 @@ import pytest
 from fslab import api
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
+from fslab.plan.levels import parse_flag
 from fslab.plan.loading import load_campaign, resolve
 from fslab.plan.order import check_budget, make_plan
 from fslab.plan.schema import CampaignFile, Overrides
-from fslab.plan.sweep import parse_flag
 from tests.conftest import fslab_here
 
 

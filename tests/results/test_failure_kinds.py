@@ -4,7 +4,8 @@ reason once, when loaded (results/legacy_failures.py), and nowhere else."""
 import json
 
 from fslab.core.record import RunRecord
-from fslab.results.store import FAILURE_KINDS, FORMAT, ResultsDir
+from fslab.results.format_history import FORMAT
+from fslab.results.store import FAILURE_KINDS, ResultsDir
 
 # Reasons as fslab wrote them before kinds, and the kind each must come back as.
 OLD = {

@@ -13,7 +13,8 @@ from fslab.plan.loading import load_campaign
 from fslab.plan.order import make_plan
 from fslab.plan.preflight import build_targets
 from fslab.plan.schema import Overrides
-from fslab.results.store import FORMAT, ResultsDir
+from fslab.results.format_history import FORMAT
+from fslab.results.store import ResultsDir
 from fslab.run.runner import Runner
 from fslab.workloads import NullWorkload
 

@@ -36,8 +36,8 @@ from fslab.host import system
 from fslab.host.environment import capture
 from fslab.host.lab import Lab
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
-from fslab.parsers.raw_files import DirFiles
-from fslab.parsers.registry import RawOutputError, parse_run
+from fslab.parsers.raw_files import DirFiles, RawOutputError
+from fslab.parsers.registry import parse_run
 from fslab.probes.freespace import of_mounted as free_space
 from fslab.probes.usedspace import file_size_distribution, used_space_probe
 from fslab.results.store import ResultsDir, write_atomic, write_json

@@ -26,7 +26,8 @@ from fslab.core.environment_record import Environment
 from fslab.core.errors import UserError
 from fslab.core.run_parts import TargetDescription
 from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
-from fslab.results.store import FORMAT, ResultsDir, write_json
+from fslab.results.format_history import FORMAT
+from fslab.results.store import ResultsDir, write_json
 from fslab.targets import TargetSpec
 
 AGING = DirFormat("aging", "aging.json", unstamped=1, history={

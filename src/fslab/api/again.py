@@ -16,7 +16,7 @@ from fslab.results.store import SITTINGS
 
 if TYPE_CHECKING:
     from fslab.api.pool import PoolWritten
-    from fslab.plan.loading import Campaign
+    from fslab.plan.schema import Campaign
 
 
 def sittings_of(directory: Path, finished: Callable[[Path], bool] | None = None

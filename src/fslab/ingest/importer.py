@@ -44,8 +44,8 @@ from fslab.ingest.paths import (
     relative_path,
 )
 from fslab.parsers.fio_kinds import IMPORTED_PREFIX
-from fslab.parsers.raw_files import MemoryFiles
-from fslab.parsers.registry import RawOutputError, parse_run
+from fslab.parsers.raw_files import MemoryFiles, RawOutputError
+from fslab.parsers.registry import parse_run
 from fslab.results.store import RUN_RECORD, ResultsDir, record_json, write_atomic
 
 CHUNK = 256  # files per worker task (and per archive)

@@ -20,7 +20,8 @@ from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
 from fslab.core.record import RunRecord
 from fslab.ingest.importer import add_file_rows
-from fslab.parsers.registry import RawOutputError, parse_run
+from fslab.parsers.raw_files import RawOutputError
+from fslab.parsers.registry import parse_run
 from fslab.results.intervals import write_intervals
 from fslab.results.store import ResultsDir
 

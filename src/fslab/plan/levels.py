@@ -1,17 +1,13 @@
 """How a sweep's level is written: as text (what names a cell and fills its column) and on
-the command line. A cell's name is rendered in one place, core/cell_keys.py (re-exported
-here for the plan). Kept apart from plan/sweep.py so that reading a [[target]] table
-(plan/target_entries.py) does not import the sweep's planning back."""
+the command line. A cell's name is rendered in one place, core/cell_keys.py. Kept apart
+from plan/sweep.py so that reading a [[target]] table (plan/target_entries.py) does not
+import the sweep's planning back."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from fslab.core.cell_keys import NONE_SHOWN, Level, cell_name, path_name, shown, workdir_name
 from fslab.core.errors import UserError
-
-__all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Level", "cell_name", "level_text", "parse_flag",
-           "path_name", "shown", "workdir_name"]
 
 ZFS_PREFIX = "zfs."  # zfs.PROPERTY: a dataset property (or zfs.ashift) as a factor
 

@@ -10,10 +10,10 @@ from rich.table import Table
 from rich.text import Text
 
 from fslab.core.age_factor import FRESH, twinned
+from fslab.core.cell_keys import shown, workdir_name
 from fslab.core.units import format_duration, format_value
-from fslab.plan.levels import workdir_name
 from fslab.plan.order import Plan, measuring_seconds
-from fslab.plan.sweep import campaign_factors, shown
+from fslab.plan.sweep import campaign_factors
 from fslab.targets import Target
 from fslab.targets.base import AGE_LEVEL
 from fslab.workloads.aging_levels import age_levels, planned_ops

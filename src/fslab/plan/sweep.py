@@ -32,36 +32,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from fslab.core.age_factor import AGE
+from fslab.core.cell_keys import Level, cell_name, path_name, shown
 from fslab.core.errors import UserError
 from fslab.core.metrics import COLUMNS
-from fslab.plan.levels import (  # re-exported: how a level is written, one import away
-    NONE_SHOWN,
-    ZFS_PREFIX,
-    Level,
-    cell_name,
-    level_text,
-    parse_flag,
-    path_name,
-    shown,
-    workdir_name,
-)
-from fslab.plan.target_factors import (  # re-exported: the sweep's own vocabulary
-    is_target_factor,
-    takers,
-    takes_target_factor,
-    with_level,
-)
+from fslab.plan.levels import ZFS_PREFIX, level_text
+from fslab.plan.target_factors import is_target_factor, takers, takes_target_factor, with_level
 from fslab.plan.workload_entries import build_entry
 from fslab.targets import TargetSpec
 from fslab.targets.zfs import DATASET_PROPERTIES
 from fslab.workloads.aging_levels import check_levels, with_twins
 from fslab.workloads.fio import FioWorkload
 from fslab.workloads.suites import get_suite
-
-__all__ = ["NONE_SHOWN", "ZFS_PREFIX", "Factor", "Level", "WorkloadVariant",
-           "campaign_factors", "cell_name", "check_sweep", "level_text", "parse_flag",
-           "path_name", "shown", "swept", "target_variants", "workdir_name",
-           "workload_variants"]
 
 if TYPE_CHECKING:
     from fslab.plan.schema import Campaign, WorkloadEntry

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from fslab.core.stopwatch import MEASURE, ORDER
 from fslab.core.units import format_duration
-from fslab.results.store import FORMAT, ResultsDir
+from fslab.results.format_history import FORMAT
+from fslab.results.store import ResultsDir
 
 # How the summary names the steps (in the order of ORDER, the measuring itself apart).
 WORDS = {"provision": "making targets", "mkfs": "mkfs", "mount": "mount",

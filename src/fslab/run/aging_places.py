@@ -43,13 +43,12 @@ from fslab.aging.levels import level_config, parameters, with_fstrim
 from fslab.aging.per_place import age_place
 from fslab.core import stopwatch
 from fslab.core.age_factor import AGE, FRESH, twin_level, twinned
-from fslab.core.cell_keys import cell_name
+from fslab.core.cell_keys import cell_name, path_name
 from fslab.core.failures import Failure
 from fslab.host import system
 from fslab.host.space import root_space
 from fslab.parsers.aging_kind import AGING
 from fslab.parsers.raw_files import DirFiles
-from fslab.plan.levels import path_name
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, TargetSpec
 from fslab.targets.base import AGE_LEVEL

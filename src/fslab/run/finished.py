@@ -14,8 +14,8 @@ from fslab.core.metrics import Measurement, add_rows, empty_columns, rows, title
 from fslab.core.record import RunRecord
 from fslab.core.run_parts import TargetDescription, Witness, WorkloadMetadata
 from fslab.core.units import format_value
-from fslab.parsers.raw_files import DirFiles
-from fslab.parsers.registry import RawOutputError, parse_run
+from fslab.parsers.raw_files import DirFiles, RawOutputError
+from fslab.parsers.registry import parse_run
 from fslab.workloads.base import RunOutput
 
 if TYPE_CHECKING:

@@ -23,12 +23,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from fslab.core.cell_keys import Level, is_option_factor
+from fslab.core.cell_keys import Level, is_option_factor, path_name
 from fslab.core.errors import ToolError, UserError
 from fslab.host.kernel_log import briefly
 from fslab.host.lab import Lab, Session
 from fslab.host.signals import signals_held, signals_unwind
-from fslab.plan.levels import path_name
 from fslab.plan.target_factors import with_level
 from fslab.targets import Target, TargetSpec, make_target
 

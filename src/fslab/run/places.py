@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from fslab.core import stopwatch
+from fslab.core.cell_keys import workdir_name
 from fslab.core.errors import Shortage, ToolError, UserError
 from fslab.core.failures import Failure, provision_failure
 from fslab.core.run_parts import TargetDescription
@@ -22,7 +23,6 @@ from fslab.core.units import format_bytes
 from fslab.host.children import settle
 from fslab.host.lab import Session
 from fslab.host.space import fresh_capacity
-from fslab.plan.levels import workdir_name
 from fslab.plan.order import TREE_OPTIONS, RunSpec
 from fslab.run.aging_places import Ager, twin_of
 from fslab.run.around_run import AroundRun, after_run, before_run

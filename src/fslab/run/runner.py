@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from fslab.core import stopwatch
+from fslab.core.cell_keys import path_name
 from fslab.core.errors import Shortage, ToolError, UserError
 from fslab.core.failures import Failure, error_failure
 from fslab.core.run_parts import TargetDescription
@@ -23,9 +24,8 @@ from fslab.host import system
 from fslab.host.children import recorded_in, settle
 from fslab.host.lab import Lab
 from fslab.host.memlimit import memory_limited
-from fslab.host.signals import Interrupted, signals_held, signals_unwind
+from fslab.host.signals import signals_held, signals_unwind
 from fslab.host.witness import Watcher
-from fslab.plan.levels import path_name
 from fslab.plan.order import Plan, RunSpec
 from fslab.results.store import ResultsDir
 from fslab.run.aging_places import ager_of, aging_text, measured_together
@@ -355,4 +355,4 @@ class Runner:
                 outcome.warnings.append(f"the teardown time of {name} was not recorded")
 
 
-__all__ = ["Interrupted", "NoProgress", "Progress", "Runner", "RunnerResult"]
+__all__ = ["NoProgress", "Progress", "Runner", "RunnerResult"]

@@ -36,8 +36,8 @@ from fslab.analysis.sittings.spread import SittingEstimate
 from fslab.history.option_effects import LEVEL, OPTION, Contrast
 from fslab.tune.by_question import question_dir
 from fslab.tune.carry import WHOLE, Carried, carried, first_sitting
-from fslab.tune.confirm import CHANGE, FIRST_SHARE, LEAST_ROUNDS, confirm, second_stage
-from fslab.tune.credit import ablation_configs, changed, without
+from fslab.tune.confirm import FIRST_SHARE, LEAST_ROUNDS, confirm, second_stage
+from fslab.tune.credit import CHANGE, ablation_configs, changed, without
 from fslab.tune.measure import (
     CONFIRM,
     CampaignMeasure,
@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
     from fslab.core.environment_record import SittingSpread
     from fslab.host.lab import Lab
-    from fslab.plan.loading import Campaign
+    from fslab.plan.schema import Campaign
     from fslab.run.runner import Progress
     from fslab.tune.tuner import Tuned
 

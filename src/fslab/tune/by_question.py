@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fslab.plan.levels import path_name
+from fslab.core.cell_keys import path_name
 from fslab.plan.order import make_plan, measuring_seconds
 from fslab.tune.budget import Budget
 from fslab.tune.measure import CONFIRM, RACE, SCREEN, CampaignMeasure, questions_of

@@ -31,7 +31,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
-from fslab.analysis.pairs.decisions import geomean, sign
+from fslab.analysis.cells.stats import geomean
+from fslab.analysis.pairs.decisions import sign
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.selection import block_fit
 from fslab.analysis.sittings.repeat import PRIOR_TAU, as_percent
@@ -54,8 +55,6 @@ from fslab.tune.latency import Standing, keeps_all, standings
 from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.space import Config, Space
 from fslab.tune.twins import Twin, show
-
-__all__ = ["CHANGE", "KEEP", "Confirmation", "confirm", "least_runs", "sitting_rounds"]
 
 LEAST_ROUNDS = 3  # a paired t on fresh rounds has degrees of freedom from here
 FIRST_SHARE = 0.65  # of the confirmation's runs, stage 1's where a stage 2 may follow

@@ -33,7 +33,8 @@ import math
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
-from fslab.analysis.pairs.decisions import geomean, sign
+from fslab.analysis.cells.stats import geomean
+from fslab.analysis.pairs.decisions import sign
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.selection import BestSet
 from fslab.core.metrics import HIGHER

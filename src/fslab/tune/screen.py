@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fslab.analysis.pairs.decisions import geomean
+from fslab.analysis.cells.stats import geomean
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import within_margin
 from fslab.core.cell_keys import level_label

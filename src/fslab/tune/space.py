@@ -15,8 +15,8 @@ from fslab.core.cell_keys import CellKey, level_label
 from fslab.core.errors import UserError
 from fslab.core.metrics import METRIC_ALIASES, METRIC_UNITS, metric_named
 from fslab.core.units import parse_duration_ns, parse_rate
-from fslab.plan.sweep import Factor, campaign_factors, is_target_factor
-from fslab.plan.target_factors import with_level
+from fslab.plan.sweep import Factor, campaign_factors
+from fslab.plan.target_factors import is_target_factor, with_level
 from fslab.targets import TargetSpec
 
 Config = tuple[int, ...]  # one level index per factor, in the space's order

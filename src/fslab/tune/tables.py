@@ -10,12 +10,14 @@ from typing import Any
 
 import pandas as pd
 
-from fslab.analysis.pairs.decisions import decide_pair, geomean
+from fslab.analysis.cells.stats import geomean
+from fslab.analysis.pairs.decisions import decide_pair
 from fslab.core.cell_keys import level_label
 from fslab.core.pair import AGAINST_BEST, AGAINST_REFERENCE, EQUIVALENT, Pair
 from fslab.tune import words
 from fslab.tune.carry import Carried
-from fslab.tune.confirm import CHANGE, KEEP, Confirmation
+from fslab.tune.confirm import Confirmation
+from fslab.tune.credit import CHANGE, KEEP
 from fslab.tune.race import SAME
 from fslab.tune.screen import WITHIN
 from fslab.tune.space import Config, Space

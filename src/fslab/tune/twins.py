@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 from fslab.analysis.pairs.decisions import decide_pair
 from fslab.analysis.pairs.model import ALPHA
-from fslab.analysis.pairs.needs import Spread, needs_iterations
-from fslab.core.pair import EQUIVALENT, FASTER, SLOWER, Pair
+from fslab.analysis.pairs.needs import needs_iterations
+from fslab.core.pair import EQUIVALENT, FASTER, SLOWER, Pair, Spread
 from fslab.tune.credit import Stage, changed, with_level
 from fslab.tune.measure import CONFIRM, Measure, StageData
 from fslab.tune.screen import Screen

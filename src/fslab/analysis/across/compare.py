@@ -39,7 +39,8 @@ import numpy as np
 import pandas as pd
 
 from fslab.analysis.cells.observations import per_run
-from fslab.analysis.pairs.decisions import decide_pair, geomean
+from fslab.analysis.cells.stats import geomean
+from fslab.analysis.pairs.decisions import decide_pair
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.pair import decide
 from fslab.analysis.pairs.questions import primary_questions

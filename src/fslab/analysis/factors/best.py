@@ -29,8 +29,9 @@ from functools import cached_property
 
 import pandas as pd
 
+from fslab.analysis.cells.stats import geomean
 from fslab.analysis.factors.levels import CELL_COLUMNS, keys
-from fslab.analysis.pairs.decisions import best_of, geomean
+from fslab.analysis.pairs.decisions import best_of
 from fslab.analysis.pairs.model import ALPHA
 from fslab.analysis.pairs.selection import PAIRS, best_and_within_reach
 from fslab.core.cell_keys import CellKey, short_names

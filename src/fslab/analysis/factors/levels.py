@@ -11,21 +11,8 @@ import pandas as pd
 from fslab.analysis.cells.observations import with_cell_fields
 from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
-from fslab.core.cell_keys import (  # re-exported: the analysis reads scopes through here
-    JOB,
-    TARGET,
-    CellKey,
-    cell_name,
-    factor_scopes,
-    keys_of,
-    level_label,
-    target_names,
-)
+from fslab.core.cell_keys import JOB, CellKey, factor_scopes, keys_of, target_names
 from fslab.core.metrics import factor_columns
-
-__all__ = ["CELL_COLUMNS", "JOB", "TARGET", "cell_levels", "factor_scopes",
-           "factors_of", "full_configuration", "job_levels", "job_levels_text", "keys",
-           "target_names", "with_levels"]
 
 # What names a cell in the tables, besides its factors' columns.
 CELL_COLUMNS = ["target", "workload", "target_base", "job"]
@@ -71,18 +58,6 @@ def keys(cells: pd.DataFrame) -> list[CellKey]:
 def job_levels(key: CellKey, scopes: dict[str, str]) -> tuple[tuple[str, str], ...]:
     """The levels of a key that belong to its job."""
     return tuple((f, v) for f, v in key.levels if scopes.get(f) == JOB)
-
-
-def job_levels_text(key: CellKey, scopes: dict[str, str]) -> str:
-    """'iodepth=16 numjobs=4': the job's levels of a cell, as the verdicts name a variant."""
-    return " ".join(level_label(f, v) for f, v in job_levels(key, scopes))
-
-
-def full_configuration(key: CellKey, scopes: dict[str, str]) -> str:
-    """A configuration's full name: the target's name with its levels, then the job's
-    ('ext4 mount_options=noatime iodepth=16')."""
-    target = cell_name(key.target, [(f, v) for f, v in key.levels if scopes.get(f) == TARGET])
-    return cell_name(target, job_levels(key, scopes))
 
 
 def _levels(metrics: pd.DataFrame, cell_summary: pd.DataFrame, settings: CampaignSettings

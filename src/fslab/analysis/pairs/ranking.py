@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from fslab.analysis.cells.stats import geomean
 from fslab.analysis.pairs import power
-from fslab.analysis.pairs.decisions import geomean
 from fslab.analysis.step import Step
 from fslab.core.metrics import HIGHER
 from fslab.core.pair import EQUIVALENT, Pair, views

@@ -25,7 +25,8 @@ from typing import Generic, TypeVar
 
 import numpy as np
 
-from fslab.analysis.pairs.decisions import best_of, geomean
+from fslab.analysis.cells.stats import geomean
+from fslab.analysis.pairs.decisions import best_of
 from fslab.analysis.pairs.model import compare
 from fslab.analysis.pairs.pair import decide
 from fslab.core.pair import AGAINST_BEST, BEHIND, Pair
