@@ -7,11 +7,14 @@ numpy) may load inside a function and are not counted here."""
 from __future__ import annotations
 
 import ast
+import functools
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "fslab"
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "fslab"
 HEAVY = ("pandas", "scipy", "plotly", "duckdb", "statsmodels", "pyarrow", "numpy")
 
 # (reader, what it imports inside a function) -> why it may. A reader ending in "." is
@@ -46,10 +49,11 @@ def imported(node: ast.Import | ast.ImportFrom, reader: str, package: bool) -> l
     return [f"{base}.{a.name}" for a in node.names] if base == "fslab" else [base]
 
 
-def inner_imports(source: str, reader: str, package: bool = False) -> list[tuple[int, str]]:
-    """(line, module) of every import of fslab inside a function of a module's source."""
+def inner_imports(tree: ast.Module, reader: str, package: bool = False
+                  ) -> list[tuple[int, str]]:
+    """(line, module) of every import of fslab inside a function of a module."""
     found = []
-    for function in ast.walk(ast.parse(source)):
+    for function in ast.walk(tree):
         if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             for node in ast.walk(function):
                 if isinstance(node, ast.Import | ast.ImportFrom):
@@ -63,13 +67,19 @@ def allowed(reader: str, module: str) -> bool:
                for where, target in ALLOWED)
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module of src/fslab, parsed once a session (never changed by a reader)."""
+    return ast.parse(path.read_text())
+
+
 def hidden_imports() -> list[str]:
     """'path:line imports module' for every import of fslab inside a function of
     src/fslab that ALLOWED does not name."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
         reader = module_name(path)
-        for line, module in inner_imports(path.read_text(), reader, path.name == "__init__.py"):
+        for line, module in inner_imports(parsed(path), reader, path.name == "__init__.py"):
             if not allowed(reader, module):
                 out.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}")
     return out
@@ -88,9 +98,10 @@ def test_an_import_of_fslab_inside_a_function_is_found_wherever_it_hides():
                "        from . import stopwatch\n"
                "    return parse_size('1k')\n"
                "from fslab.core import errors\n")  # at the top: not counted
-    assert inner_imports(planted, "fslab.core.planted") == [
+    assert inner_imports(ast.parse(planted), "fslab.core.planted") == [
         (2, "fslab.core.units"), (4, "fslab.host.system"), (6, "fslab.core")]
-    assert inner_imports("import pandas\ndef f():\n    import scipy\n", "fslab.x") == []
+    assert inner_imports(ast.parse("import pandas\ndef f():\n    import scipy\n"),
+                         "fslab.x") == []
 
 
 def test_only_the_named_edges_are_allowed():
@@ -98,8 +109,8 @@ def test_only_the_named_edges_are_allowed():
     assert not allowed("fslab.cli.run", "fslab.api.campaigns")
     assert not allowed("fslab.report.html", "fslab.api")
     assert not allowed("fslab.client", "fslab.api")  # a module beside cli/ is not in it
-    assert inner_imports("def f():\n    from fslab import api\n", "fslab.cli.x") == [
-        (2, "fslab.api")]
+    assert inner_imports(ast.parse("def f():\n    from fslab import api\n"),
+                         "fslab.cli.x") == [(2, "fslab.api")]
 
 
 def test_the_command_line_loads_neither_the_api_nor_a_heavy_library():
@@ -110,3 +121,62 @@ def test_the_command_line_loads_neither_the_api_nor_a_heavy_library():
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             check=True).stdout.strip()
     assert loaded == "[]"
+
+
+def names_imported(tree: ast.Module) -> set[str]:
+    """The names a module binds by `from fslab... import` outside its functions (for the
+    type checker too)."""
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fslab"):
+                found.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.If | ast.Try):
+                visit([*node.body, *node.orelse])
+
+    visit(tree.body)
+    return found
+
+
+def through_facades(trees: dict[Path, ast.Module]) -> list[str]:
+    """'path:line name via module' for every name imported from a module of src/fslab
+    that only imports it (a package's __init__, its face, may gather its parts)."""
+    passed_on = {module_name(p): names_imported(tree) for p, tree in trees.items()
+                 if p.is_relative_to(PACKAGE) and p.name != "__init__.py"}
+    out = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module in passed_on:
+                out += [f"{path.relative_to(REPO)}:{node.lineno} {a.name} via {node.module}"
+                        for a in node.names if a.name in passed_on[node.module]]
+    return out
+
+
+def test_every_name_is_imported_from_the_module_it_lives_in():
+    """No re-export facades: src, tests and benchmarks import a name from where it is
+    defined, so a module's imports say where its parts live."""
+    others = [*(REPO / "tests").rglob("*.py"),
+              *(p for p in (REPO / "benchmarks").iterdir() if p.is_file())]
+    trees = {p: parsed(p) for p in PACKAGE.rglob("*.py")}
+    trees.update({p: imports_only(p.read_text()) for p in others})
+    assert through_facades(trees) == []
+
+
+# `from fslab... import` statements, wherever they stand (a test's come inside functions)
+FROM_FSLAB = re.compile(r"^[ \t]*(from fslab[\w.]* import (?:\([^)]*\)|[^\n]*))", re.M)
+
+
+def imports_only(source: str) -> ast.Module:
+    """A module's `from fslab` imports alone (a quarter of the time of parsing it whole:
+    the tests and the benchmarks are read so; their lines are not kept)."""
+    return ast.parse("\n".join(FROM_FSLAB.findall(source)))
+
+
+def test_a_name_imported_through_a_facade_is_found():
+    sweep = PACKAGE / "plan" / "sweep.py"
+    planted = REPO / "tests" / "planted.py"
+    trees = {sweep: ast.parse(sweep.read_text()),
+             planted: ast.parse("from fslab.plan.sweep import UserError\n"
+                                "from fslab.plan.sweep import Factor\n")}
+    assert through_facades(trees) == ["tests/planted.py:1 UserError via fslab.plan.sweep"]

@@ -283,8 +283,8 @@ def test_a_built_in_workload_and_statistic_are_one_module_and_one_line_each(tmp_
 TOY_STEP = '''
 import pandas as pd
 
-from fslab.analysis.pairs.pair import FASTER, SLOWER
 from fslab.analysis.step import Step
+from fslab.core.pair import FASTER, SLOWER
 
 
 def _wins(pairs):
