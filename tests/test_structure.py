@@ -8,6 +8,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -314,3 +315,28 @@ def test_no_dead_code(planted_vulture):
 
 def test_a_planted_unused_function_is_found(planted_vulture):
     assert planted_vulture.returncode != 0 and "never_called" in planted_vulture.stdout
+
+
+def defined(path: Path, name: str) -> bool:
+    """Whether a module of src/fslab defines `name` (a function or class; `Class.method`)."""
+    scope: list[ast.stmt] = _parsed(path).body
+    for part in name.split("."):
+        found = [node for node in scope if isinstance(
+            node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == part]
+        if not found:
+            return False
+        scope = found[0].body
+    return True
+
+
+def test_the_call_chain_of_fslab_run_names_functions_that_exist():
+    """ARCHITECTURE.md's chain of `fslab run`, from the CLI to verdicts.txt: every
+    `file:function` it names is there (a step renamed or moved fails here)."""
+    text = (PACKAGE.parents[1] / "ARCHITECTURE.md").read_text()
+    chain = text.split("## The call chain of `fslab run`")[1].split("## ")[0]
+    steps = re.findall(r"([\w/]+\.py):([\w.]+(?:, [\w.]+)*)", chain)
+    assert len(steps) >= 20 and ("analysis/pipeline.py", "write_analysis") in steps
+    missing = [f"{file}:{name}" for file, names in steps for name in names.split(", ")
+               if not (PACKAGE / file).exists() or not defined(PACKAGE / file, name)]
+    assert missing == []
+    assert not defined(PACKAGE / "run" / "runner.py", "Runner.no_such_step")

@@ -85,8 +85,10 @@ ANALYSIS_STEPS: tuple[str, ...] = (
     "fslab.analysis.verdicts",
 )
 # What a campaign's parse stage and analysis load, heavy ones first (imported on their
-# own they cost 1.2 s here): analysis.pipeline.preload imports them while a campaign waits
-# on its first layout pass, so that time is not added at the end.
+# own they cost 1.2 s here): analysis.pipeline.preload imports those not loaded yet while
+# a campaign waits on its first layout pass, so that time is not added at the end. (With
+# fslab's imports at the top of each module, the api and the runner load most of them
+# when they are imported; pyarrow.parquet is left to the preload.)
 PRELOADED: tuple[str, ...] = (
     "pandas", "pyarrow.parquet", "scipy.special", "fslab.analysis.pairs.comparisons",
     "fslab.analysis.verdicts", "fslab.analysis.factors.sweeps", "fslab.parsers.registry")

@@ -63,9 +63,7 @@ def parsed_output(output: RunOutput, run_dir: Path
                   ) -> tuple[list[Measurement], dict[str, object]]:
     """A finished run's rows and what the parse stage derived from its raw output (it
     joins the run's metadata). A run whose raw output cannot be read becomes a failed run
-    that says why. The parse
-    stage loads here, on first use: a campaign brings it in while it waits on its first
-    layout pass (analysis.pipeline.preload), not before its first run."""
+    that says why."""
     if output.status != "ok":
         return [], {}
     try:
