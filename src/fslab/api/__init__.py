@@ -12,8 +12,8 @@ from fslab.aging.flags import AgingFlags  # noqa: F401
 from fslab.analysis.cells.drift import drift_note, iteration_drift
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pipeline import analyse, analyze_results, write_analysis, write_summary
+from fslab.api import campaigns, tuning
 from fslab.api.again import pool_again
-from fslab.api.campaigns import campaign_for as chosen
 from fslab.api.campaigns import default_out
 from fslab.api.export import export, export_table  # noqa: F401  (`fslab export`)
 from fslab.api.history import (  # noqa: F401  (the history's commands, one import away)
@@ -60,18 +60,17 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune_plan,
 )
 from fslab.api.tuning import TuneFlags
-from fslab.api.tuning import tune_request as asked
 from fslab.history.series import method
 from fslab.host.doctor import BAD, OK  # noqa: F401
 from fslab.host.lab import Lab
 from fslab.ingest.importer import importing, load_analysis_libraries, no_cycle_collection
 from fslab.ingest.reparse import reparse as run_parsers
+from fslab.plan import loading
 from fslab.plan.levels import parse_flag
-from fslab.plan.loading import load_campaign as loaded
 from fslab.plan.order import DEFAULT_BUDGET_S  # noqa: F401
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.plan.preview import plan_renderable
-from fslab.plan.resume import resume_campaign as saved
+from fslab.plan.resume import resume_campaign as saved_campaign
 from fslab.plan.schema import Overrides
 from fslab.report.run_text import RunOutcome, goal_text
 from fslab.results.stats_files import load_analysis
@@ -146,7 +145,7 @@ def tune_request(campaign_file: Path | None, flags: TuneFlags) -> TuneJob:
     """`fslab tune`'s request: the campaign and the tune's space and limits (new, resumed
     from --out, or --again DIR's), where it goes; flags that do not go together are
     refused in one line (api/tuning.py)."""
-    return asked(campaign_file, flags)
+    return tuning.tune_request(campaign_file, flags)
 
 
 def campaign_for(campaign_file: Path | None, overrides: Overrides, options: RunOptions,
@@ -154,7 +153,7 @@ def campaign_for(campaign_file: Path | None, overrides: Overrides, options: RunO
     """`fslab run`'s request: the campaign (new, resumed from `out`, or `options.again`'s
     as a new sitting), where it goes and how it runs; flags that do not go together are
     refused in one line (api/campaigns.py)."""
-    return chosen(campaign_file, overrides, options, out)
+    return campaigns.campaign_for(campaign_file, overrides, options, out)
 
 
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
@@ -172,7 +171,7 @@ def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None =
 
 def resume_campaign(out: Path) -> Campaign:
     """The campaign saved in a results directory, for `--resume`."""
-    return saved(out)
+    return saved_campaign(out)
 
 
 def analyze(directory: Path, full: bool = True) -> pd.DataFrame:
@@ -259,7 +258,7 @@ def history_method() -> str:
 def load_campaign(path: Path | None, overrides: Overrides) -> Campaign:
     """A campaign from a file (or none) and the flags that override it, resolved and
     checked (plan/loading.py)."""
-    return loaded(path, overrides)
+    return loading.load_campaign(path, overrides)
 
 
 def cleanup(lab: Lab | None = None) -> CleanupReport:

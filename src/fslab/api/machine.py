@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fslab.aging.flags import aging_request as request
+from fslab.aging.flags import aging_request as aging_request_of
 from fslab.aging.flags import aging_target
 from fslab.host.doctor import (
     CHECKS,
@@ -19,9 +19,7 @@ from fslab.host.doctor import (
     untune,
 )
 from fslab.host.lab import Lab
-from fslab.plan.listings import presets_json as as_json
-from fslab.plan.listings import presets_tables as tables
-from fslab.plan.listings import targets_table as table
+from fslab.plan import listings
 from fslab.plan.order import make_plan
 from fslab.plan.preflight import build_targets
 from fslab.run.lab_space import campaign_need
@@ -83,18 +81,18 @@ def aging_request(flags: AgingFlags, fs: str, size: str, mkfs_options: str | Non
     """`fslab age` flags as what it runs (the target to age, the aging settings and, with
     --as-published, the thesis's with every parameter's source): aging/flags.py."""
     spec = aging_target(fs, size, mkfs_options, mount_options, direct_io, device)
-    return request(flags, spec, image)
+    return aging_request_of(flags, spec, image)
 
 
 def targets_table() -> Group:
     """`fslab targets`: every kind of target and whether it runs here (plan/listings.py)."""
-    return table()
+    return listings.targets_table()
 
 
 def presets_tables() -> Group:
     """`fslab presets`: every preset, every parameter with its source."""
-    return tables()
+    return listings.presets_tables()
 
 
 def presets_json() -> str:
-    return as_json()
+    return listings.presets_json()

@@ -28,7 +28,7 @@ from fslab.report.html import build_report
 from fslab.report.pooled_section import pooled_report
 from fslab.report.run_text import ResultsView
 from fslab.report.several import run_tables, several
-from fslab.results.costs import machine_time as of_results
+from fslab.results.costs import machine_time as machine_time_of
 from fslab.results.intervals import load_intervals
 from fslab.results.stats_files import load_analysis, stale_reason
 from fslab.results.store import ResultsDir, write_atomic
@@ -188,7 +188,7 @@ def runs(results_dir: Path) -> pd.DataFrame:
 def machine_time(results_dir: Path) -> MachineTime | None:
     """The machine time of a results directory's runs by step, and the share that
     measured (results/costs.py: a MachineTime, or None when no run recorded steps)."""
-    return of_results(open_results(results_dir))
+    return machine_time_of(open_results(results_dir))
 
 
 def analysed(directory: Path) -> Analysis:
