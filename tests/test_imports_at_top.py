@@ -2,7 +2,8 @@
 its first lines say what it needs, and an import circle shows as one (tests/
 test_structure.py finds those). Two imports of fslab stay inside functions, each for its
 reason (ALLOWED); the heavy libraries (pandas, scipy, plotly, duckdb, statsmodels, pyarrow,
-numpy) may load inside a function and are not counted here."""
+numpy) may load inside a function and are not counted here. And a name is imported from
+the module it lives in: no module passes on what it only imports (no re-export facades)."""
 
 from __future__ import annotations
 
