@@ -8,7 +8,6 @@ the module it lives in: no module passes on what it only imports (no re-export f
 from __future__ import annotations
 
 import ast
-import functools
 import re
 import subprocess
 import sys
@@ -68,10 +67,10 @@ def allowed(reader: str, module: str) -> bool:
                for where, target in ALLOWED)
 
 
-@functools.cache
-def parsed(path: Path) -> ast.Module:
-    """A module of src/fslab, parsed once a session (never changed by a reader)."""
-    return ast.parse(path.read_text())
+# An import that does not start its line at column 0 (indented, after `;` or a one-line
+# `def f(): import x`): only a module with one can import inside a function, and only
+# those are parsed (parsing all of src/fslab took 1-3 s of the check tier).
+MAYBE_INNER = re.compile(r"^[ \t]+(?:from|import)[ \t]|[;:][ \t]*(?:from|import)[ \t]", re.M)
 
 
 def hidden_imports() -> list[str]:
@@ -79,8 +78,12 @@ def hidden_imports() -> list[str]:
     src/fslab that ALLOWED does not name."""
     out = []
     for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text()
+        if not MAYBE_INNER.search(source):
+            continue
         reader = module_name(path)
-        for line, module in inner_imports(parsed(path), reader, path.name == "__init__.py"):
+        tree = ast.parse(source)
+        for line, module in inner_imports(tree, reader, path.name == "__init__.py"):
             if not allowed(reader, module):
                 out.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}")
     return out
@@ -101,6 +104,8 @@ def test_an_import_of_fslab_inside_a_function_is_found_wherever_it_hides():
                "from fslab.core import errors\n")  # at the top: not counted
     assert inner_imports(ast.parse(planted), "fslab.core.planted") == [
         (2, "fslab.core.units"), (4, "fslab.host.system"), (6, "fslab.core")]
+    assert MAYBE_INNER.search("def g(): from fslab.core import units\n")
+    assert MAYBE_INNER.search(planted) and not MAYBE_INNER.search("from fslab import core\n")
     assert inner_imports(ast.parse("import pandas\ndef f():\n    import scipy\n"),
                          "fslab.x") == []
 
@@ -124,60 +129,55 @@ def test_the_command_line_loads_neither_the_api_nor_a_heavy_library():
     assert loaded == "[]"
 
 
-def names_imported(tree: ast.Module) -> set[str]:
-    """The names a module binds by `from fslab... import` outside its functions (for the
-    type checker too)."""
-    found: set[str] = set()
+# `from fslab... import NAMES` wherever it stands (a test's imports come inside its
+# functions): the module and the names' text, comments left in (they go below).
+FROM_FSLAB = re.compile(
+    r"^[ \t]*from (fslab[\w.]*) import[ \t]+(\((?:[^()#]|#[^\n]*)*\)|[^\n#]*)", re.M)
 
-    def visit(nodes: list[ast.stmt]) -> None:
-        for node in nodes:
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fslab"):
-                found.update(a.asname or a.name for a in node.names)
-            elif isinstance(node, ast.If | ast.Try):
-                visit([*node.body, *node.orelse])
 
-    visit(tree.body)
+def from_imports(source: str) -> list[tuple[int, str, str, str]]:
+    """(line, module, name, the name it is bound to) of every `from fslab` import in a
+    source, read off its text (parsing every module of src, tests and benchmarks took
+    3 s of the check tier)."""
+    found = []
+    for match in FROM_FSLAB.finditer(source):
+        line = source.count("\n", 0, match.start()) + 1
+        names = re.sub(r"#[^\n]*", "", match.group(2)).strip("() \t\n\\")
+        for item in filter(None, (part.strip() for part in names.split(","))):
+            name, _, bound = item.partition(" as ")
+            found.append((line, match.group(1), name.strip(), bound.strip() or name.strip()))
     return found
 
 
-def through_facades(trees: dict[Path, ast.Module]) -> list[str]:
+def through_facades(sources: dict[Path, str]) -> list[str]:
     """'path:line name via module' for every name imported from a module of src/fslab
     that only imports it (a package's __init__, its face, may gather its parts)."""
-    passed_on = {module_name(p): names_imported(tree) for p, tree in trees.items()
+    passed_on = {module_name(p): {bound for *_, bound in from_imports(source)}
+                 for p, source in sources.items()
                  if p.is_relative_to(PACKAGE) and p.name != "__init__.py"}
-    out = []
-    for path, tree in trees.items():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module in passed_on:
-                out += [f"{path.relative_to(REPO)}:{node.lineno} {a.name} via {node.module}"
-                        for a in node.names if a.name in passed_on[node.module]]
-    return out
+    return [f"{path.relative_to(REPO)}:{line} {name} via {module}"
+            for path, source in sources.items()
+            for line, module, name, _ in from_imports(source)
+            if name in passed_on.get(module, ())]
 
 
 def test_every_name_is_imported_from_the_module_it_lives_in():
     """No re-export facades: src, tests and benchmarks import a name from where it is
     defined, so a module's imports say where its parts live."""
-    others = [*(REPO / "tests").rglob("*.py"),
-              *(p for p in (REPO / "benchmarks").iterdir() if p.is_file())]
-    trees = {p: parsed(p) for p in PACKAGE.rglob("*.py")}
-    trees.update({p: imports_only(p.read_text()) for p in others})
-    assert through_facades(trees) == []
-
-
-# `from fslab... import` statements, wherever they stand (a test's come inside functions)
-FROM_FSLAB = re.compile(r"^[ \t]*(from fslab[\w.]* import (?:\([^)]*\)|[^\n]*))", re.M)
-
-
-def imports_only(source: str) -> ast.Module:
-    """A module's `from fslab` imports alone (a quarter of the time of parsing it whole:
-    the tests and the benchmarks are read so; their lines are not kept)."""
-    return ast.parse("\n".join(FROM_FSLAB.findall(source)))
+    files = [*PACKAGE.rglob("*.py"), *(REPO / "tests").rglob("*.py"),
+             *(p for p in (REPO / "benchmarks").iterdir() if p.is_file())]
+    assert through_facades({p: p.read_text() for p in files}) == []
 
 
 def test_a_name_imported_through_a_facade_is_found():
     sweep = PACKAGE / "plan" / "sweep.py"
     planted = REPO / "tests" / "planted.py"
-    trees = {sweep: ast.parse(sweep.read_text()),
-             planted: ast.parse("from fslab.plan.sweep import UserError\n"
-                                "from fslab.plan.sweep import Factor\n")}
-    assert through_facades(trees) == ["tests/planted.py:1 UserError via fslab.plan.sweep"]
+    sources = {sweep: sweep.read_text(),
+               planted: "def test():\n"
+                        "    from fslab.plan.sweep import (  # (a comment)\n"
+                        "        UserError as Refused,\n"
+                        "        Factor,\n"
+                        "    )\n"}
+    assert from_imports(sources[planted]) == [(2, "fslab.plan.sweep", "UserError", "Refused"),
+                                              (2, "fslab.plan.sweep", "Factor", "Factor")]
+    assert through_facades(sources) == ["tests/planted.py:2 UserError via fslab.plan.sweep"]

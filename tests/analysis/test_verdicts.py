@@ -14,7 +14,7 @@ from fslab.analysis.pairs.comparisons import compared_pairs
 from fslab.analysis.pairs.questions import primary_metric
 from fslab.analysis.pairs.ranking import chain, evidence, rankings, size
 from fslab.core.pair import pairs_of, table_of
-from fslab.core.units import bound
+from fslab.core.units import format_bound as bound
 from tests.conftest import verdict_lines
 
 DIRECT5 = {  # workload -> (ops, IOPS base, block size): the default suite's shape
