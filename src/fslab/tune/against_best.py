@@ -56,7 +56,6 @@ from functools import lru_cache
 from typing import TypeVar
 
 import numpy as np
-from scipy import signal, stats
 
 from fslab.analysis.cells.stats import geomean, log_ci
 from fslab.analysis.pairs.decisions import best_of, decide_pair
@@ -78,6 +77,8 @@ def spent(kind: str, fraction: float, alpha: float) -> float:
     if kind == POCOCK:
         return alpha * math.log(1 + (math.e - 1) * t)
     if kind == OBRIEN_FLEMING:
+        from scipy import stats  # scipy.stats: 0.5 s to import
+
         return float(2 * stats.norm.sf(stats.norm.isf(alpha / 2) / math.sqrt(t)))
     raise ValueError(f"no spending function {kind!r}")
 
@@ -88,6 +89,8 @@ def boundaries(kind: str, alpha: float, first: int, last: int) -> tuple[float, .
     (information n/last) at which a running sum of independent N(0, 1) rounds crosses
     at look n, not before, with chance spent(n/last) − spent((n − 1)/last): its density
     carried on a grid from look to look, the mass past each boundary taken off."""
+    from scipy import signal, stats  # scipy.stats: 0.5 s to import
+
     last = max(last, first)
     top = 8.0 * math.sqrt(last) + 8.0
     grid = np.arange(-top, top + GRID_STEP / 2, GRID_STEP)

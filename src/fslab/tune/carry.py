@@ -34,8 +34,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 from fslab.analysis.pairs.decisions import sign
 from fslab.analysis.pairs.pair import decide
 from fslab.analysis.sittings.looks import LEVEL_SPENT, PLANNED, look_level
@@ -144,6 +142,8 @@ def sittings_needed(estimate: SittingEstimate, known: SittingSpread, alpha: floa
     first, each measuring as this one did, whose next-sitting interval's worse end,
     μ̂ − z·√(τ² + (τ² + s²)/j) at look j + 1's level, is past 1, less those after the
     first so far (`done`: the sittings so far; τ the spread known before)."""
+    from scipy import stats  # scipy.stats: 0.5 s to import
+
     tau2 = known_before(known).tau ** 2
     gain = sign(better) * estimate.estimate
     for j in range(done, PLANNED):

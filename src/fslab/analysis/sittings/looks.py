@@ -31,7 +31,6 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy import signal, stats
 
 PLANNED = 6  # sittings planned at the start (the looks the error is spent over)
 GAMMA = 4.0  # Hwang–Shih–DeCani γ (γ = 1 is Pocock-like, γ = −4 O'Brien–Fleming-like)
@@ -53,6 +52,8 @@ def look_levels(alpha: float, planned: int = PLANNED, gamma: float = GAMMA
                 ) -> tuple[float, ...]:
     """Each look's nominal two-sided level at sittings FIRST, FIRST + 1, …, `planned`
     (module doc)."""
+    from scipy import signal, stats  # scipy.stats: 0.5 s to import
+
     planned = max(planned, FIRST)
     half = math.ceil((8.0 * math.sqrt(planned) + 8.0) / STEP)
     grid = STEP * np.arange(-half, half + 1)  # symmetric: grid[half + j] = j · STEP
