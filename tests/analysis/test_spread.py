@@ -23,6 +23,7 @@ from fslab.analysis.sittings.spread import (
     SittingEstimate,
     between_sittings,
     shared_spread,
+    spread_for_job,
 )
 from fslab.core.environment_record import SittingSpread
 
@@ -313,3 +314,22 @@ def test_one_spread_for_a_campaign_keeps_its_intervals_by_simulation():
             narrower.append((next_high - next_low) / (alone[1] - alone[0]))
     assert mean_hits / total >= 0.90 and next_hits / total >= 0.88
     assert float(np.median(narrower)) < 0.9
+
+
+def test_a_job_that_moves_more_than_the_campaign_reads_its_own_spread():
+    """Three jobs of three targets over three sittings: where every target moves alike
+    each job reads the campaign's nine questions; where one job's targets move ten times
+    as far, that job reads its own three (and the steady jobs still read all nine)."""
+    rng = np.random.default_rng(3)
+
+    def jobs_of(spreads: list[float]) -> dict[int, tuple[list[list[SittingEstimate]], int]]:
+        sittings = [[_job(rng, [0.0, 0.1, 0.2], spread) for spread in spreads]
+                    for _ in range(3)]
+        return {j: ([[s[j][p] for s in sittings] for p in range(3)], 2) for j in range(3)}
+
+    alike = jobs_of([0.01, 0.01, 0.01])
+    assert all(spread_for_job(alike, j).questions == 9 for j in range(3))
+    apart = jobs_of([0.15, 0.01, 0.01])
+    assert spread_for_job(apart, 0).questions == 3
+    assert spread_for_job(apart, 0).contrasts == 2
+    assert spread_for_job(apart, 1).questions == 9

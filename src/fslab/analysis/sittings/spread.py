@@ -54,13 +54,16 @@ sure than the first (issue 58: 5 of 9 decided against the first sitting's 6, the
 sitting's interval ×/÷1.5 where the sittings moved 1–7 %). A question whose own sittings
 disagree beyond the shared τ (Cochran's Q at its posterior median past its 1 − Q_LEVEL
 quantile) is read on its own likelihood: one noisy pair does not borrow the others'
-steadiness (benchmarks/pool_shared: coverage with equal and unequal spreads).
+steadiness; and a job whose questions together disagree beyond the campaign's τ (their
+Q, weighted as the likelihood is, on (k − 1) df per contrast: `disagreement_p`) reads τ
+from its own questions alone (benchmarks/pool_shared: coverage with equal and unequal
+spreads, and with one job apart).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -254,6 +257,44 @@ def shared_spread(questions: Sequence[Sequence[SittingEstimate]], contrasts: flo
         total += _log_likelihood(y, np.maximum(within / n, 1e-24))
     weight = min(max(contrasts, 1.0), len(usable)) / len(usable)
     return SharedSpread(total * weight, len(usable), min(max(contrasts, 1.0), len(usable)))
+
+
+def spread_for_job(jobs: Mapping[Hashable, tuple[Sequence[Sequence[SittingEstimate]], int]],
+                   job: Hashable) -> SharedSpread:
+    """What a pool's questions say of τ as `job`'s questions read it (module doc): `jobs`
+    holds each job's questions (each over the same sittings) and its contrasts; the
+    campaign's together, or the job's own where they disagree beyond the campaign's τ."""
+    campaign = shared_spread([q for questions, _ in jobs.values() for q in questions],
+                             sum(contrasts for _, contrasts in jobs.values()))
+    questions, contrasts = jobs[job]
+    if disagreement_p(questions, contrasts, shared_tau(campaign)) < Q_LEVEL:
+        return shared_spread(questions, contrasts)
+    return campaign
+
+
+def shared_tau(shared: SharedSpread, history: SittingSpread | None = None) -> float:
+    """τ's posterior median from what known before (`history`, else the stated prior)
+    and what the questions together say (`shared`)."""
+    return _median(_normalised(_log_prior(known_before(history)) + shared.log_likelihood))
+
+
+def disagreement_p(questions: Sequence[Sequence[SittingEstimate]], contrasts: float,
+                   tau: float) -> float:
+    """The p of Cochran's Q of these questions' sittings at `tau`, summed and weighted by
+    their contrasts as shared_spread weighs them, on (k − 1) df per contrast: whether a
+    group of questions (one job's) moves between sittings more than `tau` allows."""
+    usable = [q for q in questions if len(q) >= 2]
+    if not usable:
+        return math.nan
+    total = df = 0.0
+    weight = min(max(contrasts, 1.0), len(usable)) / len(usable)
+    for sittings in usable:
+        y = np.array([s.estimate for s in sittings], dtype=float)
+        n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
+        within, _ = pooled_within(sittings)
+        total += weight * cochran_q(y, tau ** 2 + np.maximum(within / n, 1e-24))
+        df += weight * (len(y) - 1)
+    return float(stats.chi2.sf(total, df))
 
 
 def _log_likelihood(y: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -38,7 +38,7 @@ from fslab.analysis.sittings.spread import (
     SharedSpread,
     SittingEstimate,
     between_sittings,
-    shared_spread,
+    spread_for_job,
 )
 from fslab.core.environment_record import SittingSpread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
@@ -135,22 +135,36 @@ class _Together:
                            for asked, group in questions]
         self._cache: dict[tuple[str, ...], SharedSpread] = {}
 
-    def over(self, units: tuple[str, ...], k: int) -> SharedSpread:
-        """What the primary questions sat in `units[:k]` say of τ over those sittings."""
-        prefix = units[:k]
-        if prefix not in self._cache:
-            chosen = [(asked, estimates[:k]) for asked, own, estimates in self._questions
-                      if own[:k] == prefix]
-            jobs: dict[tuple[str, str, str], set[str]] = {}
-            pairs: dict[tuple[str, str, str], int] = {}
-            for asked, _ in chosen:
-                job = (str(asked["workload"]), str(asked["op"]), str(asked["metric"]))
-                jobs.setdefault(job, set()).update((str(asked["a"]), str(asked["b"])))
-                pairs[job] = pairs.get(job, 0) + 1
-            contrasts = sum(min(len(targets) - 1, pairs[job])
-                            for job, targets in jobs.items())
-            self._cache[prefix] = shared_spread([e for _, e in chosen], contrasts)
-        return self._cache[prefix]
+    def over(self, units: tuple[str, ...], k: int, job: tuple[str, str, str]
+             ) -> SharedSpread:
+        """What the primary questions sat in `units[:k]` say of τ over those sittings, as
+        `job` reads it (spread.spread_for_job)."""
+        key = (*units[:k], "\0", *job)
+        if key not in self._cache:
+            jobs: dict[tuple[str, str, str],
+                       list[tuple[dict[str, object], list[SittingEstimate]]]] = {}
+            for asked, own, estimates in self._questions:
+                if own[:k] == units[:k]:
+                    jobs.setdefault(_job(asked), []).append((asked, estimates[:k]))
+            self._cache[key] = spread_for_job(
+                {name: ([e for _, e in questions], _contrasts([a for a, _ in questions]))
+                 for name, questions in jobs.items()}, job)
+        return self._cache[key]
+
+
+def _job(asked: dict[str, object]) -> tuple[str, str, str]:
+    return str(asked["workload"]), str(asked["op"]), str(asked["metric"])
+
+
+def _contrasts(questions: Sequence[dict[str, object]]) -> int:
+    """The independent contrasts of these pairs: each job's targets − 1 (at most its
+    pairs)."""
+    targets: dict[tuple[str, str, str], set[str]] = {}
+    pairs: dict[tuple[str, str, str], int] = {}
+    for asked in questions:
+        targets.setdefault(_job(asked), set()).update((str(asked["a"]), str(asked["b"])))
+        pairs[_job(asked)] = pairs.get(_job(asked), 0) + 1
+    return sum(min(len(names) - 1, pairs[job]) for job, names in targets.items())
 
 
 def _estimates(group: pd.DataFrame) -> list[SittingEstimate]:
@@ -172,8 +186,9 @@ def _sittings(base: PooledQuestion, group: pd.DataFrame, history: SittingSpread 
     primary = base.primary
     if primary:
         units = tuple(map(str, group["unit"]))
+        job = (base.workload, base.op, base.metric)
         over = over_looks(sittings, history, alpha, better, margin, m, planned,
-                          shared=lambda k: together.over(units, k))
+                          shared=lambda k: together.over(units, k, job))
         last = over.last
         between, level = last.between, last.level
         low, high, next_low, next_high = last.low, last.high, last.next_low, last.next_high
@@ -205,7 +220,8 @@ def _sittings(base: PooledQuestion, group: pd.DataFrame, history: SittingSpread 
         spread_tau=between.tau, spread_tau_high=between.tau_high,
         spread_source=between.source, history_tau=between.history_tau, q=between.q,
         q_p=between.q_p, spread_questions=between.shared,
-        spread_contrasts=together.over(tuple(map(str, group["unit"])), len(group)).contrasts
+        spread_contrasts=together.over(tuple(map(str, group["unit"])), len(group),
+                                       (base.workload, base.op, base.metric)).contrasts
         if primary and between.shared > 1 else 1.0)
 
 
