@@ -196,6 +196,8 @@ def between_sittings(sittings: Sequence[SittingEstimate], history: SittingSpread
     only where their disagreement is the question itself). `shared`: what the pool's
     questions together say of τ (shared_spread over the same sittings), read in place of
     this question's own unless its sittings disagree beyond it."""
+    from scipy import stats  # scipy.stats: 0.5 s to import
+
     if not sittings:
         raise ValueError("the spread needs at least one sitting")
     y = np.array([s.estimate for s in sittings], dtype=float)
@@ -206,8 +208,6 @@ def between_sittings(sittings: Sequence[SittingEstimate], history: SittingSpread
     source = HISTORY if known.sittings > 0 else STATED
     q = q_p = math.nan
     if source == HISTORY and len(y) >= 2:
-        from scipy import stats  # scipy.stats: 0.5 s to import
-
         q = cochran_q(y, known.tau ** 2 + v)
         q_p = float(stats.chi2.sf(q, len(y) - 1))
         if q_rule and q_p < Q_LEVEL:
