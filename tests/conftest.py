@@ -161,6 +161,9 @@ MACHINE_TESTS = {
 # as the check tier's are; the check tier keeps a smaller test of the same code path
 # beside each. Test (a parametrized one's case by its full name) -> why and what stays.
 SIMULATIONS = {
+    "test_one_spread_for_a_campaign_keeps_its_intervals_by_simulation":
+        "40 simulated campaigns of 9 questions over 4 sittings; the check tier keeps "
+        "test_the_questions_of_a_pool_read_one_spread_counted_by_their_contrasts",
     "test_aa_campaigns_claim_no_difference":
         "6 whole A/A campaigns of 30 pairs (the family's error rate); the check tier runs "
         "whole campaigns in test_the_seed_makes_the_draws and its neighbours",

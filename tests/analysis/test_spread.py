@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -21,6 +22,8 @@ from fslab.analysis.sittings.spread import (
     STATED,
     SittingEstimate,
     between_sittings,
+    shared_spread,
+    spread_for_job,
 )
 from fslab.core.environment_record import SittingSpread
 
@@ -239,3 +242,94 @@ def test_unequal_sittings_next_interval_and_a_known_zero_spread():
                                                 [s.df for s in sittings], 0.05)
         ratios.append((high - low) / (fixed_high - fixed_low))
     assert float(np.median(ratios)) <= 1.1
+
+
+def _job(rng: np.random.Generator, levels: list[float], spread: float, n: int = 5
+         ) -> list[SittingEstimate]:
+    """One sitting of one job's three targets, moved by the sitting per target (the
+    simulator's `sitting`), its three pairs paired over n iterations."""
+    moved = np.array(levels) + rng.normal(0, spread, 3)
+    runs = moved[None, :] + rng.normal(0, 0.1, (n, 1)) + rng.normal(0, 0.05, (n, 3))
+    out = []
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        diff = runs[:, b] - runs[:, a]
+        out.append(SittingEstimate(float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(n)),
+                                   n, n - 1))
+    return out
+
+
+def _campaign(rng: np.random.Generator, spread: float) -> list[SittingEstimate]:
+    """One sitting of three such jobs: nine questions."""
+    return [pair for _ in range(3) for pair in _job(rng, [0.0, 0.1, 0.2], spread)]
+
+
+def test_the_questions_of_a_pool_read_one_spread_counted_by_their_contrasts():
+    """Nine questions of three jobs × three targets hold six contrasts: their summed
+    log-likelihoods of τ weigh 6/9 each; two sittings that agree then narrow τ — and a
+    question's intervals — where its own two sittings could not, and a question whose
+    sittings disagree beyond the shared τ is read on its own."""
+    rng = np.random.default_rng(7)
+    sittings = [_campaign(rng, 0.01) for _ in range(2)]
+    questions = [[s[q] for s in sittings] for q in range(9)]
+    shared = shared_spread(questions, 6)
+    assert shared.questions == 9 and shared.contrasts == 6
+    own_sum = shared_spread(questions, 9).log_likelihood
+    assert np.allclose(shared.log_likelihood, own_sum * 6 / 9)
+    alone = between_sittings(questions[0], None)
+    together = between_sittings(questions[0], None, shared=shared)
+    assert alone.shared == 1 and together.shared == 9
+    assert together.tau_high < alone.tau_high
+    width = lambda b: np.subtract(*b.next_interval(0.05, 5)[::-1])  # noqa: E731
+    assert width(together) < 0.85 * width(alone)
+    apart = [questions[0][0], replace(questions[0][1],
+                                      estimate=questions[0][0].estimate + 0.5)]
+    found = between_sittings(apart, None, shared=shared)
+    assert found.shared == 1 and found.shared_q_p < 0.10
+    assert found.tau_high == between_sittings(apart, None).tau_high
+
+
+def test_one_spread_for_a_campaign_keeps_its_intervals_by_simulation():
+    """A small version of benchmarks/pool_shared's equal scenario (docs/statistics.md has
+    its 200 campaigns): three jobs × three targets, each target moved ±3.5 % per sitting
+    (τ of a pair 0.05), three sittings, τ read from the nine questions together: the
+    mean's 95 % interval covers the true ratio and the next sitting's interval covers a
+    fourth sitting's estimate about as often as nominal, and the next interval is
+    narrower than the question alone gives."""
+    rng = np.random.default_rng(11)
+    truth = [0.1, 0.2, 0.1] * 3
+    mean_hits = next_hits = total = 0
+    narrower = []
+    for _ in range(40):
+        sittings = [_campaign(rng, 0.035) for _ in range(4)]
+        questions = [[s[q] for s in sittings] for q in range(9)]
+        shared = shared_spread([q[:3] for q in questions], 6)
+        for q, own in enumerate(questions):
+            found = between_sittings(own[:3], None, shared=shared)
+            low, high = found.mean_interval(0.05)
+            next_low, next_high = found.next_interval(0.05, 5)
+            mean_hits += low <= truth[q] <= high
+            next_hits += next_low <= own[3].estimate <= next_high
+            total += 1
+            alone = between_sittings(own[:3], None).next_interval(0.05, 5)
+            narrower.append((next_high - next_low) / (alone[1] - alone[0]))
+    assert mean_hits / total >= 0.90 and next_hits / total >= 0.88
+    assert float(np.median(narrower)) < 0.9
+
+
+def test_a_job_that_moves_more_than_the_campaign_reads_its_own_spread():
+    """Three jobs of three targets over three sittings: where every target moves alike
+    each job reads the campaign's nine questions; where one job's targets move ten times
+    as far, that job reads its own three (and the steady jobs still read all nine)."""
+    rng = np.random.default_rng(3)
+
+    def jobs_of(spreads: list[float]) -> dict[int, tuple[list[list[SittingEstimate]], int]]:
+        sittings = [[_job(rng, [0.0, 0.1, 0.2], spread) for spread in spreads]
+                    for _ in range(3)]
+        return {j: ([[s[j][p] for s in sittings] for p in range(3)], 2) for j in range(3)}
+
+    alike = jobs_of([0.01, 0.01, 0.01])
+    assert all(spread_for_job(alike, j).questions == 9 for j in range(3))
+    apart = jobs_of([0.15, 0.01, 0.01])
+    assert spread_for_job(apart, 0).questions == 3
+    assert spread_for_job(apart, 0).contrasts == 2
+    assert spread_for_job(apart, 1).questions == 9

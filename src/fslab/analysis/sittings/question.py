@@ -81,6 +81,11 @@ class PooledQuestion:
     history_tau: float = NAN
     q: float = NAN
     q_p: float = NAN
+    # τ read from the pool's primary questions together (spread.shared_spread): how many
+    # (1: this one alone — a single question, or its sittings disagree beyond theirs)
+    # and the independent contrasts they hold
+    spread_questions: int = 1
+    spread_contrasts: float = 1.0
 
     @property
     def question(self) -> tuple[str, str, str, str, str]:

@@ -7,13 +7,18 @@ that decided gave — with the sitting that decided it — stands. Numbers in, o
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fslab.analysis.pairs.pair import decide
 from fslab.analysis.sittings.looks import PLANNED, look_level
 from fslab.analysis.sittings.pooled import as_pair
-from fslab.analysis.sittings.spread import Between, SittingEstimate, between_sittings
+from fslab.analysis.sittings.spread import (
+    Between,
+    SharedSpread,
+    SittingEstimate,
+    between_sittings,
+)
 from fslab.core.environment_record import SittingSpread
 from fslab.core.pair import UNRESOLVED
 
@@ -55,7 +60,8 @@ class OverLooks:
 
 def over_looks(sittings: Sequence[SittingEstimate], history: SittingSpread | None,
                alpha: float, better: str, margin: float, next_iterations: float,
-               planned: int = PLANNED, q_rule: bool = True) -> OverLooks:
+               planned: int = PLANNED, q_rule: bool = True,
+               shared: Callable[[int], SharedSpread | None] | None = None) -> OverLooks:
     """The sittings in the order they sat (at least 2) as looks 2, 3, …: each pooled
     with `history` (spread.between_sittings), read at its look's level of `alpha` (the
     question's share of the family's) and decided by the verdicts' rule at `margin` in
@@ -67,7 +73,8 @@ def over_looks(sittings: Sequence[SittingEstimate], history: SittingSpread | Non
     looks = []
     decision, decided_at = UNRESOLVED, 0
     for k in range(2, len(sittings) + 1):
-        between = between_sittings(sittings[:k], history, q_rule)
+        between = between_sittings(sittings[:k], history, q_rule,
+                                   shared(k) if shared is not None else None)
         level = look_level(min(k, planned), alpha, planned)
         low, high = between.mean_interval(level)
         next_low, next_high = between.next_interval(level, next_iterations)

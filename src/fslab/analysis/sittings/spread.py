@@ -41,12 +41,29 @@ sittings disagree beyond what τ̃ allows, and its weight falls to the stated pr
 or τ0 if larger — on PRIOR_DF), so the sittings' own spread decides. Not for `compare`
 (analysis/across/compare.py): there the two sittings' difference is the change being
 judged, and a Q test against τ̃ is the change test itself.
+
+**One spread for a campaign's questions** (`shared_spread`). A sitting moves each
+target's level on each job (the simulator's `sitting`: τ = √2 S for every pair), so the
+primary questions of one pool share τ, and each question's τ is read from all of them:
+the likelihood of τ is the sum of the questions' own, weighted by the independent
+contrasts they hold over the questions (targets − 1 per job: with three targets the
+three pairs' ratios hold two contrasts, ln(a/c) = ln(a/b) + ln(b/c)). Two sittings of nine
+questions then say as much of τ as six pairs of sittings, not one: without it two
+sittings that agree could not show that they agree, and a second sitting left fslab less
+sure than the first (issue 58: 5 of 9 decided against the first sitting's 6, the next
+sitting's interval ×/÷1.5 where the sittings moved 1–7 %). A question whose own sittings
+disagree beyond the shared τ (Cochran's Q at its posterior median past its 1 − Q_LEVEL
+quantile) is read on its own likelihood: one noisy pair does not borrow the others'
+steadiness; and a job whose questions together disagree beyond the campaign's τ (their
+Q, weighted as the likelihood is, on (k − 1) df per contrast: `disagreement_p`) reads τ
+from its own questions alone (benchmarks/pool_shared: coverage with equal and unequal
+spreads, and with one job apart).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,6 +81,16 @@ Q_LEVEL = 0.10
 # The grid of τ (log ratio): from far below any spread a host has shown to far above.
 GRID = np.geomspace(1e-5, 5.0, 480)
 HISTORY, STATED, NOT_BORROWED = "history", "stated prior", "stated prior: history not borrowed"
+
+
+@dataclass(frozen=True, eq=False)
+class SharedSpread:
+    """What a pool's questions together say of τ (module doc): the log-likelihood of τ on
+    GRID summed over them and weighted by `contrasts / questions`."""
+
+    log_likelihood: np.ndarray
+    questions: int  # the questions it sums
+    contrasts: float  # the independent contrasts they hold
 
 
 @dataclass(frozen=True)
@@ -97,6 +124,8 @@ class Between:
     q: float  # Cochran's Q at τ̃ (NaN: no history, or one sitting)
     q_p: float  # its p-value on k − 1 df
     weights: tuple[float, ...]  # each sitting's share of μ̂ at τ's posterior median
+    shared: int  # the questions τ was read from (1: this one alone)
+    shared_q_p: float  # the Q test of this question against the shared τ (NaN: not shared)
     _posterior: np.ndarray  # p(τ | y) on GRID, summing to 1
     _centres: np.ndarray  # μ̂(τ)
     _variances: np.ndarray  # Var(μ̂ | τ)
@@ -160,11 +189,13 @@ def cochran_q(estimates: np.ndarray, variances: np.ndarray) -> float:
 
 
 def between_sittings(sittings: Sequence[SittingEstimate], history: SittingSpread | None,
-                     q_rule: bool = True) -> Between:
+                     q_rule: bool = True, shared: SharedSpread | None = None) -> Between:
     """k ≥ 1 sittings of one question and what is known before (`history`: the host's
     spread for this question, None or one of no sittings: the stated prior) → Between
     (module doc). `q_rule`: drop the history when the sittings disagree beyond it (off
-    only where their disagreement is the question itself)."""
+    only where their disagreement is the question itself). `shared`: what the pool's
+    questions together say of τ (shared_spread over the same sittings), read in place of
+    this question's own unless its sittings disagree beyond it."""
     if not sittings:
         raise ValueError("the spread needs at least one sitting")
     y = np.array([s.estimate for s in sittings], dtype=float)
@@ -184,18 +215,19 @@ def between_sittings(sittings: Sequence[SittingEstimate], history: SittingSpread
     w = 1.0 / (tau2 + v[None, :])
     total = w.sum(axis=1)
     centres = (w * y).sum(axis=1) / total
-    q_tau = (w * (y[None, :] - centres[:, None]) ** 2).sum(axis=1)
-    log_like = 0.5 * (np.log(w).sum(axis=1) - np.log(total) - q_tau)
-    nu, scale2 = known.tau_df, known.tau ** 2
-    log_prior = -nu * np.log(GRID) - nu * scale2 / (2 * GRID ** 2)  # per log τ
-    log_post = log_prior + log_like
-    posterior = np.exp(log_post - log_post.max())
-    posterior /= posterior.sum()
+    log_prior = _log_prior(known)
+    log_like = _log_likelihood(y, v)
+    read_from, shared_q_p = 1, math.nan
+    if shared is not None and shared.questions > 1 and len(y) >= 2:
+        tau_shared = _median(_normalised(log_prior + shared.log_likelihood))
+        shared_q_p = float(stats.chi2.sf(cochran_q(y, tau_shared ** 2 + v), len(y) - 1))
+        if shared_q_p >= Q_LEVEL:
+            log_like, read_from = shared.log_likelihood, shared.questions
+    posterior = _normalised(log_prior + log_like)
     variances = 1.0 / total
     within_part = (w * w * v[None, :]).sum(axis=1) / total ** 2
-    cumulative = np.cumsum(posterior)
-    median = float(GRID[min(int(np.searchsorted(cumulative, 0.5)), len(GRID) - 1)])
-    high = float(GRID[min(int(np.searchsorted(cumulative, 0.95)), len(GRID) - 1)])
+    median = _median(posterior)
+    high = float(GRID[min(int(np.searchsorted(np.cumsum(posterior), 0.95)), len(GRID) - 1)])
     mean = float((posterior * centres).sum())
     spread = float((posterior * (variances + centres ** 2)).sum()) - mean ** 2
     at = 1.0 / (median ** 2 + v)
@@ -204,8 +236,89 @@ def between_sittings(sittings: Sequence[SittingEstimate], history: SittingSpread
         within=within, within_df=within_df,
         iterations=tuple(int(s.iterations) for s in sittings), prior=known, source=source,
         history_tau=history.tau if history is not None and history.sittings > 0 else math.nan,
-        q=q, q_p=q_p, weights=tuple(float(x) for x in at / at.sum()),
-        _posterior=posterior, _centres=centres, _variances=variances, _within=within_part)
+        q=q, q_p=q_p, weights=tuple(float(x) for x in at / at.sum()), shared=read_from,
+        shared_q_p=shared_q_p, _posterior=posterior, _centres=centres, _variances=variances,
+        _within=within_part)
+
+
+def shared_spread(questions: Sequence[Sequence[SittingEstimate]], contrasts: float
+                  ) -> SharedSpread:
+    """What these questions, each over the same sittings, together say of τ (module doc):
+    their log-likelihoods of τ summed, weighted by `contrasts` (the independent contrasts
+    they hold, at most one per question) over their number."""
+    usable = [q for q in questions if len(q) >= 2]
+    if not usable:
+        return SharedSpread(np.zeros_like(GRID), 0, 0.0)
+    total = np.zeros_like(GRID)
+    for sittings in usable:
+        y = np.array([s.estimate for s in sittings], dtype=float)
+        n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
+        within, _ = pooled_within(sittings)
+        total += _log_likelihood(y, np.maximum(within / n, 1e-24))
+    weight = min(max(contrasts, 1.0), len(usable)) / len(usable)
+    return SharedSpread(total * weight, len(usable), min(max(contrasts, 1.0), len(usable)))
+
+
+def spread_for_job(jobs: Mapping[Hashable, tuple[Sequence[Sequence[SittingEstimate]], int]],
+                   job: Hashable) -> SharedSpread:
+    """What a pool's questions say of τ as `job`'s questions read it (module doc): `jobs`
+    holds each job's questions (each over the same sittings) and its contrasts; the
+    campaign's together, or the job's own where they disagree beyond the campaign's τ."""
+    campaign = shared_spread([q for questions, _ in jobs.values() for q in questions],
+                             sum(contrasts for _, contrasts in jobs.values()))
+    questions, contrasts = jobs[job]
+    if disagreement_p(questions, contrasts, shared_tau(campaign)) < Q_LEVEL:
+        return shared_spread(questions, contrasts)
+    return campaign
+
+
+def shared_tau(shared: SharedSpread, history: SittingSpread | None = None) -> float:
+    """τ's posterior median from what known before (`history`, else the stated prior)
+    and what the questions together say (`shared`)."""
+    return _median(_normalised(_log_prior(known_before(history)) + shared.log_likelihood))
+
+
+def disagreement_p(questions: Sequence[Sequence[SittingEstimate]], contrasts: float,
+                   tau: float) -> float:
+    """The p of Cochran's Q of these questions' sittings at `tau`, summed and weighted by
+    their contrasts as shared_spread weighs them, on (k − 1) df per contrast: whether a
+    group of questions (one job's) moves between sittings more than `tau` allows."""
+    usable = [q for q in questions if len(q) >= 2]
+    if not usable:
+        return math.nan
+    total = df = 0.0
+    weight = min(max(contrasts, 1.0), len(usable)) / len(usable)
+    for sittings in usable:
+        y = np.array([s.estimate for s in sittings], dtype=float)
+        n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
+        within, _ = pooled_within(sittings)
+        total += weight * cochran_q(y, tau ** 2 + np.maximum(within / n, 1e-24))
+        df += weight * (len(y) - 1)
+    return float(stats.chi2.sf(total, df))
+
+
+def _log_likelihood(y: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """log p(y | τ) on GRID with μ integrated out (a flat prior on μ; module doc)."""
+    w = 1.0 / (GRID[:, None] ** 2 + v[None, :])
+    total = w.sum(axis=1)
+    centres = (w * y).sum(axis=1) / total
+    q_tau = (w * (y[None, :] - centres[:, None]) ** 2).sum(axis=1)
+    return 0.5 * (np.log(w).sum(axis=1) - np.log(total) - q_tau)
+
+
+def _log_prior(known: SittingSpread) -> np.ndarray:
+    """The scaled inverse-χ² prior of τ² (module doc), per log τ on GRID."""
+    nu, scale2 = known.tau_df, known.tau ** 2
+    return -nu * np.log(GRID) - nu * scale2 / (2 * GRID ** 2)
+
+
+def _normalised(log_density: np.ndarray) -> np.ndarray:
+    density = np.exp(log_density - log_density.max())
+    return density / density.sum()
+
+
+def _median(posterior: np.ndarray) -> float:
+    return float(GRID[min(int(np.searchsorted(np.cumsum(posterior), 0.5)), len(GRID) - 1)])
 
 
 def satterthwaite_df(variances: np.ndarray, within: np.ndarray, within_df: float

@@ -33,7 +33,13 @@ from fslab.analysis.sittings.question import PooledQuestion
 from fslab.analysis.sittings.repeat import for_workload
 from fslab.analysis.sittings.sequential import over_looks
 from fslab.analysis.sittings.sitting import Sitting, table_of
-from fslab.analysis.sittings.spread import HISTORY, SittingEstimate, between_sittings
+from fslab.analysis.sittings.spread import (
+    HISTORY,
+    SharedSpread,
+    SittingEstimate,
+    between_sittings,
+    spread_for_job,
+)
 from fslab.core.environment_record import SittingSpread
 from fslab.core.metrics import HIGHER, METRIC_UNITS
 
@@ -77,6 +83,8 @@ def pooled_table(sittings: Sequence[Sitting], by: By = "sitting", margin: float 
         if group["unit"].nunique() != len(group):
             raise ValueError(f"{'/'.join(map(str, key))}: a sitting is given twice")
     family = family or max(1, sum(1 for key, _ in groups if bool(key[3])))
+    together = _Together([(dict(zip(PAIR, key, strict=True)), group)
+                          for key, group in groups if bool(key[3])])
     pooled, forest = [], []
     for key, group in groups:
         asked = dict(zip(PAIR, key, strict=True))
@@ -87,7 +95,7 @@ def pooled_table(sittings: Sequence[Sitting], by: By = "sitting", margin: float 
         if spread is not None and group["host"].nunique() == 1:
             history = for_workload(spread, str(asked["workload"]))
         base = _base(asked, group, alpha, margin, better, family if primary else 1)
-        question = (_sittings(base, group, history, next_iterations, planned)
+        question = (_sittings(base, group, history, next_iterations, planned, together)
                     if by == "sitting" else _hosts(base, group))
         pooled.append(question)
         forest += _forest(asked, group, question.level)
@@ -117,18 +125,70 @@ def _iterations(group: pd.DataFrame) -> list[int]:
             for n, d in zip(found, group["df"], strict=True)]
 
 
+class _Together:
+    """The pool's primary questions, for what they together say of τ over their first k
+    sittings (spread.shared_spread; module doc of analysis/sittings/spread.py): the
+    questions measured in the same sittings, each job's targets − 1 contrasts."""
+
+    def __init__(self, questions: Sequence[tuple[dict[str, object], pd.DataFrame]]):
+        self._questions = [(asked, tuple(map(str, group["unit"])), _estimates(group))
+                           for asked, group in questions]
+        self._cache: dict[tuple[str, ...], SharedSpread] = {}
+
+    def over(self, units: tuple[str, ...], k: int, job: tuple[str, str, str]
+             ) -> SharedSpread:
+        """What the primary questions sat in `units[:k]` say of τ over those sittings, as
+        `job` reads it (spread.spread_for_job)."""
+        key = (*units[:k], "\0", *job)
+        if key not in self._cache:
+            jobs: dict[tuple[str, str, str],
+                       list[tuple[dict[str, object], list[SittingEstimate]]]] = {}
+            for asked, own, estimates in self._questions:
+                if own[:k] == units[:k]:
+                    jobs.setdefault(_job(asked), []).append((asked, estimates[:k]))
+            self._cache[key] = spread_for_job(
+                {name: ([e for _, e in questions], _contrasts([a for a, _ in questions]))
+                 for name, questions in jobs.items()}, job)
+        return self._cache[key]
+
+
+def _job(asked: dict[str, object]) -> tuple[str, str, str]:
+    return str(asked["workload"]), str(asked["op"]), str(asked["metric"])
+
+
+def _contrasts(questions: Sequence[dict[str, object]]) -> int:
+    """The independent contrasts of these pairs: each job's targets − 1 (at most its
+    pairs)."""
+    targets: dict[tuple[str, str, str], set[str]] = {}
+    pairs: dict[tuple[str, str, str], int] = {}
+    for asked in questions:
+        targets.setdefault(_job(asked), set()).update((str(asked["a"]), str(asked["b"])))
+        pairs[_job(asked)] = pairs.get(_job(asked), 0) + 1
+    return sum(min(len(names) - 1, pairs[job]) for job, names in targets.items())
+
+
+def _estimates(group: pd.DataFrame) -> list[SittingEstimate]:
+    """A question's sittings, in the order they sat, as the spread reads them."""
+    return [SittingEstimate(float(r.estimate), float(r.se), n, float(r.df))
+            for r, n in zip(group.itertuples(), _iterations(group), strict=True)]
+
+
 def _sittings(base: PooledQuestion, group: pd.DataFrame, history: SittingSpread | None,
-              next_iterations: float | None, planned: int) -> PooledQuestion:
+              next_iterations: float | None, planned: int, together: _Together
+              ) -> PooledQuestion:
     """One question's sittings (`base`: what _base records of them) pooled with the
-    spread from both sources and, a primary one, decided over its looks."""
+    spread from both sources and, a primary one, decided over its looks with τ read
+    from the pool's primary questions together (`together`)."""
     alpha, better, margin = base.alpha, base.better, base.margin
     counts = _iterations(group)
-    sittings = [SittingEstimate(float(r.estimate), float(r.se), n, float(r.df))
-                for r, n in zip(group.itertuples(), counts, strict=True)]
+    sittings = _estimates(group)
     m = float(next_iterations or counts[0])
     primary = base.primary
     if primary:
-        over = over_looks(sittings, history, alpha, better, margin, m, planned)
+        units = tuple(map(str, group["unit"]))
+        job = (base.workload, base.op, base.metric)
+        over = over_looks(sittings, history, alpha, better, margin, m, planned,
+                          shared=lambda k: together.over(units, k, job))
         last = over.last
         between, level = last.between, last.level
         low, high, next_low, next_high = last.low, last.high, last.next_low, last.next_high
@@ -159,7 +219,10 @@ def _sittings(base: PooledQuestion, group: pd.DataFrame, history: SittingSpread 
         decided_low=decided_low, decided_high=decided_high,
         spread_tau=between.tau, spread_tau_high=between.tau_high,
         spread_source=between.source, history_tau=between.history_tau, q=between.q,
-        q_p=between.q_p)
+        q_p=between.q_p, spread_questions=between.shared,
+        spread_contrasts=together.over(tuple(map(str, group["unit"])), len(group),
+                                       (base.workload, base.op, base.metric)).contrasts
+        if primary and between.shared > 1 else 1.0)
 
 
 def _hosts(base: PooledQuestion, group: pd.DataFrame) -> PooledQuestion:

@@ -52,6 +52,11 @@ def pooled_lines(pooled: Sequence[PooledQuestion], campaign: str = "") -> list[s
                      f"{many} combines these {many}' own with the stated prior, a sitting's "
                      f"ratio moving ±{as_percent(PRIOR_TAU):.0f} % (1 SD) on "
                      f"{PRIOR_DF:.0f} degrees of freedom (docs/statistics.md).")
+    if any(q.spread_questions > 1 for q in primary):
+        lines.append(f"A {one} moves every target, so the primary questions' {many} are "
+                     f"read together for that spread (one per independent contrast: a "
+                     f"job's targets − 1); a question whose {many} disagree beyond it is "
+                     f"read on its own.")
     if any(q.spread_source == NOT_BORROWED for q in primary):
         lines.append(f"Where these {many} disagree more than this host's history allows, "
                      "its spread is not borrowed (each such question says so).")
@@ -136,15 +141,19 @@ def spread_words(question: PooledQuestion, unit: str = "sitting") -> str:
     around = (f"between {unit}s {most} (95 % bound; these {question.k} vary no more than "
               "their own noise)" if not question.tau > 0 else
               f"between {unit}s ±{as_percent(question.spread_tau):.1f} % (1 SD, {most})")
+    these = f"these {question.k}"
+    if question.spread_questions > 1:
+        these += (f" over the {question.spread_questions} questions' "
+                  f"{question.spread_contrasts:.0f} contrasts")
     if question.spread_source == HISTORY:
-        return (f"{around}: these {question.k} with this host's {question.tau_sittings} "
+        return (f"{around}: {these} with this host's {question.tau_sittings} "
                 f"earlier sittings (±{as_percent(question.tau_borrowed):.1f} %)")
     if question.spread_source == NOT_BORROWED:
         return (f"{around}: these {question.k} disagree more than this host's history "
                 f"allows (±{as_percent(question.history_tau):.1f} %; Cochran's Q "
                 f"{question.q:.1f} on {question.k - 1} df, p {question.q_p:.2g}), so it "
                 f"was not borrowed: the stated prior instead")
-    return f"{around}: these {question.k} with the stated prior"
+    return f"{around}: {these} with the stated prior"
 
 
 def decided_line(primary: Sequence[PooledQuestion]) -> str:
