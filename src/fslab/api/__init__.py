@@ -50,6 +50,7 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune_again,
     tune_plan,
 )
+from fslab.core.aging_record import AgingRecord, Parameters
 from fslab.core.lookups import API_TYPES
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.results.store import ResultsDir
@@ -145,7 +146,7 @@ def campaign_for(campaign_file: Path | None, overrides: Overrides, options: RunO
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
         force_device: bool = False,
-        parameters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        parameters: Parameters | None = None) -> AgingRecord:
     """`fslab age`: age a fresh file system into the results directory `out` (the op log,
     fragmentation probes and their rows, an image: aging/age.py); return the run's record
     (runs/aging/aging.json, with `parameters`: every setting and its source). Settings:
