@@ -13,6 +13,7 @@ from fslab.aging.config import AgingConfig
 from fslab.aging.flags import AgingFlags, aging_request
 from fslab.aging.levels import level_config, parameters
 from fslab.aging.per_place import NOT_REACHED, OUT_OF_SPACE, reached
+from fslab.core.aging_record import AgingRecord
 from fslab.core.errors import UserError
 from fslab.targets import TargetSpec
 from fslab.workloads.aging_levels import LEVELS, campaign_level
@@ -94,19 +95,20 @@ def test_as_published_takes_the_thesiss_settings_and_the_flags_over_them():
 
 def test_a_short_aging_says_why():
     config = AgingConfig(utilization=0.99)
-    full = {"used_max": 0.982, "deleted_for_space": 0, "out_of_space": 30,
-            "stopped_by": "ops"}
+    full = AgingRecord(used_max=0.982, deleted_for_space=0, out_of_space=30,
+                       stopped_by="ops")
     assert reached(full, config)[0] == OUT_OF_SPACE
     assert ("cannot reach its target of 99% of the space root can write: out of space at "
             "98.2%") in reached(full, config)[1]
-    assert reached({**full, "out_of_space": 0}, config)[0] == NOT_REACHED
-    assert reached({**full, "used_max": 0.988}, config) == ("", "")  # within half a point
-    assert reached({**full, "deleted_for_space": 3}, config) == ("", "")
+    assert reached(dataclasses.replace(full, out_of_space=0), config)[0] == NOT_REACHED
+    within = dataclasses.replace(full, used_max=0.988)  # within half a point
+    assert reached(within, config) == ("", "")
+    assert reached(dataclasses.replace(full, deleted_for_space=3), config) == ("", "")
     assert reached(full, AgingConfig()) == ("", "")  # no utilisation to reach
     ends = AgingConfig(utilization=0.99, finish_full=True)  # judged where it ended
-    assert reached({**full, "used_max": 0.99, "used_end": 0.97, "deleted_for_space": 3},
+    assert reached(dataclasses.replace(full, used_max=0.99, used_end=0.97, deleted_for_space=3),
                    ends)[0] == OUT_OF_SPACE
-    assert reached({**full, "used_end": 0.989}, ends) == ("", "")
+    assert reached(dataclasses.replace(full, used_end=0.989), ends) == ("", "")
 
 
 def test_fslab_presets_lists_the_levels_with_their_sources():

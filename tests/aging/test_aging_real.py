@@ -146,18 +146,18 @@ def test_age_then_image_restores_the_same_files_and_extents(tmp_path, lab):
     record = age(TargetSpec(name="a", fs="ext4", size=256 * MiB),
                  AgingConfig(seed=5, ops=4000, max_files=500, size_max=1 * MiB,
                              utilization=0.7, probe_every=1000), out, lab)
-    assert record["image"]["kind"] == "sparse"
+    assert record.image is not None and record.image.kind == "sparse"
     snapshots = json.loads((run_dir(out) / "fragmentation.json").read_text())
     assert len(snapshots) >= 4 and snapshots[-1]["used"]["measurable"]
     # the aged files' sizes (issue 23): power-of-two buckets that hold every file
-    sizes = record["file_sizes"]
+    sizes = record.file_sizes
     assert sum(b["files"] for b in sizes  # exact: file counts
                if b["to_bytes"]) == snapshots[-1]["used"]["files"]
     assert all(b["from_bytes"] <= b["bytes"] / b["files"] <= b["to_bytes"]
                for b in sizes if b["files"])
     assert max(b["from_bytes"] for b in sizes) <= 1 * MiB  # size_max
     assert json.loads((out / "image.json").read_text())["file_sizes"] == sizes
-    image = out / record["image"]["path"]
+    image = out / record.image.path
     device = subprocess.run(["losetup", "--find", "--show", "--read-only", str(image)],
                             check=True, capture_output=True, text=True).stdout.strip()
     mnt = tmp_path / "mnt"
@@ -238,7 +238,7 @@ def test_zfs_free_space_from_zdb_metaslabs(tmp_path, lab):
     record = age(TargetSpec(name="z", fs="zfs", size=256 * MiB),
                  AgingConfig(seed=2, ops=2000, max_files=300, size_max=256 * 1024),
                  tmp_path / "aged", lab, image="none")
-    assert record["ops_done"] == 2000
+    assert record.ops_done == 2000
     last = json.loads((run_dir(tmp_path / "aged") / "fragmentation.json").read_text())[-1]
     free = last["free"]
     assert free["not_measurable"] == "" and free["free_extents"] > 0
@@ -281,7 +281,8 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
     record = age(TargetSpec(name="a", fs=fs, size=320 * MiB),
                  AgingConfig(seed=3, ops=3000, max_files=400, size_max=512 * 1024,
                              utilization=0.7), out, lab)
-    sparse = out / record["image"]["path"]
+    assert record.image is not None
+    sparse = out / record.image.path
     about = json.loads((out / "image.json").read_text())
     assert about["image"]["fs_bytes"] == 320 * MiB
     assert f'image = "{sparse.resolve()}"' in about["as_target"]
@@ -293,8 +294,8 @@ def test_kept_images_of_every_kind_restore_as_targets(tmp_path, lab, fs):
             directory = tmp_path / kind
             directory.mkdir()
             kept = keep(sparse, device, fs, directory, kind)
-            (directory / "image.json").write_text(json.dumps({"image": kept, "fs": fs}))
-            images[kind] = directory / kept["path"]
+            (directory / "image.json").write_text(json.dumps({"image": kept.to_json(), "fs": fs}))
+            images[kind] = directory / kept.path
     finally:
         subprocess.run(["losetup", "-d", device], check=True)
     assert images["zstd"].stat().st_size < sparse.stat().st_blocks * 512 * 0.7

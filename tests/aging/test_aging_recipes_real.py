@@ -23,10 +23,10 @@ def test_operations_succeed_on_a_fresh_file_system_below_its_target(tmp_path, la
     record = age(TargetSpec(name="a", fs="ext4", size=256 * MiB),
                  AgingConfig(seed=7, ops=5000, utilization=0.8, size_max=1 * MiB),
                  tmp_path / "aged", lab, image="none")
-    assert record["ops_attempted"] == 5000
-    assert record["ops_succeeded"] >= 0.95 * 5000, record["failures"]
-    assert record["ops_succeeded"] + record["ops_failed"] == 5000
-    assert record["ops_per_s"] == pytest.approx(record["ops_succeeded"] / record["seconds"])
+    assert record.ops_attempted == 5000
+    assert record.ops_succeeded >= 0.95 * 5000, record.failures
+    assert record.ops_succeeded + record.ops_failed == 5000
+    assert record.ops_per_s == pytest.approx(record.ops_succeeded / record.seconds)
 
 
 @pytest.mark.privileged
@@ -49,13 +49,13 @@ def test_written_and_plateau_stop_rules_are_recorded(tmp_path, lab):
     record = age(spec, AgingConfig(seed=2, ops=None, written=0.5, utilization=0.6,
                                    size_max=1 * MiB), tmp_path / "written", lab,
                  image="none")
-    assert record["stopped_by"] == "written 0.5× the capacity"
+    assert record.stopped_by == "written 0.5× the capacity"
     capacity = 128 * MiB
-    assert 0.4 * capacity <= record["bytes_written"] <= 0.8 * capacity
+    assert 0.4 * capacity <= record.bytes_written <= 0.8 * capacity
     record = age(spec, AgingConfig(seed=2, ops=None, recipe="versioned", tree_files=300,
                                    fill=0.3, plateau=0.5, probe_every=50, written=4),
                  tmp_path / "plateau", lab, image="none")
-    assert record["stopped_by"].startswith("plateau"), record["stopped_by"]
+    assert record.stopped_by.startswith("plateau"), record.stopped_by
     probes = json.loads((run_dir(tmp_path / "plateau") / "fragmentation.json").read_text())
     assert len(probes) >= 4 and probes[-1]["used"]["measurable"]
 
@@ -66,8 +66,8 @@ def test_interleaved_tree_scans_slower_than_a_fresh_copy_of_it(tmp_path, lab):
     record = age(TargetSpec(name="i", fs="ext4", size=256 * MiB),
                  AgingConfig(seed=1, ops=None, recipe="interleaved", tree_files=400,
                              fill=0.25), tmp_path / "aged", lab)
-    assert record["stopped_by"] == "recipe complete"
-    assert record["ops_failed"] == 0 and len(record["op_sequence_sha256"]) == 64
+    assert record.stopped_by == "recipe complete"
+    assert record.ops_failed == 0 and len(record.op_sequence_sha256) == 64
     image = tmp_path / "aged" / "image.img"
     campaign = tmp_path / "c.toml"
     campaign.write_text(

@@ -15,6 +15,7 @@ import pandas as pd
 
 from fslab.analysis.pairs.aging_trend import GROWS, ONE, SEVERAL, one_aging, trend_table
 from fslab.analysis.statistic import Measured
+from fslab.core.aging_record import AgingRecord
 from fslab.core.run_parts import WorkloadMetadata
 from fslab.parsers.aging_kind import aging_summary
 from tests.analysis.test_aging_latency import ar1_latencies
@@ -26,8 +27,8 @@ def aging(rng: np.random.Generator, growth: float) -> dict[str, Any]:
     """One aging's summary: 'read' latencies with log median rising by `growth`."""
     latency = ar1_latencies(rng, mu=9.0, n=N) * np.exp(growth * (np.arange(N) + 0.5) / N)
     ops = np.full(N, "read", dtype=object)
-    record = {"ops_done": N, "seconds": 10.0, "stopped_by": "ops", "config": {}}
-    return aging_summary(record, [], ops, latency)
+    record = AgingRecord(ops_done=N, seconds=10.0, stopped_by="ops")
+    return dict(aging_summary(record, [], ops, latency))
 
 
 @dataclass

@@ -271,10 +271,15 @@ def test_the_questions_of_a_pool_read_one_spread_counted_by_their_contrasts():
     rng = np.random.default_rng(7)
     sittings = [_campaign(rng, 0.01) for _ in range(2)]
     questions = [[s[q] for s in sittings] for q in range(9)]
-    shared = shared_spread(questions, 6)
+    jobs = [(questions[j:j + 3], 2) for j in (0, 3, 6)]
+    shared = shared_spread(jobs)
     assert shared.questions == 9 and shared.contrasts == 6
-    own_sum = shared_spread(questions, 9).log_likelihood
+    own_sum = shared_spread([(questions, 9)]).log_likelihood
     assert np.allclose(shared.log_likelihood, own_sum * 6 / 9)
+    small = shared_spread([(questions[:3], 2), (questions[3:4], 1)])  # each job its weight
+    assert np.allclose(small.log_likelihood,
+                       shared_spread([(questions[:3], 3)]).log_likelihood * 2 / 3
+                       + shared_spread([(questions[3:4], 1)]).log_likelihood)
     alone = between_sittings(questions[0], None)
     together = between_sittings(questions[0], None, shared=shared)
     assert alone.shared == 1 and together.shared == 9
@@ -302,7 +307,7 @@ def test_one_spread_for_a_campaign_keeps_its_intervals_by_simulation():
     for _ in range(40):
         sittings = [_campaign(rng, 0.035) for _ in range(4)]
         questions = [[s[q] for s in sittings] for q in range(9)]
-        shared = shared_spread([q[:3] for q in questions], 6)
+        shared = shared_spread([([q[:3] for q in questions[j:j + 3]], 2) for j in (0, 3, 6)])
         for q, own in enumerate(questions):
             found = between_sittings(own[:3], None, shared=shared)
             low, high = found.mean_interval(0.05)
@@ -318,8 +323,8 @@ def test_one_spread_for_a_campaign_keeps_its_intervals_by_simulation():
 
 def test_a_job_that_moves_more_than_the_campaign_reads_its_own_spread():
     """Three jobs of three targets over three sittings: where every target moves alike
-    each job reads the campaign's nine questions; where one job's targets move ten times
-    as far, that job reads its own three (and the steady jobs still read all nine)."""
+    each job reads the campaign's nine questions; where one job's targets move fifteen
+    times as far, that job reads its own three and the steady jobs the other six."""
     rng = np.random.default_rng(3)
 
     def jobs_of(spreads: list[float]) -> dict[int, tuple[list[list[SittingEstimate]], int]]:
@@ -332,4 +337,35 @@ def test_a_job_that_moves_more_than_the_campaign_reads_its_own_spread():
     apart = jobs_of([0.15, 0.01, 0.01])
     assert spread_for_job(apart, 0).questions == 3
     assert spread_for_job(apart, 0).contrasts == 2
-    assert spread_for_job(apart, 1).questions == 9
+    assert spread_for_job(apart, 1).questions == 6  # the steady jobs leave it out
+
+
+def test_the_pool_reads_its_primary_questions_together_by_workload():
+    """Through the pool as `fslab pool` runs it: three targets on two workloads, one of
+    them with two ops (its ops move together: still two contrasts), two sittings that
+    agree: every primary question's spread rests on all six questions' four contrasts,
+    the words say so, and an exploratory question keeps its own."""
+    import pandas as pd
+
+    from fslab.analysis.sittings.sitting import SITTING_PAIRS, sittings_of
+    from fslab.analysis.sittings.table import pooled_table
+    from fslab.analysis.sittings.words import pooled_sentence
+
+    rows = []
+    for sitting, shift in (("s1", 0.0), ("s2", 0.01)):
+        for workload, ops in (("randread", ["read"]), ("mixed", ["read", "write"])):
+            for op in ops:
+                for a, b, ratio in (("ext4", "xfs", 1.0), ("ext4", "btrfs", 0.8),
+                                    ("xfs", "btrfs", 0.8)):
+                    rows.append({"sitting": sitting, "host": "h", "workload": workload,
+                                 "op": op, "metric": "iops", "primary": True, "a": a,
+                                 "b": b, "estimate": math.log(ratio) + shift, "se": 0.03,
+                                 "df": 4.0, "machine_s": 1.0, "iterations": 5})
+    rows.append({**rows[0], "metric": "lat_p99", "primary": False})
+    rows.append({**rows[-1], "sitting": "s2"})
+    pooled, _ = pooled_table(sittings_of(pd.DataFrame(rows, columns=SITTING_PAIRS)))
+    primary = [q for q in pooled if q.primary]
+    assert len(primary) == 9
+    assert {(q.spread_questions, q.spread_contrasts) for q in primary} == {(9, 4.0)}
+    assert "over the 9 questions' 4 contrasts" in pooled_sentence(primary[0])
+    assert [q.spread_questions for q in pooled if not q.primary] == [1]

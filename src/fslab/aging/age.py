@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.engine import Engine, run_fstrim, summary
 from fslab.aging.log import AgingLog
 from fslab.aging.room import make_room
 from fslab.analysis.pipeline import analyze_results
+from fslab.core.aging_record import AgingRecord, KeptImage, Parameters, Probe
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.errors import UserError
 from fslab.core.metrics import add_rows, empty_columns, rows
@@ -35,7 +38,15 @@ from fslab.core.run_parts import TargetDescription, WorkloadMetadata
 from fslab.host import system
 from fslab.host.environment import capture
 from fslab.host.lab import Lab
-from fslab.parsers.aging_kind import AGING_RECORD, OP_LOG, PROBES, UTILIZATION
+from fslab.parsers.aging_kind import (
+    AGING_RECORD,
+    OP_LOG,
+    PROBES,
+    UTILIZATION,
+    AgingFigures,
+    aging_summary,
+    in_time_order,
+)
 from fslab.parsers.raw_files import DirFiles, RawOutputError
 from fslab.parsers.registry import parse_run
 from fslab.probes.freespace import of_mounted as free_space
@@ -53,11 +64,30 @@ def run_dir(out: Path) -> Path:
     return Path(out) / "runs" / AGING_RUN
 
 
+@dataclass(frozen=True)
+class Aged:
+    """An aging just run, in memory: its record (aging.json), its probes
+    (fragmentation.json) and its op log (oplog.parquet), what a campaign summarises
+    without reading the files it wrote back."""
+
+    record: AgingRecord
+    probes: list[Probe]
+    log: AgingLog
+
+    def figures(self) -> AgingFigures:
+        """The figures' summary (parsers/aging_kind.aging_summary), as the parse stage
+        makes it of the files."""
+        ops, latency_ns = in_time_order(
+            np.asarray(self.log.t, dtype=np.float64),
+            np.asarray([OPS[code] for code in self.log.op], dtype=object),
+            np.asarray(self.log.latency_ns, dtype=np.int64))
+        return aging_summary(self.record, self.probes, ops, latency_ns)
+
+
 def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
-        force_device: bool = False,
-        parameters: dict[str, dict[str, Any]] | None = None, room: int = 0
-        ) -> dict[str, Any]:
+        force_device: bool = False, parameters: Parameters | None = None,
+        room: int = 0) -> AgingRecord:
     """Age a fresh target into the results directory `out`; return the run's record
     (with `parameters`, every setting and its source: aging/levels.py, in aging.json;
     with `room`, random aged files deleted until that many bytes are free, before the
@@ -87,56 +117,53 @@ def age(spec: TargetSpec, config: AgingConfig, out: Path, lab: Lab | None = None
     started = time.time()
     mounted = target.provision(session)
     try:
-        record = age_mounted(mounted, config, raw, parameters)
+        record = age_mounted(mounted, config, raw, parameters).record
         if room and mounted.path is not None:
-            record["released"] = make_room(mounted.path, room, config.seed + 1,
-                                           record.get("root_capacity"))
-            write_json(raw / AGING_RECORD, record)
-        kept = None
+            record = replace(record, released=make_room(mounted.path, room, config.seed + 1,
+                                                        record.root_capacity))
+            write_json(raw / AGING_RECORD, record.to_json())
         if image != "none":
-            kept = capture_image(session, mounted, out, image, spec.fs)
-            record["image"] = kept
-            write_json(raw / AGING_RECORD, record)
+            record = replace(record, image=capture_image(session, mounted, out, image,
+                                                         spec.fs))
+            write_json(raw / AGING_RECORD, record.to_json())
     finally:
         target.teardown(session, mounted)
         session.close()
     write_environment(results, lab, spec.name, mounted.description, target.tools)
     save_aging_run(results, aging_run_record(out.name, spec, mounted.description, config,
                                              started))
-    if kept is not None:  # what the image is: enough to reproduce it and to know its state
-        write_json(out / "image.json", image_record(record, spec, out))
+    if record.image is not None:  # what the image is: to reproduce it and know its state
+        write_json(out / "image.json", image_record(record, record.image, spec, out))
 
     analyze_results(results)
     return record
 
 
 def age_mounted(mounted: Mounted, config: AgingConfig, raw: Path,
-                parameters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                parameters: Parameters | None = None) -> Aged:
     """Run the engine on a provisioned target, probing as it goes; keep its raw output
-    (aging.json: the record, with `parameters` when given)."""
+    (aging.json: the record, with `parameters` when given) and return it in memory."""
     assert mounted.path is not None
     root = mounted.path / "aged"
-    snapshots: list[dict[str, Any]] = []
+    snapshots: list[Probe] = []
 
-    def probe(ops_done: int) -> dict[str, Any]:
-        snapshots.append({"ops": ops_done, "t": time.time(), "free": free_space(mounted),
-                          "used": used_space_probe(root)})
+    def probe(ops_done: int) -> Probe:
+        snapshots.append(Probe(ops=ops_done, t=time.time(), free=free_space(mounted),
+                               used=used_space_probe(root)))
         return snapshots[-1]
 
     engine = Engine(config, root, probe=probe, fstrim=run_fstrim(mounted.path))
     log = engine.run()
     probe(log.ops_done)
-    record = {"target": mounted.description.to_json(), "config": _jsonable(asdict(config)),
-              **summary(log, config), "root_capacity": engine.root_capacity,
-              "file_sizes": file_size_distribution(root),
-              "last_fragmentation": snapshots[-1],
-              **({"parameters": parameters} if parameters else {})}
+    record = replace(summary(log, config), target=mounted.description,
+                     root_capacity=engine.root_capacity,
+                     file_sizes=file_size_distribution(root),
+                     last_fragmentation=snapshots[-1], parameters=parameters or None)
     write_raw(raw, log, record, snapshots)
-    return record
+    return Aged(record, snapshots, log)
 
 
-def write_raw(raw: Path, log: AgingLog, record: dict[str, Any],
-              snapshots: list[dict[str, Any]]) -> None:
+def write_raw(raw: Path, log: AgingLog, record: AgingRecord, snapshots: list[Probe]) -> None:
     """The engine's raw output: oplog.parquet (t, op, latency_ns of every successful
     operation), utilization.csv, fragmentation.json and the record (aging.json)."""
     import pyarrow as pa
@@ -149,7 +176,7 @@ def write_raw(raw: Path, log: AgingLog, record: dict[str, Any],
     rows = ["t_s,ops,used_share"] + [f"{t:.3f},{n},{u:.5f}" for t, n, u in log.utilization]
     write_atomic(raw / UTILIZATION, "\n".join(rows) + "\n")
     write_json(raw / PROBES, snapshots)
-    write_json(raw / AGING_RECORD, record)
+    write_json(raw / AGING_RECORD, record.to_json())
 
 
 def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
@@ -160,7 +187,7 @@ def campaign_settings(name: str, spec: TargetSpec, config: AgingConfig,
               "mkfs_options": list(spec.mkfs_options), "mount_options": spec.mount_options,
               "device": spec.device, "path": spec.path, **_jsonable(spec.options)}
     target = {k: v for k, v in target.items() if v is not None}
-    aging = {k: v for k, v in _jsonable(asdict(config)).items() if v is not None}
+    aging = {k: v for k, v in config.to_json().items() if v is not None}
     return CampaignSettings.from_table({
         "name": name, "kind": "aging", "iterations": 1, "fresh": "aging run",
         "seed": config.seed, "image": image, "primary": [PRIMARY], "target": [target],
@@ -203,22 +230,22 @@ def save_aging_run(results: ResultsDir, record: RunRecord) -> None:
     results.rebuild_metrics()
 
 
-def image_record(record: dict[str, Any], spec: TargetSpec, out: Path) -> dict[str, Any]:
+def image_record(record: AgingRecord, kept: KeptImage, spec: TargetSpec,
+                 out: Path) -> dict[str, object]:
     """image.json: what the image is, how it was made, and how to use it as a target."""
-    kept = record["image"]
     return {
-        "image": kept, "fs": spec.fs, "seed": record["config"].get("seed"),
-        "config": record["config"], "ops_done": record["ops_done"],
-        "op_sequence_sha256": record["op_sequence_sha256"],
-        "made_on": record.get("target", {}),  # mkfs command and version, mount options
+        "image": kept.to_json(), "fs": spec.fs, "seed": record.config.get("seed"),
+        "config": record.config, "ops_done": record.ops_done,
+        "op_sequence_sha256": record.op_sequence_sha256,
+        "made_on": record.target.to_json(),  # mkfs command and version, mount options
         "as_target": (f'[[target]]\nname = "{spec.fs}-aged"\nfs = "{spec.fs}"\n'
-                      f'image = "{out.resolve() / kept.get("path", "")}"\n'),
-        "last_fragmentation": record.get("last_fragmentation"),
-        "file_sizes": record.get("file_sizes", [])}
+                      f'image = "{out.resolve() / kept.path}"\n'),
+        "last_fragmentation": record.last_fragmentation,
+        "file_sizes": record.file_sizes}
 
 
 def capture_image(session: Any, mounted: Mounted, out: Path, kind: str,
-                  fs: str) -> dict[str, Any]:
+                  fs: str) -> KeptImage:
     """Unmount, then keep the aged state (see fslab.targets.images for the kinds)."""
     for resource in reversed(list(mounted.resources)):
         if resource.kind == "mount":
@@ -226,7 +253,7 @@ def capture_image(session: Any, mounted: Mounted, out: Path, kind: str,
             mounted.resources.remove(resource)
     image = next((Path(r.path) for r in mounted.resources if r.kind == "file"), None)
     if image is None:
-        return {"kind": "none", "reason": f"{fs} has no image file to copy"}
+        return KeptImage("none", reason=f"{fs} has no image file to copy")
     device = mounted.description.device or str(image)
     return images.keep(image, device, fs, out, kind)
 

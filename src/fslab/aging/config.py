@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fslab.core.errors import UserError
@@ -107,6 +107,11 @@ class AgingConfig:
         if self.utilization is None:
             return None
         return self.low_water if self.low_water is not None else self.utilization - 0.05
+
+    def to_json(self) -> dict[str, object]:
+        """Every setting as JSON (paths as text): aging.json's `config`, campaign.toml's
+        `aging` table."""
+        return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(self).items()}
 
 
 def load_config(path: Path) -> AgingConfig:

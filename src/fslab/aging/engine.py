@@ -18,7 +18,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from fslab.aging.config import OPS, AgingConfig
 from fslab.aging.fileset import FileSet
@@ -27,6 +26,7 @@ from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
 from fslab.aging.recipes import RecipeRun
 from fslab.aging.stops import probe_target_reached
+from fslab.core.aging_record import AgingRecord, Probe, ToppedUp
 from fslab.host import system
 from fslab.host.space import RootSpace, fresh_capacity, root_space
 
@@ -41,7 +41,7 @@ class Engine:
     """Runs one aging configuration in `root` (a directory on the target)."""
 
     def __init__(self, config: AgingConfig, root: Path,
-                 probe: Callable[[int], dict[str, Any] | None] | None = None,
+                 probe: Callable[[int], Probe | None] | None = None,
                  fstrim: Callable[[], None] | None = None) -> None:
         config.validate()
         self.config = config
@@ -58,7 +58,7 @@ class Engine:
         self.probe_every = config.probe_every or (
             PROBE_FOR_STOPS if (config.layout_target is not None or config.plateau) else 0)
         self._next_probe = self.probe_every
-        self.probes: list[dict[str, Any]] = []
+        self.probes: list[Probe] = []
         self._deadline: float | None = None
         self._next_trim_s = config.fstrim_seconds or 0.0
         # Check utilisation every `check_every` operations, and also whenever writes since
@@ -247,7 +247,7 @@ class Engine:
             self._next_trim_s = now + config.fstrim_seconds
         if self.probe_every and self.probe and done >= self._next_probe:
             found = self.probe(done)
-            if isinstance(found, dict):
+            if found is not None:
                 self.probes.append(found)
             self._next_probe = done + self.probe_every
 
@@ -391,25 +391,25 @@ def run_fstrim(mountpoint: Path) -> Callable[[], None]:
     return trim
 
 
-def summary(log: AgingLog, config: AgingConfig) -> dict[str, Any]:
-    """The JSON-ready record of a run (the op log itself goes to Parquet)."""
+def summary(log: AgingLog, config: AgingConfig) -> AgingRecord:
+    """The record of what a run did (its target, files and last probe are added by
+    aging/age.age_mounted; the op log itself goes to Parquet)."""
     counts = Counter(OPS[c] for c in log.op)
     succeeded = len(log.op)
-    failed = sum(log.failures.values())
-    return {
-        "seed": config.seed, "ops_done": log.ops_done, "ops_attempted": log.ops_done,
-        "ops_succeeded": succeeded, "ops_failed": failed, "seconds": log.seconds,
+    return AgingRecord(
+        config=config.to_json(), seed=config.seed, ops_done=log.ops_done,
+        ops_attempted=log.ops_done, ops_succeeded=succeeded,
+        ops_failed=sum(log.failures.values()), seconds=log.seconds,
         # a rate counts operations that did something
-        "ops_per_s": succeeded / log.seconds if log.seconds else 0.0,
-        "redirected": {f"{a} -> {b}": n for (a, b), n in sorted(log.redirected.items())},
-        "op_sequence_sha256": log.digest, "stopped_by": log.stopped_by,
-        "bytes_written": log.bytes_written, "succeeded": dict(counts),
-        "failures": {f"{op} {code}": n for (op, code), n in sorted(log.failures.items())},
-        "deleted_for_space": log.deleted_for_space, "fstrims": log.fstrims,
-        "topped_up": {"files": log.topped_up[0], "bytes": log.topped_up[1]},
+        ops_per_s=succeeded / log.seconds if log.seconds else 0.0,
+        redirected={f"{a} -> {b}": n for (a, b), n in sorted(log.redirected.items())},
+        op_sequence_sha256=log.digest, stopped_by=log.stopped_by,
+        bytes_written=log.bytes_written, succeeded=dict(counts),
+        failures={f"{op} {code}": n for (op, code), n in sorted(log.failures.items())},
+        deleted_for_space=log.deleted_for_space, fstrims=log.fstrims,
+        topped_up=ToppedUp(files=log.topped_up[0], bytes=log.topped_up[1]),
         # the utilisation it reached (the most any check saw) and left
-        "used_max": max((u for _, _, u in log.utilization), default=None),
-        "used_end": log.utilization[-1][2] if log.utilization else None,
-        "out_of_space": sum(n for (_, code), n in log.failures.items()
-                            if code in ("ENOSPC", "EDQUOT")),
-    }
+        used_max=max((u for _, _, u in log.utilization), default=None),
+        used_end=log.utilization[-1][2] if log.utilization else None,
+        out_of_space=sum(n for (_, code), n in log.failures.items()
+                         if code in ("ENOSPC", "EDQUOT")))

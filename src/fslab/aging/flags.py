@@ -8,6 +8,7 @@ from typing import Any
 
 from fslab.aging.config import AgingConfig, load_config, mix_from_csv
 from fslab.aging.levels import level_config, parameters
+from fslab.core.aging_record import Parameters
 from fslab.core.errors import UserError
 from fslab.core.units import parse_duration, parse_size
 from fslab.plan.loading import resolve
@@ -50,7 +51,7 @@ class AgingRequest:
     spec: TargetSpec
     config: AgingConfig
     image: str
-    parameters: dict[str, dict[str, object]] | None = None
+    parameters: Parameters | None = None
     cannot: tuple[str, ...] = ()
 
 

@@ -57,8 +57,8 @@ def age_targets(targets: list[TargetSpec], lab: Lab, results: ResultsDir) -> lis
             plain = dataclasses.replace(spec, options={k: v for k, v in spec.options.items()
                                                        if k != "age"})
             record = age(plain, config, out, lab, image="sparse")
-            done.append(f"aged {spec.name}: {record['ops_succeeded']} operations, stopped by "
-                        f"{record['stopped_by']} ({out})")
+            done.append(f"aged {spec.name}: {record.ops_succeeded} operations, stopped by "
+                        f"{record.stopped_by} ({out})")
         spec.options["image"] = str(image)
     for spec in targets:
         reference = str(spec.options.get("fresh_copy_of", ""))

@@ -8,6 +8,7 @@ import dataclasses
 from typing import Any
 
 from fslab.aging.config import AgingConfig
+from fslab.core.aging_record import Parameters
 from fslab.core.errors import UserError
 from fslab.workloads.aging_levels import PROBES, RELATIVE, AgeLevel, planned_ops
 from fslab.workloads.provenance import Param, campaign, fslab
@@ -75,12 +76,12 @@ def expected_ops(config: AgingConfig, capacity: int) -> int:
 
 
 def parameters(level: AgeLevel, config: AgingConfig,
-               fstrim: bool | None = None) -> dict[str, dict[str, Any]]:
+               fstrim: bool | None = None) -> Parameters:
     """Every parameter of the aging with its value and source: the level's own (as the
     study or fslab or the campaign set them, the relative ones with what they came to
     here), then every other setting of the config, fslab's default; the campaign's
     `fstrim` factor over them when given."""
-    out: dict[str, dict[str, Any]] = {}
+    out: Parameters = {}
     resolved = {"ops_per_gib": ("ops", config.ops), "files_per_gib": ("max_files",
                                                                       config.max_files),
                 "probes": ("probe_every", config.probe_every),

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
-from typing import Any
 
+from fslab.core.aging_record import Released
 from fslab.host.space import root_space, settled_space
 from fslab.workloads.agedfiles import AGED_TREE
 
@@ -29,7 +29,7 @@ OVERSHOOT = 0.004  # of the capacity: how far past the room a deleted file may g
 
 
 def make_room(mountpoint: Path, need: int, seed: int,
-              capacity: int | None = None) -> dict[str, Any]:
+              capacity: int | None = None) -> Released:
     """Delete random aged files until `need` bytes (and a tenth more) are free to root;
     what was released ({} when nothing had to be): files, bytes, the fill after (of
     `capacity`, what root could write fresh, where known).
@@ -41,7 +41,7 @@ def make_room(mountpoint: Path, need: int, seed: int,
     wanted = int(need * ROOM_MARGIN)
     space = root_space(mountpoint)
     if space is None or space.free >= wanted or not root.is_dir():
-        return {}
+        return Released()
     slack = int(space.capacity * OVERSHOOT)
     files = sorted(str(p) for p in root.rglob("*") if p.is_file())
     random.Random(seed).shuffle(files)
@@ -65,7 +65,7 @@ def make_room(mountpoint: Path, need: int, seed: int,
         settled = settled_space(mountpoint)  # xfs frees a deleted file's blocks later
         free = settled.free if settled is not None else wanted
     after = root_space(mountpoint, capacity)
-    return {"files": count, "bytes": released,
-            "used_after": after.fill if after is not None else None}
+    return Released(files=count, bytes=released,
+                    used_after=after.fill if after is not None else None)
 
 

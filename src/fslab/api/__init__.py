@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.aging.age import age as run_age
-
-# The types a caller of these functions builds or shows, one import away.
-from fslab.aging.flags import AgingFlags  # noqa: F401
+from fslab.aging.flags import AgingFlags  # noqa: F401  (a type callers build)
 from fslab.analysis.cells.drift import drift_note, iteration_drift
 from fslab.analysis.cells.observations import per_run
 from fslab.analysis.pipeline import analyse, analyze_results, write_analysis, write_summary
@@ -60,14 +58,15 @@ from fslab.api.tune import (  # noqa: F401  (`fslab tune`, one import away)
     tune_plan,
 )
 from fslab.api.tuning import TuneFlags
+from fslab.core.aging_record import AgingRecord, Parameters
 from fslab.history.series import method
-from fslab.host.doctor import BAD, OK  # noqa: F401
+from fslab.host.doctor import BAD, OK  # noqa: F401  (a type callers build)
 from fslab.host.lab import Lab
 from fslab.ingest.importer import importing, load_analysis_libraries, no_cycle_collection
 from fslab.ingest.reparse import reparse as run_parsers
 from fslab.plan import loading
 from fslab.plan.levels import parse_flag
-from fslab.plan.order import DEFAULT_BUDGET_S  # noqa: F401
+from fslab.plan.order import DEFAULT_BUDGET_S  # noqa: F401  (a type callers build)
 from fslab.plan.preflight import prepare as prepare  # api.prepare: `fslab run --dry-run`
 from fslab.plan.preview import plan_renderable
 from fslab.plan.resume import resume_campaign as saved_campaign
@@ -79,7 +78,7 @@ from fslab.run.campaign_run import RunResult
 from fslab.run.lab_space import campaign_need
 from fslab.run.orchestrator import RunOptions, run_campaign
 from fslab.run.pieces import measured_how
-from fslab.run.progress import LineProgress, RichProgress  # noqa: F401
+from fslab.run.progress import LineProgress, RichProgress  # noqa: F401  (a type callers build)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -159,7 +158,7 @@ def campaign_for(campaign_file: Path | None, overrides: Overrides, options: RunO
 def age(spec: TargetSpec, settings: AgingConfig, out: Path, *, lab: Lab | None = None,
         image: str = "sparse", confirmed_devices: frozenset[str] = frozenset(),
         force_device: bool = False,
-        parameters: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        parameters: Parameters | None = None) -> AgingRecord:
     """`fslab age`: age a fresh file system into the results directory `out` (the op log,
     fragmentation probes and their rows, an image: aging/age.py); return the run's record
     (runs/aging/aging.json, with `parameters`: every setting and its source). Settings:

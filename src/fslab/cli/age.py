@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from fslab.cli.app import LabOption, app, console, escape
+from fslab.core.aging_record import AgingRecord, KeptImage
 from fslab.core.units import format_bytes
 from fslab.report.terminal import summary_tables
 
@@ -92,25 +93,25 @@ def age(
     _aged(fs, record, out)
 
 
-def _aged(fs: str, record: dict[str, Any], out: Path) -> None:
+def _aged(fs: str, record: AgingRecord, out: Path) -> None:
     """What the aging did, its summary table and what it wrote."""
     from fslab import api
 
     console.print(
-        f"Aged {fs}: {record['ops_attempted']} operations attempted, "
-        f"{record['ops_succeeded']} succeeded, {record['ops_failed']} failed, in "
-        f"{record['seconds']:.1f} s ({record['ops_per_s']:.0f} successful ops/s, "
-        f"{format_bytes(record['bytes_written'])} written; stopped by "
-        f"{record['stopped_by']}); op sequence {record['op_sequence_sha256'][:16]}…")
-    for what, count in (record.get("failures") or {}).items():
+        f"Aged {fs}: {record.ops_attempted} operations attempted, "
+        f"{record.ops_succeeded} succeeded, {record.ops_failed} failed, in "
+        f"{record.seconds:.1f} s ({record.ops_per_s:.0f} successful ops/s, "
+        f"{format_bytes(record.bytes_written)} written; stopped by "
+        f"{record.stopped_by}); op sequence {record.op_sequence_sha256[:16]}…")
+    for what, count in record.failures.items():
         console.print(f"  failed: {escape(what)} × {count}")
     done = api.stats_of(out)
     if done is not None:
         console.print(summary_tables(done.summary))
-    kept = record.get("image") or {}
+    kept = record.image or KeptImage("none")
     console.print(f"Wrote {out}: runs/aging/ (oplog.parquet, utilization.csv, "
                   f"fragmentation.json, aging.json), metrics.parquet, stats/"
-                  + (f", {kept['path']}" if kept.get("path") else "")
+                  + (f", {kept.path}" if kept.path else "")
                   + f"; fslab report {out} for the charts")
-    if kept.get("reason"):
-        console.print(f"No image kept: {escape(kept['reason'])}")
+    if kept.reason:
+        console.print(f"No image kept: {escape(kept.reason)}")

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TypedDict
 
 import numpy as np
 
+from fslab.core.aging_record import AgingRecord, Probe
 from fslab.core.metrics import PROBE, SECTION, Measurement
 from fslab.parsers.raw_files import Parsed, RawFiles, RawKind, read_json, read_text
 
@@ -71,13 +72,39 @@ def latency_rows(ops: np.ndarray, latency_ns: np.ndarray) -> list[Measurement]:
     return out
 
 
-def probe_rows(probes: list[dict[str, Any]]) -> list[Measurement]:
+class ProbedHistogram(TypedDict):
+    """Extents by size at one probe: [from, to, extents, bytes] per power-of-two bucket."""
+
+    ops: int
+    histogram: list[list[int]]
+
+
+class AgingFigures(TypedDict):
+    """What the report's aging figures and the latency trend read of one aging (a run's
+    metadata `aging`; aging_summary)."""
+
+    ops: int
+    seconds: float
+    stopped_by: str
+    utilization: float | None
+    used_max: float | None
+    used_end: float | None
+    free_space: list[ProbedHistogram]  # the free extents at each probe
+    used_extents: list[ProbedHistogram]  # the files' extents, first probe and last
+    latency: dict[str, list[list[float]]]  # op: [where in the run, median, count] each
+    medians: dict[str, list[float]]  # op: [median latency over the aging, count]
+    fstrims: int
+
+
+def probe_rows(probes: list[Probe]) -> list[Measurement]:
     """The state each probe saw, its `sample` the operations done by then; a probe a file
     system cannot answer (FUSE: no FIEMAP) gives no row, never a zero."""
     out = []
     for probe in probes:
+        parts: dict[str, Mapping[str, object]] = {"used": probe.get("used") or {},
+                                                  "free": probe.get("free") or {}}
         for part, key, metric in PROBED:
-            seen = probe.get(part) or {}
+            seen = parts[part]
             value = seen.get(key)
             if (seen.get("not_measurable") or seen.get("measurable") is False
                     or not isinstance(value, int | float) or not math.isfinite(value)):
@@ -107,14 +134,22 @@ def power_buckets(lengths: list[int]) -> list[tuple[int, int, int, int]]:
     return [(low, 2 * low - 1, len(v), sum(v)) for low, v in sorted(buckets.items())]
 
 
-def aging_summary(record: dict[str, Any], probes: list[dict[str, Any]], ops: np.ndarray,
-                  latency_ns: np.ndarray) -> dict[str, Any]:
+def in_time_order(t: np.ndarray, ops: np.ndarray,
+                  latency_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The op log's operations and latencies in the order of their times (a stable sort:
+    operations logged at one time keep their order)."""
+    order = np.argsort(t, kind="stable")
+    return ops[order], latency_ns[order]
+
+
+def aging_summary(record: AgingRecord, probes: list[Probe], ops: np.ndarray,
+                  latency_ns: np.ndarray) -> AgingFigures:
     """What the report's aging figures and the latency trend read of one aging (a run's
     metadata `aging`): how it went, the free-space histogram at each probe, the used
     extents' sizes at the first probe and at the end, and each operation's median latency
     on SECTIONS stretches of the run with where each lies in it (0: start, 1: end: the
     share of the run's operations before its middle). `ops` and `latency_ns` in time
-    order."""
+    order (in_time_order)."""
     count = len(ops)
     position = (np.arange(count) + 0.5) / max(count, 1)
     latency: dict[str, list[list[float]]] = {}
@@ -126,51 +161,56 @@ def aging_summary(record: dict[str, Any], probes: list[dict[str, Any]], ops: np.
         latency[str(op)] = [[round(float(where.mean()), 5), float(np.median(values)),
                              len(values)] for where, values in parts]
         medians[str(op)] = [float(np.median(latency_ns[mine])), int(mine.sum())]
-    free = [{"ops": int(p["ops"]), "histogram": [list(map(int, h)) for h in
-                                                 p["free"].get("histogram") or []]}
-            for p in probes if isinstance(p.get("free"), dict)
-            and not p["free"].get("not_measurable")]
-    used = [{"ops": int(p["ops"]), "histogram": [list(h) for h in power_buckets(
-        p["used"].get("extent_sizes") or [])]}
-        for p in probes if (p.get("used") or {}).get("measurable")]
-    config = record.get("config") or {}
-    return {"ops": int(record.get("ops_done", 0)), "seconds": float(record["seconds"]),
-            "stopped_by": str(record.get("stopped_by", "")),
-            "utilization": config.get("utilization"), "used_max": record.get("used_max"),
-            "used_end": record.get("used_end"), "free_space": free,
-            "used_extents": [used[0], used[-1]] if len(used) > 1 else used,
-            "latency": latency, "medians": medians, "fstrims": int(record.get("fstrims", 0))}
+    free = [ProbedHistogram(ops=int(p["ops"]), histogram=[
+        list(map(int, h)) for h in p["free"].get("histogram") or []])
+        for p in probes if isinstance(p.get("free"), dict)
+        and not p["free"].get("not_measurable")]
+    used = [ProbedHistogram(ops=int(p["ops"]), histogram=[
+        list(h) for h in power_buckets(p["used"].get("extent_sizes") or [])])
+        for p in probes if isinstance(p.get("used"), dict) and p["used"].get("measurable")]
+    return AgingFigures(
+        ops=record.ops_done, seconds=record.seconds, stopped_by=record.stopped_by,
+        utilization=record.utilization, used_max=record.used_max,
+        used_end=record.used_end, free_space=free,
+        used_extents=[used[0], used[-1]] if len(used) > 1 else used,
+        latency=latency, medians=medians, fstrims=record.fstrims)
+
+
+def recorded(files: RawFiles) -> AgingRecord:
+    """The aging's record, read from its aging.json."""
+    return AgingRecord.from_json(read_json(files, AGING_RECORD))
 
 
 def _parse(files: RawFiles) -> Parsed:
     import pyarrow.parquet as pq
 
-    record = read_json(files, AGING_RECORD)
+    record = recorded(files)
     log = pq.read_table(io.BytesIO(files.read(OP_LOG)), columns=["t_s", "op", "latency_ns"])
-    order = np.argsort(log.column("t_s").to_numpy(), kind="stable")
-    ops = np.asarray(log.column("op").to_pylist(), dtype=object)[order]
-    out = latency_rows(ops, log.column("latency_ns").to_numpy()[order])
-    seconds = float(record["seconds"])
+    ops, latency_ns = in_time_order(log.column("t_s").to_numpy(),
+                                    np.asarray(log.column("op").to_pylist(), dtype=object),
+                                    log.column("latency_ns").to_numpy())
+    out = latency_rows(ops, latency_ns)
+    seconds = record.seconds
     out.append(Measurement("all", "ops_per_s",
-                           record["ops_succeeded"] / seconds if seconds else math.nan))
+                           record.ops_succeeded / seconds if seconds else math.nan))
     out.append(Measurement("all", "seconds", seconds))
     failed: dict[str, int] = {}
-    for what, count in (record.get("failures") or {}).items():
+    for what, count in record.failures.items():
         op = what.split(" ", 1)[0]
         failed[op] = failed.get(op, 0) + int(count)
     out += [Measurement(op, "errors", float(count)) for op, count in sorted(failed.items())]
-    probes = read_json(files, PROBES) if PROBES in files.names() else []
+    probes: list[Probe] = read_json(files, PROBES) if PROBES in files.names() else []
     out += probe_rows(probes)
     if UTILIZATION in files.names():
         out += utilization_rows(read_text(files, UTILIZATION))
-    return Parsed("aging", out, {"outcome": outcome(record), "aging": aging_summary(
-        record, probes, ops, log.column("latency_ns").to_numpy()[order])})
+    return Parsed("aging", out, {"outcome": outcome(record),
+                                 "aging": aging_summary(record, probes, ops, latency_ns)})
 
 
-def outcome(record: dict[str, Any]) -> str:
+def outcome(record: AgingRecord) -> str:
     """How an aging run went, in one line (the report's runs table)."""
-    return (f"{record['ops_succeeded']} of {record['ops_attempted']} operations succeeded "
-            f"in {float(record['seconds']):.1f} s; stopped by {record['stopped_by']}")
+    return (f"{record.ops_succeeded} of {record.ops_attempted} operations succeeded "
+            f"in {record.seconds:.1f} s; stopped by {record.stopped_by}")
 
 
 AGING = RawKind("aging", "", lambda files: {AGING_RECORD, OP_LOG} <= set(files.names()),

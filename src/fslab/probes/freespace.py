@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fslab.core.aging_record import FreeSpaceSeen
 from fslab.host import system
 from fslab.parsers.aging_kind import power_buckets
 from fslab.targets.profiles import PROFILES
@@ -182,7 +183,7 @@ def probe(fs: str, device: str, mountpoint: str, pool: str = "",
     return PROBES[kind](device, mountpoint, pool, search_dir)
 
 
-def of_mounted(place: Mounted) -> dict[str, object]:
+def of_mounted(place: Mounted) -> FreeSpaceSeen:
     """A provisioned target's free extents now, as JSON (synced first: the probes read the
     device; a zfs pool is searched for in its images' directory). A file system no probe
     reads is not synced: a sync writes out every process's dirty data, and on a busy
@@ -194,4 +195,7 @@ def of_mounted(place: Mounted) -> dict[str, object]:
                       "")
     found = probe(description.fs, description.device, str(place.path), description.pool,
                   search_dir)
-    return asdict(found)
+    return FreeSpaceSeen(tool=found.tool, free_bytes=found.free_bytes,
+                         free_extents=found.free_extents, largest_bytes=found.largest_bytes,
+                         histogram=[list(bucket) for bucket in found.histogram],
+                         not_measurable=found.not_measurable)

@@ -6,11 +6,12 @@ import os
 import stat
 from pathlib import Path
 
+from fslab.core.aging_record import SizeBucket, UsedSpaceSeen
 from fslab.probes.fiemap import NotMeasurable, extents, file_layout, layout_score
 from fslab.probes.freespace import histogram_of
 
 
-def used_space_probe(root: Path) -> dict[str, object]:
+def used_space_probe(root: Path) -> UsedSpaceSeen:
     """Per-file FIEMAP extent counts, extent sizes and the layout score, or why not."""
     layouts, sizes, counts = [], [], []
     try:
@@ -24,14 +25,15 @@ def used_space_probe(root: Path) -> dict[str, object]:
             counts.append(len(records))
             sizes += [e.length for e in records]
     except NotMeasurable as exc:
-        return {"measurable": False, "reason": f"not measurable here: FIEMAP {exc}"}
+        return UsedSpaceSeen(measurable=False, reason=f"not measurable here: FIEMAP {exc}")
     optimal = sum(1 for f in layouts if f.contiguous_pairs == max(0, f.blocks - 1))
-    return {"measurable": True, "files": len(layouts), "layout_score": layout_score(layouts),
-            "optimal_share": optimal / len(layouts) if layouts else float("nan"),
-            "extents_per_file": counts, "extent_sizes": sizes}
+    return UsedSpaceSeen(measurable=True, files=len(layouts),
+                         layout_score=layout_score(layouts),
+                         optimal_share=optimal / len(layouts) if layouts else float("nan"),
+                         extents_per_file=counts, extent_sizes=sizes)
 
 
-def file_size_distribution(root: Path) -> list[dict[str, int]]:
+def file_size_distribution(root: Path) -> list[SizeBucket]:
     """The files' sizes in power-of-two buckets (from, to, files, bytes): what a study of
     aging reports beside fragmentation (seed 004). Empty files count in 0–0."""
     sizes = []
@@ -40,7 +42,7 @@ def file_size_distribution(root: Path) -> list[dict[str, int]]:
             info = os.lstat(os.path.join(directory, name))
             if stat.S_ISREG(info.st_mode):
                 sizes.append(info.st_size)
-    empty = [{"from_bytes": 0, "to_bytes": 0, "files": sizes.count(0), "bytes": 0}]
+    empty = [SizeBucket(from_bytes=0, to_bytes=0, files=sizes.count(0), bytes=0)]
     return empty * (0 in sizes) + [
-        {"from_bytes": low, "to_bytes": high, "files": count, "bytes": total}
+        SizeBucket(from_bytes=low, to_bytes=high, files=count, bytes=total)
         for low, high, count, total in histogram_of([size for size in sizes if size > 0])]

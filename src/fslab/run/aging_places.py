@@ -34,9 +34,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fslab.aging.age import age, run_dir
 from fslab.aging.levels import level_config, parameters, with_fstrim
@@ -149,7 +150,8 @@ class Ager:
     runs: list[RunSpec] = field(default_factory=list)  # the plan's
     levels: dict[str, AgeLevel] = field(default_factory=dict)
     # run_id -> (the place's `aging` description, the figures' summary of its aging)
-    summaries: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
+    summaries: dict[str, tuple[dict[str, object], Mapping[str, object]]] = field(
+        default_factory=dict)
     reused: set[str] = field(default_factory=set)  # targets whose one aging was recorded
     _first: dict[tuple[int, str], RunSpec] = field(default_factory=dict)
 
@@ -195,8 +197,9 @@ class Ager:
         if level is None or place.path is None:
             return
         if spec.options.get("image"):  # age_reuse: a copy of the image aged once
-            described = {"level": level.name, "reused": True,
-                         "image": spec.options["image"], "not_here": list(level.cannot)}
+            described: dict[str, object] = {
+                "level": level.name, "reused": True, "image": spec.options["image"],
+                "not_here": list(level.cannot)}
             place.description = place.description.with_(aging=described)
             if spec.name not in self.reused:  # its figures once, with its first place
                 self.reused.add(spec.name)
@@ -209,14 +212,15 @@ class Ager:
             aged = age_place(place, level, spec.size,
                              aging_seed(self.campaign.seed, level.name, run.iteration), out,
                              fstrim_factor(spec), room_for(self.runs, spec))
-        summary = aged.pop("summary")
-        place.description = place.description.with_(aging=aged)
-        self.summaries[run.run_id] = (aged, {"iteration": run.iteration, **summary})
-        if aged.get("short"):  # a level it cannot reach is said, never measured as reached
-            raise NotReady(f"aging {spec.name}: {aged['why']}", place.description,
+        described = aged.to_json()
+        place.description = place.description.with_(aging=described)
+        self.summaries[run.run_id] = (described, {"iteration": run.iteration,
+                                                  **aged.figures})
+        if aged.short:  # a level it cannot reach is said, never measured as reached
+            raise NotReady(f"aging {spec.name}: {aged.why}", place.description,
                            failure=Failure.AGING)
 
-    def summary_of(self, run_id: str) -> dict[str, Any] | None:
+    def summary_of(self, run_id: str) -> dict[str, object] | None:
         """What the aging of the place made for `run_id` did (its metadata `aging`): the
         place's description of it as it is now (room made since included) and the
         figures' summary."""
@@ -243,9 +247,9 @@ def aging_text(record: RunRecord | None) -> str:
     return f"; aged to {aging.get('level')} in {float(aging['seconds']):.1f} s{shown}"
 
 
-def reused_summary(image: Path) -> dict[str, Any]:
+def reused_summary(image: Path) -> Mapping[str, object]:
     """The figures' summary of the aging that made a reused image (its directory's
-    runs/aging/, parsed again)."""
+    runs/aging/, parsed again: on a resume it was made by an earlier sitting)."""
     try:
         return dict(AGING.parse(DirFiles(run_dir(image.parent))).metadata.get("aging", {}))
     except (OSError, ValueError, KeyError):
@@ -283,7 +287,7 @@ def age_once(targets: list[TargetSpec], campaign: Campaign, lab: Lab,
             record = age(plain, config, out, lab, image="sparse",
                          parameters=parameters(level, config, fstrim_factor(spec)),
                          room=room_for(runs, spec))
-            done.append(f"aged {spec.name} once ({level.name}): {record['ops_succeeded']} "
-                        f"operations, stopped by {record['stopped_by']} ({out})")
+            done.append(f"aged {spec.name} once ({level.name}): {record.ops_succeeded} "
+                        f"operations, stopped by {record.stopped_by} ({out})")
         spec.options["image"] = str(image)
     return done

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.core.aging_record import FreeSpaceSeen
 from fslab.host import system
 from fslab.host.space import root_space
 from fslab.probes.freespace import of_mounted as free_space
@@ -36,8 +37,8 @@ class AroundRun:
     """What was done and seen around one run (run.json `workload_metadata.around_run`):
     the free space before and after it (probes.freespace, as JSON), the trim before it."""
 
-    free_space_before: dict[str, object] | None = None
-    free_space_after: dict[str, object] | None = None
+    free_space_before: FreeSpaceSeen | None = None
+    free_space_after: FreeSpaceSeen | None = None
     fstrim: dict[str, object] | None = None
     # the fill at the run's start (room made for it): the share of the space root could
     # write on the fresh file system (host/space.py), the same measure on every one

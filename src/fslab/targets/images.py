@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from fslab.core.aging_record import KeptImage
 from fslab.core.errors import UserError
 from fslab.host import system
 from fslab.targets.profiles import PROFILES
@@ -52,7 +53,7 @@ def kind_of(path: Path) -> str:
     return "sparse"
 
 
-def keep(image: Path, device: str, fs: str, out: Path, kind: str) -> dict[str, object]:
+def keep(image: Path, device: str, fs: str, out: Path, kind: str) -> KeptImage:
     """Keep an unmounted aged file system (its image file and loop device) as `kind`."""
     destination = out / FILE_NAMES[kind]
     if kind == "sparse":
@@ -63,9 +64,8 @@ def keep(image: Path, device: str, fs: str, out: Path, kind: str) -> dict[str, o
         if not has_metadata_dump(fs):
             raise UserError(f"no metadata image tool for {fs}; use --image sparse or zstd")
         system.run([*_metadata_tools(fs)[0], device, str(destination)], timeout=3600)
-    return {"kind": kind, "path": destination.name, "fs": fs, "contents": CONTENTS[kind],
-            "fs_bytes": image.stat().st_size,
-            "bytes_allocated": destination.stat().st_blocks * 512}
+    return KeptImage(kind, destination.name, fs, CONTENTS[kind], image.stat().st_size,
+                     destination.stat().st_blocks * 512)
 
 
 def restore(source: Path, destination: Path, fs: str) -> None:

@@ -42,22 +42,27 @@ or τ0 if larger — on PRIOR_DF), so the sittings' own spread decides. Not for 
 (analysis/across/compare.py): there the two sittings' difference is the change being
 judged, and a Q test against τ̃ is the change test itself.
 
-**One spread for a campaign's questions** (`shared_spread`). A sitting moves each
-target's level on each job (the simulator's `sitting`: τ = √2 S for every pair), so the
-primary questions of one pool share τ, and each question's τ is read from all of them:
-the likelihood of τ is the sum of the questions' own, weighted by the independent
-contrasts they hold over the questions (targets − 1 per job: with three targets the
-three pairs' ratios hold two contrasts, ln(a/c) = ln(a/b) + ln(b/c)). Two sittings of nine
-questions then say as much of τ as six pairs of sittings, not one: without it two
-sittings that agree could not show that they agree, and a second sitting left fslab less
-sure than the first (issue 58: 5 of 9 decided against the first sitting's 6, the next
-sitting's interval ×/÷1.5 where the sittings moved 1–7 %). A question whose own sittings
-disagree beyond the shared τ (Cochran's Q at its posterior median past its 1 − Q_LEVEL
-quantile) is read on its own likelihood: one noisy pair does not borrow the others'
-steadiness; and a job whose questions together disagree beyond the campaign's τ (their
-Q, weighted as the likelihood is, on (k − 1) df per contrast: `disagreement_p`) reads τ
-from its own questions alone (benchmarks/pool_shared: coverage with equal and unequal
-spreads, and with one job apart).
+**One spread for a campaign's questions** (`shared_spread`, `spread_for_job`). A sitting
+moves each target's level on each workload (the simulator's `sitting`: τ = √2 S for every
+pair), so the primary questions of one pool share τ, and each question's τ is read from
+all of them: the likelihood of τ is the sum of the questions' own, each workload's
+weighted by the independent contrasts its pairs hold over its questions (targets less
+the groups they fall in: three pairs of three targets hold two, ln(a/c) = ln(a/b) +
+ln(b/c); a workload's ops and metrics move together, as the history counts them,
+analysis/sittings/repeat.py). Two sittings of nine questions then say as much of τ as
+six pairs of sittings, not one: without it two sittings that agree could not show that
+they agree, and a second sitting left fslab less sure than the first (issue 58: 5 of 9
+decided against the first sitting's 6, the next sitting's interval ×/÷1.5 where the
+sittings moved 1–7 %). It assumes the workloads share τ, which the host's history does
+not (repeat.for_workload): each workload is tested against the others' τ (its own left
+out; Cochran's Q of its questions, weighted as the likelihood is, on (k − 1) df per
+contrast: `disagreement_p`), and one whose questions disagree beyond it at the Q_LEVEL
+reads its own questions alone while the others leave it out. A question whose own
+sittings disagree beyond the shared τ (its Q at the posterior median) reads its own
+likelihood. Both tests have little power at two or three sittings — a workload apart is
+caught in about half the pools at two sittings — so the shared τ can sit below a noisy
+workload's or target's: benchmarks/pool_shared gives the coverage that costs, per
+scenario and for the noisier questions alone (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -243,35 +248,44 @@ def between_sittings(sittings: Sequence[SittingEstimate], history: SittingSpread
         _within=within_part)
 
 
-def shared_spread(questions: Sequence[Sequence[SittingEstimate]], contrasts: float
-                  ) -> SharedSpread:
-    """What these questions, each over the same sittings, together say of τ (module doc):
-    their log-likelihoods of τ summed, weighted by `contrasts` (the independent contrasts
-    they hold, at most one per question) over their number."""
-    usable = [q for q in questions if len(q) >= 2]
-    if not usable:
-        return SharedSpread(np.zeros_like(GRID), 0, 0.0)
+Group = tuple[Sequence[Sequence[SittingEstimate]], float]  # a job's questions, contrasts
+
+
+def shared_spread(groups: Sequence[Group]) -> SharedSpread:
+    """What these groups of questions (each a job's: its questions over the same
+    sittings and the independent contrasts they hold) together say of τ (module doc):
+    each job's log-likelihoods of τ summed and weighted by its contrasts over its
+    questions, the jobs' added."""
     total = np.zeros_like(GRID)
-    for sittings in usable:
-        y = np.array([s.estimate for s in sittings], dtype=float)
-        n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
-        within, _ = pooled_within(sittings)
-        total += _log_likelihood(y, np.maximum(within / n, 1e-24))
-    weight = min(max(contrasts, 1.0), len(usable)) / len(usable)
-    return SharedSpread(total * weight, len(usable), min(max(contrasts, 1.0), len(usable)))
+    questions, contrasts = 0, 0.0
+    for group, held in groups:
+        usable = [q for q in group if len(q) >= 2]
+        if not usable:
+            continue
+        counted = min(max(held, 1.0), len(usable))
+        for sittings in usable:
+            y = np.array([s.estimate for s in sittings], dtype=float)
+            n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
+            within, _ = pooled_within(sittings)
+            total += _log_likelihood(y, np.maximum(within / n, 1e-24)) * counted / len(usable)
+        questions += len(usable)
+        contrasts += counted
+    return SharedSpread(total, questions, contrasts)
 
 
-def spread_for_job(jobs: Mapping[Hashable, tuple[Sequence[Sequence[SittingEstimate]], int]],
-                   job: Hashable) -> SharedSpread:
-    """What a pool's questions say of τ as `job`'s questions read it (module doc): `jobs`
-    holds each job's questions (each over the same sittings) and its contrasts; the
-    campaign's together, or the job's own where they disagree beyond the campaign's τ."""
-    campaign = shared_spread([q for questions, _ in jobs.values() for q in questions],
-                             sum(contrasts for _, contrasts in jobs.values()))
-    questions, contrasts = jobs[job]
-    if disagreement_p(questions, contrasts, shared_tau(campaign)) < Q_LEVEL:
-        return shared_spread(questions, contrasts)
-    return campaign
+def spread_for_job(jobs: Mapping[Hashable, Group], job: Hashable) -> SharedSpread:
+    """What a pool's questions say of τ as `job`'s questions read it (module doc): each
+    job is tested against the τ of the others (its own left out, the stated prior before
+    them); a job that disagrees beyond it reads its own questions alone, and the others
+    read every job that agrees."""
+    if len(jobs) < 2:
+        return shared_spread(list(jobs.values()))
+    apart = {name for name, (questions, contrasts) in jobs.items()
+             if disagreement_p(questions, contrasts, shared_tau(shared_spread(
+                 [g for other, g in jobs.items() if other != name]))) < Q_LEVEL}
+    if job in apart:
+        return shared_spread([jobs[job]])
+    return shared_spread([g for name, g in jobs.items() if name not in apart])
 
 
 def shared_tau(shared: SharedSpread, history: SittingSpread | None = None) -> float:

@@ -127,22 +127,21 @@ def _iterations(group: pd.DataFrame) -> list[int]:
 
 class _Together:
     """The pool's primary questions, for what they together say of τ over their first k
-    sittings (spread.shared_spread; module doc of analysis/sittings/spread.py): the
-    questions measured in the same sittings, each job's targets − 1 contrasts."""
+    sittings (spread.spread_for_job; module doc of analysis/sittings/spread.py): the
+    questions measured in the same sittings, grouped by workload. A question missing
+    from a sitting the others sat is read with those that sat the same sittings."""
 
     def __init__(self, questions: Sequence[tuple[dict[str, object], pd.DataFrame]]):
         self._questions = [(asked, tuple(map(str, group["unit"])), _estimates(group))
                            for asked, group in questions]
         self._cache: dict[tuple[str, ...], SharedSpread] = {}
 
-    def over(self, units: tuple[str, ...], k: int, job: tuple[str, str, str]
-             ) -> SharedSpread:
+    def over(self, units: tuple[str, ...], k: int, job: str) -> SharedSpread:
         """What the primary questions sat in `units[:k]` say of τ over those sittings, as
         `job` reads it (spread.spread_for_job)."""
-        key = (*units[:k], "\0", *job)
+        key = (*units[:k], "\0", job)
         if key not in self._cache:
-            jobs: dict[tuple[str, str, str],
-                       list[tuple[dict[str, object], list[SittingEstimate]]]] = {}
+            jobs: dict[str, list[tuple[dict[str, object], list[SittingEstimate]]]] = {}
             for asked, own, estimates in self._questions:
                 if own[:k] == units[:k]:
                     jobs.setdefault(_job(asked), []).append((asked, estimates[:k]))
@@ -152,19 +151,24 @@ class _Together:
         return self._cache[key]
 
 
-def _job(asked: dict[str, object]) -> tuple[str, str, str]:
-    return str(asked["workload"]), str(asked["op"]), str(asked["metric"])
+def _job(asked: dict[str, object]) -> str:
+    """The group a sitting moves together: a workload (its ops and metrics alike)."""
+    return str(asked["workload"])
 
 
 def _contrasts(questions: Sequence[dict[str, object]]) -> int:
-    """The independent contrasts of these pairs: each job's targets − 1 (at most its
-    pairs)."""
-    targets: dict[tuple[str, str, str], set[str]] = {}
-    pairs: dict[tuple[str, str, str], int] = {}
+    """The independent contrasts of one workload's pairs: its targets less the groups
+    the pairs join them into (three pairs of three targets: two)."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
     for asked in questions:
-        targets.setdefault(_job(asked), set()).update((str(asked["a"]), str(asked["b"])))
-        pairs[_job(asked)] = pairs.get(_job(asked), 0) + 1
-    return sum(min(len(names) - 1, pairs[job]) for job, names in targets.items())
+        parent[root(str(asked["a"]))] = root(str(asked["b"]))
+    return len(parent) - len({root(name) for name in parent})
 
 
 def _estimates(group: pd.DataFrame) -> list[SittingEstimate]:
@@ -186,7 +190,7 @@ def _sittings(base: PooledQuestion, group: pd.DataFrame, history: SittingSpread 
     primary = base.primary
     if primary:
         units = tuple(map(str, group["unit"]))
-        job = (base.workload, base.op, base.metric)
+        job = base.workload
         over = over_looks(sittings, history, alpha, better, margin, m, planned,
                           shared=lambda k: together.over(units, k, job))
         last = over.last
@@ -221,7 +225,7 @@ def _sittings(base: PooledQuestion, group: pd.DataFrame, history: SittingSpread 
         spread_source=between.source, history_tau=between.history_tau, q=between.q,
         q_p=between.q_p, spread_questions=between.shared,
         spread_contrasts=together.over(tuple(map(str, group["unit"])), len(group),
-                                       (base.workload, base.op, base.metric)).contrasts
+                                       base.workload).contrasts
         if primary and between.shared > 1 else 1.0)
 
 

@@ -149,7 +149,7 @@ def spread_words(question: PooledQuestion, unit: str = "sitting") -> str:
         return (f"{around}: {these} with this host's {question.tau_sittings} "
                 f"earlier sittings (±{as_percent(question.tau_borrowed):.1f} %)")
     if question.spread_source == NOT_BORROWED:
-        return (f"{around}: these {question.k} disagree more than this host's history "
+        return (f"{around}: {these} disagree more than this host's history "
                 f"allows (±{as_percent(question.history_tau):.1f} %; Cochran's Q "
                 f"{question.q:.1f} on {question.k - 1} df, p {question.q_p:.2g}), so it "
                 f"was not borrowed: the stated prior instead")
