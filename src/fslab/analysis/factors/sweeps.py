@@ -88,9 +88,15 @@ def sweep_sentences(effects: pd.DataFrame, best: pd.DataFrame,
             rows.append(_row("best", job, best_sentence(job, mine)))
         found = effects[effects["workload"].astype(str) == job] if not effects.empty \
             else effects
+        # a job whose cells the page cache answered says so on every line that answers
+        # (issue 59: no "the ranking changes" without the word)
+        bound = (" (cache-bound cells among them: the page cache, not the file system, "
+                 "answered)") if any("cache-bound" in str(note)
+                                     for note in mine.get("note", [])) else ""
         quiet = []
         for factor, levels in found.groupby("factor", sort=False):
             text, matters = factor_sentence(str(factor), levels, alpha)
+            text += bound
             if matters:
                 rows.append(_row("factor", job, text))
             else:
