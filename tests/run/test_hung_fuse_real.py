@@ -122,13 +122,22 @@ def test_cleanup_releases_a_hung_mount_a_sigkilled_campaign_left(tmp_path, lab):
                              "--lab", str(lab.root)], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     stopped: list[tuple[int, float]] = []
-    thread = stop_when_measuring(out, "mount.exfat-fus", lab.root, stopped)
-    thread.join()
     try:
-        assert stopped, f"the daemon was never stopped: {proc.poll()}"
-        time.sleep(1.0)  # fio blocks on the mount
+        # fslab SIGKILLed while fio measures, then the daemon stopped: fslab's own watch
+        # (which aborts a daemon stopped for 3 s) is gone before the daemon hangs, so what
+        # is left does not hang on how fast a busy host runs this test's steps
+        deadline = time.monotonic() + 120
+        while not (measuring(out) and serving("mount.exfat-fus", lab.root)):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.poll()
+            time.sleep(0.05)
+        time.sleep(1.0)  # fio is writing on the mount
         os.killpg(proc.pid, signal.SIGKILL)  # fslab's group: its fio has one of its own
         proc.wait()
+        for pid in serving("mount.exfat-fus", lab.root):
+            os.kill(pid, signal.SIGSTOP)
+            stopped.append((pid, time.time()))
+        assert stopped, "no daemon to stop"
+        time.sleep(1.0)  # fio blocks on the mount
         assert fio_under(lab.root) or fio_under(out)  # left blocked on the hung mount
         assert leftovers(lab.root)
         started = time.monotonic()

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.core.units import format_bytes
+from fslab.host import loops
 from fslab.plan.order import RunSpec
 from fslab.targets import Target
 
@@ -67,6 +69,22 @@ def lab_free(root: Path) -> int:
     while not where.exists() and where != where.parent:
         where = where.parent
     return shutil.disk_usage(where).free
+
+
+RELEASE_S = 30.0  # how long an image's loop device may take to let go of its blocks
+
+
+def free_once_released(root: Path, need: int) -> int:
+    """Free bytes at `root`, once images removed from the lab while their loop devices
+    were letting go have been freed (a busy host takes seconds: the next target's check
+    read the disk before the last one's blocks came back), up to RELEASE_S; at once when
+    nothing is being released or the need fits."""
+    deadline = time.monotonic() + RELEASE_S
+    free = lab_free(root)
+    while free < need and time.monotonic() < deadline and loops.releasing(Path(root)):
+        time.sleep(0.2)
+        free = lab_free(root)
+    return free
 
 
 def held_by(folder: Path) -> int:

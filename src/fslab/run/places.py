@@ -26,7 +26,13 @@ from fslab.host.space import fresh_capacity
 from fslab.plan.order import TREE_OPTIONS, RunSpec
 from fslab.run.aging_places import Ager, twin_of
 from fslab.run.around_run import AroundRun, after_run, before_run
-from fslab.run.lab_space import filled_while_made, held_by, lab_free, short_of_room
+from fslab.run.lab_space import (
+    filled_while_made,
+    free_once_released,
+    held_by,
+    lab_free,
+    short_of_room,
+)
 from fslab.run.option_check import Refused
 from fslab.run.rounds import NotReady
 from fslab.targets import Mounted, Target
@@ -214,7 +220,7 @@ class Places:
         had = lab_free(root) if need else 0
         if need > had:
             settle()  # images of places torn down are on their way out: wait for them
-            had = lab_free(root)
+            had = free_once_released(root, need)
         if need > had:
             self._out_of_room(name, short_of_room(name, need, had, root), had)
         self._provisions += 1
