@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from fslab.aging.config import OPS, AgingConfig
-from fslab.aging.engine import Engine, run_fstrim, summary
-from fslab.aging.log import AgingLog
+from fslab.aging.engine import Engine, run_fstrim
+from fslab.aging.log import AgingLog, summary
 from fslab.aging.room import make_room
 from fslab.analysis.pipeline import analyze_results
 from fslab.core.aging_record import AgingRecord, KeptImage, Parameters, Probe

@@ -15,7 +15,6 @@ import os
 import random
 import subprocess
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from fslab.aging.generator import OpGenerator
 from fslab.aging.log import AgingLog
 from fslab.aging.recipes import RecipeRun
 from fslab.aging.stops import probe_target_reached
-from fslab.core.aging_record import AgingRecord, Probe, ToppedUp
+from fslab.core.aging_record import Probe
 from fslab.host import system
 from fslab.host.space import RootSpace, fresh_capacity, root_space
 
@@ -389,27 +388,3 @@ def run_fstrim(mountpoint: Path) -> Callable[[], None]:
     def trim() -> None:
         subprocess.run(["fstrim", str(mountpoint)], capture_output=True, check=False)
     return trim
-
-
-def summary(log: AgingLog, config: AgingConfig) -> AgingRecord:
-    """The record of what a run did (its target, files and last probe are added by
-    aging/age.age_mounted; the op log itself goes to Parquet)."""
-    counts = Counter(OPS[c] for c in log.op)
-    succeeded = len(log.op)
-    return AgingRecord(
-        config=config.to_json(), seed=config.seed, ops_done=log.ops_done,
-        ops_attempted=log.ops_done, ops_succeeded=succeeded,
-        ops_failed=sum(log.failures.values()), seconds=log.seconds,
-        # a rate counts operations that did something
-        ops_per_s=succeeded / log.seconds if log.seconds else 0.0,
-        redirected={f"{a} -> {b}": n for (a, b), n in sorted(log.redirected.items())},
-        op_sequence_sha256=log.digest, stopped_by=log.stopped_by,
-        bytes_written=log.bytes_written, succeeded=dict(counts),
-        failures={f"{op} {code}": n for (op, code), n in sorted(log.failures.items())},
-        deleted_for_space=log.deleted_for_space, fstrims=log.fstrims,
-        topped_up=ToppedUp(files=log.topped_up[0], bytes=log.topped_up[1]),
-        # the utilisation it reached (the most any check saw) and left
-        used_max=max((u for _, _, u in log.utilization), default=None),
-        used_end=log.utilization[-1][2] if log.utilization else None,
-        out_of_space=sum(n for (_, code), n in log.failures.items()
-                         if code in ("ENOSPC", "EDQUOT")))
