@@ -99,3 +99,18 @@ def test_a_node_another_process_holds_is_passed_over_not_taken(tmp_path, monkeyp
             if loops.holder(device) == str(mine):
                 subprocess.run(["losetup", "-d", device], check=True)
         assert loops.holder(other) == str(image)
+
+
+@pytest.mark.privileged
+def test_an_image_removed_while_its_loop_device_holds_it_is_seen_as_being_released(tmp_path):
+    """The lab's room waits for such images (run/lab_space.free_once_released): a loop
+    device bound to a file deleted under the lab is found, one under another folder is
+    not, and none once it is detached."""
+    requires("losetup")
+    with held_nodes(tmp_path, 1) as held:
+        (node, image), = held
+        image.unlink()
+        assert loops.releasing(tmp_path) == [node]
+        assert loops.releasing(tmp_path / "elsewhere") == []
+        subprocess.run(["losetup", "-d", node], check=True)
+    assert loops.releasing(tmp_path) == []

@@ -15,7 +15,6 @@ makes a new node through /dev/loop-control where the machine allows.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import re
@@ -106,14 +105,11 @@ def holder(node: str) -> str:
 def releasing(under: Path) -> list[str]:
     """Loop devices still bound to a deleted file under `under`: an image removed while
     its loop device lets go in the background; its blocks are freed only then."""
-    found = []
-    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
-        with contextlib.suppress(OSError):
-            name = backing.read_text().strip()
-            if name.endswith(" (deleted)") and Path(name[:-len(" (deleted)")]).is_relative_to(
-                    under):
-                found.append(f"/dev/{backing.parents[1].name}")
-    return found
+    deleted = " (deleted)"
+    nodes = [f"/dev/{Path(d).name}" for d in glob.glob("/sys/block/loop*")]
+    return [node for node in nodes
+            if (name := holder(node)).endswith(deleted)
+            and Path(name.removesuffix(deleted)).is_relative_to(under)]
 
 
 def _number(node: str) -> int:

@@ -205,10 +205,8 @@ def between_sittings(sittings: Sequence[SittingEstimate], history: SittingSpread
 
     if not sittings:
         raise ValueError("the spread needs at least one sitting")
-    y = np.array([s.estimate for s in sittings], dtype=float)
-    n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
+    y, v = _observed(sittings)
     within, within_df = pooled_within(sittings)
-    v = np.maximum(within / n, 1e-24)
     known = known_before(history)
     source = HISTORY if known.sittings > 0 else STATED
     q = q_p = math.nan
@@ -264,10 +262,7 @@ def shared_spread(groups: Sequence[Group]) -> SharedSpread:
             continue
         counted = min(max(held, 1.0), len(usable))
         for sittings in usable:
-            y = np.array([s.estimate for s in sittings], dtype=float)
-            n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
-            within, _ = pooled_within(sittings)
-            total += _log_likelihood(y, np.maximum(within / n, 1e-24)) * counted / len(usable)
+            total += _log_likelihood(*_observed(sittings)) * counted / len(usable)
         questions += len(usable)
         contrasts += counted
     return SharedSpread(total, questions, contrasts)
@@ -305,14 +300,21 @@ def disagreement_p(questions: Sequence[Sequence[SittingEstimate]], contrasts: fl
     total = df = 0.0
     weight = min(max(contrasts, 1.0), len(usable)) / len(usable)
     for sittings in usable:
-        y = np.array([s.estimate for s in sittings], dtype=float)
-        n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
-        within, _ = pooled_within(sittings)
-        total += weight * cochran_q(y, tau ** 2 + np.maximum(within / n, 1e-24))
+        y, v = _observed(sittings)
+        total += weight * cochran_q(y, tau ** 2 + v)
         df += weight * (len(y) - 1)
     from scipy import stats  # scipy.stats: 0.5 s to import
 
     return float(stats.chi2.sf(total, df))
+
+
+def _observed(sittings: Sequence[SittingEstimate]) -> tuple[np.ndarray, np.ndarray]:
+    """(y, v): the sittings' log ratios and each one's noise variance σ̂²/n_i (module
+    doc), as every reading of τ takes them."""
+    y = np.array([s.estimate for s in sittings], dtype=float)
+    n = np.array([max(s.iterations, 1) for s in sittings], dtype=float)
+    within, _ = pooled_within(sittings)
+    return y, np.maximum(within / n, 1e-24)
 
 
 def _log_likelihood(y: np.ndarray, v: np.ndarray) -> np.ndarray:
