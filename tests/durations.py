@@ -2,6 +2,11 @@
 (`tests/durations.txt`), so that the check tier's growth is seen in the commit that adds
 it (`tests/test_durations.py` holds the tier to its budget), not after the fact.
 
+The machine's speed moves by a fifth within an hour here (the same check tier recorded
+35.6 s, 43.5 s and 50.7 s of CPU on 2026-12-06, every row grown alike), so the record also
+keeps a calibration: the CPU seconds of one fixed computation (`calibrate`), measured
+before and after the tests in the same process; the budget is held in those units.
+
 A pytest plugin (tests/conftest.py loads it). Asked with `--record-durations=FILE`
 (`make durations`), it measures every test's setup, call and teardown in the process that
 runs it: CPU seconds (every thread of the process and the children it waited for: what
@@ -15,6 +20,8 @@ from __future__ import annotations
 
 import os
 import platform
+import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -45,6 +52,32 @@ class Duration:
 HEADER = "# tier  cpu_s  wall_s  test"
 
 
+CALIBRATION = re.compile(r"^# calibration of (\w+): ([0-9.]+) s of CPU")
+
+
+def calibrate() -> float:
+    """CPU seconds of a fixed computation, the best of five: the record's unit of the
+    machine's speed (Python's own work, as most of a check-tier test is)."""
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        total = 0
+        for i in range(2_400_000):
+            total += (i * i) % 7
+        words = sorted(str(i) for i in range(400_000))
+        best = min(best, time.process_time() - start)
+        assert total and words
+    return best
+
+
+def calibrations(path: Path = RECORD) -> dict[str, float]:
+    """Each tier's calibration, measured in the session that recorded it."""
+    if not path.exists():
+        return {}
+    return {found.group(1): float(found.group(2)) for line in path.read_text().splitlines()
+            if (found := CALIBRATION.match(line))}
+
+
 def read(path: Path = RECORD) -> list[Duration]:
     """The record's rows (none when there is no record yet)."""
     if not path.exists():
@@ -64,9 +97,13 @@ def tier_of(keywords: object) -> str:
     return next((tier for tier in reversed(TIERS) if tier in marks), "check")
 
 
-def write(path: Path, rows: list[Duration], tiers: set[str], note: str) -> None:
-    """Replace the rows of `tiers` with `rows`, keep the other tiers' rows."""
+def write(path: Path, rows: list[Duration], tiers: set[str], note: str,
+          unit: float | None = None) -> None:
+    """Replace the rows of `tiers` with `rows`, keep the other tiers' rows; `unit` is the
+    calibration measured beside them, kept for each of `tiers`."""
     kept = [row for row in read(path) if row.tier not in tiers]
+    units = {tier: u for tier, u in calibrations(path).items() if tier not in tiers}
+    units.update({tier: unit for tier in tiers if unit})
     every = sorted(kept + rows, key=lambda row: (TIERS.index(row.tier), row.test))
     totals = ", ".join(
         f"{tier} {sum(r.cpu_s for r in every if r.tier == tier):.1f} s CPU "
@@ -78,6 +115,8 @@ def write(path: Path, rows: list[Duration], tiers: set[str], note: str) -> None:
         "# durations` (the check tier and the SIMULATIONS of tests/conftest.py, one process);",
         "# tests/test_durations.py holds the check tier to its budget; make test deals by it.",
         f"# {note}",
+        *(f"# calibration of {tier}: {units[tier]:.4f} s of CPU (tests/durations.calibrate, "
+          "before and after its tests)" for tier in TIERS if tier in units),
         f"# totals: {totals}",
         HEADER,
         *(row.line() for row in every),
@@ -123,6 +162,7 @@ class Recorder:
 
     def __init__(self, path: Path, processes: int) -> None:
         self.path, self.processes = path, processes
+        self.unit = calibrate()
         self.cpu: dict[str, float] = {}
         self.wall: dict[str, float] = {}
         self.tier: dict[str, str] = {}
@@ -143,7 +183,8 @@ class Recorder:
         note = (f"{datetime.now(UTC):%Y-%m-%d}, {platform.machine()} "
                 f"{os.cpu_count()} CPUs, {self.processes} pytest process(es), load average "
                 f"{os.getloadavg()[0]:.1f} at the end")
-        write(self.path, rows, set(self.tier.values()), note)
+        unit = (self.unit + calibrate()) / 2
+        write(self.path, rows, set(self.tier.values()), note, unit)
 
 
 def pytest_configure(config: pytest.Config) -> None:

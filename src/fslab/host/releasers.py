@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fslab.core.errors import ToolError
-from fslab.host import fuse, system
+from fslab.host import freeing, fuse, system
 from fslab.host.cgroups import end_members, release_cgroup
 
 
@@ -57,7 +57,7 @@ def _release_file(session: Session, resource: Resource) -> None:
     path = Path(resource.path)
     if not _inside_lab(session, path):
         raise OSError(f"refusing to delete {path}: outside the lab directory")
-    path.unlink(missing_ok=True)
+    freeing.remove(path)
 
 
 def _release_dir(session: Session, resource: Resource) -> None:

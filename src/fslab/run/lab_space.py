@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.core.units import format_bytes
-from fslab.host import loops
+from fslab.host import freeing, loops
 from fslab.plan.order import RunSpec
 from fslab.targets import Target
 
@@ -75,16 +75,24 @@ RELEASE_S = 30.0  # how long an image's loop device may take to let go of its bl
 
 
 def free_once_released(root: Path, need: int) -> int:
-    """Free bytes at `root`, once images removed from the lab while their loop devices
-    were letting go have been freed (a busy host takes seconds: the next target's check
-    read the disk before the last one's blocks came back), up to RELEASE_S; at once when
-    nothing is being released or the need fits."""
+    """Free bytes at `root`, once images removed from the lab have been freed (a busy
+    host takes seconds: the next target's check read the disk before the last one's
+    blocks came back), up to RELEASE_S; at once when nothing is being released or the
+    need fits. Being released: a loop device still bound to a removed image
+    (host/loops.releasing), or an image fslab removed whose blocks the disk has not
+    given back yet (host/freeing: the kernel drops the file after the loop device
+    stopped naming it)."""
     deadline = time.monotonic() + RELEASE_S
     free = lab_free(root)
-    while free < need and time.monotonic() < deadline and loops.releasing(Path(root)):
+    while free < need and time.monotonic() < deadline and _being_released(Path(root)):
         time.sleep(0.2)
         free = lab_free(root)
     return free
+
+
+def _being_released(root: Path) -> bool:
+    """Whether an image under `root` is still on its way out (see free_once_released)."""
+    return bool(loops.releasing(root)) or freeing.on_its_way(root)
 
 
 def held_by(folder: Path) -> int:
