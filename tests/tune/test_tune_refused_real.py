@@ -7,6 +7,7 @@ point's path, read by fio as a list separator)."""
 
 import json
 
+import pandas as pd
 import pytest
 
 from fslab import api
@@ -48,7 +49,14 @@ def test_the_btrfs_space_tunes_without_space_cache_v1_and_measures_zstd(tmp_path
     assert "free-space-tree" in dropped[0] and "compress" not in dropped[0]
     assert "stays at space_cache=v2" in dropped[0]
     records = [json.loads(p.read_text()) for p in out.glob("*/runs/*/run.json")]
-    assert len(records) >= 20
+    # every row of the screen's design measured (the ':' in the mount point once lost
+    # half of them), and each run of the stages after it: how many there are depends on
+    # what the screen found (when every change is slower, the reference wins and there
+    # is nothing to confirm: 9 runs; otherwise up to the 24 the budget pays for)
+    screened = pd.read_csv(out / "stats" / "tune.csv").query("stage == 'screen'")
+    assert len(screened) == 9 and len(records) >= len(screened)
+    assert all(r["status"] == "ok" for r in records), [
+        (r["target"], r["reason"]) for r in records if r["status"] != "ok"]
     zstd = [r for r in records
             if r["levels"].get("mount_options.compress") == "compress=zstd:1"]
     assert zstd and all(r["status"] == "ok" for r in zstd), [
@@ -57,5 +65,4 @@ def test_the_btrfs_space_tunes_without_space_cache_v1_and_measures_zstd(tmp_path
         assert "mount_options.space_cache" not in record["levels"]
         mounted = record["target_description"]["mount_options"]
         assert "space_cache=v2" in mounted or "free_space_tree" in mounted, mounted
-    assert (out / "stats" / "tune.csv").exists()
     assert not leftovers(lab.root)
