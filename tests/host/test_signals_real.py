@@ -17,9 +17,16 @@ CAMPAIGN = ["run", "--fs", "ext4,xfs", "--workloads", "randread,seqwrite", "--it
 
 
 def start(out, lab_root):
+    """fslab as a terminal starts it: with SIGINT at its default even when this suite was
+    started as a background job (`make test &`, nohup), which ignores it, and an ignored
+    SIGINT stays ignored through exec (a Ctrl-C test would then see exit 0, not 130)."""
     return subprocess.Popen([*FSLAB, *CAMPAIGN, "--out", str(out), "--lab", str(lab_root)],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=_as_a_terminal)
+
+
+def _as_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for(condition, timeout=120.0):
