@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from fslab import api
+from fslab.core import stopwatch
 from fslab.core.errors import UserError
 from fslab.host.lab import Lab
 from fslab.plan.loading import load_campaign
@@ -64,7 +65,9 @@ def test_each_run_records_its_steps_and_they_add_up_to_its_time(tmp_path, lab):
     assert outcome.ok == 2
     for record in results.run_records():
         assert 0.3 <= record.steps["measure"] < 0.5, record.steps
-        assert {"record", "harness"} <= set(record.steps), record.steps
+        # the record step is left out when it rounds to no millisecond (it did on a lab
+        # in memory, /dev/shm): every step named is one of the stopwatch's
+        assert "harness" in record.steps and set(record.steps) <= set(stopwatch.ORDER)
         # teardown comes after the record is written (a target outlives its run), and
         # the record step ends just after the record's `finished` is stamped
         in_record = record.machine_s - record.steps.get("teardown", 0.0)
