@@ -5,12 +5,16 @@ conclusion against its own table."""
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
 from fslab.analysis.cells.study_ways import CLAIMS, contradiction
+from fslab.analysis.pairs.study_methods import anova, regression_row
 from fslab.analysis.pipeline import Inputs, analyse
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.environment_record import Environment
@@ -60,7 +64,7 @@ def test_the_anova_and_its_checks_are_scipys_on_the_same_rows(campaign):
         op, metric = rows["op"].iloc[0], rows["metric"].iloc[0]
         groups = groups_of(metrics, workload, op, metric)
         test = rows.set_index("test")
-        f, p = stats.f_oneway(*groups.values())
+        f, p = notebooks_anova(groups)  # the notebook's own call: statsmodels
         assert test.loc["anova", "statistic"] == pytest.approx(f, rel=1e-9)
         assert test.loc["anova", "p"] == pytest.approx(p, rel=1e-6)
         residuals = np.concatenate([np.array(g) - np.mean(g) for g in groups.values()])
@@ -77,6 +81,40 @@ def test_the_anova_and_its_checks_are_scipys_on_the_same_rows(campaign):
         assert test.loc["anova", "p_notebook_rows"] == pytest.approx(
             stats.f_oneway(*repeated).pvalue, rel=1e-6, abs=1e-300)
         assert test.loc["anova", "n_notebook_rows"] == 2 * sum(map(len, groups.values()))
+
+
+def notebooks_anova(groups: dict[str, list]) -> tuple[float, float]:
+    """The notebook's one-way ANOVA as it called it: ols + anova_lm, type II."""
+    import statsmodels.api as sm
+    from statsmodels.formula.api import ols
+
+    frame = pd.DataFrame({"target": [t for t, g in groups.items() for _ in g],
+                          "value": np.concatenate([np.asarray(g) for g in groups.values()])})
+    table = sm.stats.anova_lm(ols("value ~ C(target)", data=frame).fit(), typ=2)
+    return float(table["F"].iloc[0]), float(table["PR(>F)"].iloc[0])
+
+
+@pytest.mark.parametrize("values, f, p", [
+    ({"ext4": [1.0] * 4, "xfs": [1.0] * 4}, math.nan, math.nan),  # identical: nothing to test
+    ({"ext4": [1.0] * 4, "xfs": [2.0] * 4}, math.inf, 0.0),  # no spread within, means apart
+])
+def test_values_without_spread_within_give_no_p_from_rounding(values, f, p):
+    """statsmodels' anova_lm answers identical targets with p 0.013 ("they differ") from
+    rounding noise and warns its constraint has rank 0; the notebook's ANOVA here is
+    undefined there, and certain where the means differ."""
+    groups = {t: np.array(v) for t, v in values.items()}
+    assert notebooks_anova(groups)[1] < 0.05  # what the notebook's own call would say
+    found_f, found_p, residuals = anova(groups)
+    assert (found_f, found_p) == pytest.approx((f, p), nan_ok=True)
+    assert not residuals.any()
+    rows = pd.DataFrame({"value": [x for v in values.values() for x in v] * 2,
+                         "target": [t for t, v in values.items() for _ in v] * 2,
+                         "workload": ["randread"] * 8 + ["randwrite"] * 8})
+    rows.loc[rows.workload == "randwrite", "value"] += 2  # the workload adds its part: exact
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no rank-0 warning either
+        row = regression_row(rows, {}, "")
+    assert (row["statistic"], row["p"]) == pytest.approx((f, p), nan_ok=True)
 
 
 def test_the_pooled_wilcoxon_pairs_ext4_with_btrfs_over_workload_and_iteration(campaign):

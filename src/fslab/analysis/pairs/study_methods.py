@@ -4,7 +4,8 @@ question (stats/study_methods.csv, stats/study_qq.csv, lines in the verdicts).
 Where the notebook's preset ran (study "desktop-fio": basic5, direct5), fslab runs what
 the notebook ran, with scipy and statsmodels as the notebook did:
 - per workload (fslab's question: do the targets differ on its primary metric?): a
-  one-way ANOVA (statsmodels ols + anova_lm, type II) with its checks — Shapiro–Wilk on
+  one-way ANOVA (the notebook's ols + anova_lm, type II: the F of scipy's f_oneway, which
+  stays right where no value spreads within a target) with its checks — Shapiro–Wilk on
   the residuals, Levene (center = median) and the residuals' Q–Q points
   (scipy.stats.probplot) — and Kruskal–Wallis;
 - pooled over every workload, as the notebook ran them: the ANOVA and Kruskal–Wallis of
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -42,6 +44,9 @@ from fslab.analysis.step import Step
 from fslab.core.campaign_settings import CampaignSettings
 from fslab.core.pair import Pair
 
+if TYPE_CHECKING:
+    from statsmodels.regression.linear_model import RegressionResultsWrapper
+
 STUDY = "desktop-fio"
 COLUMNS = ["test", "scope", "workload", "op", "metric", "groups", "n", "statistic", "p",
            "r2", "r2_log", "n_notebook_rows", "p_notebook_rows", "study_says", "fslab_says",
@@ -53,6 +58,7 @@ POOLED = (("read", "iops"), ("write", "iops"), ("read", "bw_bytes"), ("write", "
 # Levene's median-centred test needs 3 runs a target: with 2, both lie as far from their
 # median, every group's spread of deviations is 0 and its statistic 0/0.
 LEVENE_MIN = 3
+EXACT = 1e-20  # a residual sum of squares this small against the values' own: none
 WILCOXON_PAIR = ("ext4", "btrfs")  # the notebook's ("the most relevant for my setup")
 METHOD = ("The study's way (the fio notebook's tests, scipy and statsmodels as it used them, "
           "on fslab's rows, one per run): per workload a one-way ANOVA of the primary metric "
@@ -148,18 +154,18 @@ def per_workload(cell: pd.DataFrame, workload: str, op: str, metric: str, fslab:
 
 
 def anova(groups: dict[str, np.ndarray]) -> tuple[float, float, np.ndarray]:
-    """(F, p, residuals) of the one-way ANOVA `value ~ C(target)` (statsmodels, type II),
-    as the notebook fitted it."""
-    import statsmodels.api as sm
-    from statsmodels.formula.api import ols
+    """(F, p, residuals) of the one-way ANOVA `value ~ C(target)` the notebook fitted
+    (statsmodels ols + anova_lm, type II: the same F, tests/analysis/test_study_ways.py),
+    by scipy's f_oneway. Where no value spreads within a target, statsmodels' F is
+    rounding noise — identical targets came out p 0.013, "they differ" — and it warns
+    that its constraint has rank 0; f_oneway's is ∞ (p 0) when the means differ and
+    undefined (NaN: no difference shown) when every value is the same."""
+    from scipy import stats
 
-    frame = pd.DataFrame({"target": [t for t, g in groups.items() for _ in g],
-                          "value": np.concatenate(list(groups.values()))})
-    model = ols("value ~ C(target)", data=frame).fit()
-    with np.errstate(divide="ignore", invalid="ignore"):  # no spread within: F = ∞, p = 0
-        table = sm.stats.anova_lm(model, typ=2)
-    return (float(table["F"].iloc[0]), float(table["PR(>F)"].iloc[0]),
-            np.asarray(model.resid, dtype=float))
+    values = list(groups.values())
+    f, p = stats.f_oneway(*values)
+    residuals = np.concatenate([g - g.mean() for g in values])  # the model's, in row order
+    return float(f), float(p), residuals
 
 
 def kruskal(groups: dict[str, np.ndarray]) -> tuple[float, float]:
@@ -251,7 +257,6 @@ def regression_row(rows: pd.DataFrame, base: dict[str, object], said: str
     """The notebook's linear regression of the metric on file system and workload (one-hot:
     ols `value ~ C(target) + C(workload)`), its R², and the same model on the log scale
     (fslab's: effects are ratios)."""
-    import statsmodels.api as sm
     from statsmodels.formula.api import ols
 
     frame = pd.DataFrame({"value": rows["value"].to_numpy(dtype=float),
@@ -260,13 +265,13 @@ def regression_row(rows: pd.DataFrame, base: dict[str, object], said: str
     formula = "value ~ C(target)" + (" + C(workload)" if frame["workload"].nunique() > 1
                                      else "")
     model = ols(formula, data=frame).fit()
-    table = sm.stats.anova_lm(model, typ=2)
+    statistic, p = _target_f(model, frame)
     positive = bool((frame["value"] > 0).all())
     logged = ols(formula.replace("value", "np.log(value)", 1), data=frame).fit() \
         if positive else None
     r2_log = float(logged.rsquared) if logged is not None else math.nan
-    return {**base, "test": "regression", "statistic": float(table["F"].iloc[0]),
-            "p": float(table["PR(>F)"].iloc[0]), "r2": float(model.rsquared), "r2_log": r2_log,
+    return {**base, "test": "regression", "statistic": statistic,
+            "p": p, "r2": float(model.rsquared), "r2_log": r2_log,
             "study_says": f"R² {model.rsquared:.2f} on the raw values",
             "fslab_says": f"R² {r2_log:.2f} on the log scale (ratios); fslab decides each "
                           f"workload apart: {said or 'nothing decided'}",
@@ -275,6 +280,26 @@ def regression_row(rows: pd.DataFrame, base: dict[str, object], said: str
                     "an additive model fits them badly, the same model on logs fits "
                     f"R² {r2_log:.2f}") if r2_log == r2_log and r2_log > model.rsquared + 0.1
             else ""}
+
+
+def _target_f(model: RegressionResultsWrapper, frame: pd.DataFrame) -> tuple[float, float]:
+    """(F, p) of the file system's term in the regression (type II). A model that fits
+    every value exactly has no residual spread to test against: ∞ and p 0 where the file
+    system explains something beyond the workload, NaN where it explains nothing
+    (statsmodels would answer from rounding noise, and warn that its constraint has
+    rank 0)."""
+    import statsmodels.api as sm
+    from statsmodels.formula.api import ols
+
+    values = frame["value"].to_numpy(dtype=float)
+    spread = float(np.sum((values - values.mean()) ** 2))
+    if float(model.ssr) > EXACT * spread:
+        table = sm.stats.anova_lm(model, typ=2)
+        return float(table["F"].iloc[0]), float(table["PR(>F)"].iloc[0])
+    without = spread if frame["workload"].nunique() < 2 else float(
+        ols("value ~ C(workload)", data=frame).fit().ssr)
+    return (math.inf, 0.0) if without - float(model.ssr) > EXACT * spread else (math.nan,
+                                                                                math.nan)
 
 
 def _notebook_rows(rows: pd.DataFrame, iterations: int) -> pd.DataFrame:
