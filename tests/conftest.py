@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.machinery
 import inspect
 import io
 import os
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -113,6 +115,16 @@ def leftovers(root: Path) -> list[str]:
             if len(parts) == 2 and parts[1].strip().startswith(root_text):
                 found.append(f"loop {parts[0]} -> {parts[1].strip()}")
     return found
+
+
+def load_script(name: str) -> types.ModuleType:
+    """A program of scripts/ (no .py: run by name) as a module its tests can call into."""
+    loader = importlib.machinery.SourceFileLoader(name.replace("-", "_"),
+                                                  str(REPO / "scripts" / name))
+    module = types.ModuleType(loader.name)
+    module.__file__ = loader.path
+    loader.exec_module(module)
+    return module
 
 
 def fslab_cmd(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:

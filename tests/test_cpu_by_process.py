@@ -6,20 +6,11 @@ says so, and no test holds it to more.)"""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-
-from tests.conftest import REPO
-
-SCRIPT = REPO / "scripts" / "cpu-by-process"
+from tests.conftest import load_script
 
 
 def script():
-    loader = importlib.machinery.SourceFileLoader("cpu_by_process", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("cpu_by_process", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("cpu-by-process")
 
 
 def test_acct_packed_times_unpack():

@@ -4,24 +4,16 @@ column, a key or a file that came or went is named."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 from pathlib import Path
 
 import pandas as pd
 
-from tests.conftest import REPO
-
-SCRIPT = REPO / "scripts" / "result-structure"
+from tests.conftest import load_script
 
 
 def script():
-    loader = importlib.machinery.SourceFileLoader("result_structure", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("result_structure", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("result-structure")
 
 
 def campaign(root: Path, iops: float, busy: list[str], extra_key: bool = False) -> Path:
